@@ -1,0 +1,42 @@
+# Quire's build and test entry points. `make test` is what CI runs (.ci/run)
+# and what a newcomer runs on a fresh Debian machine: it installs and starts
+# whatever the tests need, idempotently, then runs every check.
+
+GO        ?= go
+FUZZTIME  ?= 5s
+PKGS      := ./...
+
+.PHONY: all build test check-fmt vet unit fuzz-smoke bench golden
+
+all: build
+
+build:
+	$(GO) build -o bin/quire ./cmd/quire
+
+test: check-fmt vet unit fuzz-smoke
+
+check-fmt:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet $(PKGS)
+
+unit:
+	$(GO) test -race -count=1 $(PKGS)
+
+# A short run of every fuzz target, one at a time (go test -fuzz takes one).
+fuzz-smoke:
+	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
+	  for target in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz' || true); do \
+	    echo "fuzz $$pkg $$target ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+# Regenerate golden files after an intended change to prompt assembly.
+golden:
+	$(GO) test ./prompt/... ./cmd/... -update

@@ -1,0 +1,9 @@
+// Package memory owns an agent's long-term memory: the memory documents of
+// a workspace (MEMORY.md, memory/**/*.md, and the same per user), chunking,
+// embedders, hybrid ranking of full-text and vector candidates, and the
+// Store interface that the embedded index and the PostgreSQL store
+// implement.
+//
+// The package is pure: no database driver and no os/exec. Embedders that
+// call an HTTP endpoint are the one place it talks to the network.
+package memory
