@@ -1,0 +1,112 @@
+package lsp
+
+import (
+	"sort"
+	"unicode/utf8"
+
+	"go.lsp.dev/protocol"
+)
+
+// mapper converts between byte offsets in a document and LSP positions
+// (zero-based line, UTF-16 code units within the line). It is the only place
+// in the server that knows about UTF-16: every feature computes byte offsets
+// and asks a mapper for positions, and every position from the client is
+// turned into a byte offset here before anything else looks at it.
+//
+// Invalid UTF-8 is mapped byte by byte: each invalid byte counts as one UTF-16
+// unit, which is what editors show (U+FFFD, one unit) for such a byte.
+type mapper struct {
+	text       string
+	lineStarts []int // byte offset of the first byte of each line
+}
+
+// newMapper indexes the line starts of text. Lines end at "\n"; a "\r" before
+// it belongs to the line it ends and is never counted as a character.
+func newMapper(text string) *mapper {
+	starts := make([]int, 1, 64)
+	for i := 0; i < len(text); i++ {
+		if text[i] == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
+	return &mapper{text: text, lineStarts: starts}
+}
+
+// lineCount is the number of lines (a trailing newline opens an empty last line).
+func (m *mapper) lineCount() int { return len(m.lineStarts) }
+
+// lineEnd is the byte offset just past the content of line (before "\r\n" or "\n").
+func (m *mapper) lineEnd(line int) int {
+	end := len(m.text)
+	if line+1 < len(m.lineStarts) {
+		end = m.lineStarts[line+1] - 1 // the "\n"
+		if end > m.lineStarts[line] && m.text[end-1] == '\r' {
+			end--
+		}
+	} else if end > m.lineStarts[line] && m.text[end-1] == '\r' {
+		end--
+	}
+	return end
+}
+
+// position is the LSP position of byte offset off, clamped to the text. An
+// offset inside a multi-byte character maps to that character's start.
+func (m *mapper) position(off int) protocol.Position {
+	if off < 0 {
+		off = 0
+	}
+	if off > len(m.text) {
+		off = len(m.text)
+	}
+	line := sort.Search(len(m.lineStarts), func(i int) bool { return m.lineStarts[i] > off }) - 1
+	start := m.lineStarts[line]
+	units := 0
+	for i := start; i < off; {
+		r, size := utf8.DecodeRuneInString(m.text[i:])
+		if i+size > off {
+			break // off points into the middle of this character
+		}
+		units += utf16Len(r, size)
+		i += size
+	}
+	return protocol.Position{Line: uint32(line), Character: uint32(units)}
+}
+
+// offset is the byte offset of an LSP position. A line past the end maps to
+// the end of the text, a character past the end of its line to the line's
+// end, and a character in the middle of a surrogate pair to the start of that
+// character.
+func (m *mapper) offset(pos protocol.Position) int {
+	line := int(pos.Line)
+	if line >= len(m.lineStarts) {
+		return len(m.text)
+	}
+	i := m.lineStarts[line]
+	end := m.lineEnd(line)
+	want := int(pos.Character)
+	units := 0
+	for i < end {
+		r, size := utf8.DecodeRuneInString(m.text[i:])
+		n := utf16Len(r, size)
+		if units+n > want {
+			break
+		}
+		units += n
+		i += size
+	}
+	return i
+}
+
+// lspRange is the LSP range of the byte range [start, end).
+func (m *mapper) lspRange(start, end int) protocol.Range {
+	return protocol.Range{Start: m.position(start), End: m.position(end)}
+}
+
+// utf16Len is the number of UTF-16 code units of a decoded rune; an invalid
+// byte (RuneError of size 1) counts as one unit.
+func utf16Len(r rune, size int) int {
+	if r >= 0x10000 && size == 4 {
+		return 2
+	}
+	return 1
+}
