@@ -1,0 +1,456 @@
+package lsp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+)
+
+// Options configures a language server session.
+type Options struct {
+	// Logger receives the server's log; nil discards it. It must not write
+	// to the protocol stream (stdout when serving on stdio).
+	Logger *slog.Logger
+	// Debounce is how long the buffers must stay unchanged before
+	// diagnostics are computed and published; 0 means 200 ms.
+	Debounce time.Duration
+	// Root, when set, is the workspace directory, overriding the root the
+	// client names in initialize.
+	Root string
+	// Watch enables watching the workspace on disk (fsnotify) for changes
+	// made outside the editor. The `quire lsp` command turns it on.
+	Watch bool
+}
+
+// ErrExitWithoutShutdown is returned by Serve when the client sent exit (or
+// closed the stream) without a shutdown request first; `quire lsp` then exits
+// with status 1, as the protocol asks.
+var ErrExitWithoutShutdown = errors.New("lsp: exit without shutdown")
+
+// defaultDebounce is the quiet time before diagnostics are recomputed.
+const defaultDebounce = 200 * time.Millisecond
+
+// Serve runs one language server session over rwc (stdin and stdout for
+// `quire lsp`) until the client sends exit, the stream ends or ctx is
+// cancelled. It returns nil after shutdown followed by exit, and
+// ErrExitWithoutShutdown when the session ended without shutdown.
+func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
+	s := newServer(opts)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	conn := jsonrpc2.NewConn(jsonrpc2.NewStream(rwc), jsonrpc2.WithCodec(codec{}))
+	s.client = protocol.ClientDispatcher(conn)
+	conn.Go(ctx, protocol.CancelHandler(s.handler(protocol.ServerHandler(s, nil))))
+
+	go s.diagnoseLoop(ctx)
+
+	select {
+	case <-s.exited:
+	case <-conn.Done():
+	case <-ctx.Done():
+	}
+	cancel()
+	conn.Close()
+	s.stopWatching()
+
+	s.mu.Lock()
+	shutdown := s.shutdown
+	s.mu.Unlock()
+	if shutdown {
+		return nil
+	}
+	if err := ctx.Err(); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return ErrExitWithoutShutdown
+}
+
+// server is the state of one session. Its handlers for notifications run in
+// wire order on the connection's read loop and only swap snapshots; requests
+// run concurrently, each on the snapshot current when it arrived.
+type server struct {
+	protocol.UnimplementedServer
+
+	log      *slog.Logger
+	debounce time.Duration
+	watch    bool
+	client   protocol.Client
+	dirty    chan struct{} // size one: a burst of changes collapses into one
+	exited   chan struct{}
+	exitOnce sync.Once
+
+	mu          sync.Mutex
+	root        string // absolute workspace directory; "" until initialize
+	snap        *overlay
+	docs        map[uri.URI]*document // open documents by URI
+	published   map[uri.URI][]protocol.Diagnostic
+	initialized bool
+	shutdown    bool
+	watcher     *watcher
+}
+
+// document is an open editor buffer.
+type document struct {
+	uri     uri.URI
+	path    string // slash path within the root; "" when outside the workspace
+	version int32
+	text    string
+}
+
+func newServer(opts Options) *server {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	d := opts.Debounce
+	if d <= 0 {
+		d = defaultDebounce
+	}
+	s := &server{
+		log:       log,
+		debounce:  d,
+		watch:     opts.Watch,
+		dirty:     make(chan struct{}, 1),
+		exited:    make(chan struct{}),
+		docs:      map[uri.URI]*document{},
+		published: map[uri.URI][]protocol.Diagnostic{},
+	}
+	if opts.Root != "" {
+		s.setRoot(opts.Root)
+	}
+	return s
+}
+
+// handler orders the work: notifications (didOpen, didChange, …) are handled
+// inline on the read loop, so they apply in wire order and a request always
+// sees every change sent before it; requests are released to run
+// concurrently. A failing notification is logged instead of tearing down the
+// connection, and a panic in a feature becomes an error reply.
+func (s *server) handler(next jsonrpc2.Handler) jsonrpc2.Handler {
+	return func(ctx context.Context, req *jsonrpc2.Request) (result any, err error) {
+		method := req.Method()
+		call := req.IsCall()
+		if refusal := s.refuse(method, call); refusal != nil {
+			return nil, refusal
+		}
+		if call {
+			method = strings.Clone(method)
+			jsonrpc2.Async(ctx)
+		}
+		defer func() {
+			if r := recover(); r != nil {
+				s.log.Error("handler panicked", "method", method, "panic", r, "stack", string(debug.Stack()))
+				result, err = nil, jsonrpc2.NewError(jsonrpc2.InternalError, fmt.Sprintf("quire lsp: %s failed: %v", method, r))
+			}
+			if err != nil && !call {
+				s.log.Warn("notification failed", "method", method, "err", err)
+				result, err = nil, nil
+			}
+		}()
+		return next(ctx, req)
+	}
+}
+
+// refuse answers requests the protocol forbids at this point of the
+// session: anything but initialize before it, anything but exit after
+// shutdown.
+func (s *server) refuse(method string, call bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case method == protocol.MethodExit:
+		return nil
+	case s.shutdown && call:
+		return jsonrpc2.NewError(jsonrpc2.InvalidRequest, "quire lsp: server is shut down")
+	case !s.initialized && method != protocol.MethodInitialize && call:
+		return jsonrpc2.NewError(jsonrpc2.ServerNotInitialized, "quire lsp: server not initialized")
+	}
+	return nil
+}
+
+// setRoot makes dir the workspace root and resets the snapshot to it.
+func (s *server) setRoot(dir string) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	if resolved, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = resolved
+	}
+	s.root = abs
+	s.snap = newOverlay(os.DirFS(abs))
+}
+
+// Initialize implements protocol.Server.
+func (s *server) Initialize(ctx context.Context, params *protocol.InitializeParams) (*protocol.InitializeResult, error) {
+	s.mu.Lock()
+	if s.root == "" {
+		s.setRoot(rootFromParams(params))
+	}
+	s.initialized = true
+	root := s.root
+	s.mu.Unlock()
+	s.log.Info("initialize", "root", root, "client", params.ClientInfo.Name)
+
+	full := protocol.TextDocumentSyncKindFull
+	yes := true
+	return &protocol.InitializeResult{
+		Capabilities: protocol.ServerCapabilities{
+			TextDocumentSync: &protocol.TextDocumentSyncOptions{OpenClose: &yes, Change: &full},
+			ExecuteCommandProvider: protocol.ExecuteCommandOptions{
+				Commands: append([]string(nil), commands...),
+			},
+			DocumentSymbolProvider: protocol.Boolean(true),
+			FoldingRangeProvider:   protocol.Boolean(true),
+			CompletionProvider:     &protocol.CompletionOptions{},
+		},
+		ServerInfo: protocol.ServerInfo{Name: "quire", Version: protocol.NewOptional(version())},
+	}, nil
+}
+
+// rootFromParams picks the workspace directory the client names: the first
+// workspace folder, else rootUri, else rootPath, else the current directory.
+func rootFromParams(params *protocol.InitializeParams) string {
+	if folders, ok := params.WorkspaceFolders.Get(); ok {
+		for _, f := range folders {
+			if dir, ok := filePath(f.URI); ok {
+				return dir
+			}
+		}
+	}
+	if params.RootURI != nil {
+		if dir, ok := filePath(*params.RootURI); ok {
+			return dir
+		}
+	}
+	if p, ok := params.RootPath.Get(); ok && p != "" {
+		return p
+	}
+	dir, _ := os.Getwd()
+	return dir
+}
+
+// filePath is the local path of a file: URI; other schemes are not on disk.
+func filePath(u uri.URI) (string, bool) {
+	if !strings.HasPrefix(string(u), "file:") {
+		return "", false
+	}
+	p := u.FsPath()
+	if p == "" {
+		return "", false
+	}
+	return filepath.Clean(p), true
+}
+
+// Initialized implements protocol.Server: the session is ready, start
+// watching the disk.
+func (s *server) Initialized(ctx context.Context, params *protocol.InitializedParams) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.watch && s.watcher == nil && s.root != "" {
+		w, err := startWatcher(s.root, s.log, s.markDirty)
+		if err != nil {
+			s.log.Warn("not watching the workspace", "root", s.root, "err", err)
+			return nil
+		}
+		s.watcher = w
+	}
+	return nil
+}
+
+func (s *server) stopWatching() {
+	s.mu.Lock()
+	w := s.watcher
+	s.watcher = nil
+	s.mu.Unlock()
+	if w != nil {
+		w.close()
+	}
+}
+
+// Shutdown implements protocol.Server.
+func (s *server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.shutdown = true
+	s.mu.Unlock()
+	s.log.Info("shutdown")
+	return nil
+}
+
+// Exit implements protocol.Server: it ends Serve. A second exit (Neovim
+// sends two) is a no-op.
+func (s *server) Exit(ctx context.Context) error {
+	s.exitOnce.Do(func() { close(s.exited) })
+	return nil
+}
+
+// relPath is the slash path of u within the workspace root, if u is a file
+// inside it.
+func (s *server) relPath(u uri.URI) string {
+	p, ok := filePath(u)
+	if !ok || s.root == "" {
+		return ""
+	}
+	if resolved, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		p = filepath.Join(resolved, filepath.Base(p))
+	}
+	rel, err := filepath.Rel(s.root, p)
+	if err != nil || rel == "." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || rel == ".." {
+		return ""
+	}
+	rel = filepath.ToSlash(rel)
+	if !fs.ValidPath(rel) {
+		return ""
+	}
+	return rel
+}
+
+// DidOpen implements protocol.Server.
+func (s *server) DidOpen(ctx context.Context, params *protocol.DidOpenTextDocumentParams) error {
+	item := params.TextDocument
+	s.mu.Lock()
+	doc := &document{uri: item.URI, path: s.relPath(item.URI), version: item.Version, text: item.Text}
+	s.docs[item.URI] = doc
+	if doc.path != "" {
+		s.snap = s.snap.with(doc.path, doc.text)
+	}
+	s.mu.Unlock()
+	s.markDirty()
+	return nil
+}
+
+// DidChange implements protocol.Server (full text sync: the last change
+// holds the whole text; a ranged change is applied for robustness).
+func (s *server) DidChange(ctx context.Context, params *protocol.DidChangeTextDocumentParams) error {
+	s.mu.Lock()
+	doc, ok := s.docs[params.TextDocument.URI]
+	if !ok {
+		s.mu.Unlock()
+		return fmt.Errorf("change to %s, which is not open", params.TextDocument.URI)
+	}
+	text := doc.text
+	for _, change := range params.ContentChanges {
+		switch c := change.(type) {
+		case *protocol.TextDocumentContentChangeWholeDocument:
+			text = c.Text
+		case *protocol.TextDocumentContentChangePartial:
+			m := newMapper(text)
+			start, end := m.offset(c.Range.Start), m.offset(c.Range.End)
+			if end < start {
+				start, end = end, start
+			}
+			text = text[:start] + c.Text + text[end:]
+		}
+	}
+	next := &document{uri: doc.uri, path: doc.path, version: params.TextDocument.Version, text: text}
+	s.docs[doc.uri] = next
+	if next.path != "" {
+		s.snap = s.snap.with(next.path, text)
+	}
+	s.mu.Unlock()
+	s.markDirty()
+	return nil
+}
+
+// DidClose implements protocol.Server: the file is read from disk again and
+// its diagnostics are cleared.
+func (s *server) DidClose(ctx context.Context, params *protocol.DidCloseTextDocumentParams) error {
+	s.mu.Lock()
+	doc, ok := s.docs[params.TextDocument.URI]
+	if ok {
+		delete(s.docs, doc.uri)
+		if doc.path != "" {
+			s.snap = s.snap.without(doc.path)
+		}
+	}
+	s.mu.Unlock()
+	s.markDirty()
+	return nil
+}
+
+// DidSave implements protocol.Server; the buffer already holds the text.
+func (s *server) DidSave(ctx context.Context, params *protocol.DidSaveTextDocumentParams) error {
+	return nil
+}
+
+// markDirty asks the diagnostics loop to recompute after the debounce.
+func (s *server) markDirty() {
+	select {
+	case s.dirty <- struct{}{}:
+	default:
+	}
+}
+
+// view is what a request works on: the snapshot and open documents at one
+// moment. It is never mutated.
+type view struct {
+	root string
+	fsys *overlay
+	docs map[uri.URI]*document
+}
+
+// currentView captures the session's state.
+func (s *server) currentView() view {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	docs := make(map[uri.URI]*document, len(s.docs))
+	for k, v := range s.docs {
+		docs[k] = v
+	}
+	return view{root: s.root, fsys: s.snap, docs: docs}
+}
+
+// document returns the open document at u, or nil.
+func (v view) document(u uri.URI) *document { return v.docs[u] }
+
+// version is the server's version string for serverInfo.
+func version() string {
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
+		return info.Main.Version
+	}
+	return "devel"
+}
+
+// codec marshals LSP payloads with the protocol package's union-aware
+// encoder (what protocol.NewServer installs; NewServer itself is not used
+// because it runs every notification concurrently, which would reorder
+// didChange notifications).
+type codec struct{}
+
+func (codec) Marshal(v any) ([]byte, error) {
+	switch m := v.(type) {
+	case jsonrpc2.RawMessage:
+		if m == nil {
+			return []byte("null"), nil
+		}
+		return m, nil
+	case *jsonrpc2.RawMessage:
+		if m == nil || *m == nil {
+			return []byte("null"), nil
+		}
+		return *m, nil
+	}
+	return protocol.Marshal(v)
+}
+
+func (codec) Unmarshal(data []byte, v any) error {
+	if p, ok := v.(*jsonrpc2.RawMessage); ok {
+		*p = append(jsonrpc2.RawMessage(nil), data...)
+		return nil
+	}
+	return protocol.Unmarshal(data, v)
+}
