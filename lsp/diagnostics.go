@@ -3,6 +3,7 @@ package lsp
 import (
 	"context"
 	"io/fs"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"time"
@@ -83,11 +84,20 @@ func (s *server) diagnose(v view) map[uri.URI][]protocol.Diagnostic {
 		}
 		out[u] = []protocol.Diagnostic{}
 	}
+	byPath := map[string]uri.URI{}
 	for u, doc := range v.docs {
 		if doc.path == "" {
 			continue
 		}
+		byPath[doc.path] = u
 		out[u] = append(out[u], invalidUTF8(v.fsys.disk, doc.path, doc.text)...)
+	}
+	for p, diags := range budgetDiagnostics(s.analyses.of(v.fsys), v, s.now()) {
+		u, ok := byPath[p]
+		if !ok {
+			u = uri.File(filepath.Join(v.root, filepath.FromSlash(p)))
+		}
+		out[u] = append(out[u], diags...)
 	}
 	for u := range out {
 		sortDiagnostics(out[u])

@@ -110,3 +110,21 @@ func utf16Len(r rune, size int) int {
 	}
 	return 1
 }
+
+// pointOffset is the byte offset of a 1-based line and 1-based column
+// counted in code points, as Quire's problems and reports give them. A
+// column of 0 means the start of the line.
+func (m *mapper) pointOffset(line, col int) int {
+	if line < 1 {
+		return 0
+	}
+	if line > len(m.lineStarts) {
+		return len(m.text)
+	}
+	i, end := m.lineStarts[line-1], m.lineEnd(line-1)
+	for n := 1; n < col && i < end; n++ {
+		_, size := utf8.DecodeRuneInString(m.text[i:])
+		i += size
+	}
+	return i
+}

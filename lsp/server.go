@@ -17,6 +17,8 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
+
+	"github.com/quirehq/quire/prompt"
 )
 
 // Options configures a language server session.
@@ -101,6 +103,9 @@ type server struct {
 	initialized bool
 	shutdown    bool
 	watcher     *watcher
+
+	analyses analyses
+	now      func() time.Time // the clock; daily logs depend on the date
 }
 
 // document is an open editor buffer.
@@ -128,6 +133,8 @@ func newServer(opts Options) *server {
 		exited:    make(chan struct{}),
 		docs:      map[uri.URI]*document{},
 		published: map[uri.URI][]protocol.Diagnostic{},
+		analyses:  analyses{tokens: prompt.NewTokenCounter()},
+		now:       time.Now,
 	}
 	if opts.Root != "" {
 		s.setRoot(opts.Root)
@@ -142,14 +149,17 @@ func newServer(opts Options) *server {
 // connection, and a panic in a feature becomes an error reply.
 func (s *server) handler(next jsonrpc2.Handler) jsonrpc2.Handler {
 	return func(ctx context.Context, req *jsonrpc2.Request) (result any, err error) {
-		method := req.Method()
 		call := req.IsCall()
+		if call {
+			// Every call is detached, refused ones too: jsonrpc2 v1.0.1
+			// recycles the context of a call answered synchronously while
+			// the goroutine that protocol.CancelHandler's WithCancel started
+			// on it may still read it, which panics.
+			jsonrpc2.Async(ctx)
+		}
+		method := strings.Clone(req.Method())
 		if refusal := s.refuse(method, call); refusal != nil {
 			return nil, refusal
-		}
-		if call {
-			method = strings.Clone(method)
-			jsonrpc2.Async(ctx)
 		}
 		defer func() {
 			if r := recover(); r != nil {
@@ -262,7 +272,7 @@ func (s *server) Initialized(ctx context.Context, params *protocol.InitializedPa
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.watch && s.watcher == nil && s.root != "" {
-		w, err := startWatcher(s.root, s.log, s.markDirty)
+		w, err := startWatcher(s.root, s.log, s.diskChanged)
 		if err != nil {
 			s.log.Warn("not watching the workspace", "root", s.root, "err", err)
 			return nil
@@ -385,6 +395,17 @@ func (s *server) DidClose(ctx context.Context, params *protocol.DidCloseTextDocu
 // DidSave implements protocol.Server; the buffer already holds the text.
 func (s *server) DidSave(ctx context.Context, params *protocol.DidSaveTextDocumentParams) error {
 	return nil
+}
+
+// diskChanged makes a new snapshot after a change on disk (the prompt
+// workspace of the old one has cached what it read) and re-diagnoses.
+func (s *server) diskChanged() {
+	s.mu.Lock()
+	if s.snap != nil {
+		s.snap = s.snap.without("")
+	}
+	s.mu.Unlock()
+	s.markDirty()
 }
 
 // markDirty asks the diagnostics loop to recompute after the debounce.

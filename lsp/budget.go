@@ -1,0 +1,174 @@
+package lsp
+
+import (
+	"fmt"
+	"io/fs"
+	"sort"
+	"time"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/quirehq/quire/prompt"
+)
+
+// budgetDiagnostics computes, for the snapshot in v, the diagnostics of
+// every context file of every agent (and user) that an open document
+// belongs to, keyed by slash path: the exact range truncation drops, files
+// clamped or dropped by the total budget with the files that used it up,
+// reject-policy violations, and the problems of agent.yaml. The total
+// budget couples the files, so a change to one re-diagnoses them all.
+func budgetDiagnostics(a *analysis, v view, now time.Time) map[string][]protocol.Diagnostic {
+	out := map[string][]protocol.Diagnostic{}
+	if a.ws == nil {
+		return out
+	}
+	texts := map[string]*mapper{}
+	mapperOf := func(p string) *mapper {
+		if m, ok := texts[p]; ok {
+			return m
+		}
+		data, err := fs.ReadFile(v.fsys, p)
+		if err != nil {
+			data = nil
+		}
+		m := newMapper(string(data))
+		texts[p] = m
+		return m
+	}
+
+	for _, pr := range a.ws.Problems() {
+		out[pr.Path] = append(out[pr.Path], problemDiagnostic(mapperOf(pr.Path), pr))
+	}
+
+	var paths []string
+	for _, d := range v.docs {
+		if d.path != "" {
+			paths = append(paths, d.path)
+		}
+	}
+	sort.Strings(paths)
+	type reqKey struct{ agent, user, room string }
+	done := map[reqKey]bool{}
+	covered := map[string]bool{}
+	for _, p := range paths {
+		pl, ok := a.locate(p)
+		if !ok {
+			continue
+		}
+		req := pl.request(now)
+		key := reqKey{req.Agent, req.User, req.Room}
+		if done[key] {
+			continue
+		}
+		done[key] = true
+		res, err := a.ws.Assemble(req)
+		if err != nil {
+			continue
+		}
+		rejected := map[string]string{}
+		for _, pr := range res.Report.Problems {
+			if pr.Code == "budget-reject" {
+				rejected[pr.Path] = pr.Message
+				continue
+			}
+			if !covered[pr.Path] {
+				out[pr.Path] = append(out[pr.Path], problemDiagnostic(mapperOf(pr.Path), pr))
+			}
+		}
+		for _, f := range res.Report.Files {
+			if f.Path == "" || covered[f.Path] {
+				continue
+			}
+			covered[f.Path] = true
+			out[f.Path] = append(out[f.Path], fileDiagnostics(mapperOf(f.Path), f, &res.Report, rejected[f.Path])...)
+		}
+	}
+	return out
+}
+
+// fileDiagnostics describes what the budget does to one context file: the
+// exact ranges that do not reach the prompt, tagged unnecessary so editors
+// fade them. Under the reject policy an over-budget file is an error.
+func fileDiagnostics(m *mapper, f prompt.FileReport, rep *prompt.Report, rejection string) []protocol.Diagnostic {
+	var out []protocol.Diagnostic
+	severity := protocol.DiagnosticSeverityWarning
+	if f.OverBudget {
+		severity = protocol.DiagnosticSeverityError
+	}
+	for _, r := range f.Dropped {
+		out = append(out, protocol.Diagnostic{
+			Range:    m.lspRange(int(r.Start.Offset), int(r.End.Offset)),
+			Severity: severity,
+			Source:   protocol.NewOptional(diagnosticSource),
+			Code:     protocol.String("budget-" + string(f.Status)),
+			Message:  protocol.String(budgetMessage(f, rep, rejection)),
+			Tags:     protocol.NewDiagnosticTags(protocol.DiagnosticTagUnnecessary),
+		})
+	}
+	if len(f.Dropped) == 0 && rejection != "" {
+		out = append(out, protocol.Diagnostic{
+			Range:    m.lspRange(0, m.lineEnd(0)),
+			Severity: protocol.DiagnosticSeverityError,
+			Source:   protocol.NewOptional(diagnosticSource),
+			Code:     protocol.String("budget-reject"),
+			Message:  protocol.String(rejection),
+		})
+	}
+	return out
+}
+
+// budgetMessage says what happened to a file and why, with the numbers.
+func budgetMessage(f prompt.FileReport, rep *prompt.Report, rejection string) string {
+	cut := f.OriginalChars - f.HeadChars - f.TailChars
+	var msg string
+	switch f.Status {
+	case prompt.StatusTruncated:
+		msg = fmt.Sprintf("%s is %s chars, over the per-file budget of %s: these %s chars are cut from the prompt (kept %s + %s)",
+			f.Name, groupThousands(f.OriginalChars), groupThousands(rep.Budget.PerFileChars), groupThousands(cut),
+			groupThousands(f.HeadChars), groupThousands(f.TailChars))
+	case prompt.StatusClamped:
+		msg = fmt.Sprintf("%s is clamped by the total budget of %s: %s used %s chars before it, leaving %s; these %s chars are cut from the prompt (kept %s + %s of %s)",
+			f.Name, groupThousands(rep.Budget.TotalChars), usedByText(f.UsedBy), groupThousands(rep.Budget.TotalChars-f.RemainingBeforeChars),
+			groupThousands(f.RemainingBeforeChars), groupThousands(cut), groupThousands(f.HeadChars), groupThousands(f.TailChars), groupThousands(f.OriginalChars))
+	case prompt.StatusDropped:
+		msg = fmt.Sprintf("%s is not in the prompt: %s used %s of the total budget of %s chars, leaving %s",
+			f.Name, usedByText(f.UsedBy), groupThousands(rep.Budget.TotalChars-f.RemainingBeforeChars),
+			groupThousands(rep.Budget.TotalChars), groupThousands(f.RemainingBeforeChars))
+	default:
+		msg = f.Name + ": " + f.Note
+	}
+	if rejection != "" {
+		msg = rejection + ". " + msg
+	}
+	return msg
+}
+
+// problemDiagnostic places a Quire problem (1-based line and column in
+// code points) in its file.
+func problemDiagnostic(m *mapper, pr prompt.Problem) protocol.Diagnostic {
+	start := m.pointOffset(pr.Line, pr.Column)
+	end := start
+	if pr.Line > 0 {
+		end = m.lineEnd(pr.Line - 1)
+		if pr.Column == 0 {
+			start = m.lineStarts[pr.Line-1]
+		}
+		if pr.Line > m.lineCount() {
+			start, end = len(m.text), len(m.text)
+		}
+	}
+	sev := protocol.DiagnosticSeverityError
+	switch pr.Severity {
+	case prompt.SeverityWarning:
+		sev = protocol.DiagnosticSeverityWarning
+	case prompt.SeverityInfo:
+		sev = protocol.DiagnosticSeverityInformation
+	}
+	return protocol.Diagnostic{
+		Range:    m.lspRange(start, end),
+		Severity: sev,
+		Source:   protocol.NewOptional(diagnosticSource),
+		Code:     protocol.String(pr.Code),
+		Message:  protocol.String(pr.Message),
+	}
+}

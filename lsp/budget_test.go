@@ -1,0 +1,148 @@
+package lsp
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"go.lsp.dev/protocol"
+)
+
+// longText is n code points of Markdown in lines of mixed widths (ASCII,
+// two-byte, astral emoji), so that the UTF-16 positions differ from bytes
+// and from code points.
+func longText(n int) string {
+	var b strings.Builder
+	line := 0
+	for count := 0; count < n; {
+		var l string
+		switch line % 3 {
+		case 0:
+			l = "Plain words about the agent's soul and how it behaves."
+		case 1:
+			l = "Ação, coração, não — 😀 emoji 🎉 and more."
+		default:
+			l = "## Section heading"
+		}
+		line++
+		r := []rune(l + "\n")
+		if count+len(r) > n {
+			r = r[:n-count]
+		}
+		b.WriteString(string(r))
+		count += len(r)
+	}
+	return b.String()
+}
+
+func TestTruncationDiagnosticIsTheDroppedRange(t *testing.T) {
+	root := writeFiles(t, map[string]string{"SOUL.md": "short\n", "AGENTS.md": "# Agents\n"})
+	s := startSession(t, root)
+	soul := longText(25000)
+	s.open("SOUL.md", soul)
+	diags := s.diagnostics("SOUL.md")
+	if len(diags) != 1 {
+		t.Fatalf("got %d diagnostics, want 1: %+v", len(diags), diags)
+	}
+	d := diags[0]
+	m := newMapper(soul)
+	start, end := m.offset(d.Range.Start), m.offset(d.Range.End)
+	// Independently of the server: the head before the range and the tail
+	// after it are what the prompt keeps, and their sizes are in the message.
+	head, tail := utf8.RuneCountInString(soul[:start]), utf8.RuneCountInString(soul[end:])
+	msg := string(d.Message.(protocol.String))
+	if !strings.Contains(msg, "kept "+groupThousands(head)+" + "+groupThousands(tail)) {
+		t.Errorf("range keeps %d + %d chars, message says %q", head, tail, msg)
+	}
+	if !strings.Contains(msg, "25,000 chars") || !strings.Contains(msg, "20,000") {
+		t.Errorf("message lacks the numbers: %q", msg)
+	}
+	if head+tail > 20000 || head < 13000 || tail < 3000 {
+		t.Errorf("kept %d + %d chars of 25,000 with a per-file budget of 20,000", head, tail)
+	}
+	if tags := d.Tags.Slice(); len(tags) != 1 || tags[0] != protocol.DiagnosticTagUnnecessary {
+		t.Errorf("tags = %v, want unnecessary", tags)
+	}
+	if d.Severity != protocol.DiagnosticSeverityWarning {
+		t.Errorf("severity = %v, want warning under the truncate policy", d.Severity)
+	}
+
+	// Under budget again: the diagnostics are cleared with an empty list.
+	s.change("SOUL.md", 2, longText(1000))
+	if diags := s.diagnostics("SOUL.md"); diags == nil || len(diags) != 0 {
+		t.Errorf("after the edit: %+v, want []", diags)
+	}
+}
+
+func TestTotalBudgetDiagnosticFollowsAGENTS(t *testing.T) {
+	root := writeFiles(t, map[string]string{"AGENTS.md": "# Agents\n", "SOUL.md": "x\n"})
+	s := startSession(t, root)
+	s.open("SOUL.md", longText(20000))
+	s.quiet() // 20,000 + 9 chars fit the total of 24,000: nothing to say
+	s.open("AGENTS.md", "# Agents\n")
+	s.change("AGENTS.md", 2, longText(10000))
+	diags := s.diagnostics("SOUL.md")
+	if len(diags) != 1 {
+		t.Fatalf("after AGENTS.md grew: %d diagnostics, want 1", len(diags))
+	}
+	msg := string(diags[0].Message.(protocol.String))
+	if !strings.Contains(msg, "clamped by the total budget of 24,000") || !strings.Contains(msg, "AGENTS.md used 10,000 chars") {
+		t.Errorf("message = %q, want it to name AGENTS.md and the total budget", msg)
+	}
+	s.change("AGENTS.md", 3, "# Agents\n")
+	if diags := s.diagnostics("SOUL.md"); len(diags) != 0 {
+		t.Errorf("after AGENTS.md shrank: %+v, want []", diags)
+	}
+}
+
+func TestDroppedFileNamesWhoUsedTheBudget(t *testing.T) {
+	root := writeFiles(t, map[string]string{
+		"agent.yaml": "name: tiny\nbudget:\n  per_file: 1000\n  total: 1500\n  min_file: 400\n",
+		"AGENTS.md":  longText(900),
+		"SOUL.md":    longText(900),
+		"TOOLS.md":   "# Tools\nA shell.\n",
+	})
+	s := startSession(t, root)
+	s.open("TOOLS.md", "# Tools\nA shell.\n")
+	diags := s.diagnostics("TOOLS.md")
+	if len(diags) != 1 {
+		t.Fatalf("got %d diagnostics, want 1: %+v", len(diags), diags)
+	}
+	msg := string(diags[0].Message.(protocol.String))
+	if !strings.Contains(msg, "not in the prompt") || !strings.Contains(msg, "AGENTS.md and SOUL.md") {
+		t.Errorf("message = %q", msg)
+	}
+	if want := (protocol.Range{End: protocol.Position{Line: 2}}); diags[0].Range != want {
+		t.Errorf("range = %+v, want the whole file %+v", diags[0].Range, want)
+	}
+}
+
+func TestRejectPolicyIsAnError(t *testing.T) {
+	root := writeFiles(t, map[string]string{"agent.yaml": "name: strict\npolicy: reject\n", "SOUL.md": "x\n"})
+	s := startSession(t, root)
+	s.open("SOUL.md", longText(21000))
+	diags := s.diagnostics("SOUL.md")
+	if len(diags) != 1 || diags[0].Severity != protocol.DiagnosticSeverityError {
+		t.Fatalf("diagnostics = %+v, want one error", diags)
+	}
+	if msg := string(diags[0].Message.(protocol.String)); !strings.Contains(msg, "reject") || !strings.Contains(msg, "1,000") {
+		t.Errorf("message = %q, want the policy and how much to cut", msg)
+	}
+}
+
+func TestAgentYAMLProblemsHaveTheirLine(t *testing.T) {
+	root := writeFiles(t, map[string]string{"agent.yaml": "name: a\ncolour: blue\n"})
+	s := startSession(t, root)
+	s.open("agent.yaml", "name: a\ncolour: blue\n")
+	diags := s.diagnostics("agent.yaml")
+	if len(diags) != 1 {
+		t.Fatalf("got %d diagnostics, want 1: %+v", len(diags), diags)
+	}
+	if diags[0].Range.Start.Line != 1 || diags[0].Severity != protocol.DiagnosticSeverityError {
+		t.Errorf("diagnostic = %+v, want an error on line 2", diags[0])
+	}
+	s.change("agent.yaml", 2, "name: a\n")
+	if diags := s.diagnostics("agent.yaml"); len(diags) != 0 {
+		t.Errorf("after the fix: %+v", diags)
+	}
+}
