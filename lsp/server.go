@@ -50,7 +50,11 @@ const defaultDebounce = 200 * time.Millisecond
 // cancelled. It returns nil after shutdown followed by exit, and
 // ErrExitWithoutShutdown when the session ended without shutdown.
 func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
-	s := newServer(opts)
+	return newServer(opts).serve(ctx, rwc)
+}
+
+// serve runs the session over rwc; see Serve.
+func (s *server) serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -227,6 +231,9 @@ func (s *server) Initialize(ctx context.Context, params *protocol.InitializePara
 			DocumentSymbolProvider: protocol.Boolean(true),
 			FoldingRangeProvider:   protocol.Boolean(true),
 			CompletionProvider:     &protocol.CompletionOptions{},
+			HoverProvider:          protocol.Boolean(true),
+			CodeLensProvider:       &protocol.CodeLensOptions{},
+			InlayHintProvider:      protocol.Boolean(true),
 		},
 		ServerInfo: protocol.ServerInfo{Name: "quire", Version: protocol.NewOptional(version())},
 	}, nil

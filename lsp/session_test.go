@@ -38,8 +38,13 @@ type session struct {
 	root   string
 	server protocol.Server
 	client *testClient
+	srv    *server
 	done   chan error
 }
+
+// serverState is the server end of the session, for tests that compute
+// what it would publish.
+func (s *session) serverState(t *testing.T) *server { return s.srv }
 
 // startSession serves a language server over an in-memory pipe, rooted at
 // root, and initializes it.
@@ -48,9 +53,8 @@ func startSession(t *testing.T, root string) *session {
 	sc, cc := net.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &session{t: t, root: root, client: &testClient{diags: make(chan *protocol.PublishDiagnosticsParams, 100)}, done: make(chan error, 1)}
-	go func() {
-		s.done <- Serve(ctx, sc, Options{Debounce: 5 * time.Millisecond, Logger: testLogger()})
-	}()
+	s.srv = newServer(Options{Debounce: 5 * time.Millisecond, Logger: testLogger()})
+	go func() { s.done <- s.srv.serve(ctx, sc) }()
 	conn := jsonrpc2.NewConn(jsonrpc2.NewStream(cc), jsonrpc2.WithCodec(codec{}))
 	conn.Go(ctx, protocol.ClientHandler(s.client, jsonrpc2.MethodNotFoundHandler))
 	s.server = protocol.ServerDispatcher(conn)

@@ -1,0 +1,162 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/quirehq/quire/prompt"
+)
+
+// budgetOf is the budget report of an open document: its file report, the
+// whole report and the request it came from. ok is false for documents
+// that are not context files of an agent.
+type budgetOf struct {
+	doc  *document
+	file prompt.FileReport
+	rep  *prompt.Report
+	req  prompt.Request
+}
+
+// budgetFor assembles the report for the open document at u.
+func (s *server) budgetFor(u protocol.TextDocumentIdentifier) (budgetOf, bool) {
+	v := s.currentView()
+	doc := v.document(u.URI)
+	if doc == nil || doc.path == "" {
+		return budgetOf{}, false
+	}
+	a := s.analyses.of(v.fsys)
+	f, rep, req, ok := a.fileReport(doc.path, s.now())
+	if !ok {
+		return budgetOf{doc: doc, rep: rep, req: req}, false
+	}
+	return budgetOf{doc: doc, file: f, rep: rep, req: req}, true
+}
+
+// previewArgument is the argument of a "Preview prompt" command for b.
+func previewArgument(b budgetOf) protocol.LSPAny {
+	raw, _ := json.Marshal(PreviewArgs{Agent: b.req.Agent, User: b.req.User, Session: string(b.req.Session), Channel: string(b.req.Channel), Room: b.req.Room, URI: string(b.doc.uri)})
+	return raw
+}
+
+// codeLensTitle is the summary on line 1 of a context file, e.g.
+// "3,412 / 20,000 chars · 14 % of total · Preview prompt".
+func codeLensTitle(f prompt.FileReport, rep *prompt.Report) string {
+	return fmt.Sprintf("%s / %s chars · %d %% of total · Preview prompt",
+		groupThousands(f.OriginalChars), groupThousands(rep.Budget.PerFileChars), percent(f.InjectedChars, rep.Budget.TotalChars))
+}
+
+// CodeLens implements protocol.Server: the budget summary on line 1,
+// which opens the preview.
+func (s *server) CodeLens(ctx context.Context, params *protocol.CodeLensParams) ([]protocol.CodeLens, error) {
+	b, ok := s.budgetFor(params.TextDocument)
+	if !ok {
+		if b.rep == nil || b.doc == nil {
+			return []protocol.CodeLens{}, nil
+		}
+		// Another file of the agent (agent.yaml, a skill): the agent's total.
+		title := fmt.Sprintf("context %s / %s chars · Preview prompt", groupThousands(b.rep.InjectedChars), groupThousands(b.rep.Budget.TotalChars))
+		return []protocol.CodeLens{{Range: protocol.Range{}, Command: protocol.Command{Title: title, Command: CommandPreviewPrompt, Arguments: []protocol.LSPAny{previewArgument(b)}}}}, nil
+	}
+	return []protocol.CodeLens{{
+		Range:   protocol.Range{},
+		Command: protocol.Command{Title: codeLensTitle(b.file, b.rep), Command: CommandPreviewPrompt, Arguments: []protocol.LSPAny{previewArgument(b)}},
+	}}, nil
+}
+
+// Hover implements protocol.Server: the file's budget figures, its place
+// in the order, and what is cut (more about the cut inside a cut range).
+func (s *server) Hover(ctx context.Context, params *protocol.HoverParams) (*protocol.Hover, error) {
+	b, ok := s.budgetFor(params.TextDocument)
+	if !ok {
+		return nil, nil
+	}
+	f, rep := b.file, b.rep
+	m := newMapper(b.doc.text)
+	off := m.offset(params.Position)
+	var w strings.Builder
+	fmt.Fprintf(&w, "**%s** — %s, %s of %d files charged against the total budget\n\n", f.Name, f.Status, ordinal(f.Order), len(rep.Files))
+	fmt.Fprintf(&w, "| | chars | tokens |\n|---|---:|---:|\n")
+	fmt.Fprintf(&w, "| file | %s | %s |\n", groupThousands(f.OriginalChars), groupThousands(f.OriginalTokens))
+	fmt.Fprintf(&w, "| in the prompt | %s | %s |\n\n", groupThousands(f.InjectedChars), groupThousands(f.InjectedTokens))
+	fmt.Fprintf(&w, "Per-file budget %s chars: the file is %d %% of it. Total budget %s chars: this file takes %d %%, all context files %d %% (%s left).\n\n",
+		groupThousands(rep.Budget.PerFileChars), percent(f.OriginalChars, rep.Budget.PerFileChars),
+		groupThousands(rep.Budget.TotalChars), percent(f.InjectedChars, rep.Budget.TotalChars),
+		percent(rep.InjectedChars, rep.Budget.TotalChars), groupThousands(rep.RemainingChars))
+	var hoverRange *protocol.Range
+	for _, r := range f.Dropped {
+		start, end := int(r.Start.Offset), int(r.End.Offset)
+		cut := utf8.RuneCountInString(safeSlice(b.doc.text, start, end))
+		fmt.Fprintf(&w, "Cut: lines %d–%d, %s chars.", r.Start.Line, r.End.Line, groupThousands(cut))
+		if len(f.UsedBy) > 0 {
+			fmt.Fprintf(&w, " The total budget was used by %s.", usedByText(f.UsedBy))
+		}
+		w.WriteString("\n\n")
+		if off >= start && off < end {
+			rg := m.lspRange(start, end)
+			hoverRange = &rg
+			w.WriteString("_This text does not reach the prompt._\n\n")
+		}
+	}
+	if f.Note != "" {
+		w.WriteString(f.Note + "\n")
+	}
+	fmt.Fprintf(&w, "\nFor %s · session %s · channel %s", rep.Agent, rep.Session, rep.Channel)
+	if rep.User != "" {
+		fmt.Fprintf(&w, " · user %s", rep.User)
+	}
+	return &protocol.Hover{Contents: &protocol.MarkupContent{Kind: protocol.MarkupKindMarkdown, Value: w.String()}, Range: hoverRange}, nil
+}
+
+// InlayHint implements protocol.Server: a hint where the prompt's copy of
+// the file is cut and where it resumes.
+func (s *server) InlayHint(ctx context.Context, params *protocol.InlayHintParams) ([]protocol.InlayHint, error) {
+	b, ok := s.budgetFor(params.TextDocument)
+	if !ok {
+		return []protocol.InlayHint{}, nil
+	}
+	m := newMapper(b.doc.text)
+	hints := []protocol.InlayHint{}
+	yes := true
+	for _, r := range b.file.Dropped {
+		start, end := int(r.Start.Offset), int(r.End.Offset)
+		cut := utf8.RuneCountInString(safeSlice(b.doc.text, start, end))
+		label := fmt.Sprintf("✂ %s chars cut from the prompt", groupThousands(cut))
+		if b.file.Status == prompt.StatusDropped {
+			label = "✂ not in the prompt"
+		}
+		hints = append(hints, protocol.InlayHint{Position: m.position(start), Label: protocol.String(label), PaddingRight: &yes, Tooltip: protocol.String(b.file.Note)})
+		if end < len(b.doc.text) && b.file.Status != prompt.StatusDropped {
+			hints = append(hints, protocol.InlayHint{Position: m.position(end), Label: protocol.String("✂ the prompt resumes here"), PaddingRight: &yes})
+		}
+	}
+	return hints, nil
+}
+
+// safeSlice is text[start:end] clamped to the text.
+func safeSlice(text string, start, end int) string {
+	start, end = max(0, min(start, len(text))), max(0, min(end, len(text)))
+	if end < start {
+		return ""
+	}
+	return text[start:end]
+}
+
+// ordinal formats 1 → "1st", 2 → "2nd".
+func ordinal(n int) string {
+	suffix := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suffix = "st"
+	case n%10 == 2:
+		suffix = "nd"
+	case n%10 == 3:
+		suffix = "rd"
+	}
+	return fmt.Sprintf("%d%s", n, suffix)
+}

@@ -1,0 +1,149 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/quirehq/quire/prompt"
+)
+
+func docID(s *session, name string) protocol.TextDocumentIdentifier {
+	return protocol.TextDocumentIdentifier{URI: s.uri(name)}
+}
+
+func TestCodeLensHoverAndInlayHints(t *testing.T) {
+	root := writeFiles(t, map[string]string{"AGENTS.md": "# Agents\n", "SOUL.md": "x\n"})
+	s := startSession(t, root)
+	ctx := context.Background()
+	soul := longText(25000)
+	s.open("SOUL.md", soul)
+	s.diagnostics("SOUL.md")
+
+	lenses, err := s.server.CodeLens(ctx, &protocol.CodeLensParams{TextDocument: docID(s, "SOUL.md")})
+	if err != nil || len(lenses) != 1 {
+		t.Fatalf("codeLens = %+v, %v", lenses, err)
+	}
+	// 25,000 chars against 20,000; about 18,000 (what truncation keeps) of
+	// the 24,000 total is 75 %.
+	if got, want := lenses[0].Command.Title, regexp.MustCompile(`^25,000 / 20,000 chars · 7\d % of total · Preview prompt$`); !want.MatchString(got) {
+		t.Errorf("lens title = %q, want %s", got, want)
+	}
+	if lenses[0].Range.Start.Line != 0 || lenses[0].Command.Command != CommandPreviewPrompt {
+		t.Errorf("lens = %+v", lenses[0])
+	}
+	var args PreviewArgs
+	if err := json.Unmarshal(lenses[0].Command.Arguments[0], &args); err != nil || args.Agent != "default" || args.Session != "main" {
+		t.Errorf("lens arguments = %s (%v)", lenses[0].Command.Arguments[0], err)
+	}
+
+	m := newMapper(soul)
+	hints, err := s.server.InlayHint(ctx, &protocol.InlayHintParams{TextDocument: docID(s, "SOUL.md"), Range: protocol.Range{End: m.position(len(soul))}})
+	if err != nil || len(hints) != 2 {
+		t.Fatalf("inlayHint = %+v, %v", hints, err)
+	}
+	diags := s.currentDiagnostics(t, "SOUL.md")
+	if hints[0].Position != diags[0].Range.Start || hints[1].Position != diags[0].Range.End {
+		t.Errorf("hints at %+v and %+v, want the cut %+v", hints[0].Position, hints[1].Position, diags[0].Range)
+	}
+
+	inside := diags[0].Range.Start
+	inside.Line++
+	hover, err := s.server.Hover(ctx, &protocol.HoverParams{TextDocumentPositionParams: protocol.TextDocumentPositionParams{TextDocument: docID(s, "SOUL.md"), Position: inside}})
+	if err != nil || hover == nil {
+		t.Fatalf("hover = %v, %v", hover, err)
+	}
+	text := hover.Contents.(*protocol.MarkupContent).Value
+	for _, want := range []string{"**SOUL.md** — truncated, 2nd of", "| file | 25,000 |", "| in the prompt | 1", "Per-file budget 20,000 chars: the file is 125 %", "does not reach the prompt"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("hover lacks %q:\n%s", want, text)
+		}
+	}
+	if hover.Range == nil || *hover.Range != diags[0].Range {
+		t.Errorf("hover range = %v, want the cut", hover.Range)
+	}
+}
+
+// currentDiagnostics computes the diagnostics of name now, without waiting
+// for a publication.
+func (s *session) currentDiagnostics(t *testing.T, name string) []protocol.Diagnostic {
+	t.Helper()
+	srv := s.serverState(t)
+	return srv.diagnose(srv.currentView())[s.uri(name)]
+}
+
+func TestPreviewEqualsAssembleByteForByte(t *testing.T) {
+	root := writeFiles(t, map[string]string{
+		"agent.yaml":           "name: lucia\ntimezone: Europe/Lisbon\n",
+		"AGENTS.md":            "# Agents\nBe helpful.\n",
+		"SOUL.md":              longText(22000),
+		"TOOLS.md":             "# Tools\n",
+		"users/ines/USER.md":   "# Inês\nLikes coffee.\n",
+		"memory/2026-11-21.md": "- a daily note\n",
+	})
+	s := startSession(t, root)
+	ctx := context.Background()
+	now := time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
+
+	edited := longText(21000) + "\nedited in the editor\n"
+	s.open("SOUL.md", edited)
+	raw, err := s.server.ExecuteCommand(ctx, &protocol.ExecuteCommandParams{Command: CommandPreviewPrompt, Arguments: []protocol.LSPAny{
+		[]byte(`{"agent":"lucia","user":"ines","session":"main","channel":"dm","now":"` + now.Format(time.RFC3339) + `"}`),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got prompt.Result
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+
+	// The same bytes the daemon and `quire prompt` produce once the buffer is saved.
+	if err := os.WriteFile(filepath.Join(root, "SOUL.md"), []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := prompt.Open(os.DirFS(root), prompt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ws.Assemble(prompt.Request{Agent: "lucia", User: "ines", Session: prompt.SessionMain, Channel: prompt.ChannelDM, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Prompt != want.Prompt {
+		t.Errorf("preview differs from prompt.Assemble (%d vs %d bytes)", len(got.Prompt), len(want.Prompt))
+	}
+	if !strings.Contains(got.Prompt, "Likes coffee") || !strings.Contains(got.Prompt, "a daily note") {
+		t.Error("preview lacks the user's file or the daily log")
+	}
+	if got.Report.InjectedChars != want.Report.InjectedChars || len(got.Report.Files) != len(want.Report.Files) {
+		t.Errorf("report differs: %d vs %d chars", got.Report.InjectedChars, want.Report.InjectedChars)
+	}
+
+	// Positional arguments, and the agent taken from the document.
+	raw, err = s.server.ExecuteCommand(ctx, &protocol.ExecuteCommandParams{Command: CommandPreviewPrompt, Arguments: []protocol.LSPAny{
+		[]byte(`"lucia"`), []byte(`""`), []byte(`"cron"`), []byte(`"dm"`),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cron prompt.Result
+	if err := json.Unmarshal(raw, &cron); err != nil || len(cron.Report.Files) != 2 {
+		t.Errorf("cron preview: %d files, %v; want AGENTS.md and TOOLS.md", len(cron.Report.Files), err)
+	}
+	if _, err := s.server.ExecuteCommand(ctx, &protocol.ExecuteCommandParams{Command: CommandPreviewPrompt, Arguments: []protocol.LSPAny{
+		[]byte(`{"uri":"` + string(s.uri("users/ines/USER.md")) + `","session":"bogus"}`),
+	}}); err == nil {
+		t.Error("an unknown session was accepted")
+	}
+	if _, err := s.server.ExecuteCommand(ctx, &protocol.ExecuteCommandParams{Command: "quire.nope"}); err == nil {
+		t.Error("an unknown command succeeded")
+	}
+}
