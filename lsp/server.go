@@ -45,6 +45,9 @@ var ErrExitWithoutShutdown = errors.New("lsp: exit without shutdown")
 // defaultDebounce is the quiet time before diagnostics are recomputed.
 const defaultDebounce = 200 * time.Millisecond
 
+// closeGrace is how long Serve waits for the stream to close after exit.
+const closeGrace = 500 * time.Millisecond
+
 // Serve runs one language server session over rwc (stdin and stdout for
 // `quire lsp`) until the client sends exit, the stream ends or ctx is
 // cancelled. It returns nil after shutdown followed by exit, and
@@ -70,7 +73,19 @@ func (s *server) serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	case <-ctx.Done():
 	}
 	cancel()
-	conn.Close()
+	// Closing the stream does not interrupt a read blocked on a process's
+	// stdin, and clients keep stdin open until the server has exited: wait
+	// a moment for a clean close, then end the session anyway.
+	closed := make(chan struct{})
+	go func() {
+		conn.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(closeGrace):
+		s.log.Debug("the stream is still open; ending the session without it")
+	}
 	s.stopWatching()
 
 	s.mu.Lock()
