@@ -1,0 +1,130 @@
+// Pure logic of the extension: no `vscode` import, so `npm test` runs it
+// under `node --test`. The language server does the real work; this only
+// shapes requests and formats answers.
+
+/** The scheme of the read-only preview documents. */
+export const PREVIEW_SCHEME = 'quire-prompt';
+
+/** The server command that assembles a prompt. */
+export const PREVIEW_COMMAND = 'quire.previewPrompt';
+
+export const SESSIONS = ['main', 'subagent', 'cron'] as const;
+export const CHANNELS = ['dm', 'group'] as const;
+
+/** What a preview shows: the arguments of quire.previewPrompt. */
+export interface PreviewParams {
+  agent?: string;
+  user?: string;
+  session?: string;
+  channel?: string;
+  room?: string;
+  /** The document the preview was asked from (selects the agent). */
+  uri?: string;
+}
+
+/** The parts of the server's report the extension shows. */
+export interface Report {
+  agent: string;
+  user?: string;
+  session: string;
+  channel: string;
+  budget: { per_file: number; total: number };
+  injected_chars: number;
+  remaining_chars: number;
+  files: { name: string; status: string; injected_chars: number; original_chars: number }[];
+}
+
+export interface PreviewResult {
+  prompt: string;
+  report: Report;
+}
+
+/** previewUri names the preview document for params, e.g.
+ * quire-prompt:/concierge%20·%20main%20·%20dm.md?{…}. The query carries the
+ * parameters; the path is what the editor tab shows. */
+export function previewUri(p: PreviewParams): string {
+  const label = [p.agent || 'agent', p.user, p.session || 'main', p.channel || 'dm'].filter(Boolean).join(' · ');
+  return `${PREVIEW_SCHEME}:/${encodeURIComponent(label)}.md?${encodeURIComponent(JSON.stringify(clean(p)))}`;
+}
+
+/** parsePreviewQuery reads the parameters back from a preview URI's query. */
+export function parsePreviewQuery(query: string): PreviewParams {
+  try {
+    const v = JSON.parse(decodeURIComponent(query));
+    return v && typeof v === 'object' ? clean(v as PreviewParams) : {};
+  } catch {
+    return {};
+  }
+}
+
+function clean(p: PreviewParams): PreviewParams {
+  const out: PreviewParams = {};
+  for (const k of ['agent', 'user', 'session', 'channel', 'room', 'uri'] as const) {
+    const v = p[k];
+    if (typeof v === 'string' && v !== '') out[k] = v;
+  }
+  return out;
+}
+
+/** groupThousands formats 24000 as "24,000", as the server does. */
+export function groupThousands(n: number): string {
+  return Math.round(n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+}
+
+/** statusText is the status-bar item for a report: total budget use. */
+export function statusText(r: Report): { text: string; tooltip: string; warning: boolean } {
+  const total = r.budget.total;
+  const pct = total > 0 ? Math.round((r.injected_chars * 100) / total) : 0;
+  const cut = r.files.filter((f) => ['truncated', 'clamped', 'dropped'].includes(f.status));
+  const text = `$(book) ${r.agent} ${groupThousands(r.injected_chars)} / ${groupThousands(total)} (${pct} %)`;
+  const lines = [`Quire: ${r.agent} · ${r.session} · ${r.channel}${r.user ? ` · ${r.user}` : ''}`,
+    `${groupThousands(r.injected_chars)} of ${groupThousands(total)} chars of the total budget (${groupThousands(r.remaining_chars)} left)`];
+  for (const f of cut) lines.push(`${f.name}: ${f.status} (${groupThousands(f.injected_chars)} of ${groupThousands(f.original_chars)} chars)`);
+  return { text, tooltip: lines.join('\n'), warning: cut.length > 0 };
+}
+
+/** decodeUserDir reverses the server's encoding of user ids into directory
+ * names (lower-case letters, digits, - _ . and %XX escapes); undefined for a
+ * name the server would not produce. */
+export function decodeUserDir(name: string): string | undefined {
+  if (!/^([a-z0-9_\-.]|%[0-9A-F]{2})+$/.test(name) || name.startsWith('.')) return undefined;
+  const bytes: number[] = [];
+  for (let i = 0; i < name.length; i++) {
+    if (name[i] === '%') {
+      bytes.push(parseInt(name.slice(i + 1, i + 3), 16));
+      i += 2;
+    } else {
+      bytes.push(name.charCodeAt(i));
+    }
+  }
+  return Buffer.from(bytes).toString('utf8');
+}
+
+/** usersIn lists the users whose directories hold files, from workspace-
+ * relative slash paths such as "agents/a/users/alice/USER.md". */
+export function usersIn(paths: string[]): string[] {
+  const users = new Set<string>();
+  for (const p of paths) {
+    const m = /(?:^|\/)users\/([^/]+)\//.exec(p);
+    const id = m && decodeUserDir(m[1]);
+    if (id) users.add(id);
+  }
+  return [...users].sort();
+}
+
+/** isQuireDocument tells whether a file belongs to an agent workspace by
+ * name: context files, agent.yaml, skills and memory. */
+export function isQuireDocument(path: string): boolean {
+  const base = path.split('/').pop() || '';
+  return base === 'agent.yaml' || base === 'SKILL.md' || /\/memory\/[^/]+\.md$/.test(path) ||
+    ['AGENTS.md', 'SOUL.md', 'TOOLS.md', 'IDENTITY.md', 'USER.md', 'USER_PREDEFINED.md', 'HEARTBEAT.md', 'BOOTSTRAP.md', 'MEMORY.md', 'memory.md'].includes(base);
+}
+
+/** debounce runs fn once calls have stopped for ms milliseconds. */
+export function debounce<A extends unknown[]>(fn: (...args: A) => void, ms: number): (...args: A) => void {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return (...args: A) => {
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => fn(...args), ms);
+  };
+}

@@ -1,0 +1,55 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  decodeUserDir, groupThousands, isQuireDocument, parsePreviewQuery, previewUri, statusText, usersIn,
+} from '../src/model';
+
+test('preview URIs carry their parameters', () => {
+  const p = { agent: 'concierge', user: 'bob@example.com', session: 'main', channel: 'group', uri: 'file:///w/SOUL.md' };
+  const u = previewUri(p);
+  assert.match(u, /^quire-prompt:\/concierge%20%C2%B7%20bob%40example\.com%20%C2%B7%20main%20%C2%B7%20group\.md\?/);
+  const query = u.slice(u.indexOf('?') + 1);
+  assert.deepEqual(parsePreviewQuery(query), p);
+});
+
+test('a bad preview query reads as no parameters', () => {
+  assert.deepEqual(parsePreviewQuery('%7Bnot json'), {});
+  assert.deepEqual(parsePreviewQuery(encodeURIComponent('{"agent": 3, "user": "a"}')), { user: 'a' });
+});
+
+test('thousands are grouped like the server does', () => {
+  for (const [n, s] of [[0, '0'], [999, '999'], [1000, '1,000'], [24000, '24,000'], [1234567, '1,234,567']] as const) {
+    assert.equal(groupThousands(n), s);
+  }
+});
+
+test('the status bar shows the total budget use and what is cut', () => {
+  const s = statusText({
+    agent: 'concierge', session: 'main', channel: 'dm', budget: { per_file: 20000, total: 24000 },
+    injected_chars: 18040, remaining_chars: 5960,
+    files: [
+      { name: 'AGENTS.md', status: 'full', injected_chars: 2000, original_chars: 2000 },
+      { name: 'SOUL.md', status: 'truncated', injected_chars: 16040, original_chars: 25000 },
+    ],
+  });
+  assert.equal(s.text, '$(book) concierge 18,040 / 24,000 (75 %)');
+  assert.match(s.tooltip, /SOUL\.md: truncated \(16,040 of 25,000 chars\)/);
+  assert.equal(s.warning, true);
+});
+
+test('user directories decode like the server encodes them', () => {
+  const cases: [string, string | undefined][] = [
+    ['alice', 'alice'], ['bob%40example.com', 'bob@example.com'], ['tg-5512093311', 'tg-5512093311'],
+    ['%C3%A9mile', 'émile'], ['Alice', undefined], ['.hidden', undefined], ['a%2', undefined],
+  ];
+  for (const [dir, id] of cases) assert.equal(decodeUserDir(dir), id, dir);
+  assert.deepEqual(usersIn(['a/users/bob%40example.com/USER.md', 'a/users/alice/SOUL.md', 'a/users/alice/USER.md', 'a/SOUL.md']),
+    ['alice', 'bob@example.com']);
+});
+
+test('Quire documents are recognised by name', () => {
+  for (const p of ['SOUL.md', 'agents/a/agent.yaml', 'a/skills/pdf/SKILL.md', 'a/memory/2026-11-21.md', 'a/users/x/USER.md']) {
+    assert.ok(isQuireDocument(p), p);
+  }
+  for (const p of ['README.md', 'docs/notes.md', 'agent.yml']) assert.ok(!isQuireDocument(p), p);
+});
