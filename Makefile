@@ -6,14 +6,14 @@ GO        ?= go
 FUZZTIME  ?= 5s
 PKGS      := ./...
 
-.PHONY: all build test check-fmt vet unit fuzz-smoke bench golden
+.PHONY: all build test check-fmt vet unit fuzz-smoke bench golden test-editors editor-tools
 
 all: build
 
 build:
 	$(GO) build -o bin/quire ./cmd/quire
 
-test: check-fmt vet unit fuzz-smoke
+test: check-fmt vet unit fuzz-smoke test-editors
 
 check-fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -40,3 +40,26 @@ bench:
 # Regenerate golden files after an intended change to prompt assembly.
 golden:
 	$(GO) test ./prompt/... ./cmd/... -update
+
+# Editor integrations against a real language server: the VS Code extension
+# type-checks, bundles, passes its unit tests and packages; a scripted Node
+# client and headless Neovim (Debian's neovim, installed here when missing)
+# drive the server. QUIRE_LSP is the server command.
+QUIRE_LSP ?= $(CURDIR)/bin/quire-lsp
+VSCODE    := editors/vscode
+
+test-editors: editor-tools $(VSCODE)/node_modules/.installed
+	$(GO) build -o bin/quire-lsp ./cmd/quire-lsp
+	cd $(VSCODE) && npm run --silent typecheck && npm run --silent bundle -- --log-level=warning && npm test && npm run --silent package
+	cd $(VSCODE) && QUIRE_LSP="$(QUIRE_LSP)" npm run --silent client-test
+	QUIRE_LSP="$(QUIRE_LSP)" nvim --headless -u NONE -i NONE --cmd 'set rtp+=editors/nvim' -c 'luafile editors/nvim/test/headless.lua'
+
+editor-tools:
+	@command -v nvim >/dev/null 2>&1 || { \
+	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq neovim >/dev/null; }
+	@command -v npm >/dev/null 2>&1 || { echo "test-editors needs Node 20 and npm"; exit 1; }
+
+$(VSCODE)/node_modules/.installed: $(VSCODE)/package-lock.json
+	cd $(VSCODE) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@

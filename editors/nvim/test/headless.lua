@@ -1,0 +1,99 @@
+-- Headless test of the plugin against a real `quire lsp`:
+--   QUIRE_LSP="bin/quire lsp" nvim --headless -u NONE -i NONE \
+--     --cmd 'set rtp+=editors/nvim' -c 'luafile editors/nvim/test/headless.lua'
+-- Exits 0 when every check passes, 1 otherwise.
+local passed, failed = 0, 0
+
+local function check(ok, what)
+  if ok then
+    passed = passed + 1
+  else
+    failed = failed + 1
+    io.stderr:write('FAIL: ' .. what .. '\n')
+  end
+end
+
+local function finish()
+  io.stdout:write(string.format('nvim: %d passed, %d failed\n', passed, failed))
+  if failed > 0 then
+    vim.cmd('cquit 1')
+  end
+  -- Stop the client cleanly (shutdown, exit) before quitting.
+  for _, c in pairs(vim.lsp.get_active_clients and vim.lsp.get_active_clients() or vim.lsp.get_clients()) do
+    c.stop()
+  end
+  vim.wait(3000, function()
+    return #(vim.lsp.get_active_clients and vim.lsp.get_active_clients() or vim.lsp.get_clients()) == 0
+  end, 50)
+  vim.cmd('qall!')
+end
+
+local ok, err = pcall(function()
+  vim.cmd('filetype on')
+  local root = vim.fn.tempname()
+  vim.fn.mkdir(root, 'p')
+  local function write(name, text)
+    local f = assert(io.open(root .. '/' .. name, 'w'))
+    f:write(text)
+    f:close()
+  end
+  write('AGENTS.md', '# Agents\nBe brief.\n')
+  local line = 'Plain words about the soul, ação and 😀 emoji.\n' -- 46 code points
+  local soul = {}
+  local chars = 0
+  while chars + 46 <= 25000 do
+    soul[#soul + 1] = line
+    chars = chars + 46
+  end
+  soul[#soul + 1] = string.rep('x', 25000 - chars)
+  write('SOUL.md', table.concat(soul))
+
+  local cmd = vim.split(os.getenv('QUIRE_LSP') or 'quire lsp', ' ', { trimempty = true })
+  require('quire').setup({ cmd = cmd })
+  check(vim.fn.exists(':QuirePreview') == 2, ':QuirePreview exists')
+
+  vim.cmd('edit ' .. vim.fn.fnameescape(root .. '/SOUL.md'))
+  local buf = vim.api.nvim_get_current_buf()
+  check(vim.bo[buf].filetype == 'markdown', 'SOUL.md is markdown')
+
+  local got = vim.wait(15000, function()
+    return #vim.diagnostic.get(buf) > 0
+  end, 50)
+  check(got, 'diagnostics arrive')
+  local diags = vim.diagnostic.get(buf)
+  check(#diags == 1, 'one diagnostic for the over-budget SOUL.md, got ' .. #diags)
+  if diags[1] then
+    check(diags[1].message:find('25,000 chars', 1, true) ~= nil, 'the diagnostic has the numbers: ' .. diags[1].message)
+    check(diags[1].lnum > 0 and diags[1].end_lnum > diags[1].lnum, 'the diagnostic covers the cut lines')
+  end
+
+  vim.cmd('QuirePreview main dm')
+  local preview
+  vim.wait(10000, function()
+    for _, b in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_get_name(b):find('^quire://') and vim.api.nvim_buf_line_count(b) > 1 then
+        preview = b
+        return true
+      end
+    end
+    return false
+  end, 50)
+  check(preview ~= nil, 'the preview buffer opens')
+  if preview then
+    local text = table.concat(vim.api.nvim_buf_get_lines(preview, 0, -1, false), '\n')
+    check(text:find('[...truncated, read SOUL.md for full content...]', 1, true) ~= nil, 'the preview shows the truncated SOUL.md')
+    check(vim.bo[preview].buftype == 'nofile' and not vim.bo[preview].modifiable, 'the preview is a read-only scratch buffer')
+  end
+
+  -- Shorten SOUL.md in the buffer: the diagnostic is cleared.
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, { '# Soul', 'Short now.' })
+  local cleared = vim.wait(10000, function()
+    return #vim.diagnostic.get(buf) == 0
+  end, 50)
+  check(cleared, 'the diagnostic clears after the edit')
+end)
+if not ok then
+  failed = failed + 1
+  io.stderr:write('ERROR: ' .. tostring(err) .. '\n')
+end
+finish()
