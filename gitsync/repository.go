@@ -78,7 +78,7 @@ func (r *Repository) withStore(fn func(storer.EncodedObjectStorer) error) error 
 }
 
 func isNotFound(err error) bool {
-	return errors.Is(err, plumbing.ErrObjectNotFound) || errors.Is(err, object.ErrFileNotFound) || errors.Is(err, object.ErrDirectoryNotFound) || errors.Is(err, object.ErrEntryNotFound)
+	return errors.Is(err, plumbing.ErrObjectNotFound) || errors.Is(err, plumbing.ErrReferenceNotFound) || errors.Is(err, object.ErrFileNotFound) || errors.Is(err, object.ErrDirectoryNotFound) || errors.Is(err, object.ErrEntryNotFound)
 }
 
 // Resolve resolves a revision (HEAD, a branch or tag name, a full ref
