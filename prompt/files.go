@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/bits"
 	"path"
 	"strings"
 	"unicode/utf8"
@@ -140,15 +141,26 @@ func completeText(b []byte) *text {
 }
 
 // countChars counts code points in valid UTF-8 and reports whether s is
-// pure ASCII.
+// pure ASCII. It looks at eight bytes at a time: a code point starts at
+// every byte that is not a continuation byte (10xxxxxx).
 func countChars(s string) (int, bool) {
-	n := 0
-	for i := 0; i < len(s); i++ {
-		if s[i]&0xC0 != 0x80 {
-			n++
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	cont, high := 0, uint64(0)
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		high |= w & hi
+		// A continuation byte has bit 7 set and bit 6 clear.
+		cont += bits.OnesCount64((w & hi) >> 7 & (^w >> 6) & lo)
+	}
+	for ; i < len(s); i++ {
+		high |= uint64(s[i] & 0x80)
+		if s[i]&0xC0 == 0x80 {
+			cont++
 		}
 	}
-	return n, n == len(s)
+	return len(s) - cont, high == 0
 }
 
 // replaceInvalid returns b with every byte that is not part of a valid

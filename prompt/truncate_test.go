@@ -235,3 +235,24 @@ func FuzzTruncate(f *testing.F) {
 		checkTruncation(t, "F.md", content, limit, out1, t1)
 	})
 }
+
+func TestCountChars(t *testing.T) {
+	for _, s := range []string{"", "a", "abcdefgh", "abcdefghi", "é", "日本語🐟é and more ascii text here", strings.Repeat("🐟x", 17), "\u0080\u07ff\u0800\uffff\U00010000"} {
+		n, ascii := countChars(s)
+		if n != utf8.RuneCountInString(s) || ascii != (n == len(s)) {
+			t.Errorf("countChars(%q) = %d, %v; want %d", s, n, ascii, utf8.RuneCountInString(s))
+		}
+	}
+}
+
+func FuzzCountChars(f *testing.F) {
+	f.Add("héllo wörld 🐟")
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) {
+			return
+		}
+		if n, _ := countChars(s); n != utf8.RuneCountInString(s) {
+			t.Fatalf("countChars = %d, want %d", n, utf8.RuneCountInString(s))
+		}
+	})
+}
