@@ -45,11 +45,11 @@ golden:
 # type-checks, bundles, passes its unit tests and packages; a scripted Node
 # client and headless Neovim (Debian's neovim, installed here when missing)
 # drive the server. QUIRE_LSP is the server command.
-QUIRE_LSP ?= $(CURDIR)/bin/quire-lsp
+QUIRE_LSP ?= $(CURDIR)/bin/quire lsp
 VSCODE    := editors/vscode
 
 test-editors: editor-tools $(VSCODE)/node_modules/.installed
-	$(GO) build -o bin/quire-lsp ./cmd/quire-lsp
+	$(GO) build -o bin/quire ./cmd/quire
 	cd $(VSCODE) && npm run --silent typecheck && npm run --silent bundle -- --log-level=warning && npm test && npm run --silent package
 	cd $(VSCODE) && QUIRE_LSP="$(QUIRE_LSP)" npm run --silent client-test
 	QUIRE_LSP="$(QUIRE_LSP)" nvim --headless -u NONE -i NONE --cmd 'set rtp+=editors/nvim' -c 'luafile editors/nvim/test/headless.lua'

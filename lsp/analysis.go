@@ -22,8 +22,11 @@ type analysis struct {
 // analyses keeps the analysis of the current snapshot.
 type analyses struct {
 	tokens *prompt.TokenCounter // shared: unchanged files are never re-tokenised
-	mu     sync.Mutex
-	last   *analysis
+	// rootName names the agent at the root of a workspace without
+	// agent.yaml: the root directory's name, as `quire prompt` does.
+	rootName string
+	mu       sync.Mutex
+	last     *analysis
 }
 
 // of returns the analysis of fsys, opening the workspace on first use.
@@ -33,7 +36,7 @@ func (c *analyses) of(fsys *overlay) *analysis {
 	if c.last != nil && c.last.fsys == fsys {
 		return c.last
 	}
-	ws, err := prompt.Open(fsys, prompt.Options{Tokens: c.tokens})
+	ws, err := prompt.Open(fsys, prompt.Options{Tokens: c.tokens, RootName: c.rootName})
 	c.last = &analysis{fsys: fsys, ws: ws, err: err}
 	return c.last
 }

@@ -40,7 +40,7 @@ func TestCodeLensHoverAndInlayHints(t *testing.T) {
 		t.Errorf("lens = %+v", lenses[0])
 	}
 	var args PreviewArgs
-	if err := json.Unmarshal(lenses[0].Command.Arguments[0], &args); err != nil || args.Agent != "default" || args.Session != "main" {
+	if err := json.Unmarshal(lenses[0].Command.Arguments[0], &args); err != nil || args.Agent != filepath.Base(root) || args.Session != "main" {
 		t.Errorf("lens arguments = %s (%v)", lenses[0].Command.Arguments[0], err)
 	}
 

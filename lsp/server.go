@@ -45,8 +45,45 @@ var ErrExitWithoutShutdown = errors.New("lsp: exit without shutdown")
 // defaultDebounce is the quiet time before diagnostics are recomputed.
 const defaultDebounce = 200 * time.Millisecond
 
-// closeGrace is how long Serve waits for the stream to close after exit.
+// closeGrace is how long Serve waits for the stream to close after exit,
+// and at most for pending requests to be answered.
 const closeGrace = 500 * time.Millisecond
+
+// replyGrace covers the moment between a handler's return and its reply
+// being written, which jsonrpc2 does not let a server observe.
+const replyGrace = 20 * time.Millisecond
+
+// drain waits (at most closeGrace) until every request received so far is
+// answered. Once the stream is closing or has ended, jsonrpc2 refuses to
+// write, so replies must go out before.
+func (s *server) drain() {
+	done := make(chan struct{})
+	go func() {
+		s.calls.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		time.Sleep(replyGrace)
+	case <-time.After(closeGrace):
+	}
+}
+
+// drainingStream delays the end of the input until the requests already
+// read are answered: a client that writes its last requests and closes its
+// end of the pipe still gets its replies.
+type drainingStream struct {
+	io.ReadWriteCloser
+	s *server
+}
+
+func (d drainingStream) Read(p []byte) (int, error) {
+	n, err := d.ReadWriteCloser.Read(p)
+	if errors.Is(err, io.EOF) && n == 0 {
+		d.s.drain()
+	}
+	return n, err
+}
 
 // Serve runs one language server session over rwc (stdin and stdout for
 // `quire lsp`) until the client sends exit, the stream ends or ctx is
@@ -61,7 +98,7 @@ func (s *server) serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	conn := jsonrpc2.NewConn(jsonrpc2.NewStream(rwc), jsonrpc2.WithCodec(codec{}))
+	conn := jsonrpc2.NewConn(jsonrpc2.NewStream(drainingStream{rwc, s}), jsonrpc2.WithCodec(codec{}))
 	s.client = protocol.ClientDispatcher(conn)
 	conn.Go(ctx, protocol.CancelHandler(s.handler(protocol.ServerHandler(s, nil))))
 
@@ -72,6 +109,8 @@ func (s *server) serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	case <-conn.Done():
 	case <-ctx.Done():
 	}
+	// Answer every request the client sent before exit, then close.
+	s.drain()
 	cancel()
 	// Closing the stream does not interrupt a read blocked on a process's
 	// stdin, and clients keep stdin open until the server has exited: wait
@@ -113,6 +152,8 @@ type server struct {
 	dirty    chan struct{} // size one: a burst of changes collapses into one
 	exited   chan struct{}
 	exitOnce sync.Once
+	inflight sync.WaitGroup // requests being answered, shutdown aside
+	calls    sync.WaitGroup // requests being answered
 
 	mu          sync.Mutex
 	root        string // absolute workspace directory; "" until initialize
@@ -170,6 +211,16 @@ func (s *server) handler(next jsonrpc2.Handler) jsonrpc2.Handler {
 	return func(ctx context.Context, req *jsonrpc2.Request) (result any, err error) {
 		call := req.IsCall()
 		if call {
+			s.calls.Add(1)
+			defer s.calls.Done()
+		}
+		if call && req.Method() != protocol.MethodShutdown {
+			// Counted on the read loop, so that shutdown, which arrives
+			// later on the wire, waits for every request before it.
+			s.inflight.Add(1)
+			defer s.inflight.Done()
+		}
+		if call {
 			// Every call is detached, refused ones too: jsonrpc2 v1.0.1
 			// recycles the context of a call answered synchronously while
 			// the goroutine that protocol.CancelHandler's WithCancel started
@@ -222,6 +273,10 @@ func (s *server) setRoot(dir string) {
 	}
 	s.root = abs
 	s.snap = newOverlay(os.DirFS(abs))
+	s.analyses.mu.Lock()
+	s.analyses.rootName = filepath.Base(abs)
+	s.analyses.last = nil
+	s.analyses.mu.Unlock()
 }
 
 // Initialize implements protocol.Server.
@@ -316,6 +371,16 @@ func (s *server) stopWatching() {
 
 // Shutdown implements protocol.Server.
 func (s *server) Shutdown(ctx context.Context) error {
+	// Answer what the client asked before shutdown first.
+	done := make(chan struct{})
+	go func() {
+		s.inflight.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
 	s.mu.Lock()
 	s.shutdown = true
 	s.mu.Unlock()
