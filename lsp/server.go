@@ -42,18 +42,24 @@ type Options struct {
 // with status 1, as the protocol asks.
 var ErrExitWithoutShutdown = errors.New("lsp: exit without shutdown")
 
+// errDropped marks a message the server ignores.
+var errDropped = errors.New("dropped")
+
 // defaultDebounce is the quiet time before diagnostics are recomputed.
 const defaultDebounce = 200 * time.Millisecond
 
-// closeGrace is how long Serve waits for the stream to close after exit,
-// and at most for pending requests to be answered.
+// closeGrace is how long Serve waits for the stream to close after exit.
 const closeGrace = 500 * time.Millisecond
+
+// drainLimit bounds the wait for pending requests to be answered at the end
+// of a session (the first assembly loads the tokenizer, which takes a while).
+const drainLimit = 5 * time.Second
 
 // replyGrace covers the moment between a handler's return and its reply
 // being written, which jsonrpc2 does not let a server observe.
 const replyGrace = 20 * time.Millisecond
 
-// drain waits (at most closeGrace) until every request received so far is
+// drain waits (at most drainLimit) until every request received so far is
 // answered. Once the stream is closing or has ended, jsonrpc2 refuses to
 // write, so replies must go out before.
 func (s *server) drain() {
@@ -65,7 +71,7 @@ func (s *server) drain() {
 	select {
 	case <-done:
 		time.Sleep(replyGrace)
-	case <-time.After(closeGrace):
+	case <-time.After(drainLimit):
 	}
 }
 
@@ -152,6 +158,7 @@ type server struct {
 	dirty    chan struct{} // size one: a burst of changes collapses into one
 	exited   chan struct{}
 	exitOnce sync.Once
+	initDone chan struct{}  // closed when initialize has set the session up
 	inflight sync.WaitGroup // requests being answered, shutdown aside
 	calls    sync.WaitGroup // requests being answered
 
@@ -191,6 +198,7 @@ func newServer(opts Options) *server {
 		watch:     opts.Watch,
 		dirty:     make(chan struct{}, 1),
 		exited:    make(chan struct{}),
+		initDone:  make(chan struct{}),
 		docs:      map[uri.URI]*document{},
 		published: map[uri.URI][]protocol.Diagnostic{},
 		analyses:  analyses{tokens: prompt.NewTokenCounter()},
@@ -229,7 +237,19 @@ func (s *server) handler(next jsonrpc2.Handler) jsonrpc2.Handler {
 		}
 		method := strings.Clone(req.Method())
 		if refusal := s.refuse(method, call); refusal != nil {
+			if refusal == errDropped {
+				return nil, nil
+			}
 			return nil, refusal
+		}
+		if method != protocol.MethodInitialize && method != protocol.MethodExit {
+			// initialize runs concurrently like every request; what the
+			// client sends after it waits until it has set the session up.
+			select {
+			case <-s.initDone:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
 		}
 		defer func() {
 			if r := recover(); r != nil {
@@ -256,8 +276,15 @@ func (s *server) refuse(method string, call bool) error {
 		return nil
 	case s.shutdown && call:
 		return jsonrpc2.NewError(jsonrpc2.InvalidRequest, "quire lsp: server is shut down")
-	case !s.initialized && method != protocol.MethodInitialize && call:
+	case method == protocol.MethodInitialize:
+		if s.initialized {
+			return jsonrpc2.NewError(jsonrpc2.InvalidRequest, "quire lsp: initialize was already sent")
+		}
+		s.initialized = true // on the read loop: later messages see it
+	case !s.initialized && call:
 		return jsonrpc2.NewError(jsonrpc2.ServerNotInitialized, "quire lsp: server not initialized")
+	case !s.initialized:
+		return errDropped // a notification before initialize is dropped
 	}
 	return nil
 }
@@ -285,9 +312,9 @@ func (s *server) Initialize(ctx context.Context, params *protocol.InitializePara
 	if s.root == "" {
 		s.setRoot(rootFromParams(params))
 	}
-	s.initialized = true
 	root := s.root
 	s.mu.Unlock()
+	defer close(s.initDone)
 	s.log.Info("initialize", "root", root, "client", params.ClientInfo.Name)
 
 	full := protocol.TextDocumentSyncKindFull
