@@ -17,7 +17,9 @@ import (
 // clamped or dropped by the total budget with the files that used it up,
 // reject-policy violations, and the problems of agent.yaml. The total
 // budget couples the files, so a change to one re-diagnoses them all.
-func budgetDiagnostics(a *analysis, v view, now time.Time) map[string][]protocol.Diagnostic {
+//
+// check, when not nil, lints each such agent's other files (skills).
+func budgetDiagnostics(a *analysis, v view, now time.Time, check func(fs.FS, string) []prompt.Problem) map[string][]protocol.Diagnostic {
 	out := map[string][]protocol.Diagnostic{}
 	if a.ws == nil {
 		return out
@@ -47,6 +49,18 @@ func budgetDiagnostics(a *analysis, v view, now time.Time) map[string][]protocol
 		}
 	}
 	sort.Strings(paths)
+	if check != nil {
+		checked := map[string]bool{}
+		for _, p := range paths {
+			if pl, ok := a.locate(p); ok && !checked[pl.agent.Dir] {
+				checked[pl.agent.Dir] = true
+				for _, pr := range check(v.fsys, pl.agent.Dir) {
+					out[pr.Path] = append(out[pr.Path], problemDiagnostic(mapperOf(pr.Path), pr))
+				}
+			}
+		}
+	}
+
 	type reqKey struct{ agent, user, room string }
 	done := map[reqKey]bool{}
 	covered := map[string]bool{}

@@ -1,11 +1,16 @@
 package lsp
 
 import (
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"go.lsp.dev/protocol"
+
+	"github.com/quirehq/quire/prompt"
 )
 
 // longText is n code points of Markdown in lines of mixed widths (ASCII,
@@ -144,5 +149,44 @@ func TestAgentYAMLProblemsHaveTheirLine(t *testing.T) {
 	s.change("agent.yaml", 2, "name: a\n")
 	if diags := s.diagnostics("agent.yaml"); len(diags) != 0 {
 		t.Errorf("after the fix: %+v", diags)
+	}
+}
+
+// A change on disk (git checkout, another tool) to a file that is not open
+// re-diagnoses the open ones: the server watches the workspace itself.
+func TestDiskChangeUpdatesDiagnostics(t *testing.T) {
+	root := writeFiles(t, map[string]string{"AGENTS.md": "# Agents\n", "SOUL.md": "x\n"})
+	s := startSessionWith(t, root, Options{Watch: true})
+	s.open("SOUL.md", longText(20000))
+	s.quiet()
+	if err := os.WriteFile(filepath.Join(root, "AGENTS.md"), []byte(longText(10000)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	diags := s.diagnostics("SOUL.md")
+	if len(diags) != 1 || !strings.Contains(string(diags[0].Message.(protocol.String)), "AGENTS.md used 10,000 chars") {
+		t.Fatalf("after AGENTS.md changed on disk: %+v", diags)
+	}
+	// AGENTS.md itself is not open, but its diagnostics are published too
+	// when it has some; here it has none.
+}
+
+// The agent lint seam (skills.CheckAgent in `quire lsp`): its problems are
+// placed on their lines in the editor's view of the files.
+func TestCheckAgentProblemsBecomeDiagnostics(t *testing.T) {
+	root := writeFiles(t, map[string]string{"agent.yaml": "name: a\n", "skills/pdf/SKILL.md": "---\nname: PDF\n---\n"})
+	var sawBuffer bool
+	check := func(fsys fs.FS, agentDir string) []prompt.Problem {
+		data, _ := fs.ReadFile(fsys, "skills/pdf/SKILL.md")
+		sawBuffer = strings.Contains(string(data), "description")
+		return []prompt.Problem{{Path: "skills/pdf/SKILL.md", Line: 2, Column: 7, Severity: prompt.SeverityError, Code: "skill-name", Message: "name must be lower case"}}
+	}
+	s := startSessionWith(t, root, Options{CheckAgent: check})
+	s.open("skills/pdf/SKILL.md", "---\nname: PDF\ndescription: x\n---\n")
+	diags := s.diagnostics("skills/pdf/SKILL.md")
+	if len(diags) != 1 || diags[0].Range.Start != (protocol.Position{Line: 1, Character: 6}) || diags[0].Range.End != (protocol.Position{Line: 1, Character: 9}) {
+		t.Fatalf("diagnostics = %+v", diags)
+	}
+	if !sawBuffer {
+		t.Error("the lint read the disk, not the editor's buffer")
 	}
 }

@@ -92,7 +92,7 @@ func (s *server) diagnose(v view) map[uri.URI][]protocol.Diagnostic {
 		byPath[doc.path] = u
 		out[u] = append(out[u], invalidUTF8(v.fsys.disk, doc.path, doc.text)...)
 	}
-	for p, diags := range budgetDiagnostics(s.analyses.of(v.fsys), v, s.now()) {
+	for p, diags := range budgetDiagnostics(s.analyses.of(v.fsys), v, s.now(), s.checkAgent) {
 		u, ok := byPath[p]
 		if !ok {
 			u = uri.File(filepath.Join(v.root, filepath.FromSlash(p)))

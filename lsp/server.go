@@ -35,6 +35,11 @@ type Options struct {
 	// Watch enables watching the workspace on disk (fsnotify) for changes
 	// made outside the editor. The `quire lsp` command turns it on.
 	Watch bool
+	// CheckAgent, when set, lints an agent's other files (SKILL.md front
+	// matter, shadowed skills) in the editor's view of the workspace; its
+	// problems become diagnostics like agent.yaml's. `quire lsp` passes
+	// skills.CheckAgent.
+	CheckAgent func(fsys fs.FS, agentDir string) []prompt.Problem
 }
 
 // ErrExitWithoutShutdown is returned by Serve when the client sent exit (or
@@ -171,8 +176,9 @@ type server struct {
 	shutdown    bool
 	watcher     *watcher
 
-	analyses analyses
-	now      func() time.Time // the clock; daily logs depend on the date
+	analyses   analyses
+	now        func() time.Time // the clock; daily logs depend on the date
+	checkAgent func(fsys fs.FS, agentDir string) []prompt.Problem
 }
 
 // document is an open editor buffer.
@@ -193,16 +199,17 @@ func newServer(opts Options) *server {
 		d = defaultDebounce
 	}
 	s := &server{
-		log:       log,
-		debounce:  d,
-		watch:     opts.Watch,
-		dirty:     make(chan struct{}, 1),
-		exited:    make(chan struct{}),
-		initDone:  make(chan struct{}),
-		docs:      map[uri.URI]*document{},
-		published: map[uri.URI][]protocol.Diagnostic{},
-		analyses:  analyses{tokens: prompt.NewTokenCounter()},
-		now:       time.Now,
+		log:        log,
+		debounce:   d,
+		watch:      opts.Watch,
+		dirty:      make(chan struct{}, 1),
+		exited:     make(chan struct{}),
+		initDone:   make(chan struct{}),
+		docs:       map[uri.URI]*document{},
+		published:  map[uri.URI][]protocol.Diagnostic{},
+		analyses:   analyses{tokens: prompt.NewTokenCounter()},
+		now:        time.Now,
+		checkAgent: opts.CheckAgent,
 	}
 	if opts.Root != "" {
 		s.setRoot(opts.Root)

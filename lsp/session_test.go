@@ -50,10 +50,18 @@ func (s *session) serverState(t *testing.T) *server { return s.srv }
 // root, and initializes it.
 func startSession(t *testing.T, root string) *session {
 	t.Helper()
+	return startSessionWith(t, root, Options{})
+}
+
+// startSessionWith is startSession with options (the debounce and logger
+// are the test's).
+func startSessionWith(t *testing.T, root string, opts Options) *session {
+	t.Helper()
 	sc, cc := net.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &session{t: t, root: root, client: &testClient{diags: make(chan *protocol.PublishDiagnosticsParams, 100)}, done: make(chan error, 1)}
-	s.srv = newServer(Options{Debounce: 5 * time.Millisecond, Logger: testLogger()})
+	opts.Debounce, opts.Logger = 5*time.Millisecond, testLogger()
+	s.srv = newServer(opts)
 	go func() { s.done <- s.srv.serve(ctx, sc) }()
 	conn := jsonrpc2.NewConn(jsonrpc2.NewStream(cc), jsonrpc2.WithCodec(codec{}))
 	conn.Go(ctx, protocol.ClientHandler(s.client, jsonrpc2.MethodNotFoundHandler))
