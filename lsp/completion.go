@@ -2,9 +2,12 @@ package lsp
 
 import (
 	"path"
+	"sort"
 	"strings"
 
 	"go.lsp.dev/protocol"
+
+	"github.com/quirehq/quire/prompt"
 )
 
 // yamlKey is a key offered by completion, with what it means.
@@ -13,29 +16,12 @@ type yamlKey struct {
 	block     bool // the value is a nested mapping or list
 }
 
-// agentKeys are the keys of agent.yaml (spec: behavior.md §1); budgetKeys
-// those under `budget:`.
+// agentKeys are the keys of agent.yaml and budgetKeys those under
+// `budget:`, from the prompt package's own list; skillKeys are SKILL.md's
+// front-matter keys.
 var (
-	agentKeys = []yamlKey{
-		{"name", "The agent's name (defaults to its directory).", false},
-		{"type", "`predefined` (default: context files shared, USER.md and BOOTSTRAP.md per user) or `open` (every context file per user).", false},
-		{"budget", "Character budgets: per_file, total, min_file, head_ratio, tail_ratio.", true},
-		{"policy", "`truncate` (default) or `reject`: refuse a push that makes a context file exceed its per-file budget.", false},
-		{"order", "The order in which context files are charged against the total budget.", true},
-		{"skills", "Allow list of skills: absent = all, `[]` = none.", true},
-		{"identity", "The first line of the system prompt.", false},
-		{"write_limit_bytes", "Largest write through the API, in bytes (default 16384).", false},
-		{"daily_log_retention_days", "Days of memory/YYYY-MM-DD.md kept (default 30, 0 = keep all).", false},
-		{"timezone", "IANA time zone for daily logs, e.g. Europe/Berlin.", false},
-	}
-	budgetKeys = []yamlKey{
-		{"per_file", "Characters (code points) one context file may inject (default 20000).", false},
-		{"total", "Characters all context files together may inject (default 24000).", false},
-		{"min_file", "Below this remaining total budget, later files are dropped (default 64).", false},
-		{"head_ratio", "Share of a truncated file kept from its start (default 0.7).", false},
-		{"tail_ratio", "Share of a truncated file kept from its end (default 0.2).", false},
-	}
-	skillKeys = []yamlKey{
+	agentKeys, budgetKeys = configKeys()
+	skillKeys             = []yamlKey{
 		{"name", "The skill's name: at most 64 chars of a-z, 0-9 and -, equal to its directory.", false},
 		{"description", "What the skill does and when to use it (at most 1,024 chars); the model sees it.", false},
 		{"metadata", "Free-form metadata.", true},
@@ -116,4 +102,22 @@ func parentKey(before string, indent int) string {
 		}
 	}
 	return ""
+}
+
+// blockKeys are agent.yaml keys whose value is a mapping or a list.
+var blockKeys = map[string]bool{"budget": true, "order": true, "skills": true}
+
+// configKeys splits prompt.ConfigKeys into top-level and budget keys,
+// sorted by name.
+func configKeys() (top, budget []yamlKey) {
+	for k, doc := range prompt.ConfigKeys() {
+		if sub, ok := strings.CutPrefix(k, "budget."); ok {
+			budget = append(budget, yamlKey{name: sub, doc: doc})
+			continue
+		}
+		top = append(top, yamlKey{name: k, doc: doc, block: blockKeys[k]})
+	}
+	sort.Slice(top, func(i, j int) bool { return top[i].name < top[j].name })
+	sort.Slice(budget, func(i, j int) bool { return budget[i].name < budget[j].name })
+	return top, budget
 }

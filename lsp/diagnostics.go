@@ -60,6 +60,7 @@ func (s *server) publishDiagnostics(ctx context.Context, next map[uri.URI][]prot
 			updates = append(updates, update{u, []protocol.Diagnostic{}})
 		}
 	}
+	lensRefresh, hintRefresh := s.lensRefresh && len(updates) > 0, s.hintRefresh && len(updates) > 0
 	s.mu.Unlock()
 	sort.Slice(updates, func(i, j int) bool { return updates[i].uri < updates[j].uri })
 	for _, up := range updates {
@@ -69,6 +70,18 @@ func (s *server) publishDiagnostics(ctx context.Context, next map[uri.URI][]prot
 		err := s.client.PublishDiagnostics(ctx, &protocol.PublishDiagnosticsParams{URI: up.uri, Diagnostics: up.diags})
 		if err != nil {
 			s.log.Warn("publish diagnostics", "uri", up.uri, "err", err)
+		}
+	}
+	// The budget couples the files: an edit to one changes the code lens
+	// and inlay hints of the others, which clients only re-ask when told.
+	if lensRefresh {
+		if err := s.client.CodeLensRefresh(ctx); err != nil {
+			s.log.Debug("code lens refresh", "err", err)
+		}
+	}
+	if hintRefresh {
+		if err := s.client.InlayHintRefresh(ctx); err != nil {
+			s.log.Debug("inlay hint refresh", "err", err)
 		}
 	}
 }

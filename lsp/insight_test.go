@@ -147,3 +147,26 @@ func TestPreviewEqualsAssembleByteForByte(t *testing.T) {
 		t.Error("an unknown command succeeded")
 	}
 }
+
+// The budget couples files: after an edit to AGENTS.md, the server asks
+// the client to re-fetch SOUL.md's code lens and inlay hints.
+func TestLensAndHintRefreshAfterChange(t *testing.T) {
+	root := writeFiles(t, map[string]string{"AGENTS.md": "# Agents\n", "SOUL.md": "x\n"})
+	yes := true
+	caps := protocol.ClientCapabilities{Workspace: &protocol.WorkspaceClientCapabilities{
+		CodeLens:  &protocol.CodeLensWorkspaceClientCapabilities{RefreshSupport: &yes},
+		InlayHint: &protocol.InlayHintWorkspaceClientCapabilities{RefreshSupport: &yes},
+	}}
+	s := startSessionCaps(t, root, Options{}, caps)
+	s.open("SOUL.md", longText(25000))
+	s.diagnostics("SOUL.md")
+	got := map[string]bool{}
+	for len(got) < 2 {
+		select {
+		case what := <-s.client.refreshes:
+			got[what] = true
+		case <-time.After(5 * time.Second):
+			t.Fatalf("refreshes asked: %v, want codeLens and inlayHint", got)
+		}
+	}
+}

@@ -174,6 +174,8 @@ type server struct {
 	published   map[uri.URI][]protocol.Diagnostic
 	initialized bool
 	shutdown    bool
+	lensRefresh bool // the client re-asks for code lenses when told
+	hintRefresh bool // the same for inlay hints
 	watcher     *watcher
 
 	analyses   analyses
@@ -318,6 +320,10 @@ func (s *server) Initialize(ctx context.Context, params *protocol.InitializePara
 	s.mu.Lock()
 	if s.root == "" {
 		s.setRoot(rootFromParams(params))
+	}
+	if ws := params.Capabilities.Workspace; ws != nil {
+		s.lensRefresh = ws.CodeLens != nil && ws.CodeLens.RefreshSupport != nil && *ws.CodeLens.RefreshSupport
+		s.hintRefresh = ws.InlayHint != nil && ws.InlayHint.RefreshSupport != nil && *ws.InlayHint.RefreshSupport
 	}
 	root := s.root
 	s.mu.Unlock()

@@ -20,7 +20,26 @@ import (
 // diagnostics the server publishes, in order.
 type testClient struct {
 	protocol.UnimplementedClient
-	diags chan *protocol.PublishDiagnosticsParams
+	diags     chan *protocol.PublishDiagnosticsParams
+	refreshes chan string
+}
+
+// CodeLensRefresh and InlayHintRefresh record that the server asked.
+func (c *testClient) CodeLensRefresh(ctx context.Context) error {
+	c.refresh("codeLens")
+	return nil
+}
+
+func (c *testClient) InlayHintRefresh(ctx context.Context) error {
+	c.refresh("inlayHint")
+	return nil
+}
+
+func (c *testClient) refresh(what string) {
+	select {
+	case c.refreshes <- what:
+	default:
+	}
 }
 
 func (c *testClient) PublishDiagnostics(ctx context.Context, p *protocol.PublishDiagnosticsParams) error {
@@ -57,9 +76,15 @@ func startSession(t *testing.T, root string) *session {
 // are the test's).
 func startSessionWith(t *testing.T, root string, opts Options) *session {
 	t.Helper()
+	return startSessionCaps(t, root, opts, protocol.ClientCapabilities{})
+}
+
+// startSessionCaps is startSessionWith for a client with capabilities.
+func startSessionCaps(t *testing.T, root string, opts Options, caps protocol.ClientCapabilities) *session {
+	t.Helper()
 	sc, cc := net.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &session{t: t, root: root, client: &testClient{diags: make(chan *protocol.PublishDiagnosticsParams, 100)}, done: make(chan error, 1)}
+	s := &session{t: t, root: root, client: &testClient{diags: make(chan *protocol.PublishDiagnosticsParams, 100), refreshes: make(chan string, 10)}, done: make(chan error, 1)}
 	opts.Debounce, opts.Logger = 5*time.Millisecond, testLogger()
 	s.srv = newServer(opts)
 	go func() { s.done <- s.srv.serve(ctx, sc) }()
@@ -76,7 +101,7 @@ func startSessionWith(t *testing.T, root string, opts Options) *session {
 		}
 	})
 	rootURI := uri.File(root)
-	_, err := s.server.Initialize(ctx, &protocol.InitializeParams{RootURI: &rootURI})
+	_, err := s.server.Initialize(ctx, &protocol.InitializeParams{RootURI: &rootURI, Capabilities: caps})
 	if err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
