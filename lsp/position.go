@@ -37,13 +37,11 @@ func (m *mapper) lineCount() int { return len(m.lineStarts) }
 
 // lineEnd is the byte offset just past the content of line (before "\r\n" or "\n").
 func (m *mapper) lineEnd(line int) int {
-	end := len(m.text)
-	if line+1 < len(m.lineStarts) {
-		end = m.lineStarts[line+1] - 1 // the "\n"
-		if end > m.lineStarts[line] && m.text[end-1] == '\r' {
-			end--
-		}
-	} else if end > m.lineStarts[line] && m.text[end-1] == '\r' {
+	if line+1 >= len(m.lineStarts) {
+		return len(m.text) // the last line has no line break
+	}
+	end := m.lineStarts[line+1] - 1 // the "\n"
+	if end > m.lineStarts[line] && m.text[end-1] == '\r' {
 		end--
 	}
 	return end
@@ -60,6 +58,9 @@ func (m *mapper) position(off int) protocol.Position {
 	}
 	line := sort.Search(len(m.lineStarts), func(i int) bool { return m.lineStarts[i] > off }) - 1
 	start := m.lineStarts[line]
+	if end := m.lineEnd(line); off > end {
+		off = end // between "\r" and "\n": the end of the line
+	}
 	units := 0
 	for i := start; i < off; {
 		r, size := utf8.DecodeRuneInString(m.text[i:])

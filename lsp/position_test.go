@@ -23,6 +23,8 @@ func TestMapperPositions(t *testing.T) {
 		{"astral emoji is two units", "😀x", 4, protocol.Position{Line: 0, Character: 2}},
 		{"after emoji and text", "a😀b\nc", 6, protocol.Position{Line: 0, Character: 4}},
 		{"crlf", "ab\r\ncd", 5, protocol.Position{Line: 1, Character: 1}},
+		{"between cr and lf is the line end", "ab\r\ncd", 3, protocol.Position{Line: 0, Character: 2}},
+		{"a final cr is content", "ab\r", 3, protocol.Position{Line: 0, Character: 3}},
 		{"invalid byte counts one unit", "a\xffb", 2, protocol.Position{Line: 0, Character: 2}},
 		{"two invalid bytes", "\xc3\x28x", 2, protocol.Position{Line: 0, Character: 2}},
 		{"inside a character maps to its start", "😀x", 2, protocol.Position{Line: 0, Character: 0}},
