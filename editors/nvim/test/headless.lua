@@ -67,6 +67,15 @@ local ok, err = pcall(function()
     check(diags[1].lnum > 0 and diags[1].end_lnum > diags[1].lnum, 'the diagnostic covers the cut lines')
   end
 
+  vim.lsp.codelens.refresh()
+  local lenses
+  vim.wait(10000, function()
+    lenses = vim.lsp.codelens.get(buf)
+    return lenses and #lenses > 0
+  end, 50)
+  check(lenses and lenses[1] and lenses[1].command and lenses[1].command.title:find('^25,000 / 20,000 chars · %d+ %% of total · Preview prompt$') ~= nil,
+    'the code lens on line 1 has the budget: ' .. vim.inspect(lenses and lenses[1] and lenses[1].command))
+
   vim.cmd('QuirePreview main dm')
   local preview
   vim.wait(10000, function()

@@ -11,6 +11,9 @@ local defaults = {
   filetypes = { 'markdown', 'yaml' },
   -- Debounce of the preview refresh while typing, in milliseconds.
   refresh_ms = 300,
+  -- Show the budget code lens on line 1 (refreshed on enter, save and
+  -- leaving insert mode).
+  codelens = true,
 }
 
 M.options = vim.deepcopy(defaults)
@@ -190,6 +193,16 @@ end
 
 local function on_attach(client, bufnr)
   local group = vim.api.nvim_create_augroup('quire_preview_' .. bufnr, { clear = true })
+  if M.options.codelens and vim.lsp.codelens then
+    vim.api.nvim_create_autocmd({ 'BufEnter', 'InsertLeave', 'BufWritePost' }, {
+      group = group,
+      buffer = bufnr,
+      callback = function()
+        pcall(vim.lsp.codelens.refresh)
+      end,
+    })
+    pcall(vim.lsp.codelens.refresh)
+  end
   vim.api.nvim_create_autocmd({ 'TextChanged', 'TextChangedI' }, {
     group = group,
     buffer = bufnr,
