@@ -4,7 +4,7 @@
 // that the server exits with status 0. Run by `make test-editors`.
 'use strict';
 
-const { spawn } = require('node:child_process');
+const { spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -74,12 +74,21 @@ async function main() {
   assert.match(diags[0].message, /25,000 chars/);
   passed++;
 
+  const now = '2026-11-22T09:30:00Z';
   const res = await withTimeout(conn.sendRequest(rpc.ExecuteCommandRequest.type, {
-    command: 'quire.previewPrompt', arguments: [{ session: 'main', channel: 'dm', uri: soulUri }],
+    command: 'quire.previewPrompt', arguments: [{ session: 'main', channel: 'dm', uri: soulUri, now }],
   }), 'executeCommand');
   assert.match(res.prompt, /\[\.\.\.truncated, read SOUL\.md for full content\.\.\.\]/);
   assert.equal(res.report.files.find((f) => f.name === 'SOUL.md').status, 'truncated');
   passed++;
+
+  // The preview is byte for byte what `quire prompt` prints for the saved files.
+  if (args.length === 1 && args[0] === 'lsp') {
+    const cli = spawnSync(cmd, ['prompt', '--dir', root, '--session', 'main', '--channel', 'dm', '--now', now], { encoding: 'utf8' });
+    assert.equal(cli.status, 0, `quire prompt: ${cli.stderr}`);
+    assert.ok(cli.stdout === res.prompt, `preview (${res.prompt.length} chars) differs from quire prompt (${cli.stdout.length} chars)`);
+    passed++;
+  }
 
   conn.sendNotification(rpc.DidChangeTextDocumentNotification.type, {
     textDocument: { uri: soulUri, version: 2 }, contentChanges: [{ text: '# Soul\nShort now.\n' }],
