@@ -119,6 +119,17 @@ func fileDiagnostics(m *mapper, f prompt.FileReport, rep *prompt.Report, rejecti
 			Tags:     protocol.NewDiagnosticTags(protocol.DiagnosticTagUnnecessary),
 		})
 	}
+	if f.InvalidBytes > 0 {
+		// A closed file read from disk; open buffers are checked against
+		// the disk in invalidUTF8, since the editor shows U+FFFD.
+		out = append(out, protocol.Diagnostic{
+			Range:    m.lspRange(0, m.lineEnd(0)),
+			Severity: protocol.DiagnosticSeverityError,
+			Source:   protocol.NewOptional(diagnosticSource),
+			Code:     protocol.String("invalid-utf8"),
+			Message:  protocol.String(fmt.Sprintf("%s has %d bytes that are not UTF-8; they reach the prompt as U+FFFD and the git endpoint refuses the file: re-save it as UTF-8", f.Name, f.InvalidBytes)),
+		})
+	}
 	if len(f.Dropped) == 0 && rejection != "" {
 		out = append(out, protocol.Diagnostic{
 			Range:    m.lspRange(0, m.lineEnd(0)),

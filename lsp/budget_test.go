@@ -190,3 +190,15 @@ func TestCheckAgentProblemsBecomeDiagnostics(t *testing.T) {
 		t.Error("the lint read the disk, not the editor's buffer")
 	}
 }
+
+// A context file that is not open but has bytes that are not UTF-8 on disk
+// gets a diagnostic too, once any file of its agent is open.
+func TestClosedFileWithInvalidUTF8(t *testing.T) {
+	root := writeFiles(t, map[string]string{"AGENTS.md": "# Agents\n", "TOOLS.md": "# Tools \xff\n"})
+	s := startSession(t, root)
+	s.open("AGENTS.md", "# Agents\n")
+	diags := s.diagnostics("TOOLS.md")
+	if len(diags) != 1 || diags[0].Code != protocol.String("invalid-utf8") {
+		t.Fatalf("TOOLS.md: %+v", diags)
+	}
+}
