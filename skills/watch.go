@@ -30,6 +30,7 @@ type Watcher struct {
 	mu      sync.Mutex // serialises reloads; guards version
 	version uint64
 	updates chan struct{}
+	started chan struct{} // closed once Run's watches are in place (tests)
 }
 
 // NewWatcher loads the skills that opts names (version 1). Call Run to keep
@@ -38,7 +39,7 @@ func NewWatcher(opts Options, log *slog.Logger) *Watcher {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	w := &Watcher{opts: opts, log: log, updates: make(chan struct{}, 1)}
+	w := &Watcher{opts: opts, log: log, updates: make(chan struct{}, 1), started: make(chan struct{})}
 	w.Reload()
 	return w
 }
@@ -85,7 +86,8 @@ func (w *Watcher) roots() []string {
 // directory below each tier, adds new directories (and what is already in
 // them) as they appear, watches the nearest existing parent of a tier
 // directory that does not exist yet, ignores .git, and rescans everything
-// when the kernel's event queue overflows.
+// when the kernel's event queue overflows. Run reloads once when its
+// watches are in place, then after every change. Call Run once.
 func (w *Watcher) Run(ctx context.Context) error {
 	fw, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -94,6 +96,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 	defer fw.Close()
 	roots := w.roots()
 	w.sync(fw, roots)
+	// Whatever changed between NewWatcher and now had no watch to see it.
+	w.Reload()
+	close(w.started)
 
 	timer := time.NewTimer(Debounce)
 	timer.Stop()
