@@ -39,7 +39,10 @@ type Problem struct {
 	// file as a whole).
 	Line     int      `json:"line"`
 	Severity Severity `json:"severity"`
-	Message  string   `json:"message"`
+	// Code is a stable identifier: skill-front-matter, skill-unknown-key,
+	// skill-read or skill-shadowed.
+	Code    string `json:"code"`
+	Message string `json:"message"`
 }
 
 // String formats the problem as path:line: severity: message.
@@ -84,7 +87,11 @@ func ParseDocument(path, slug string, data []byte) (Document, []Problem) {
 	var doc Document
 	var probs []Problem
 	add := func(line int, sev Severity, format string, args ...any) {
-		probs = append(probs, Problem{Path: path, Line: line, Severity: sev, Message: fmt.Sprintf(format, args...)})
+		code := "skill-front-matter"
+		if strings.HasPrefix(format, "unknown key") {
+			code = "skill-unknown-key"
+		}
+		probs = append(probs, Problem{Path: path, Line: line, Severity: sev, Code: code, Message: fmt.Sprintf(format, args...)})
 	}
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	if !utf8.Valid(data) {

@@ -179,7 +179,7 @@ func readTier(src Source, access map[string]Access) ([]*Skill, []Problem) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}
-		return nil, []Problem{{Path: src.Prefix, Severity: Error, Message: fmt.Sprintf("read skills directory: %v", err)}}
+		return nil, []Problem{{Path: src.Prefix, Severity: Error, Code: "skill-read", Message: fmt.Sprintf("read skills directory: %v", err)}}
 	}
 	var out []*Skill
 	var probs []Problem
@@ -195,7 +195,7 @@ func readTier(src Source, access map[string]Access) ([]*Skill, []Problem) {
 			continue // a directory without SKILL.md is not a skill (yet)
 		}
 		if err != nil {
-			probs = append(probs, Problem{Path: shown, Severity: Error, Message: fmt.Sprintf("read: %v", err)})
+			probs = append(probs, Problem{Path: shown, Severity: Error, Code: "skill-read", Message: fmt.Sprintf("read: %v", err)})
 			continue
 		}
 		doc, p := ParseDocument(shown, slug, data)
@@ -281,7 +281,7 @@ func Check(sources []Source) []Problem {
 	set := Load(0, sources, nil)
 	out := append([]Problem(nil), set.Problems()...)
 	for _, sh := range set.Shadows() {
-		out = append(out, Problem{Path: sh.Shadowed, Line: 0, Severity: Warning, Message: fmt.Sprintf("skill %q is shadowed by %s (%s tier)", sh.Slug, sh.Winner, sh.WinnerTier)})
+		out = append(out, Problem{Path: sh.Shadowed, Line: 0, Severity: Warning, Code: "skill-shadowed", Message: fmt.Sprintf("skill %q is shadowed by %s (%s tier)", sh.Slug, sh.Winner, sh.WinnerTier)})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Path != out[j].Path {

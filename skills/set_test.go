@@ -431,3 +431,27 @@ func BenchmarkLoad(b *testing.B) {
 		Load(1, Options{Workspace: ws, NoBuiltin: true}.Sources(), nil)
 	}
 }
+
+func TestCheckAgent(t *testing.T) {
+	fsys := fstest.MapFS{
+		"agents/bot/agent.yaml":                     {Data: []byte("name: bot\n")},
+		"agents/bot/skills/pdf/SKILL.md":            {Data: []byte("---\nname: pdf\ndescription: d\nextra: 1\n---\n")},
+		"agents/bot/.agents/skills/pdf/SKILL.md":    {Data: []byte(skillMD("pdf", "older copy", ""))},
+		"agents/bot/skills/bad/SKILL.md":            {Data: []byte("---\nname: good\ndescription: d\n---\n")},
+		"agents/bot/skills/durable-memory/SKILL.md": {Data: []byte(skillMD("durable-memory", "ours", ""))},
+		"agents/other/skills/elsewhere/SKILL.md":    {Data: []byte("broken")},
+	}
+	var got []string
+	for _, p := range CheckAgent(fsys, "agents/bot") {
+		got = append(got, p.Code+" "+p.String())
+	}
+	want := []string{
+		`skill-shadowed agents/bot/.agents/skills/pdf/SKILL.md: warning: skill "pdf" here is shadowed by agents/bot/skills/pdf/SKILL.md, which wins; delete one of them`,
+		`skill-front-matter agents/bot/skills/bad/SKILL.md:2: error: name "good" differs from its directory "bad"; rename one so they match`,
+		`skill-shadowed agents/bot/skills/durable-memory/SKILL.md: info: skill "durable-memory" overrides Quire's built-in skill of the same name`,
+		`skill-unknown-key agents/bot/skills/pdf/SKILL.md:4: warning: unknown key "extra" is ignored (known keys: name, description, license, allowed-tools, metadata)`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("CheckAgent =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
