@@ -455,3 +455,27 @@ func TestCheckAgent(t *testing.T) {
 		t.Errorf("CheckAgent =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+type countingEmbedder struct {
+	wordEmbedder
+	calls *int
+}
+
+func (e countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	*e.calls += len(texts)
+	return e.wordEmbedder.Embed(ctx, texts)
+}
+
+func TestHybridSearchEmbedsSkillsOnce(t *testing.T) {
+	set := Load(1, Options{Workspace: manySkills(50), NoBuiltin: true}.Sources(), nil)
+	calls := 0
+	emb := &countingEmbedder{wordEmbedder: wordEmbedder{vocab: []string{"pdf", "chart", "memory"}}, calls: &calls}
+	for i := 0; i < 3; i++ {
+		if _, err := set.HybridSearch(context.Background(), emb, "pdf chart", Request{}, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if calls != 50+3 {
+		t.Errorf("embedded %d texts for 3 queries over 50 skills, want 53 (skills once, then one per query)", calls)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/fsnotify/fsnotify"
 )
 
 // startWatcher runs a Watcher over the workspace dir until the test ends
@@ -143,5 +145,54 @@ func TestWatcherIgnoresGit(t *testing.T) {
 	time.Sleep(Debounce + 300*time.Millisecond)
 	if v := w.Set().Version(); v != before {
 		t.Errorf("writes under .git caused %d reloads", v-before)
+	}
+}
+
+func TestRelevantEvents(t *testing.T) {
+	roots := []string{"/ws/skills", "/ws/.agents/skills", "/home/u/.agents/skills"}
+	tests := []struct {
+		name string
+		op   fsnotify.Op
+		want bool
+	}{
+		{"/ws/skills/pdf/SKILL.md", fsnotify.Write, true},
+		{"/ws/skills/pdf/SKILL.md", fsnotify.Rename, true},
+		{"/ws/skills/pdf/SKILL.md", fsnotify.Chmod, false},
+		{"/ws/skills/pdf/.git/index", fsnotify.Write, false},
+		{"/ws/skills/.git", fsnotify.Create, false},
+		{"/ws/skills", fsnotify.Remove, true},
+		{"/ws/.agents", fsnotify.Create, true},     // an ancestor of a root appears
+		{"/home/u/.agents", fsnotify.Create, true}, // likewise in the home tier
+		{"/ws/agent.yaml", fsnotify.Write, false},  // a sibling of the roots
+		{"/ws/skillsX/a", fsnotify.Write, false},   // a prefix that is not a path prefix
+		{"/ws/.git/objects/ab", fsnotify.Create, false},
+	}
+	for _, tt := range tests {
+		if got := relevant(fsnotify.Event{Name: tt.name, Op: tt.op}, roots); got != tt.want {
+			t.Errorf("relevant(%s %s) = %v, want %v", tt.op, tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestSetNeverTouchesDisk(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "skills/pdf/SKILL.md"), skillMD("pdf", "Convert PDFs.", "Body {baseDir}\n"))
+	w := NewWatcher(Options{WorkspaceDir: dir, NoBuiltin: true}, nil)
+	set := w.Set()
+	if err := os.RemoveAll(filepath.Join(dir, "skills")); err != nil {
+		t.Fatal(err)
+	}
+	// Without Run nothing reloads: the Set still answers from memory.
+	if got := set.PromptSkills(Request{}); len(got) != 1 || got[0].Name != "pdf" {
+		t.Errorf("PromptSkills after the files vanished = %v", got)
+	}
+	if hits := set.Search("pdfs", Request{}, 0, nil); len(hits) != 1 {
+		t.Errorf("Search after the files vanished = %v", hits)
+	}
+	if sk, ok := set.Show(Request{}, "pdf"); !ok || sk.ResolvedBody() != "Body "+filepath.Join(dir, "skills/pdf")+"\n" {
+		t.Errorf("Show after the files vanished = %v", sk)
+	}
+	if w.Set() != set {
+		t.Errorf("the current Set changed without a reload")
 	}
 }
