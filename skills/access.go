@@ -88,9 +88,14 @@ func (r *Request) Permits(s *Skill) bool {
 	if !s.Access.Allows(r.Agent, r.User) {
 		return false
 	}
-	list := r.Allow
-	if r.Filter != nil {
-		list = r.Filter
-	}
+	list := r.list()
 	return list == nil || slices.Contains(list, s.Slug)
+}
+
+// list returns the list in effect: Filter when set, else Allow.
+func (r *Request) list() []string {
+	if r.Filter != nil {
+		return r.Filter
+	}
+	return r.Allow
 }

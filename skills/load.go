@@ -66,7 +66,9 @@ type Options struct {
 	// nil and WorkspaceDir is set, the disk directory is used.
 	Workspace fs.FS
 	// WorkspaceDir is the agent workspace's absolute directory on disk, if
-	// it has one; it resolves {baseDir} and is what the Watcher watches.
+	// it has one; it resolves {baseDir} and locations. The Watcher watches
+	// its skills/ and .agents/skills/ only when Workspace is nil (the
+	// workspace is then read from this directory).
 	WorkspaceDir string
 	// HomeDir is the user's home directory; tier 3 is HomeDir/.agents/skills.
 	// The package never reads $HOME itself.

@@ -34,10 +34,13 @@ type Set struct {
 	version  uint64
 	skills   []*Skill // sorted by slug; BM25 document i is skills[i]
 	bySlug   map[string]*Skill
+	docOf    map[string]int // slug → BM25 document id (index in skills)
+	public   []bool         // by document: access allows everyone
+	private  bool           // some skill is not public
 	shadows  []Shadow
 	problems []Problem
 	index    *bm25.Index
-	hitPool  sync.Pool // of *[]bm25.Hit
+	hitPool  sync.Pool // of *searchScratch
 
 	embMu   sync.Mutex
 	embFor  Embedder
@@ -45,14 +48,21 @@ type Set struct {
 }
 
 func newSet(version uint64, list []*Skill, shadows []Shadow, problems []Problem) *Set {
-	s := &Set{version: version, skills: list, bySlug: make(map[string]*Skill, len(list)), shadows: shadows, problems: problems}
+	s := &Set{version: version, skills: list, bySlug: make(map[string]*Skill, len(list)), docOf: make(map[string]int, len(list)),
+		public: make([]bool, len(list)), shadows: shadows, problems: problems}
 	var b bm25.Builder
-	for _, sk := range list {
+	for i, sk := range list {
 		s.bySlug[sk.Slug] = sk
+		s.docOf[sk.Slug] = i
+		s.public[i] = sk.Access.Visibility == "" || sk.Access.Visibility == Public
+		s.private = s.private || !s.public[i]
 		b.Add(sk.Name + " " + sk.Description)
 	}
 	s.index = b.Build()
-	s.hitPool.New = func() any { h := make([]bm25.Hit, 0, DefaultLimit); return &h }
+	words := (len(list) + 63) / 64
+	s.hitPool.New = func() any {
+		return &searchScratch{hits: make([]bm25.Hit, 0, DefaultLimit), allowed: make([]uint64, words)}
+	}
 	return s
 }
 
@@ -125,14 +135,40 @@ func (s *Set) Search(query string, req Request, limit int, dst []Hit) []Hit {
 		limit = DefaultLimit
 	}
 	dst = dst[:0]
-	hp := s.hitPool.Get().(*[]bm25.Hit)
-	hits := s.index.Search(query, limit, *hp, func(doc int) bool { return req.Permits(s.skills[doc]) })
+	sc := s.hitPool.Get().(*searchScratch)
+	var filter func(doc int) bool
+	list := req.list()
+	if list != nil || s.private {
+		// The allow list becomes a bitset of document ids, so the filter
+		// costs a bit test per matching skill, not a scan of the list.
+		if list != nil {
+			clear(sc.allowed)
+			for _, slug := range list {
+				if i, ok := s.docOf[slug]; ok {
+					sc.allowed[i>>6] |= 1 << (i & 63)
+				}
+			}
+		}
+		filter = func(doc int) bool {
+			if list != nil && sc.allowed[doc>>6]&(1<<(doc&63)) == 0 {
+				return false
+			}
+			return s.public[doc] || s.skills[doc].Access.Allows(req.Agent, req.User)
+		}
+	}
+	hits := s.index.Search(query, limit, sc.hits, filter)
 	for _, h := range hits {
 		dst = append(dst, Hit{Skill: s.skills[h.Doc], Score: h.Score})
 	}
-	*hp = hits[:0]
-	s.hitPool.Put(hp)
+	sc.hits = hits[:0]
+	s.hitPool.Put(sc)
 	return dst
+}
+
+// searchScratch is the reusable memory of one Search.
+type searchScratch struct {
+	hits    []bm25.Hit
+	allowed []uint64 // bitset of allowed document ids
 }
 
 // HybridSearch ranks the skills req may see by

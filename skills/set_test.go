@@ -3,6 +3,7 @@ package skills
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -403,16 +404,44 @@ func TestSearchAllocatesNothing(t *testing.T) {
 
 func BenchmarkSearch(b *testing.B) {
 	for _, n := range []int{100, 1000} {
-		set := Load(1, Options{Workspace: manySkills(n), NoBuiltin: true}.Sources(), nil)
-		b.Run(fmt.Sprintf("skills=%d", n), func(b *testing.B) {
-			dst := make([]Hit, 0, DefaultLimit)
-			req := Request{Agent: "bot", User: "alice"}
-			b.ReportAllocs()
-			for b.Loop() {
-				dst = set.Search("convert markdown files to pdf", req, 0, dst)
-			}
-		})
+		ws := manySkills(n)
+		access := map[string]Access{}
+		var allow []string
+		for i := 0; i < n; i += 10 {
+			access[fmt.Sprintf("skill-%04d", i)] = Access{Visibility: Private, Owner: "alice"}
+		}
+		for i := 0; i < 20; i++ {
+			allow = append(allow, fmt.Sprintf("skill-%04d", i*n/20))
+		}
+		plain := Load(1, Options{Workspace: ws, NoBuiltin: true}.Sources(), nil)
+		managed := Load(1, []Source{{Tier: TierManaged, FS: mustSub(b, ws, "skills"), Prefix: "managed"}}, access)
+		cases := []struct {
+			name string
+			set  *Set
+			req  Request
+		}{
+			{"all", plain, Request{Agent: "bot", User: "alice"}},
+			{"allow=20", plain, Request{Agent: "bot", User: "alice", Allow: allow}},
+			{"private=10%", managed, Request{Agent: "bot", User: "bob"}},
+		}
+		for _, c := range cases {
+			b.Run(fmt.Sprintf("skills=%d/%s", n, c.name), func(b *testing.B) {
+				dst := make([]Hit, 0, DefaultLimit)
+				b.ReportAllocs()
+				for b.Loop() {
+					dst = c.set.Search("convert markdown files to pdf", c.req, 0, dst)
+				}
+			})
+		}
 	}
+}
+
+func mustSub(tb testing.TB, fsys fs.FS, dir string) fs.FS {
+	sub, err := fs.Sub(fsys, dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return sub
 }
 
 func BenchmarkIndexBuild(b *testing.B) {
