@@ -55,9 +55,12 @@ func (p Problem) String() string {
 
 // FrontMatter is the parsed head of a SKILL.md.
 type FrontMatter struct {
-	Name        string
+	// Name is the skill's name, equal to its directory slug.
+	Name string
+	// Description says what the skill does and when to use it.
 	Description string
-	License     string
+	// License is the optional licence name or file.
+	License string
 	// AllowedTools lists the tools the skill may use; the front matter may
 	// give them as a list or as one space-separated string.
 	AllowedTools []string
