@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/bits"
 	"path"
 	"strings"
 	"unicode/utf8"
@@ -140,15 +141,26 @@ func completeText(b []byte) *text {
 }
 
 // countChars counts code points in valid UTF-8 and reports whether s is
-// pure ASCII.
+// pure ASCII. It looks at eight bytes at a time: a code point starts at
+// every byte that is not a continuation byte (10xxxxxx).
 func countChars(s string) (int, bool) {
-	n := 0
-	for i := 0; i < len(s); i++ {
-		if s[i]&0xC0 != 0x80 {
-			n++
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	cont, high := 0, uint64(0)
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		high |= w & hi
+		// A continuation byte has bit 7 set and bit 6 clear.
+		cont += bits.OnesCount64((w & hi) >> 7 & (^w >> 6) & lo)
+	}
+	for ; i < len(s); i++ {
+		high |= uint64(s[i] & 0x80)
+		if s[i]&0xC0 == 0x80 {
+			cont++
 		}
 	}
-	return n, n == len(s)
+	return len(s) - cont, high == 0
 }
 
 // replaceInvalid returns b with every byte that is not part of a valid
@@ -175,52 +187,54 @@ func replaceInvalid(b []byte) (string, int) {
 func sampleText(r io.Reader, window int) (*text, error) {
 	keep := 4*(window+lineSlack) + 4 // bytes: a code point is at most 4
 	t := &text{sampled: true}
-	var head []byte
+	head := make([]byte, 0, keep)
 	ring := make([]byte, 0, 2*keep)
 	buf := make([]byte, 64<<10)
-	var carry []byte // an incomplete rune at a chunk boundary
+	carry := 0 // bytes of an incomplete rune kept at the front of buf
 	for {
-		n, err := r.Read(buf)
-		if n > 0 {
-			chunk := append(carry, buf[:n]...)
-			carry = nil
-			// Hold back a trailing incomplete rune for the next chunk.
-			if cut := incompleteSuffix(chunk); cut > 0 && err == nil {
-				carry = append([]byte(nil), chunk[len(chunk)-cut:]...)
-				chunk = chunk[:len(chunk)-cut]
-			}
-			dec := chunk
-			if !utf8.Valid(chunk) {
-				s, bad := replaceInvalid(chunk)
-				t.invalid += bad
-				dec = []byte(s)
-			}
-			c, _ := countChars(string(dec))
-			t.chars += c
-			t.size += int64(len(dec))
-			t.lines += strings.Count(string(dec), "\n")
-			if len(head) < keep {
-				head = append(head, dec[:min(len(dec), keep-len(head))]...)
-			}
-			ring = append(ring, dec...)
-			if len(ring) > 2*keep {
-				ring = append(ring[:0], ring[len(ring)-keep:]...)
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
+		n, err := r.Read(buf[carry:])
+		chunk := buf[:carry+n]
+		atEOF := errors.Is(err, io.EOF)
+		if err != nil && !atEOF {
 			return nil, err
 		}
-	}
-	if len(carry) > 0 { // a file ending in a partial rune
-		s, bad := replaceInvalid(carry)
-		t.invalid += bad
-		t.chars += bad
-		t.size += int64(len(s))
-		head = append(head, s...)
-		ring = append(ring, s...)
+		// Hold back a trailing incomplete rune for the next read.
+		hold := 0
+		if !atEOF {
+			hold = incompleteSuffix(chunk)
+		}
+		dec := chunk[:len(chunk)-hold]
+		if !utf8.Valid(dec) {
+			s, bad := replaceInvalid(dec)
+			t.invalid += bad
+			dec = []byte(s)
+		}
+		for _, c := range dec {
+			if c&0xC0 != 0x80 {
+				t.chars++
+			}
+		}
+		t.size += int64(len(dec))
+		t.lines += bytes.Count(dec, []byte{'\n'})
+		if len(head) < keep {
+			head = append(head, dec[:min(len(dec), keep-len(head))]...)
+		}
+		if len(ring)+len(dec) > cap(ring) {
+			// Keep the last keep bytes of ring+dec without growing ring.
+			drop := len(ring) + len(dec) - keep
+			if drop >= len(ring) {
+				ring = append(ring[:0], dec[drop-len(ring):]...)
+			} else {
+				ring = append(ring[:copy(ring, ring[drop:])], dec...)
+			}
+		} else {
+			ring = append(ring, dec...)
+		}
+		copy(buf, chunk[len(chunk)-hold:])
+		carry = hold
+		if atEOF {
+			break
+		}
 	}
 	if len(ring) > keep {
 		ring = ring[len(ring)-keep:]

@@ -23,7 +23,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		groupThousands(r.Budget.PerFileChars), groupThousands(r.Budget.TotalChars), groupThousands(r.Budget.MinFileChars),
 		100*r.Budget.HeadRatio, 100*r.Budget.TailRatio, r.Tokenizer)
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "#\tfile\tstatus\tchars\tinjected\ttokens\tinjected\t")
+	fmt.Fprintln(tw, "#\tfile\tstatus\tchars\tinjected\ttokens\tinjected")
 	for _, f := range r.Files {
 		name := f.Name
 		if f.User != "" {
@@ -34,10 +34,10 @@ func (r *Report) WriteText(w io.Writer) error {
 			tok = "~" + tok
 		}
 		if f.Status == StatusMissing {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t-\t-\t-\t-\t\n", f.Order, name, f.Status)
+			fmt.Fprintf(tw, "%d\t%s\t%s\t-\t-\t-\t-\n", f.Order, name, f.Status)
 			continue
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", f.Order, name, f.Status,
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", f.Order, name, f.Status,
 			groupThousands(f.OriginalChars), groupThousands(f.InjectedChars), tok, groupThousands(f.InjectedTokens))
 	}
 	tw.Flush()

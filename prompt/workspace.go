@@ -100,7 +100,8 @@ func Open(fsys fs.FS, opts Options) (*Workspace, error) {
 			a.Problems = append(a.Problems, Problem{Path: cfgPath, Severity: SeverityError, Code: "read", Message: fmt.Sprintf("cannot read agent.yaml: %v", err)})
 		}
 		if other, dup := w.byName[a.Name]; dup {
-			a.Problems = append(a.Problems, Problem{Path: cfgPath, Severity: SeverityError, Code: "agent-duplicate-name",
+			w.problems = append(w.problems, a.Problems...)
+			w.problems = append(w.problems, Problem{Path: cfgPath, Severity: SeverityError, Code: "agent-duplicate-name",
 				Message: fmt.Sprintf("agent name %q is also used by %s; give one of them another name", a.Name, joinPath(other.Dir, ConfigFile))})
 			continue
 		}

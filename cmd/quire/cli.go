@@ -98,7 +98,8 @@ func run(ctx context.Context, args []string, e *env) int {
 		opts = c.flags(fs)
 	}
 	fs.Usage = func() { printCommandHelp(e.stderr, c, fs) }
-	if err := fs.Parse(args[1:]); err != nil {
+	positional, err := parseInterspersed(fs, args[1:])
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(e.stdout)
 			printCommandHelp(e.stdout, c, fs)
@@ -110,7 +111,7 @@ func run(ctx context.Context, args []string, e *env) int {
 		fmt.Fprintf(e.stderr, "quire %s: %v\n", c.name, err)
 		return exitUsage
 	}
-	err := c.run(ctx, e, opts, fs.Args())
+	err = c.run(ctx, e, opts, positional)
 	var ue usageError
 	var xe exitError
 	switch {
@@ -124,6 +125,27 @@ func run(ctx context.Context, args []string, e *env) int {
 	default:
 		fmt.Fprintf(e.stderr, "quire %s: %v\n", c.name, err)
 		return exitFindings
+	}
+}
+
+// parseInterspersed parses flags wherever they appear among the
+// arguments, as people expect ("quire init ws --agent bot"); everything
+// after "--" is positional.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return positional, nil
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(positional, rest...), nil
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
 	}
 }
 

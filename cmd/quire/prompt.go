@@ -69,6 +69,14 @@ func runPrompt(ctx context.Context, e *env, opts any, args []string) error {
 	if len(args) > 0 {
 		return usagef("unexpected argument %q (flags come before arguments; the workspace is given with --dir)", args[0])
 	}
+	switch prompt.Session(o.session) {
+	case prompt.SessionMain, prompt.SessionSubagent, prompt.SessionCron:
+	default:
+		return usagef("--session %q: use main, subagent or cron", o.session)
+	}
+	if o.channel != string(prompt.ChannelDM) && o.channel != string(prompt.ChannelGroup) {
+		return usagef("--channel %q: use dm or group", o.channel)
+	}
 	req := prompt.Request{
 		Agent: o.agent, User: o.user, Session: prompt.Session(o.session), Channel: prompt.Channel(o.channel), Room: o.room,
 		Extra: o.extra, Model: o.model, Sandbox: o.sandbox, ShowTime: o.showTime, CanSpawn: o.spawn,
