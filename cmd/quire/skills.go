@@ -18,8 +18,7 @@ type skillsOptions struct {
 	json                            bool
 }
 
-// define registers the flags with the current values as defaults, so the
-// flags may be given again after the subcommand and its argument.
+// define registers the flags with the current values as defaults.
 func (o *skillsOptions) define(fs *flag.FlagSet) {
 	fs.StringVar(&o.dir, "dir", o.dir, "workspace `directory`")
 	fs.StringVar(&o.agent, "agent", o.agent, "agent `name` (may be left out when the workspace has one agent)")
@@ -60,32 +59,8 @@ Examples:
 	}
 }
 
-// parseInterleaved parses flags that follow positional arguments too, and
-// returns the positional arguments.
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
-}
-
 func runSkills(ctx context.Context, e *env, opts any, args []string) error {
 	o := opts.(*skillsOptions)
-	fs := flag.NewFlagSet("quire skills", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	o.define(fs)
-	args, err := parseInterleaved(fs, args)
-	if err != nil {
-		return usagef("%v", err)
-	}
 	if len(args) == 0 {
 		return usagef("name a subcommand: list, search QUERY or show NAME")
 	}
