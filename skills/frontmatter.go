@@ -40,7 +40,7 @@ type Problem struct {
 	Line     int      `json:"line"`
 	Severity Severity `json:"severity"`
 	// Code is a stable identifier: skill-front-matter, skill-unknown-key,
-	// skill-read or skill-shadowed.
+	// skill-too-large, skill-read or skill-shadowed.
 	Code    string `json:"code"`
 	Message string `json:"message"`
 }

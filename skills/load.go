@@ -45,6 +45,10 @@ func (t Tier) String() string {
 // MarshalText makes tiers appear by name in JSON.
 func (t Tier) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
 
+// MaxSkillBytes bounds a SKILL.md file; a larger one is an error and is
+// not read.
+const MaxSkillBytes = 1 << 20
+
 // Source is one tier's skills directory, read through an fs.FS whose root
 // holds <slug>/SKILL.md.
 type Source struct {
@@ -192,10 +196,16 @@ func readTier(src Source, access map[string]Access) ([]*Skill, []Problem) {
 		}
 		file := path.Join(slug, "SKILL.md")
 		shown := path.Join(src.Prefix, file)
-		data, err := fs.ReadFile(src.FS, file)
+		info, err := fs.Stat(src.FS, file)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // a directory without SKILL.md is not a skill (yet)
 		}
+		if err == nil && info.Size() > MaxSkillBytes {
+			probs = append(probs, Problem{Path: shown, Severity: Error, Code: "skill-too-large",
+				Message: fmt.Sprintf("SKILL.md is %d bytes; the limit is %d (1 MiB): move reference material into separate files next to it", info.Size(), MaxSkillBytes)})
+			continue
+		}
+		data, err := fs.ReadFile(src.FS, file)
 		if err != nil {
 			probs = append(probs, Problem{Path: shown, Severity: Error, Code: "skill-read", Message: fmt.Sprintf("read: %v", err)})
 			continue

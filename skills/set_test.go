@@ -508,3 +508,11 @@ func TestHybridSearchEmbedsSkillsOnce(t *testing.T) {
 		t.Errorf("embedded %d texts for 3 queries over 50 skills, want 53 (skills once, then one per query)", calls)
 	}
 }
+
+func TestOversizedSkillIsNotRead(t *testing.T) {
+	big := skillMD("big", "Large.", strings.Repeat("x", MaxSkillBytes))
+	set := Load(1, Options{Workspace: fstest.MapFS{"skills/big/SKILL.md": {Data: []byte(big)}}, NoBuiltin: true}.Sources(), nil)
+	if len(set.Skills()) != 0 || len(set.Problems()) != 1 || set.Problems()[0].Code != "skill-too-large" {
+		t.Errorf("skills %v, problems %v", slugs(set.Skills()), set.Problems())
+	}
+}
