@@ -2,12 +2,15 @@ package lsp
 
 import (
 	"fmt"
+	"io/fs"
 	"path"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/skills"
 )
 
 // analysis is the prompt workspace of one snapshot. The prompt package
@@ -17,6 +20,31 @@ type analysis struct {
 	fsys *overlay
 	ws   *prompt.Workspace
 	err  error
+
+	mu     sync.Mutex
+	skills map[string]*skills.Set // by agent directory
+}
+
+// skillsOf loads the skills agent ag sees in this snapshot, the way
+// `quire prompt` does: the agent's skills/ and .agents/skills/ (from the
+// editor's view), then home's ~/.agents/skills, then the built-ins. root is
+// the workspace directory on disk, for {baseDir}.
+func (a *analysis) skillsOf(ag *prompt.Agent, root, home string) *skills.Set {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if set, ok := a.skills[ag.Dir]; ok {
+		return set
+	}
+	opts := skills.Options{HomeDir: home, WorkspaceDir: filepath.Join(root, filepath.FromSlash(ag.Dir))}
+	if sub, err := fs.Sub(a.fsys, ag.Dir); err == nil {
+		opts.Workspace = sub
+	}
+	set := skills.Load(1, opts.Sources(), nil)
+	if a.skills == nil {
+		a.skills = map[string]*skills.Set{}
+	}
+	a.skills[ag.Dir] = set
+	return set
 }
 
 // analyses keeps the analysis of the current snapshot.

@@ -202,3 +202,18 @@ func TestClosedFileWithInvalidUTF8(t *testing.T) {
 		t.Fatalf("TOOLS.md: %+v", diags)
 	}
 }
+
+// SKILL.md problems come from the skills package, on their line.
+func TestSkillProblems(t *testing.T) {
+	root := writeFiles(t, map[string]string{"agent.yaml": "name: a\n", "AGENTS.md": "# A\n"})
+	s := startSession(t, root)
+	s.open("skills/pdf/SKILL.md", "---\nname: PDF Tool\ndescription: Converts PDFs.\n---\n# PDF\n")
+	diags := s.diagnostics("skills/pdf/SKILL.md")
+	if len(diags) == 0 || diags[0].Range.Start.Line != 1 {
+		t.Fatalf("diagnostics = %+v, want a problem on the name line", diags)
+	}
+	s.change("skills/pdf/SKILL.md", 2, "---\nname: pdf\ndescription: Converts PDFs.\n---\n# PDF\n")
+	if diags := s.diagnostics("skills/pdf/SKILL.md"); len(diags) != 0 {
+		t.Errorf("after the fix: %+v", diags)
+	}
+}

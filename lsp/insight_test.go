@@ -13,6 +13,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/skills"
 )
 
 func docID(s *session, name string) protocol.TextDocumentIdentifier {
@@ -87,6 +88,7 @@ func TestPreviewEqualsAssembleByteForByte(t *testing.T) {
 		"TOOLS.md":             "# Tools\n",
 		"users/ines/USER.md":   "# Inês\nLikes coffee.\n",
 		"memory/2026-11-21.md": "- a daily note\n",
+		"skills/pdf/SKILL.md":  "---\nname: pdf\ndescription: Turn PDFs into Markdown.\n---\nRun {baseDir}/convert.sh\n",
 	})
 	s := startSession(t, root)
 	ctx := context.Background()
@@ -113,15 +115,19 @@ func TestPreviewEqualsAssembleByteForByte(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := ws.Assemble(prompt.Request{Agent: "lucia", User: "ines", Session: prompt.SessionMain, Channel: prompt.ChannelDM, Now: now})
+	// Skills as `quire prompt` loads them (workspace tiers from disk, the
+	// built-ins; no home directory in this session).
+	set := skills.Load(1, skills.Options{WorkspaceDir: root}.Sources(), nil)
+	want, err := ws.Assemble(prompt.Request{Agent: "lucia", User: "ines", Session: prompt.SessionMain, Channel: prompt.ChannelDM, Now: now,
+		Skills: set.PromptSkills(skills.Request{Agent: "lucia", User: "ines"})})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Prompt != want.Prompt {
 		t.Errorf("preview differs from prompt.Assemble (%d vs %d bytes)", len(got.Prompt), len(want.Prompt))
 	}
-	if !strings.Contains(got.Prompt, "Likes coffee") || !strings.Contains(got.Prompt, "a daily note") {
-		t.Error("preview lacks the user's file or the daily log")
+	if !strings.Contains(got.Prompt, "Likes coffee") || !strings.Contains(got.Prompt, "a daily note") || !strings.Contains(got.Prompt, "Turn PDFs into Markdown.") {
+		t.Error("preview lacks the user's file, the daily log or the workspace skill")
 	}
 	if got.Report.InjectedChars != want.Report.InjectedChars || len(got.Report.Files) != len(want.Report.Files) {
 		t.Errorf("report differs: %d vs %d chars", got.Report.InjectedChars, want.Report.InjectedChars)

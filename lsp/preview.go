@@ -13,6 +13,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/skills"
 )
 
 // PreviewArgs are the arguments of quire.previewPrompt. The command takes
@@ -102,6 +103,13 @@ func (s *server) preview(args PreviewArgs) (prompt.Result, error) {
 	if err != nil {
 		return prompt.Result{}, err
 	}
+	ag, err := a.ws.Agent(req.Agent)
+	if err != nil {
+		return prompt.Result{}, err
+	}
+	req.Agent = ag.Name
+	set := a.skillsOf(ag, v.root, s.home)
+	req.Skills = set.PromptSkills(skills.Request{Agent: ag.Name, User: req.User, Allow: ag.Config.Skills})
 	return a.ws.Assemble(req)
 }
 

@@ -19,6 +19,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/skills"
 )
 
 // Options configures a language server session.
@@ -35,10 +36,13 @@ type Options struct {
 	// Watch enables watching the workspace on disk (fsnotify) for changes
 	// made outside the editor. The `quire lsp` command turns it on.
 	Watch bool
-	// CheckAgent, when set, lints an agent's other files (SKILL.md front
-	// matter, shadowed skills) in the editor's view of the workspace; its
-	// problems become diagnostics like agent.yaml's. `quire lsp` passes
-	// skills.CheckAgent.
+	// HomeDir is the user's home directory: its ~/.agents/skills are
+	// skills every agent sees, as with `quire prompt`. The package never
+	// reads $HOME itself.
+	HomeDir string
+	// CheckAgent lints an agent's other files in the editor's view of the
+	// workspace (SKILL.md front matter, shadowed skills); its problems
+	// become diagnostics like agent.yaml's. nil means skills.CheckAgent.
 	CheckAgent func(fsys fs.FS, agentDir string) []prompt.Problem
 }
 
@@ -181,6 +185,7 @@ type server struct {
 	analyses   analyses
 	now        func() time.Time // the clock; daily logs depend on the date
 	checkAgent func(fsys fs.FS, agentDir string) []prompt.Problem
+	home       string
 }
 
 // document is an open editor buffer.
@@ -212,6 +217,10 @@ func newServer(opts Options) *server {
 		analyses:   analyses{tokens: prompt.NewTokenCounter()},
 		now:        time.Now,
 		checkAgent: opts.CheckAgent,
+		home:       opts.HomeDir,
+	}
+	if s.checkAgent == nil {
+		s.checkAgent = skills.CheckAgent
 	}
 	if opts.Root != "" {
 		s.setRoot(opts.Root)

@@ -60,7 +60,7 @@ func runLSP(ctx context.Context, e *env, opts any, args []string) error {
 		logTo = f
 	}
 	log := slog.New(slog.NewTextHandler(logTo, nil))
-	err := lsp.Serve(ctx, stdioStream{r: e.stdin, w: e.stdout}, lsp.Options{Logger: log, Root: o.root, Watch: true})
+	err := lsp.Serve(ctx, stdioStream{r: e.stdin, w: e.stdout}, lsp.Options{Logger: log, Root: o.root, Watch: true, HomeDir: e.getenv("HOME")})
 	switch {
 	case err == nil:
 		return nil
