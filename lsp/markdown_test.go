@@ -121,3 +121,54 @@ func TestDocumentFeaturesOverThePipe(t *testing.T) {
 		t.Errorf("completion in an empty agent.yaml = %#v", comp)
 	}
 }
+
+// Headings, the outline and folding never panic and stay inside the text.
+func FuzzMarkdownOutline(f *testing.F) {
+	f.Add("---\nname: x\n---\n# A\ntext\n## B 😀\nmore\n")
+	f.Add("Title\n=====\n\n```\n# not a heading\n```\n")
+	f.Add("---\n---\n#\n")
+	f.Fuzz(func(t *testing.T, src string) {
+		m := newMapper(src)
+		end := m.position(len(src))
+		before := func(a, b protocol.Position) bool {
+			return a.Line < b.Line || a.Line == b.Line && a.Character <= b.Character
+		}
+		for _, h := range headings(src) {
+			if h.start < 0 || h.end < h.start || h.end > len(src) {
+				t.Fatalf("heading %+v outside the text (%d bytes)", h, len(src))
+			}
+		}
+		var walk func([]protocol.DocumentSymbol)
+		walk = func(syms []protocol.DocumentSymbol) {
+			for _, s := range syms {
+				if !before(s.Range.Start, s.SelectionRange.Start) || !before(s.SelectionRange.End, s.Range.End) || !before(s.Range.End, end) {
+					t.Fatalf("symbol %q: range %+v, selection %+v", s.Name, s.Range, s.SelectionRange)
+				}
+				walk(s.Children)
+			}
+		}
+		walk(documentSymbols(src))
+		for _, r := range foldingRanges(src) {
+			if r.EndLine < r.StartLine || r.EndLine > end.Line {
+				t.Fatalf("folding range %+v outside the text", r)
+			}
+		}
+	})
+}
+
+// Completion never panics, wherever the cursor is.
+func FuzzCompletion(f *testing.F) {
+	f.Add("budget:\n  per_file: 1\n  ", uint32(2), uint32(2), true)
+	f.Add("---\nname: x\n\n---\n", uint32(2), uint32(0), false)
+	f.Fuzz(func(t *testing.T, src string, line, char uint32, yaml bool) {
+		name := "file:///w/skills/x/SKILL.md"
+		if yaml {
+			name = "file:///w/agent.yaml"
+		}
+		for _, it := range completion(name, src, protocol.Position{Line: line % 64, Character: char % 256}) {
+			if it.Label == "" {
+				t.Fatal("an item without a label")
+			}
+		}
+	})
+}

@@ -311,3 +311,24 @@ func testLogger() *slog.Logger {
 	}
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
+
+// Ranged changes (a client that ignores full sync) apply at UTF-16
+// positions.
+func TestRangedChange(t *testing.T) {
+	s := startSession(t, t.TempDir())
+	s.open("SOUL.md", "# Soul 😀\nkind\n")
+	err := s.server.DidChange(context.Background(), &protocol.DidChangeTextDocumentParams{
+		TextDocument: protocol.VersionedTextDocumentIdentifier{TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: s.uri("SOUL.md")}, Version: 2},
+		ContentChanges: []protocol.TextDocumentContentChangeEvent{&protocol.TextDocumentContentChangePartial{
+			Range: protocol.Range{Start: protocol.Position{Line: 0, Character: 7}, End: protocol.Position{Line: 0, Character: 9}},
+			Text:  "🎉 and more",
+		}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := s.srv.currentView().document(s.uri("SOUL.md"))
+	if doc == nil || doc.text != "# Soul 🎉 and more\nkind\n" || doc.version != 2 {
+		t.Errorf("after the change: %+v", doc)
+	}
+}
