@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path"
 	"strings"
 	"unicode/utf8"
 
@@ -73,6 +74,9 @@ func (s *server) CodeLens(ctx context.Context, params *protocol.CodeLensParams) 
 func (s *server) Hover(ctx context.Context, params *protocol.HoverParams) (*protocol.Hover, error) {
 	b, ok := s.budgetFor(params.TextDocument)
 	if !ok {
+		if b.doc != nil {
+			return keyHover(b.doc, params.Position), nil
+		}
 		return nil, nil
 	}
 	f, rep := b.file, b.rep
@@ -159,4 +163,46 @@ func ordinal(n int) string {
 		suffix = "rd"
 	}
 	return fmt.Sprintf("%d%s", n, suffix)
+}
+
+// keyHover explains the agent.yaml or SKILL.md front-matter key under the
+// cursor.
+func keyHover(doc *document, pos protocol.Position) *protocol.Hover {
+	m := newMapper(doc.text)
+	if int(pos.Line) >= m.lineCount() {
+		return nil
+	}
+	start, end := m.lineStarts[pos.Line], m.lineEnd(int(pos.Line))
+	line := doc.text[start:end]
+	key, _, ok := strings.Cut(line, ":")
+	if !ok || strings.HasPrefix(strings.TrimSpace(key), "#") || strings.HasPrefix(strings.TrimSpace(key), "-") {
+		return nil
+	}
+	indent := len(key) - len(strings.TrimLeft(key, " "))
+	key = strings.TrimSpace(key)
+	var keys []yamlKey
+	switch path.Base(doc.path) {
+	case "agent.yaml":
+		keys = agentKeys
+		if indent > 0 {
+			if parentKey(doc.text[:start], indent) != "budget" {
+				return nil
+			}
+			keys = budgetKeys
+		}
+	case "SKILL.md":
+		if fm := frontMatterEnd(doc.text); fm == 0 || start >= fm || indent > 0 {
+			return nil
+		}
+		keys = skillKeys
+	default:
+		return nil
+	}
+	for _, k := range keys {
+		if k.name == key {
+			r := m.lspRange(start+indent, start+indent+len(key))
+			return &protocol.Hover{Contents: &protocol.MarkupContent{Kind: protocol.MarkupKindMarkdown, Value: "`" + k.name + "`: " + k.doc}, Range: &r}
+		}
+	}
+	return nil
 }

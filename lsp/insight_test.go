@@ -176,3 +176,32 @@ func TestLensAndHintRefreshAfterChange(t *testing.T) {
 		}
 	}
 }
+
+func TestHoverExplainsKeys(t *testing.T) {
+	root := writeFiles(t, map[string]string{"agent.yaml": "name: a\n"})
+	s := startSession(t, root)
+	s.open("agent.yaml", "name: a\nbudget:\n  per_file: 1000\n")
+	s.open("skills/pdf/SKILL.md", "---\ndescription: x\n---\nname: body text\n")
+	tests := []struct {
+		file string
+		pos  protocol.Position
+		want string // "" for no hover
+	}{
+		{"agent.yaml", protocol.Position{Line: 1, Character: 2}, "`budget`: per_file, total"},
+		{"agent.yaml", protocol.Position{Line: 2, Character: 4}, "`per_file`: largest number of chars one context file"},
+		{"skills/pdf/SKILL.md", protocol.Position{Line: 1, Character: 1}, "`description`: What the skill does"},
+		{"skills/pdf/SKILL.md", protocol.Position{Line: 3, Character: 1}, ""},
+	}
+	for _, tt := range tests {
+		h, err := s.server.Hover(context.Background(), &protocol.HoverParams{TextDocumentPositionParams: protocol.TextDocumentPositionParams{TextDocument: docID(s, tt.file), Position: tt.pos}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case tt.want == "" && h != nil:
+			t.Errorf("%s %+v: unexpected hover %+v", tt.file, tt.pos, h.Contents)
+		case tt.want != "" && (h == nil || !strings.HasPrefix(h.Contents.(*protocol.MarkupContent).Value, tt.want)):
+			t.Errorf("%s %+v: hover %+v, want %q…", tt.file, tt.pos, h, tt.want)
+		}
+	}
+}
