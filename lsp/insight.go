@@ -56,10 +56,10 @@ func codeLensTitle(f prompt.FileReport, rep *prompt.Report) string {
 func (s *server) CodeLens(ctx context.Context, params *protocol.CodeLensParams) ([]protocol.CodeLens, error) {
 	b, ok := s.budgetFor(params.TextDocument)
 	if !ok {
-		if b.rep == nil || b.doc == nil {
+		if b.rep == nil || b.doc == nil || path.Base(b.doc.path) != "agent.yaml" {
 			return []protocol.CodeLens{}, nil
 		}
-		// Another file of the agent (agent.yaml, a skill): the agent's total.
+		// agent.yaml: the agent's total.
 		title := fmt.Sprintf("context %s / %s chars · Preview prompt", groupThousands(b.rep.InjectedChars), groupThousands(b.rep.Budget.TotalChars))
 		return []protocol.CodeLens{{Range: protocol.Range{}, Command: protocol.Command{Title: title, Command: CommandPreviewPrompt, Arguments: []protocol.LSPAny{previewArgument(b)}}}}, nil
 	}

@@ -205,3 +205,22 @@ func TestHoverExplainsKeys(t *testing.T) {
 		}
 	}
 }
+
+func TestCodeLensOnlyOnContextFilesAndAgentYAML(t *testing.T) {
+	root := writeFiles(t, map[string]string{"agent.yaml": "name: a\n", "AGENTS.md": "# A\n"})
+	s := startSession(t, root)
+	s.open("README.md", "# Readme\n")
+	s.open("agent.yaml", "name: a\n")
+	for file, want := range map[string]string{"README.md": "", "agent.yaml": "context 4 / 24,000 chars · Preview prompt"} {
+		lenses, err := s.server.CodeLens(context.Background(), &protocol.CodeLensParams{TextDocument: docID(s, file)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case want == "" && len(lenses) != 0:
+			t.Errorf("%s: lenses %+v, want none", file, lenses)
+		case want != "" && (len(lenses) != 1 || lenses[0].Command.Title != want):
+			t.Errorf("%s: lenses %+v, want %q", file, lenses, want)
+		}
+	}
+}
