@@ -156,7 +156,8 @@ func (s *server) serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 
 // server is the state of one session. Its handlers for notifications run in
 // wire order on the connection's read loop and only swap snapshots; requests
-// run concurrently, each on the snapshot current when it arrived.
+// run concurrently, each on a snapshot that holds every change the client
+// sent before it.
 type server struct {
 	protocol.UnimplementedServer
 
