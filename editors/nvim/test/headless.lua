@@ -19,11 +19,15 @@ local function finish()
     vim.cmd('cquit 1')
   end
   -- Stop the client cleanly (shutdown, exit) before quitting.
-  for _, c in pairs(vim.lsp.get_active_clients and vim.lsp.get_active_clients() or vim.lsp.get_clients()) do
-    c.stop()
+  for _, c in pairs(vim.lsp.get_clients and vim.lsp.get_clients() or vim.lsp.get_active_clients()) do
+    if vim.fn.has('nvim-0.11') == 1 then
+      c:stop()
+    else
+      c.stop()
+    end
   end
   vim.wait(3000, function()
-    return #(vim.lsp.get_active_clients and vim.lsp.get_active_clients() or vim.lsp.get_clients()) == 0
+    return #(vim.lsp.get_clients and vim.lsp.get_clients() or vim.lsp.get_active_clients()) == 0
   end, 50)
   vim.cmd('qall!')
 end

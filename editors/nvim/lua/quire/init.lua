@@ -118,8 +118,18 @@ local function render(buf, result)
   vim.bo[buf].modified = false
 end
 
+-- Client methods take self from Neovim 0.11 on; dot calls are deprecated.
+local method_calls = vim.fn.has('nvim-0.11') == 1
+
+local function request(client, method, params, handler)
+  if method_calls then
+    return client:request(method, params, handler)
+  end
+  return client.request(method, params, handler)
+end
+
 local function request_preview(client, args, on_result)
-  client.request('workspace/executeCommand', { command = 'quire.previewPrompt', arguments = { args } }, function(err, result)
+  request(client, 'workspace/executeCommand', { command = 'quire.previewPrompt', arguments = { args } }, function(err, result)
     if err then
       vim.notify('Quire: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
       return
