@@ -41,6 +41,13 @@ func budgetDiagnostics(a *analysis, v view, now time.Time, check func(fs.FS, str
 	for _, pr := range a.ws.Problems() {
 		out[pr.Path] = append(out[pr.Path], problemDiagnostic(mapperOf(pr.Path), pr))
 	}
+	// What `quire check` says about names and sizes (budgets are below,
+	// with exact ranges).
+	for _, pr := range a.ws.Check() {
+		if checkOnly[pr.Code] {
+			out[pr.Path] = append(out[pr.Path], problemDiagnostic(mapperOf(pr.Path), pr))
+		}
+	}
 
 	var paths []string
 	for _, d := range v.docs {
@@ -99,6 +106,10 @@ func budgetDiagnostics(a *analysis, v view, now time.Time, check func(fs.FS, str
 	}
 	return out
 }
+
+// checkOnly are the codes of prompt.Workspace.Check problems that the
+// budget diagnostics do not already cover.
+var checkOnly = map[string]bool{"file-name": true, "user-persona-ignored": true, "user-dir-name": true, "file-too-large": true}
 
 // fileDiagnostics describes what the budget does to one context file: the
 // exact ranges that do not reach the prompt, tagged unnecessary so editors

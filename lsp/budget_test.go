@@ -217,3 +217,14 @@ func TestSkillProblems(t *testing.T) {
 		t.Errorf("after the fix: %+v", diags)
 	}
 }
+
+// What `quire check` says about names reaches the editor too.
+func TestMisspelledContextFile(t *testing.T) {
+	root := writeFiles(t, map[string]string{"AGENTS.md": "# A\n", "Soul.md": "# Soul\n"})
+	s := startSession(t, root)
+	s.open("Soul.md", "# Soul\n")
+	diags := s.diagnostics("Soul.md")
+	if len(diags) != 1 || !strings.Contains(string(diags[0].Message.(protocol.String)), "rename it to SOUL.md") {
+		t.Fatalf("Soul.md: %+v", diags)
+	}
+}
