@@ -393,3 +393,20 @@ func TestDaemonCommitsRacingPushes(t *testing.T) {
 	}
 	git(t, filepath.Join(dir, "ws.git"), "fsck", "--strict")
 }
+
+func TestEndpointSizeLimit(t *testing.T) {
+	_, url, dir := testHost(t, HostOptions{MaxRequestBytes: 64 << 10})
+	src := newWorkRepo(t, map[string]string{"AGENTS.md": "a\n"})
+	git(t, src, "push", "-q", url+"/ws.git", "main")
+	commitFiles(t, src, map[string]string{"memory/big.md": randomText(300 << 10)}, "big")
+	out, err := gitTry(src, "push", url+"/ws.git", "main")
+	if err == nil {
+		t.Fatalf("push over the request limit succeeded:\n%s", out)
+	}
+	t.Logf("client saw:\n%s", out)
+	bare := filepath.Join(dir, "ws.git")
+	if got, want := git(t, bare, "rev-parse", "main"), git(t, src, "rev-parse", "HEAD~1"); got != want {
+		t.Fatalf("main = %s, want %s", got, want)
+	}
+	git(t, bare, "fsck", "--strict", "--no-dangling")
+}

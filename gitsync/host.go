@@ -18,6 +18,7 @@ import (
 
 	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
 // Push is an accepted push, handed to the after-push hook.
@@ -139,10 +140,30 @@ func (h *Host) repository(name string, create bool) (*Repository, error) {
 	return r, nil
 }
 
-// forget drops a repository created by a push that was refused.
-func (h *Host) forget(name string) {
+// forget removes a repository that a refused push to a new name created,
+// unless something (a concurrent push) has put a ref in it meanwhile.
+func (h *Host) forget(name string, r *Repository) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	empty := true
+	_ = r.locked(func(storer.EncodedObjectStorer) error {
+		iter, err := r.repo.Storer.IterReferences()
+		if err != nil {
+			empty = false
+			return err
+		}
+		return iter.ForEach(func(ref *plumbing.Reference) error {
+			if ref.Type() == plumbing.HashReference {
+				empty = false
+			}
+			return nil
+		})
+	})
+	if !empty {
+		return
+	}
 	delete(h.repos, name)
 	_ = os.RemoveAll(filepath.Join(h.dir, name+".git"))
 }

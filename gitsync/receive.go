@@ -52,7 +52,7 @@ func (h *Host) serveReceivePack(ctx context.Context, w http.ResponseWriter, req 
 	out := &pushOutput{sideband: caps.has("side-band-64k")}
 	results, updates := h.receive(ctx, r, body, cmds, caps, out)
 	if len(updates) == 0 && !existed {
-		h.forget(name)
+		h.forget(name, r)
 	}
 	h.opts.Logger.Info("push", "repo", name, "user", user, "refs", len(cmds), "accepted", len(updates))
 
