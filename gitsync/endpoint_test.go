@@ -79,12 +79,12 @@ func randomText(n int) string {
 
 func TestEndpointWithGitCLI(t *testing.T) {
 	var hookMu sync.Mutex
-	var pushes []Push
-	h, url, dir := testHost(t, HostOptions{AfterPush: func(_ context.Context, p Push, remote io.Writer) {
+	var pushes []Event
+	h, url, dir := testHost(t, HostOptions{AfterPush: func(_ context.Context, p Event, remote io.Writer) {
 		hookMu.Lock()
 		pushes = append(pushes, p)
 		hookMu.Unlock()
-		fmt.Fprintf(remote, "deployed %d ref(s) of %s\n", len(p.Updates), p.Name)
+		fmt.Fprintf(remote, "deployed %d ref(s) of %s\n", len(p.Refs), p.Name)
 	}})
 	bare := filepath.Join(dir, "ws.git")
 	if _, err := h.Create("ws"); err != nil {
@@ -268,7 +268,7 @@ func TestEndpointWithGitCLI(t *testing.T) {
 
 	hookMu.Lock()
 	defer hookMu.Unlock()
-	if len(pushes) == 0 || pushes[0].Updates[0].New.String() != first {
+	if len(pushes) == 0 || pushes[0].Refs[0].New.String() != first {
 		t.Errorf("hook saw %d pushes; first %+v", len(pushes), pushes)
 	}
 }

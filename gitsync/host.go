@@ -21,18 +21,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
-// Push is an accepted push, handed to the after-push hook.
-type Push struct {
-	// Name is the hosted repository's name (without ".git").
-	Name string
-	// Repository is the hosted repository.
-	Repository *Repository
-	// User is the authenticated user name ("" without authentication).
-	User string
-	// Updates are the refs that moved.
-	Updates []RefUpdate
-}
-
 // HostOptions configure a Host. The zero value is usable.
 type HostOptions struct {
 	// Validator checks every pushed ref before anything is written;
@@ -40,9 +28,10 @@ type HostOptions struct {
 	// checks.
 	Validator Validator
 	// AfterPush, when set, runs after a push moved at least one ref,
-	// before the response ends; what it writes to remote reaches the
-	// client as "remote:" lines (when the client speaks side-band).
-	AfterPush func(ctx context.Context, p Push, remote io.Writer)
+	// before the response ends, with a SourcePush event; what it writes
+	// to remote reaches the client as "remote:" lines (when the client
+	// speaks side-band).
+	AfterPush func(ctx context.Context, e Event, remote io.Writer)
 	// Authenticate, when set, requires HTTP basic auth on every request
 	// and reports whether the user name and token are valid.
 	Authenticate func(user, token string) bool

@@ -77,7 +77,7 @@ func (h *Host) serveReceivePack(ctx context.Context, w http.ResponseWriter, req 
 	}
 	_, _ = mux.Write(report)
 	if len(updates) > 0 && h.opts.AfterPush != nil {
-		h.opts.AfterPush(ctx, Push{Name: name, Repository: r, User: user, Updates: updates}, &remoteWriter{mux: mux})
+		h.opts.AfterPush(ctx, Event{Source: SourcePush, Name: name, Repository: r, User: user, Refs: updates}, &remoteWriter{mux: mux})
 	}
 	_, _ = w.Write([]byte("0000"))
 }
