@@ -410,3 +410,29 @@ func TestEndpointSizeLimit(t *testing.T) {
 	}
 	git(t, bare, "fsck", "--strict", "--no-dangling")
 }
+
+func TestHostMaintain(t *testing.T) {
+	h, url, dir := testHost(t, HostOptions{})
+	src := newWorkRepo(t, map[string]string{"AGENTS.md": "a\n"})
+	for i := range 5 {
+		commitFiles(t, src, map[string]string{fmt.Sprintf("memory/%d.md", i): "x\n"}, "more")
+		git(t, src, "push", "-q", url+"/ws.git", "main")
+	}
+	names, err := h.Names()
+	if err != nil || fmt.Sprint(names) != "[ws]" {
+		t.Fatalf("Names = %v, %v", names, err)
+	}
+	r, _ := h.Repository("ws")
+	if n, _ := r.LooseObjects(); n == 0 {
+		t.Fatal("no loose objects after pushes")
+	}
+	h.repackAll(context.Background(), 0)
+	if n, _ := r.LooseObjects(); n != 0 {
+		t.Fatalf("%d loose objects after maintenance", n)
+	}
+	git(t, filepath.Join(dir, "ws.git"), "fsck", "--strict")
+	c := clone(t, url+"/ws.git")
+	if got, want := git(t, c, "rev-parse", "HEAD"), git(t, src, "rev-parse", "HEAD"); got != want {
+		t.Fatalf("clone after repack at %s, want %s", got, want)
+	}
+}
