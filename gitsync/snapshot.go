@@ -270,6 +270,22 @@ func (s *Snapshot) dirEntries(es []object.TreeEntry) []fs.DirEntry {
 	return out
 }
 
+// Hash is the git object hash of the named file's content (its blob; see
+// BlobHash) or directory (its tree), read without reading the content.
+func (s *Snapshot) Hash(name string) (plumbing.Hash, error) {
+	if !fs.ValidPath(name) {
+		return plumbing.ZeroHash, pathErr("hash", name, fs.ErrInvalid)
+	}
+	if name == "." {
+		return s.root, nil
+	}
+	e, err := s.entry(name)
+	if err != nil {
+		return plumbing.ZeroHash, pathErr("hash", name, err)
+	}
+	return e.Hash, nil
+}
+
 // Stat describes the named file or directory.
 func (s *Snapshot) Stat(name string) (fs.FileInfo, error) {
 	if !fs.ValidPath(name) {
