@@ -135,15 +135,38 @@ func (h *Host) receive(ctx context.Context, r *Repository, body io.Reader, cmds 
 		}
 	}
 
-	r.writeMu.Lock()
-	defer r.writeMu.Unlock()
-
+	// Validate against the old values the client sent, without the
+	// writer lock (validation may be slow; daemon commits go on).
 	for i, c := range cmds {
 		if err := ctx.Err(); err != nil {
 			results[i].reason = "timed out"
 			continue
 		}
-		results[i].reason = h.check(ctx, r, ov, c, out)
+		results[i].reason = h.check(ctx, ov, c, out)
+	}
+
+	// Under the writer lock: every ref must still be where the client
+	// saw it (compare-and-swap), then objects are written and refs move.
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	for i, c := range cmds {
+		if results[i].reason != "" {
+			continue
+		}
+		var cur plumbing.Hash
+		err := r.locked(func(storer.EncodedObjectStorer) error {
+			var err error
+			cur, err = r.refValue(c.Name)
+			return err
+		})
+		switch {
+		case err != nil:
+			results[i].reason = "cannot read ref"
+		case cur != c.Old:
+			// Someone (another push, the daemon) moved the ref after
+			// this client looked at it.
+			results[i].reason = "non-fast-forward"
+		}
 	}
 	if caps.has("atomic") {
 		failed := false
@@ -199,22 +222,10 @@ func (h *Host) receive(ctx context.Context, r *Repository, body io.Reader, cmds 
 	return results, updates
 }
 
-// check decides one command under the writer lock: "" accepts it.
-func (h *Host) check(ctx context.Context, r *Repository, ov *overlay, c command, out *pushOutput) string {
-	var cur plumbing.Hash
-	err := r.locked(func(storer.EncodedObjectStorer) error {
-		var err error
-		cur, err = r.refValue(c.Name)
-		return err
-	})
-	if err != nil {
-		return "cannot read ref"
-	}
-	if cur != c.Old {
-		// Someone (another push, the daemon) moved the ref after this
-		// client looked at it.
-		return "non-fast-forward"
-	}
+// check validates one command against the old value the client sent:
+// "" accepts it.
+func (h *Host) check(ctx context.Context, ov *overlay, c command, out *pushOutput) string {
+	cur := c.Old
 	if c.isDelete() {
 		return ""
 	}
