@@ -1,17 +1,21 @@
 package gitsync
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
@@ -434,5 +438,79 @@ func TestHostMaintain(t *testing.T) {
 	c := clone(t, url+"/ws.git")
 	if got, want := git(t, c, "rev-parse", "HEAD"), git(t, src, "rev-parse", "HEAD"); got != want {
 		t.Fatalf("clone after repack at %s, want %s", got, want)
+	}
+}
+
+// TestEndpointComposedValidator: the daemon's own checks run after the
+// default ones, and a validator that overruns the request time limit
+// refuses the push.
+func TestEndpointComposedValidator(t *testing.T) {
+	forbid := ValidatorFunc(func(_ context.Context, ref RefUpdate, tree *Snapshot, changed []Change) []Problem {
+		var out []Problem
+		for _, c := range changed {
+			if c.Path == "FORBIDDEN.md" {
+				out = append(out, Problem{Path: c.Path, Message: "budget: 30000 chars exceed the 20000-char limit of this file"})
+			}
+		}
+		return out
+	})
+	slow := ValidatorFunc(func(ctx context.Context, ref RefUpdate, tree *Snapshot, changed []Change) []Problem {
+		if _, err := tree.Stat("SLOW.md"); err != nil {
+			return nil
+		}
+		<-ctx.Done()
+		return []Problem{{Message: "validation timed out"}}
+	})
+	_, url, dir := testHost(t, HostOptions{Validator: Validators{RepositoryChecks(), forbid, slow}, RequestTimeout: 2 * time.Second})
+	src := newWorkRepo(t, map[string]string{"AGENTS.md": "a\n"})
+	git(t, src, "push", "-q", url+"/ws.git", "main")
+	base := git(t, src, "rev-parse", "HEAD")
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  string
+	}{
+		{"daemon check", map[string]string{"FORBIDDEN.md": "x\n"}, "FORBIDDEN.md: budget: 30000 chars exceed the 20000-char limit"},
+		{"both checks", map[string]string{"FORBIDDEN.md": "x\n", "memory/bad.md": "\xff\n"}, "(and 1 more)"},
+		{"time limit", map[string]string{"SLOW.md": "x\n"}, "validation timed out"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			git(t, src, "reset", "-q", "--hard", base)
+			commitFiles(t, src, tt.files, tt.name)
+			out, err := gitTry(src, "push", url+"/ws.git", "main")
+			if err == nil || !strings.Contains(out, tt.want) {
+				t.Fatalf("err %v, output:\n%s", err, out)
+			}
+			if got := git(t, filepath.Join(dir, "ws.git"), "rev-parse", "main"); got != base {
+				t.Fatalf("main moved to %s", got)
+			}
+		})
+	}
+}
+
+// TestUploadPackGzip: git compresses larger upload-pack requests.
+func TestUploadPackGzip(t *testing.T) {
+	h, url, _ := testHost(t, HostOptions{})
+	if _, err := h.Create("ws"); err != nil {
+		t.Fatal(err)
+	}
+	src := newWorkRepo(t, map[string]string{"AGENTS.md": "a\n"})
+	git(t, src, "push", "-q", url+"/ws.git", "main")
+	head := git(t, src, "rev-parse", "HEAD")
+	var body bytes.Buffer
+	zw := gzip.NewWriter(&body)
+	io.WriteString(zw, pkts("want "+head+" side-band-64k ofs-delta\n", "", "have "+strings.Repeat("3", 40)+"\n", "done\n"))
+	zw.Close()
+	req, _ := http.NewRequest("POST", url+"/ws.git/git-upload-pack", &body)
+	req.Header.Set("Content-Encoding", "gzip")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !bytes.HasPrefix(b, []byte(pkts("NAK\n"))) || !bytes.Contains(b, []byte("PACK")) {
+		t.Fatalf("status %d, body %q", resp.StatusCode, b[:min(len(b), 80)])
 	}
 }

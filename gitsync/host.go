@@ -179,7 +179,8 @@ func (h *Host) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	defer cancel()
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(h.opts.RequestTimeout))
-	_ = rc.SetWriteDeadline(time.Now().Add(h.opts.RequestTimeout))
+	// Leave time after the context's deadline to report a refusal.
+	_ = rc.SetWriteDeadline(time.Now().Add(h.opts.RequestTimeout + 30*time.Second))
 	w.Header().Set("Cache-Control", "no-cache")
 	switch {
 	case action == "info/refs" && req.Method == http.MethodGet:
