@@ -43,6 +43,9 @@ type Watcher struct {
 	Logger *slog.Logger
 	// Delay, when set, overrides the delay for a path (tests).
 	Delay func(path string) time.Duration
+
+	// inject, in tests, feeds errors as if from fsnotify (nil otherwise).
+	inject chan error
 }
 
 // DelayFor is the default debounce delay for a slash-separated path
@@ -153,6 +156,20 @@ func (w *Watcher) Run(ctx context.Context) error {
 			timer.Reset(max(time.Until(next), 0))
 		}
 	}
+	onErr := func(err error) {
+		if errors.Is(err, fsnotify.ErrEventOverflow) {
+			// Events were lost: rescan (and watch any directories
+			// missed) once things calm down.
+			d := SkillsDelay
+			if w.Delay != nil {
+				d = w.Delay("")
+			}
+			rescan = time.Now().Add(d)
+			arm()
+			return
+		}
+		log.Warn("watch", "root", root, "err", err)
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -185,19 +202,13 @@ func (w *Watcher) Run(ctx context.Context) error {
 			}
 			pending[rel] = time.Now()
 			arm()
+		case err := <-w.inject:
+			onErr(err)
 		case err, ok := <-fw.Errors:
 			if !ok {
 				return nil
 			}
-			if errors.Is(err, fsnotify.ErrEventOverflow) {
-				rescan = time.Now().Add(SkillsDelay)
-				if w.Delay != nil {
-					rescan = time.Now().Add(w.Delay(""))
-				}
-				arm()
-				continue
-			}
-			log.Warn("watch", "root", root, "err", err)
+			onErr(err)
 		case <-timer.C:
 			now := time.Now()
 			if !rescan.IsZero() && !rescan.After(now) {
