@@ -514,3 +514,24 @@ func TestUploadPackGzip(t *testing.T) {
 		t.Fatalf("status %d, body %q", resp.StatusCode, b[:min(len(b), 80)])
 	}
 }
+
+func TestEndpointTags(t *testing.T) {
+	_, url, _ := testHost(t, HostOptions{})
+	src := newWorkRepo(t, map[string]string{"AGENTS.md": "a\n"})
+	git(t, src, "tag", "light")
+	git(t, src, "tag", "-a", "-m", "release", "v1")
+	git(t, src, "push", "-q", url+"/ws.git", "main", "light", "v1")
+	c := clone(t, url+"/ws.git")
+	for _, tag := range []string{"light", "v1"} {
+		if got, want := git(t, c, "rev-parse", tag+"^{commit}"), git(t, src, "rev-parse", "HEAD"); got != want {
+			t.Errorf("tag %s in the clone = %s, want %s", tag, got, want)
+		}
+	}
+	if got := git(t, c, "cat-file", "-t", "v1"); got != "tag" {
+		t.Errorf("v1 is a %s in the clone, want an annotated tag", got)
+	}
+	git(t, src, "push", "-q", url+"/ws.git", ":refs/tags/light")
+	if out := git(t, c, "ls-remote", "--tags", "origin"); strings.Contains(out, "light") {
+		t.Errorf("deleted tag still listed:\n%s", out)
+	}
+}
