@@ -278,9 +278,7 @@ func TestEndpointWithGitCLI(t *testing.T) {
 }
 
 func TestEndpointAuth(t *testing.T) {
-	_, url, _ := testHost(t, HostOptions{Authenticate: func(user, token string) bool {
-		return user == "ada" && token == "s3cret"
-	}})
+	_, url, _ := testHost(t, HostOptions{Authenticate: Tokens(map[string]string{"ada": "s3cret", "nobody": ""})})
 	src := newWorkRepo(t, map[string]string{"AGENTS.md": "a\n"})
 	authed := strings.Replace(url, "http://", "http://ada:s3cret@", 1)
 	if out, err := gitTry(src, "push", url+"/ws.git", "main"); err == nil {
@@ -288,6 +286,9 @@ func TestEndpointAuth(t *testing.T) {
 	}
 	if out, err := gitTry(src, "push", strings.Replace(url, "http://", "http://ada:wrong@", 1)+"/ws.git", "main"); err == nil {
 		t.Fatalf("push with a wrong token succeeded:\n%s", out)
+	}
+	if out, err := gitTry(src, "push", strings.Replace(url, "http://", "http://nobody:@", 1)+"/ws.git", "main"); err == nil {
+		t.Fatalf("push with an empty token succeeded:\n%s", out)
 	}
 	git(t, src, "push", "-q", authed+"/ws.git", "main")
 	c := clone(t, authed+"/ws.git")

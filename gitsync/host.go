@@ -3,6 +3,7 @@ package gitsync
 import (
 	"compress/gzip"
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -264,4 +265,13 @@ func (h *Host) serveRefs(w http.ResponseWriter, req *http.Request, name string) 
 // appendPkt appends one pkt-line.
 func appendPkt(b []byte, s string) []byte {
 	return append(fmt.Appendf(b, "%04x", len(s)+4), s...)
+}
+
+// Tokens returns an Authenticate function accepting the given user →
+// token pairs, compared in constant time.
+func Tokens(tokens map[string]string) func(user, token string) bool {
+	return func(user, token string) bool {
+		want, ok := tokens[user]
+		return ok && want != "" && subtle.ConstantTimeCompare([]byte(want), []byte(token)) == 1
+	}
 }
