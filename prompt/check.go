@@ -43,14 +43,15 @@ func (w *Workspace) checkAgent(a *Agent) []Problem {
 		}
 		probs = append(probs, res.Report.Problems...)
 		for _, f := range res.Report.Files {
-			probs = append(probs, fileProblems(f)...)
+			probs = append(probs, fileProblems(f, u)...)
 		}
 	}
 	return probs
 }
 
-// fileProblems turns one file's report into findings.
-func fileProblems(f FileReport) []Problem {
+// fileProblems turns one file's report, from a private main session of
+// user (or of no user), into findings.
+func fileProblems(f FileReport, user string) []Problem {
 	var probs []Problem
 	add := func(sev Severity, code string, line int, format string, args ...any) {
 		probs = append(probs, Problem{Path: f.Path, Line: line, Severity: sev, Code: code, Message: fmt.Sprintf(format, args...)})
@@ -64,23 +65,23 @@ func fileProblems(f FileReport) []Problem {
 	if f.OriginalBytes > MaxFileBytes {
 		add(SeverityError, "file-too-large", 0, "%s is %s bytes; files over %s bytes are refused by the git endpoint and only head and tail are read", f.Name, groupThousands(int(f.OriginalBytes)), groupThousands(MaxFileBytes))
 	}
-	user := ""
-	if f.User != "" {
-		user = fmt.Sprintf(" (user %q)", f.User)
+	session := " in a private session without a user"
+	if user != "" {
+		session = fmt.Sprintf(" in user %q's private session", user)
 	}
 	switch f.Status {
 	case StatusTruncated:
 		if !f.OverBudget { // the reject policy already reported it as an error
 			r := f.Dropped[0]
-			add(SeverityWarning, "budget-truncated", r.Start.Line, "%s%s is %s chars, over the per-file budget of %s: lines %d–%d (%s chars) are cut from the prompt",
-				f.Name, user, groupThousands(f.OriginalChars), groupThousands(f.LimitChars), r.Start.Line, r.End.Line, groupThousands(f.OriginalChars-f.HeadChars-f.TailChars))
+			add(SeverityWarning, "budget-truncated", r.Start.Line, "%s is %s chars, over the per-file budget of %s: lines %d–%d (%s chars) are cut from the prompt",
+				f.Name, groupThousands(f.OriginalChars), groupThousands(f.LimitChars), r.Start.Line, r.End.Line, groupThousands(f.OriginalChars-f.HeadChars-f.TailChars))
 		}
 	case StatusClamped:
 		r := f.Dropped[0]
-		add(SeverityWarning, "budget-clamped", r.Start.Line, "%s%s is cut to the %s chars the total budget has left after %s: lines %d–%d are cut",
-			f.Name, user, groupThousands(f.LimitChars), strings.Join(f.UsedBy, ", "), r.Start.Line, r.End.Line)
+		add(SeverityWarning, "budget-clamped", r.Start.Line, "%s is cut to the %s chars the total budget has left after %s%s: lines %d–%d are cut",
+			f.Name, groupThousands(f.LimitChars), strings.Join(f.UsedBy, ", "), session, r.Start.Line, r.End.Line)
 	case StatusDropped:
-		add(SeverityWarning, "budget-dropped", 0, "%s%s does not reach the prompt: %s used up the total budget", f.Name, user, strings.Join(f.UsedBy, ", "))
+		add(SeverityWarning, "budget-dropped", 0, "%s does not reach the prompt%s: %s used up the total budget", f.Name, session, strings.Join(f.UsedBy, ", "))
 	}
 	return probs
 }
