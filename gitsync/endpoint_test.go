@@ -210,6 +210,9 @@ func TestEndpointWithGitCLI(t *testing.T) {
 		t.Fatalf("large push: server main = %s, want %s", got, large)
 	}
 	git(t, bare, "fsck", "--strict")
+	if packs, _ := filepath.Glob(filepath.Join(bare, "objects/pack/*.pack")); len(packs) != 1 {
+		t.Errorf("a push of 600 objects made %d pack files, want 1", len(packs))
+	}
 
 	// Other refusals: a symbolic link and a context file that is not UTF-8.
 	tests := []struct {
