@@ -534,6 +534,9 @@ func TestEndpointTags(t *testing.T) {
 	if got := git(t, c, "cat-file", "-t", "v1"); got != "tag" {
 		t.Errorf("v1 is a %s in the clone, want an annotated tag", got)
 	}
+	if out, head := git(t, c, "ls-remote", "origin", "refs/tags/v1^{}"), git(t, src, "rev-parse", "HEAD"); !strings.HasPrefix(out, head) {
+		t.Errorf("ls-remote does not list v1 peeled to %s:\n%s", head, out)
+	}
 	git(t, src, "push", "-q", url+"/ws.git", ":refs/tags/light")
 	if out := git(t, c, "ls-remote", "--tags", "origin"); strings.Contains(out, "light") {
 		t.Errorf("deleted tag still listed:\n%s", out)
