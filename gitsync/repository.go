@@ -26,6 +26,9 @@ type Repository struct {
 	// writeMu makes the repository single-writer: commits and pushes
 	// hold it from reading the old ref value to moving the ref.
 	writeMu sync.Mutex
+
+	// trees caches decoded trees for snapshots.
+	trees treeCache
 }
 
 // Open opens the git repository at path: a bare repository, a .git
@@ -75,6 +78,14 @@ func (r *Repository) withStore(fn func(storer.EncodedObjectStorer) error) error 
 		err = fn(r.store())
 	}
 	return err
+}
+
+// locked runs fn with the object storage under the storage lock, without
+// the retry of withStore (for lookups where a miss is normal).
+func (r *Repository) locked(fn func(storer.EncodedObjectStorer) error) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return fn(r.store())
 }
 
 func isNotFound(err error) bool {
