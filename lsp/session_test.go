@@ -338,3 +338,49 @@ func TestRangedChange(t *testing.T) {
 		t.Errorf("after the change: %+v", doc)
 	}
 }
+
+// Malformed messages are answered or logged; the session goes on.
+func TestMalformedMessagesDoNotEndTheSession(t *testing.T) {
+	sc, cc := net.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, sc, Options{Logger: testLogger()}) }()
+	conn := jsonrpc2.NewConn(jsonrpc2.NewStream(cc), jsonrpc2.WithCodec(codec{}))
+	conn.Go(ctx, jsonrpc2.MethodNotFoundHandler)
+	defer conn.Close()
+	server := protocol.ServerDispatcher(conn)
+	if _, err := server.Initialize(ctx, &protocol.InitializeParams{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []struct{ method, params string }{
+		{"textDocument/didOpen", `{"textDocument": 5}`},
+		{"textDocument/didChange", `{"textDocument": {"uri": "file:///nowhere.md", "version": 1}, "contentChanges": [{"text": "x"}]}`},
+		{"textDocument/didClose", `[]`},
+		{"$/unknownNotification", `{}`},
+	} {
+		if err := conn.Notify(ctx, n.method, jsonrpc2.RawMessage(n.params)); err != nil {
+			t.Fatalf("notify %s: %v", n.method, err)
+		}
+	}
+	var res jsonrpc2.RawMessage
+	if _, err := conn.Call(ctx, "textDocument/hover", jsonrpc2.RawMessage(`{"textDocument": "x"}`), &res); err == nil {
+		t.Error("a malformed hover succeeded")
+	}
+	if _, err := conn.Call(ctx, "quire/unknown", jsonrpc2.RawMessage(`{}`), &res); err == nil {
+		t.Error("an unknown request succeeded")
+	}
+	// Still alive and answering.
+	if _, err := server.DocumentSymbol(ctx, &protocol.DocumentSymbolParams{TextDocument: protocol.TextDocumentIdentifier{URI: "file:///x.md"}}); err != nil {
+		t.Errorf("after malformed messages: %v", err)
+	}
+	if err := server.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Exit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("Serve = %v", err)
+	}
+}
