@@ -8,8 +8,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 
 	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/skills"
 )
 
 type checkOptions struct {
@@ -26,8 +28,9 @@ Checks each workspace PATH (default: the current directory) the way the git
 endpoint will when you push: agent.yaml keys and values, context files over
 their budget (an error under the reject policy, a warning otherwise, naming
 the lines that will be cut), files the total budget clamps or drops,
-invalid UTF-8, files over 1 MiB, misspelled context file names and user
-directories that are not encoded user ids.
+invalid UTF-8, files over 1 MiB, misspelled context file names, user
+directories that are not encoded user ids, and SKILL.md front matter
+(name, description, limits, unknown keys) and shadowed skills.
 
 Findings are printed as path:line: severity: message. The exit status is 1
 when there is at least one error, 0 otherwise, so check works as a
@@ -103,6 +106,15 @@ func checkDir(dir string) ([]prompt.Problem, error) {
 		return nil, err
 	}
 	probs := ws.Check()
+	for _, a := range ws.Agents() {
+		probs = append(probs, skills.CheckAgent(ws.FS(), a.Dir)...)
+	}
+	sort.SliceStable(probs, func(i, j int) bool {
+		if probs[i].Path != probs[j].Path {
+			return probs[i].Path < probs[j].Path
+		}
+		return probs[i].Line < probs[j].Line
+	})
 	for i := range probs {
 		probs[i].Path = displayPath(dir, probs[i].Path)
 	}

@@ -45,6 +45,7 @@ func commands() []*command {
 		initCommand(),
 		checkCommand(),
 		promptCommand(),
+		skillsCommand(),
 		versionCommand(),
 	}
 }
