@@ -1,0 +1,372 @@
+// Package bm25 owns Quire's full-text ranking: the tokenizer of
+// behavior.md §5 and an immutable Okapi BM25 index with precomputed
+// postings, shared by skill search (≈ 1,000 documents: name + description)
+// and the embedded memory store (≈ 100,000 chunks).
+//
+// # Tokens
+//
+// Tokenize lower-cases every rune (unicode.ToLower, the simple one-rune
+// case mapping), treats every rune that is neither a letter
+// (unicode.IsLetter) nor a decimal digit (unicode.IsDigit) as a separator,
+// and drops tokens of one character, where a character is one Unicode code
+// point: "a", "é" and "7" are dropped, "ab", "日本" and "42" are kept.
+// Invalid UTF-8 decodes to U+FFFD, which is a separator. Combining marks are
+// not letters, so a decomposed "é" (e + U+0301) splits the word; callers
+// that care normalise to NFC first.
+//
+// # Scoring
+//
+// For a query q and document d,
+//
+//	score(q, d) = Σ over distinct terms t of q:  IDF(t) · tf(t,d) · (k1 + 1) / (tf(t,d) + k1 · (1 − b + b · |d| / avgdl))
+//	IDF(t)      = ln((N − df(t) + 0.5) / (df(t) + 0.5) + 1)
+//
+// with k1 = 1.2, b = 0.75, |d| the number of tokens of d and avgdl the mean
+// over all N documents. A query word that occurs more than once counts once:
+// "pdf pdf markdown" scores exactly like "pdf markdown", so repeating a word
+// cannot outweigh the others. Query words absent from the index contribute
+// nothing; a document that shares no term with the query is not a hit.
+//
+// # Cost
+//
+// Build computes, per term, the posting list of (document, impact) where
+// impact = IDF(t) · the tf part above, so a query is a sum of precomputed
+// impacts: no per-document maps, no allocation per document. Search keeps
+// its accumulators in scratch space pooled per Index, selects the top k with
+// a bounded heap, and appends into a caller-supplied slice: with cap(dst) ≥ k
+// a query allocates nothing at all once the pool is warm.
+//
+// Ties (equal scores) are broken by document id, lower first. Builder
+// assigns ids in the order documents are added, so callers that add
+// documents sorted (skills by slug, memory chunks by path and line) get ties
+// in that order.
+package bm25
+
+import (
+	"math"
+	"slices"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Parameters of the ranking function (behavior.md §5).
+const (
+	K1 = 1.2
+	B  = 0.75
+)
+
+// Tokenize splits s into index terms as the package documentation
+// describes. It returns nil when s has no term.
+func Tokenize(s string) []string {
+	var out []string
+	eachToken(s, nil, func(tok []byte) { out = append(out, string(tok)) })
+	return out
+}
+
+// eachToken calls yield with each token of s, lower-cased into buf (grown as
+// needed and returned for reuse). The slice passed to yield is valid only
+// during the call.
+func eachToken(s string, buf []byte, yield func(tok []byte)) []byte {
+	buf = buf[:0]
+	runes := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf { // ASCII fast path
+			i++
+			switch {
+			case 'a' <= c && c <= 'z' || '0' <= c && c <= '9':
+			case 'A' <= c && c <= 'Z':
+				c += 'a' - 'A'
+			default:
+				if runes > 1 {
+					yield(buf)
+				}
+				buf, runes = buf[:0], 0
+				continue
+			}
+			buf = append(buf, c)
+			runes++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			buf = utf8.AppendRune(buf, unicode.ToLower(r))
+			runes++
+			continue
+		}
+		if runes > 1 {
+			yield(buf)
+		}
+		buf, runes = buf[:0], 0
+	}
+	if runes > 1 {
+		yield(buf)
+	}
+	return buf
+}
+
+// Builder collects documents for an Index. The zero value is ready to use.
+// A Builder is not safe for concurrent use.
+type Builder struct {
+	terms    map[string]int32 // term → term id
+	postings [][]rawPosting   // by term id, documents ascending
+	docLen   []int32          // by document id
+	buf      []byte
+	seen     []int32 // term ids of the document being added (scratch)
+}
+
+type rawPosting struct {
+	doc int32
+	tf  int32
+}
+
+// Add tokenizes text as one document and returns its id: 0 for the first
+// document added, then 1, 2, …. An empty or term-less text is still a
+// document (of length zero) so that ids stay dense and predictable.
+func (b *Builder) Add(text string) int {
+	if b.terms == nil {
+		b.terms = make(map[string]int32)
+	}
+	doc := int32(len(b.docLen))
+	b.seen = b.seen[:0]
+	b.buf = eachToken(text, b.buf, func(tok []byte) {
+		id, ok := b.terms[string(tok)] // no allocation for the lookup
+		if !ok {
+			id = int32(len(b.postings))
+			b.terms[string(tok)] = id
+			b.postings = append(b.postings, nil)
+		}
+		b.seen = append(b.seen, id)
+	})
+	b.docLen = append(b.docLen, int32(len(b.seen)))
+	slices.Sort(b.seen)
+	for i := 0; i < len(b.seen); {
+		j := i + 1
+		for j < len(b.seen) && b.seen[j] == b.seen[i] {
+			j++
+		}
+		t := b.seen[i]
+		b.postings[t] = append(b.postings[t], rawPosting{doc: doc, tf: int32(j - i)})
+		i = j
+	}
+	return int(doc)
+}
+
+// Len returns the number of documents added so far.
+func (b *Builder) Len() int { return len(b.docLen) }
+
+// Build returns the immutable Index of the documents added so far. The
+// Builder may be reused afterwards; later additions do not affect the
+// returned Index.
+func (b *Builder) Build() *Index {
+	n := len(b.docLen)
+	ix := &Index{
+		terms:  make(map[string]int32, len(b.terms)),
+		start:  make([]int32, len(b.postings)+1),
+		idf:    make([]float64, len(b.postings)),
+		docLen: slices.Clone(b.docLen),
+	}
+	total := 0
+	for _, l := range b.docLen {
+		total += int(l)
+	}
+	if n > 0 {
+		ix.avgdl = float64(total) / float64(n)
+	}
+	postings := 0
+	for _, p := range b.postings {
+		postings += len(p)
+	}
+	ix.doc = make([]int32, 0, postings)
+	ix.impact = make([]float64, 0, postings)
+	for term, id := range b.terms {
+		ix.terms[term] = id
+	}
+	for t, list := range b.postings {
+		ix.start[t] = int32(len(ix.doc))
+		df := float64(len(list))
+		idf := math.Log((float64(n)-df+0.5)/(df+0.5) + 1)
+		ix.idf[t] = idf
+		for _, p := range list {
+			tf := float64(p.tf)
+			norm := K1 * (1 - B + B*float64(b.docLen[p.doc])/ix.avgdl)
+			ix.doc = append(ix.doc, p.doc)
+			ix.impact = append(ix.impact, idf*tf*(K1+1)/(tf+norm))
+		}
+	}
+	ix.start[len(b.postings)] = int32(len(ix.doc))
+	ix.scratch.New = func() any {
+		return &scratch{acc: make([]float64, n)}
+	}
+	return ix
+}
+
+// Index is an immutable BM25 index over documents 0 … Len()−1. It is safe
+// for concurrent use by any number of goroutines.
+type Index struct {
+	terms  map[string]int32
+	start  []int32   // postings of term t are doc[start[t]:start[t+1]]
+	doc    []int32   // document ids, ascending within a term
+	impact []float64 // IDF(t) · tf part, aligned with doc
+	idf    []float64 // by term id
+	docLen []int32
+	avgdl  float64
+
+	scratch sync.Pool // of *scratch
+}
+
+// scratch is the per-query working memory: dense accumulators (zero
+// between queries), the documents touched, the query's term ids and a
+// token buffer.
+type scratch struct {
+	acc     []float64
+	touched []int32
+	terms   []int32
+	buf     []byte
+}
+
+// Hit is one search result.
+type Hit struct {
+	// Doc is the document id that Builder.Add returned.
+	Doc int
+	// Score is the document's BM25 score (> 0).
+	Score float64
+}
+
+// Len returns the number of documents in the index.
+func (ix *Index) Len() int { return len(ix.docLen) }
+
+// Terms returns the number of distinct terms in the index.
+func (ix *Index) Terms() int { return len(ix.idf) }
+
+// DocLen returns the number of tokens of document doc.
+func (ix *Index) DocLen(doc int) int { return int(ix.docLen[doc]) }
+
+// AvgDocLen returns the mean document length in tokens (0 when empty).
+func (ix *Index) AvgDocLen() float64 { return ix.avgdl }
+
+// IDF returns the inverse document frequency of term (already a token, as
+// Tokenize returns it) and whether the index holds it.
+func (ix *Index) IDF(term string) (float64, bool) {
+	t, ok := ix.terms[term]
+	if !ok {
+		return 0, false
+	}
+	return ix.idf[t], true
+}
+
+// Search appends to dst[:0] the at most k best documents for query, best
+// first, ties broken by lower document id, and returns the extended slice.
+// k ≤ 0 means every matching document. Only documents with a positive score
+// (sharing at least one term with the query) are hits. When filter is not
+// nil, only documents for which it returns true are considered — use it for
+// scoping (a user's documents, a skill allow list); it is called at most
+// once per matching document.
+//
+// Search allocates nothing when cap(dst) ≥ the number of hits returned and
+// the index's scratch pool holds a free buffer (always, after warm-up, for
+// one query at a time per goroutine).
+func (ix *Index) Search(query string, k int, dst []Hit, filter func(doc int) bool) []Hit {
+	dst = dst[:0]
+	if len(ix.docLen) == 0 {
+		return dst
+	}
+	s := ix.scratch.Get().(*scratch)
+	defer ix.scratch.Put(s)
+
+	// Distinct query terms known to the index.
+	s.terms = s.terms[:0]
+	s.buf = eachToken(query, s.buf, func(tok []byte) {
+		t, ok := ix.terms[string(tok)]
+		if ok && !slices.Contains(s.terms, t) {
+			s.terms = append(s.terms, t)
+		}
+	})
+	if len(s.terms) == 0 {
+		return dst
+	}
+	// Accumulate. Terms are summed in query order, the same for every
+	// document, so equal documents get bit-identical scores.
+	acc := s.acc
+	s.touched = s.touched[:0]
+	for _, t := range s.terms {
+		lo, hi := ix.start[t], ix.start[t+1]
+		docs, impacts := ix.doc[lo:hi], ix.impact[lo:hi]
+		for i, d := range docs {
+			if acc[d] == 0 {
+				s.touched = append(s.touched, d)
+			}
+			acc[d] += impacts[i]
+		}
+	}
+	// Select the top k with a bounded min-heap (worst hit at dst[0]).
+	if k <= 0 || k > len(s.touched) {
+		k = len(s.touched)
+	}
+	for _, d := range s.touched {
+		score := acc[d]
+		acc[d] = 0
+		if filter != nil && !filter(int(d)) {
+			continue
+		}
+		h := Hit{Doc: int(d), Score: score}
+		if len(dst) < k {
+			dst = append(dst, h)
+			siftUp(dst, len(dst)-1)
+		} else if better(h, dst[0]) {
+			dst[0] = h
+			siftDown(dst, 0)
+		}
+	}
+	slices.SortFunc(dst, func(a, b Hit) int {
+		if better(a, b) {
+			return -1
+		}
+		if better(b, a) {
+			return 1
+		}
+		return 0
+	})
+	return dst
+}
+
+// better reports whether a ranks before b: higher score, then lower id.
+func better(a, b Hit) bool {
+	if a.Score != b.Score {
+		return a.Score > b.Score
+	}
+	return a.Doc < b.Doc
+}
+
+// siftUp and siftDown maintain a heap whose root is the worst hit.
+func siftUp(h []Hit, i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !better(h[p], h[i]) {
+			break
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+}
+
+func siftDown(h []Hit, i int) {
+	n := len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		worst := l
+		if r := l + 1; r < n && better(h[l], h[r]) {
+			worst = r
+		}
+		if !better(h[i], h[worst]) {
+			return
+		}
+		h[i], h[worst] = h[worst], h[i]
+		i = worst
+	}
+}
