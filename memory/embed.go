@@ -9,7 +9,8 @@ import (
 	"math"
 	"strings"
 	"sync"
-	"unicode"
+
+	"github.com/quirehq/quire/memory/bm25"
 )
 
 // Embedder turns texts into vectors of a fixed dimension.
@@ -46,7 +47,7 @@ func Enabled(e Embedder) bool { return e != nil && e.Dimensions() > 0 }
 const DefaultBuiltinDimensions = 384
 
 // Builtin is the offline, deterministic embedder that needs no model: it
-// hashes the words of a text and their character trigrams into a vector
+// hashes the words of a text (bm25.Tokenize) and their character trigrams into a vector
 // (feature hashing) and L2-normalises it. It is lexical, not semantic:
 // texts are close when they share words or parts of words ("deploy" and
 // "deployment"), never because they mean the same thing ("car" and
@@ -93,7 +94,7 @@ func (b Builtin) vector(text string) []float32 {
 		}
 		v[idx] += weight
 	}
-	for _, w := range Words(text) {
+	for _, w := range bm25.Tokenize(text) {
 		add("w:"+w, 1)
 		r := []rune(" " + w + " ")
 		for i := 0; i+3 <= len(r); i++ {
@@ -102,21 +103,6 @@ func (b Builtin) vector(text string) []float32 {
 	}
 	Normalize(v)
 	return v
-}
-
-// Words splits text into lower-case runs of letters and digits, dropping
-// one-character words: the tokenizer of full-text search.
-func Words(text string) []string {
-	fields := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	})
-	words := fields[:0]
-	for _, f := range fields {
-		if len([]rune(f)) > 1 {
-			words = append(words, f)
-		}
-	}
-	return words
 }
 
 // Normalize scales v to unit length in place; a zero vector stays zero.

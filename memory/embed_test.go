@@ -39,19 +39,6 @@ func TestBuiltin(t *testing.T) {
 	}
 }
 
-func TestWords(t *testing.T) {
-	got := Words("Convert a PDF-file to Markdown, ÜBER 2x!")
-	want := []string{"convert", "pdf", "file", "to", "markdown", "über", "2x"}
-	if len(got) != len(want) {
-		t.Fatalf("Words = %q, want %q", got, want)
-	}
-	for i := range got {
-		if got[i] != want[i] {
-			t.Fatalf("Words = %q, want %q", got, want)
-		}
-	}
-}
-
 type countingEmbedder struct {
 	Builtin
 	calls, texts int

@@ -79,7 +79,7 @@ type chunkKey struct {
 }
 
 // Rank merges full-text and vector candidates into hits (behavior.md §6):
-// each side keeps its best CandidateLimit candidates; full-text scores are
+// each side keeps its best CandidateLimit candidates that score above 0; full-text scores are
 // divided by the best one; score = 0.3 × text + 0.7 × vector, a side's
 // weight becoming 1 when the other has no candidates; per-user hits are
 // multiplied by 1.2; of duplicates (same path and start line) the user's
@@ -131,7 +131,7 @@ func Rank(text, vector []Candidate, opts RankOptions) []Hit {
 		e := get(c.Chunk)
 		if !e.fromVector {
 			e.fromVector, e.vectorRank = true, i+1
-			e.vectorScore = max(c.Score, 0)
+			e.vectorScore = c.Score
 		}
 	}
 	wt, wv := TextWeight, VectorWeight
@@ -208,10 +208,15 @@ func hitLess(a, b Hit) bool {
 	return a.User < b.User
 }
 
-// best returns the n highest-scoring candidates, ties broken by path, line
-// and user, without changing cs.
+// best returns the n highest-scoring candidates with a positive score,
+// ties broken by path, line and user, without changing cs.
 func best(cs []Candidate, n int) []Candidate {
-	out := append([]Candidate(nil), cs...)
+	out := make([]Candidate, 0, len(cs))
+	for _, c := range cs {
+		if c.Score > 0 {
+			out = append(out, c)
+		}
+	}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if a.Score != b.Score {

@@ -39,9 +39,10 @@ func TestRank(t *testing.T) {
 			want:   []hit{{"", "a.md", 1, 0.9}},
 		},
 		{
-			name:   "negative cosine counts as zero",
-			vector: []Candidate{cand("", "a.md", 1, -0.5)},
-			want:   []hit{{"", "a.md", 1, 0}},
+			name:   "no positive score, no candidate",
+			text:   []Candidate{cand("", "b.md", 1, 0)},
+			vector: []Candidate{cand("", "a.md", 1, -0.5), cand("", "c.md", 1, 0)},
+			want:   []hit{},
 		},
 		{
 			name: "user boost",
