@@ -47,7 +47,8 @@ type Store interface {
 	// Index makes docs the whole memory of agent as of commit: new and
 	// changed documents (by hash) are re-chunked and embedded, unchanged
 	// ones are left alone, documents missing from docs are removed, and
-	// the agent's indexed commit becomes commit — all or nothing. An
+	// the agent's indexed commit becomes commit — all or nothing. When
+	// commit (not "") is already the indexed commit, nothing is done. An
 	// embedder failure does not fail the call: the text is indexed and the
 	// vectors are left for Backfill.
 	Index(ctx context.Context, agent, commit string, docs []Document) (IndexStats, error)

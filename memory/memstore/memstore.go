@@ -93,6 +93,10 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 	s.mu.RLock()
 	old := s.agents[agent]
 	s.mu.RUnlock()
+	if old != nil && commit != "" && old.commit == commit {
+		stats.Unchanged = len(docs)
+		return stats, nil
+	}
 
 	// Keep the chunks (and vectors) of unchanged documents.
 	kept := map[docKey]bool{}

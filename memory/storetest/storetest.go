@@ -320,4 +320,10 @@ func testIndexedCommit(t *testing.T, open Open) {
 	if c, _ := s.IndexedCommit(ctx, "b"); c != "d1" {
 		t.Errorf("b indexed %q, want d1", c)
 	}
+	if st := index(t, s, "a", "c2", doc("", "MEMORY.md", "changed")); st.Changed != 0 || st.Chunks != 0 {
+		t.Errorf("index of the already indexed commit did work: %+v", st)
+	}
+	if st := index(t, s, "a", "", doc("", "MEMORY.md", "working tree")); st.Changed != 1 {
+		t.Errorf("index without a commit (working tree) skipped: %+v", st)
+	}
 }
