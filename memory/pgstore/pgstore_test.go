@@ -1,0 +1,136 @@
+package pgstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/quirehq/quire/memory"
+	"github.com/quirehq/quire/memory/storetest"
+)
+
+// databaseURL returns QUIRE_TEST_DATABASE_URL or skips the test loudly.
+// `make test` always sets it (.ci/testdb.sh).
+func databaseURL(t testing.TB) string {
+	t.Helper()
+	url := os.Getenv("QUIRE_TEST_DATABASE_URL")
+	if url == "" {
+		t.Skip("\n" + strings.Repeat("!", 72) + "\n!! QUIRE_TEST_DATABASE_URL is not set: the PostgreSQL store is NOT tested.\n!! Run `make test` (it installs PostgreSQL + pgvector) or set the variable.\n" + strings.Repeat("!", 72))
+	}
+	return url
+}
+
+// testSchema returns a fresh schema name, dropped when t ends.
+func testSchema(t testing.TB) string {
+	t.Helper()
+	url := databaseURL(t)
+	var b [6]byte
+	rand.Read(b[:])
+	schema := "quire_test_" + hex.EncodeToString(b[:])
+	t.Cleanup(func() {
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	return schema
+}
+
+func openStore(t testing.TB, schema string, e memory.Embedder) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), Options{URL: databaseURL(t), Schema: schema, Embedder: e, MaxConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	databaseURL(t)
+	storetest.Run(t, func(t *testing.T, e memory.Embedder) memory.Store {
+		return openStore(t, testSchema(t), e)
+	})
+}
+
+func TestTextQuery(t *testing.T) {
+	for in, want := range map[string]string{
+		"convert a pdf to markdown":  "'convert' | 'pdf' | 'to' | 'markdown'",
+		"it's O'Brien's   pdf, pdf!": "'it' | 'brien' | 'pdf'",
+		"a ! ?":                      "",
+	} {
+		if got := TextQuery(in); got != want {
+			t.Errorf("TextQuery(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestMigrationsIdempotent(t *testing.T) {
+	schema := testSchema(t)
+	openStore(t, schema, memory.None{})
+	s := openStore(t, schema, memory.None{})
+	var n int
+	if err := s.pool.QueryRow(context.Background(), "SELECT count(*) FROM schema_migrations").Scan(&n); err != nil || n != 1 {
+		t.Errorf("schema_migrations rows = %d, %v", n, err)
+	}
+}
+
+// Changing the embedder (model or dimension) drops the old vectors, sizes
+// the column for the new dimension, and Backfill re-embeds every chunk.
+func TestEmbedderChangeReembeds(t *testing.T) {
+	ctx := context.Background()
+	schema := testSchema(t)
+	s := openStore(t, schema, memory.Builtin{Dims: 64})
+	docs := []memory.Document{memory.NewDocument("MEMORY.md", "", "alpha beta\n\n"+strings.Repeat("gamma ", 120)), memory.NewDocument("memory/x.md", "", "delta")}
+	if _, err := s.Index(ctx, "a", "c1", docs); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s2 := openStore(t, schema, memory.Builtin{Dims: 32})
+	var typ string
+	if err := s2.pool.QueryRow(ctx, "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'chunks'::regclass AND attname = 'embedding'").Scan(&typ); err != nil || typ != "vector(32)" {
+		t.Errorf("embedding column = %q, %v; want vector(32)", typ, err)
+	}
+	n, err := s2.Backfill(ctx)
+	if err != nil || n != 2 {
+		t.Errorf("backfill after embedder change = %d, %v; want 2", n, err)
+	}
+	hits, err := s2.Search(ctx, "a", memory.Query{Text: "delta"})
+	if err != nil || len(hits) == 0 || hits[0].Path != "memory/x.md" {
+		t.Errorf("search after re-embed: %+v %v", hits, err)
+	}
+	// Same embedder again: nothing dropped.
+	s2.Close()
+	s3 := openStore(t, schema, memory.Builtin{Dims: 32})
+	if n, err := s3.Backfill(ctx); err != nil || n != 0 {
+		t.Errorf("backfill with unchanged embedder = %d, %v; want 0", n, err)
+	}
+}
+
+// Two stores sharing a database: the second Index of the same commit finds
+// it indexed and does nothing.
+func TestSameCommitIndexedOnce(t *testing.T) {
+	ctx := context.Background()
+	schema := testSchema(t)
+	a := openStore(t, schema, memory.Builtin{})
+	b := openStore(t, schema, memory.Builtin{})
+	docs := []memory.Document{memory.NewDocument("MEMORY.md", "", "hello world")}
+	if st, err := a.Index(ctx, "x", "c1", docs); err != nil || st.Changed != 1 {
+		t.Fatal(st, err)
+	}
+	st, err := b.Index(ctx, "x", "c1", docs)
+	if err != nil || st.Changed != 0 || st.Chunks != 0 {
+		t.Errorf("second index of c1: %+v, %v; want nothing done", st, err)
+	}
+}
