@@ -77,6 +77,14 @@ func (r *Repository) withStore(fn func(storer.EncodedObjectStorer) error) error 
 	return err
 }
 
+// locked runs fn with the object storage under the storage lock, without
+// the retry of withStore (for lookups where a miss is normal).
+func (r *Repository) locked(fn func(storer.EncodedObjectStorer) error) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return fn(r.store())
+}
+
 func isNotFound(err error) bool {
 	return errors.Is(err, plumbing.ErrObjectNotFound) || errors.Is(err, plumbing.ErrReferenceNotFound) || errors.Is(err, object.ErrFileNotFound) || errors.Is(err, object.ErrDirectoryNotFound) || errors.Is(err, object.ErrEntryNotFound)
 }

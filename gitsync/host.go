@@ -1,0 +1,266 @@
+package gitsync
+
+import (
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	gogit "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+)
+
+// HostOptions configure a Host. The zero value is usable.
+type HostOptions struct {
+	// Validator checks every pushed ref before anything is written;
+	// nil means RepositoryChecks(). Compose with Validators to add
+	// checks.
+	Validator Validator
+	// AfterPush, when set, runs after a push moved at least one ref,
+	// before the response ends, with a SourcePush event; what it writes
+	// to remote reaches the client as "remote:" lines (when the client
+	// speaks side-band).
+	AfterPush func(ctx context.Context, e Event, remote io.Writer)
+	// Authenticate, when set, requires HTTP basic auth on every request
+	// and reports whether the user name and token are valid.
+	Authenticate func(user, token string) bool
+	// MaxRequestBytes bounds a request body (compressed, as sent) and
+	// the inflated objects of one push. Default 256 MiB.
+	MaxRequestBytes int64
+	// RequestTimeout bounds one request. Default 5 minutes.
+	RequestTimeout time.Duration
+	// Logger receives one line per push; nil discards.
+	Logger *slog.Logger
+}
+
+// Host keeps bare repositories under one directory (<dir>/<name>.git)
+// and serves them over git's smart HTTP protocol at /<name>.git. It is
+// an http.Handler. Every Repository it hands out is the one instance for
+// that name, so the daemon's commits and pushes share one writer lock.
+type Host struct {
+	dir  string
+	opts HostOptions
+
+	mu    sync.Mutex
+	repos map[string]*Repository
+}
+
+// NewHost serves the repositories under dir, creating dir if needed.
+func NewHost(dir string, opts HostOptions) (*Host, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create repository directory: %w", err)
+	}
+	if opts.Validator == nil {
+		opts.Validator = RepositoryChecks()
+	}
+	if opts.MaxRequestBytes <= 0 {
+		opts.MaxRequestBytes = 256 << 20
+	}
+	if opts.RequestTimeout <= 0 {
+		opts.RequestTimeout = 5 * time.Minute
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Host{dir: dir, opts: opts, repos: map[string]*Repository{}}, nil
+}
+
+var repoNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
+
+// ValidRepoName reports whether name may name a hosted repository:
+// letters, digits, '.', '_' and '-', starting with a letter or digit.
+func ValidRepoName(name string) bool {
+	return repoNameRE.MatchString(name) && !strings.HasSuffix(name, ".lock") && !strings.HasSuffix(name, ".git")
+}
+
+// ErrNoRepository is returned for a hosted repository that does not
+// exist.
+var ErrNoRepository = errors.New("no such repository")
+
+// Repository opens the hosted repository name.
+func (h *Host) Repository(name string) (*Repository, error) {
+	return h.repository(name, false)
+}
+
+// Create opens the hosted repository name, creating an empty bare
+// repository (HEAD → refs/heads/main) when there is none.
+func (h *Host) Create(name string) (*Repository, error) {
+	return h.repository(name, true)
+}
+
+func (h *Host) repository(name string, create bool) (*Repository, error) {
+	if !ValidRepoName(name) {
+		return nil, fmt.Errorf("repository name %q: %w", name, ErrNoRepository)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if r, ok := h.repos[name]; ok {
+		return r, nil
+	}
+	p := filepath.Join(h.dir, name+".git")
+	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+		if !create {
+			return nil, fmt.Errorf("repository %q: %w", name, ErrNoRepository)
+		}
+		g, err := gogit.PlainInit(p, true)
+		if err != nil {
+			return nil, fmt.Errorf("create repository %q: %w", name, err)
+		}
+		if err := g.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.NewBranchReferenceName("main"))); err != nil {
+			return nil, fmt.Errorf("create repository %q: %w", name, err)
+		}
+	}
+	r, err := Open(p)
+	if err != nil {
+		return nil, err
+	}
+	h.repos[name] = r
+	return r, nil
+}
+
+// forget removes a repository that a refused push to a new name created,
+// unless something (a concurrent push) has put a ref in it meanwhile.
+func (h *Host) forget(name string, r *Repository) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	empty := true
+	_ = r.locked(func(storer.EncodedObjectStorer) error {
+		iter, err := r.repo.Storer.IterReferences()
+		if err != nil {
+			empty = false
+			return err
+		}
+		return iter.ForEach(func(ref *plumbing.Reference) error {
+			if ref.Type() == plumbing.HashReference {
+				empty = false
+			}
+			return nil
+		})
+	})
+	if !empty {
+		return
+	}
+	delete(h.repos, name)
+	_ = os.RemoveAll(filepath.Join(h.dir, name+".git"))
+}
+
+// ServeHTTP answers GET /<name>.git/info/refs?service=…, POST
+// /<name>.git/git-upload-pack and POST /<name>.git/git-receive-pack.
+func (h *Host) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	user := ""
+	if h.opts.Authenticate != nil {
+		u, tok, ok := req.BasicAuth()
+		if !ok || !h.opts.Authenticate(u, tok) {
+			w.Header().Set("WWW-Authenticate", `Basic realm="quire"`)
+			http.Error(w, "authentication required", http.StatusUnauthorized)
+			return
+		}
+		user = u
+	}
+	name, action, ok := splitGitPath(req.URL.Path)
+	if !ok {
+		http.NotFound(w, req)
+		return
+	}
+	ctx, cancel := context.WithTimeout(req.Context(), h.opts.RequestTimeout)
+	defer cancel()
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(h.opts.RequestTimeout))
+	_ = rc.SetWriteDeadline(time.Now().Add(h.opts.RequestTimeout))
+	w.Header().Set("Cache-Control", "no-cache")
+	switch {
+	case action == "info/refs" && req.Method == http.MethodGet:
+		h.serveRefs(w, req, name)
+	case action == "git-upload-pack" && req.Method == http.MethodPost:
+		h.serveUploadPack(ctx, w, req, name)
+	case action == "git-receive-pack" && req.Method == http.MethodPost:
+		h.serveReceivePack(ctx, w, req, name, user)
+	default:
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	}
+}
+
+// splitGitPath splits "/<name>.git/<action>".
+func splitGitPath(p string) (name, action string, ok bool) {
+	p = strings.TrimPrefix(p, "/")
+	i := strings.Index(p, ".git/")
+	if i <= 0 {
+		return "", "", false
+	}
+	name, action = p[:i], p[i+len(".git/"):]
+	if !ValidRepoName(name) {
+		return "", "", false
+	}
+	return name, action, true
+}
+
+// body returns the request body, bounded and inflated if gzip-encoded.
+func (h *Host) body(w http.ResponseWriter, req *http.Request) (io.Reader, error) {
+	var r io.Reader = http.MaxBytesReader(w, req.Body, h.opts.MaxRequestBytes)
+	if req.Header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return nil, fmt.Errorf("gzip body: %w", err)
+		}
+		r = io.LimitReader(zr, h.opts.MaxRequestBytes)
+	}
+	return r, nil
+}
+
+// capabilities advertised by each service.
+const (
+	receiveCaps = "report-status delete-refs side-band-64k quiet atomic ofs-delta agent=quire"
+	uploadCaps  = "multi_ack_detailed side-band-64k side-band ofs-delta no-progress agent=quire"
+)
+
+func (h *Host) serveRefs(w http.ResponseWriter, req *http.Request, name string) {
+	service := req.URL.Query().Get("service")
+	if service != "git-upload-pack" && service != "git-receive-pack" {
+		http.Error(w, "dumb http is not supported; use a git client that speaks smart http", http.StatusForbidden)
+		return
+	}
+	r, err := h.Repository(name)
+	if err != nil && !(errors.Is(err, ErrNoRepository) && service == "git-receive-pack") {
+		http.Error(w, "repository not found", http.StatusNotFound)
+		return
+	}
+	var adv []byte
+	if r == nil {
+		// A push to a new name: advertise an empty repository, create it
+		// when the push arrives.
+		adv, err = advertisement(nil, receiveCaps)
+	} else if service == "git-receive-pack" {
+		adv, err = advertisement(r, receiveCaps)
+	} else {
+		adv, err = advertisement(r, uploadCaps)
+	}
+	if err != nil {
+		h.opts.Logger.Error("advertise refs", "repo", name, "err", err)
+		http.Error(w, "cannot list refs", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-"+service+"-advertisement")
+	var out []byte
+	out = appendPkt(out, "# service="+service+"\n")
+	out = append(out, "0000"...)
+	out = append(out, adv...)
+	_, _ = w.Write(out)
+}
+
+// appendPkt appends one pkt-line.
+func appendPkt(b []byte, s string) []byte {
+	return append(fmt.Appendf(b, "%04x", len(s)+4), s...)
+}
