@@ -94,6 +94,11 @@ func (w *Watcher) Run(ctx context.Context) error {
 		return fmt.Errorf("watch skills: %w", err)
 	}
 	defer fw.Close()
+	return w.loop(ctx, fw)
+}
+
+// loop is Run's event loop over an fsnotify watcher.
+func (w *Watcher) loop(ctx context.Context, fw *fsnotify.Watcher) error {
 	roots := w.roots()
 	w.sync(fw, roots)
 	// Whatever changed between NewWatcher and now had no watch to see it.

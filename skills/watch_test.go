@@ -196,3 +196,37 @@ func TestSetNeverTouchesDisk(t *testing.T) {
 		t.Errorf("the current Set changed without a reload")
 	}
 }
+
+func TestWatcherRescansOnOverflow(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "skills/pdf/SKILL.md"), skillMD("pdf", "x.", ""))
+	w := NewWatcher(Options{WorkspaceDir: dir, NoBuiltin: true}, nil)
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fw.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.loop(ctx, fw) }()
+	defer func() { cancel(); <-done }()
+	<-w.started
+	// Simulate a lost event: change a file the watcher no longer sees.
+	if err := fw.Remove(filepath.Join(dir, "skills/pdf")); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "skills/pdf/SKILL.md"), skillMD("pdf", "Changed unseen.", ""))
+	time.Sleep(Debounce + 200*time.Millisecond)
+	if got := description(w.Set(), "pdf"); got != "x." {
+		t.Fatalf("the unwatched change was seen without overflow: %q", got)
+	}
+	before := w.Set().Version()
+	fw.Errors <- fsnotify.ErrEventOverflow
+	s := waitFor(t, w, "the rescan after an overflow", func(s *Set) bool { return s.Version() > before })
+	if got := description(s, "pdf"); got != "Changed unseen." {
+		t.Errorf("after the rescan: %q", got)
+	}
+	// The rescan watches the directory again.
+	writeFile(t, filepath.Join(dir, "skills/pdf/SKILL.md"), skillMD("pdf", "Seen again.", ""))
+	waitFor(t, w, "an edit after the rescan", func(s *Set) bool { return description(s, "pdf") == "Seen again." })
+}
