@@ -1,0 +1,231 @@
+package gitsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// The debounce delays of a work-tree watcher.
+const (
+	// SkillsDelay is how long a skill file must stay unchanged before it
+	// is reported.
+	SkillsDelay = 500 * time.Millisecond
+	// MemoryDelay is the same for memory files, which agents and editors
+	// write in bursts.
+	MemoryDelay = 1500 * time.Millisecond
+)
+
+// Watcher reports changes to the files of a working tree as
+// SourceWorkTree events. It watches every directory (walking new ones as
+// they appear), ignores .git and editor scratch files, sees atomic saves
+// (write to a temporary name, rename over the file) as a change of the
+// file, rescans after the kernel queue overflows, and debounces: a path
+// is reported once it has been quiet for its delay (SkillsDelay for
+// skills, MemoryDelay for memory files, SkillsDelay for everything else).
+type Watcher struct {
+	// Root is the directory watched.
+	Root string
+	// OnEvent receives the batched changes.
+	OnEvent func(Event)
+	// Logger receives watch errors; nil discards.
+	Logger *slog.Logger
+	// Delay, when set, overrides the delay for a path (tests).
+	Delay func(path string) time.Duration
+}
+
+// DelayFor is the default debounce delay for a slash-separated path
+// relative to the watched root.
+func DelayFor(p string) time.Duration {
+	if isMemoryPath(p) {
+		return MemoryDelay
+	}
+	return SkillsDelay
+}
+
+func isMemoryPath(p string) bool {
+	parts := strings.Split(p, "/")
+	// users/<id>/… holds the same names per user.
+	if len(parts) > 2 && parts[0] == "users" {
+		parts = parts[2:]
+	}
+	for i, part := range parts {
+		if part == "memory" && i < len(parts)-1 {
+			return true
+		}
+	}
+	base := parts[len(parts)-1]
+	return base == "MEMORY.md" || base == "memory.md"
+}
+
+// ignored reports paths the watcher never reports: anything under .git
+// and common editor scratch files.
+func ignored(rel string) bool {
+	for _, part := range strings.Split(rel, "/") {
+		if part == ".git" {
+			return true
+		}
+	}
+	base := path.Base(rel)
+	return strings.HasSuffix(base, "~") || strings.HasSuffix(base, ".swp") || strings.HasSuffix(base, ".swx") ||
+		strings.HasPrefix(base, ".#") || base == "4913" || strings.HasSuffix(base, ".tmp")
+}
+
+// Run watches until ctx is done.
+func (w *Watcher) Run(ctx context.Context) error {
+	log := w.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	delay := w.Delay
+	if delay == nil {
+		delay = DelayFor
+	}
+	root, err := filepath.Abs(w.Root)
+	if err != nil {
+		return fmt.Errorf("watch %s: %w", w.Root, err)
+	}
+	fw, err := fsnotify.NewBufferedWatcher(1024)
+	if err != nil {
+		return fmt.Errorf("watch %s: %w", root, err)
+	}
+	defer fw.Close()
+	if _, err := w.addTree(fw, root, root); err != nil {
+		return err
+	}
+
+	due := map[string]time.Time{}
+	rescan := time.Time{} // when a pending rescan is due
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	arm := func() {
+		var next time.Time
+		for _, t := range due {
+			if next.IsZero() || t.Before(next) {
+				next = t
+			}
+		}
+		if !rescan.IsZero() && (next.IsZero() || rescan.Before(next)) {
+			next = rescan
+		}
+		if !next.IsZero() {
+			timer.Reset(max(time.Until(next), 0))
+		}
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case ev, ok := <-fw.Events:
+			if !ok {
+				return nil
+			}
+			rel, err := filepath.Rel(root, ev.Name)
+			if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+				continue
+			}
+			rel = filepath.ToSlash(rel)
+			if ignored(rel) {
+				continue
+			}
+			if ev.Has(fsnotify.Create) {
+				if info, err := os.Lstat(ev.Name); err == nil && info.IsDir() {
+					// A new directory: watch it and report what is already in it.
+					files, err := w.addTree(fw, root, ev.Name)
+					if err != nil {
+						log.Warn("watch new directory", "dir", ev.Name, "err", err)
+					}
+					for _, f := range files {
+						due[f] = time.Now().Add(delay(f))
+					}
+					arm()
+					continue
+				}
+			}
+			due[rel] = time.Now().Add(delay(rel))
+			arm()
+		case err, ok := <-fw.Errors:
+			if !ok {
+				return nil
+			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				rescan = time.Now().Add(SkillsDelay)
+				if w.Delay != nil {
+					rescan = time.Now().Add(w.Delay(""))
+				}
+				arm()
+				continue
+			}
+			log.Warn("watch", "root", root, "err", err)
+		case <-timer.C:
+			now := time.Now()
+			if !rescan.IsZero() && !rescan.After(now) {
+				rescan = time.Time{}
+				if _, err := w.addTree(fw, root, root); err != nil {
+					log.Warn("rescan", "root", root, "err", err)
+				}
+				clear(due)
+				w.emit(Event{Source: SourceWorkTree, Name: root, Rescan: true})
+				continue
+			}
+			var paths []string
+			for p, t := range due {
+				if !t.After(now) {
+					paths = append(paths, p)
+					delete(due, p)
+				}
+			}
+			arm()
+			if len(paths) > 0 {
+				slices.Sort(paths)
+				w.emit(Event{Source: SourceWorkTree, Name: root, Paths: paths})
+			}
+		}
+	}
+}
+
+func (w *Watcher) emit(e Event) {
+	if w.OnEvent != nil {
+		w.OnEvent(e)
+	}
+}
+
+// addTree watches dir and every directory below it except .git, and
+// returns the files found, relative to root.
+func (w *Watcher) addTree(fw *fsnotify.Watcher, root, dir string) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == dir {
+				return err
+			}
+			return nil // vanished meanwhile
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if d.Name() == ".git" {
+				return filepath.SkipDir
+			}
+			if err := fw.Add(p); err != nil {
+				return fmt.Errorf("watch %s: %w", p, err)
+			}
+			return nil
+		}
+		if !ignored(rel) {
+			files = append(files, rel)
+		}
+		return nil
+	})
+	return files, err
+}
