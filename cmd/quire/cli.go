@@ -46,6 +46,8 @@ func commands() []*command {
 		checkCommand(),
 		promptCommand(),
 		skillsCommand(),
+		serveCommand(),
+		statusCommand(),
 		versionCommand(),
 	}
 }

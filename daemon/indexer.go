@@ -1,0 +1,126 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/memory"
+)
+
+// indexer keeps the store in step with the deployments. It is a
+// coalescing runner: each source has at most one pending deployment (a
+// newer one replaces it), and a size-one wake-up channel collapses a
+// burst of deploys into one run, so a burst of pushes indexes only the
+// newest commit. A failed run (the store is away) is retried with
+// backoff until it succeeds or a newer deployment replaces it.
+type indexer struct {
+	d       *Daemon
+	mu      sync.Mutex
+	pending map[*source]*deployment
+	wake    chan struct{}
+}
+
+func newIndexer(d *Daemon) *indexer {
+	return &indexer{d: d, pending: map[*source]*deployment{}, wake: make(chan struct{}, 1)}
+}
+
+func (ix *indexer) enqueue(s *source, dep *deployment) {
+	ix.mu.Lock()
+	ix.pending[s] = dep
+	ix.mu.Unlock()
+	select {
+	case ix.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (ix *indexer) run(ctx context.Context) error {
+	backoff := time.Duration(0)
+	for {
+		var timer <-chan time.Time
+		if backoff > 0 {
+			timer = time.After(backoff)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ix.wake:
+		case <-timer:
+		}
+		ix.mu.Lock()
+		work := ix.pending
+		ix.pending = map[*source]*deployment{}
+		ix.mu.Unlock()
+		failed := false
+		for s, dep := range work {
+			if s.cur.Load() != dep {
+				continue // a newer deployment is on its way
+			}
+			if !ix.index(ctx, s, dep) {
+				failed = true
+				ix.mu.Lock()
+				if _, newer := ix.pending[s]; !newer {
+					ix.pending[s] = dep
+				}
+				ix.mu.Unlock()
+			}
+		}
+		switch {
+		case !failed:
+			backoff = 0
+		case backoff == 0:
+			backoff = 500 * time.Millisecond
+		case backoff < 30*time.Second:
+			backoff *= 2
+		}
+	}
+}
+
+// index indexes every agent of dep, reporting whether all succeeded.
+func (ix *indexer) index(ctx context.Context, s *source, dep *deployment) bool {
+	d := ix.d
+	ok := true
+	for _, name := range dep.names {
+		if ctx.Err() != nil {
+			return false
+		}
+		a := dep.agents[name]
+		start := time.Now()
+		docs, problems, err := memory.Documents(dep.fsys, a.agent.Dir)
+		for _, p := range problems {
+			d.log.Warn("memory document skipped", "agent", name, "problem", p.String())
+		}
+		var stats memory.IndexStats
+		if err == nil {
+			stats, err = d.store.Index(ctx, name, dep.commit, docs)
+		}
+		d.metrics.indexed(time.Since(start), err)
+		s.mu.Lock()
+		if err != nil {
+			s.indexErr[name] = err.Error()
+		} else {
+			delete(s.indexErr, name)
+			s.indexed[name] = dep.commit
+			s.stats[name] = stats
+		}
+		close(s.notify)
+		s.notify = make(chan struct{})
+		s.mu.Unlock()
+		if err != nil {
+			ok = false
+			d.log.Warn("index failed", "agent", name, "commit", short(dep.commit), "err", err)
+			d.events.publish(api.Event{Type: "error", Agent: name, Source: s.id(), Commit: dep.commit, Message: fmt.Sprintf("indexing failed: %v", err)})
+			continue
+		}
+		if stats.EmbedError != nil {
+			d.log.Warn("embedding failed; text indexed, vectors pending", "agent", name, "err", stats.EmbedError)
+		}
+		d.log.Info("indexed", "agent", name, "commit", short(dep.commit), "documents", stats.Documents, "changed", stats.Changed, "chunks", stats.Chunks, "took", time.Since(start))
+		d.events.publish(api.Event{Type: "index", Agent: name, Source: s.id(), Commit: dep.commit,
+			Message: fmt.Sprintf("%d chunks re-indexed (%d documents changed)", stats.Chunks, stats.Changed)})
+	}
+	return ok
+}
