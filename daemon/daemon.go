@@ -90,9 +90,21 @@ type Daemon struct {
 	flushMu sync.Mutex
 	flushed map[string]int // agent/user/session → last flushed cycle + 1
 
-	// socketReady is closed once the unix socket listens (tests).
-	socketReady chan struct{}
+	// ready is closed once every listener listens; gitAddr and apiAddr
+	// are their addresses.
+	ready            chan struct{}
+	gitAddr, apiAddr string
 }
+
+// Ready is closed once Run listens on every address.
+func (d *Daemon) Ready() <-chan struct{} { return d.ready }
+
+// GitAddr is the address the git endpoint listens on, once Ready.
+func (d *Daemon) GitAddr() string { return d.gitAddr }
+
+// APIAddr is the TCP address of the local API, once Ready ("" without
+// --api-listen).
+func (d *Daemon) APIAddr() string { return d.apiAddr }
 
 // New builds a daemon from opts: it opens the store, the hosted
 // repositories and the upstream mirror, and deploys what they hold.
@@ -129,15 +141,15 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 		opts.Embedder = memory.Builtin{}
 	}
 	d := &Daemon{
-		opts:        opts,
-		log:         opts.Logger,
-		emb:         opts.Embedder,
-		tokens:      prompt.NewTokenCounter(),
-		events:      newBroker(),
-		metrics:     newMetrics(),
-		started:     opts.Now(),
-		flushed:     map[string]int{},
-		socketReady: make(chan struct{}),
+		opts:    opts,
+		log:     opts.Logger,
+		emb:     opts.Embedder,
+		tokens:  prompt.NewTokenCounter(),
+		events:  newBroker(),
+		metrics: newMetrics(),
+		started: opts.Now(),
+		flushed: map[string]int{},
+		ready:   make(chan struct{}),
 	}
 	d.indexer = newIndexer(d)
 	if err := d.openStore(ctx); err != nil {
@@ -333,7 +345,6 @@ func (d *Daemon) Run(ctx context.Context) error {
 		})
 	}
 	serve("api (unix socket)", sock, d.Handler(nil))
-	close(d.socketReady)
 	if d.opts.APIListen != "" {
 		l, err := net.Listen("tcp", d.opts.APIListen)
 		if err != nil {
@@ -344,6 +355,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		if tokens == nil {
 			tokens = api.Tokens{}
 		}
+		d.apiAddr = l.Addr().String()
 		serve("api (tcp)", l, d.Handler(tokens))
 	}
 	if d.host != nil {
@@ -354,8 +366,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 			}
 			return fmt.Errorf("--git-listen %s: %w", d.opts.GitListen, err)
 		}
+		d.gitAddr = l.Addr().String()
 		serve("git", l, d.GitHandler())
 	}
+	close(d.ready)
 	g.Go(func() error { return d.indexer.run(gctx) })
 	for _, s := range d.sourceList() {
 		switch s.kind {
