@@ -65,6 +65,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// PruneInterval is how often daily logs past their retention are
+	// pruned (default 1 h; the first run is after 5 s or PruneInterval,
+	// whichever is shorter).
+	PruneInterval time.Duration
 	// IndexWait is how long the deploy report of a push waits for the
 	// index before saying "indexing continues" (default 1 s).
 	IndexWait time.Duration
@@ -120,6 +124,9 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	}
 	if opts.Poll <= 0 {
 		opts.Poll = 30 * time.Second
+	}
+	if opts.PruneInterval <= 0 {
+		opts.PruneInterval = time.Hour
 	}
 	if opts.IndexWait <= 0 {
 		opts.IndexWait = time.Second
@@ -381,14 +388,14 @@ func (d *Daemon) Run(ctx context.Context) error {
 			})
 			f.Interval = d.opts.Poll
 			f.Logger = d.log
-			g.Go(func() error { return f.Run(gctx) })
+			g.Go(func() error { return quiet(gctx, f.Run(gctx)) })
 		case kindDir:
 			w := &gitsync.Watcher{Root: s.dir, Logger: d.log, OnEvent: func(e gitsync.Event) {
 				if _, err := d.deploy(gctx, s); err != nil {
 					d.log.Warn("deploy after a file change failed", "source", s.id(), "err", err)
 				}
 			}}
-			g.Go(func() error { return w.Run(gctx) })
+			g.Go(func() error { return quiet(gctx, w.Run(gctx)) })
 		}
 	}
 	g.Go(func() error { return d.pruneLoop(gctx) })
@@ -406,6 +413,14 @@ func (d *Daemon) Run(ctx context.Context) error {
 	})
 	err = g.Wait()
 	d.log.Info("stopped")
+	return err
+}
+
+// quiet drops the error of a part that stopped because ctx ended.
+func quiet(ctx context.Context, err error) error {
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return nil
+	}
 	return err
 }
 

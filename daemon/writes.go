@@ -462,10 +462,10 @@ func (d *Daemon) seedUser(ctx context.Context, ref agentRef, user string) (bool,
 
 var dailyLogName = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2})\.md$`)
 
-// pruneLoop deletes daily logs older than each agent's retention, at
-// start and every hour.
+// pruneLoop deletes daily logs older than each agent's retention, soon
+// after start and then every PruneInterval.
 func (d *Daemon) pruneLoop(ctx context.Context) error {
-	t := time.NewTimer(5 * time.Second)
+	t := time.NewTimer(min(5*time.Second, d.opts.PruneInterval))
 	defer t.Stop()
 	for {
 		select {
@@ -478,7 +478,7 @@ func (d *Daemon) pruneLoop(ctx context.Context) error {
 				d.log.Warn("pruning daily logs failed", "agent", r.ag.agent.Name, "err", err)
 			}
 		}
-		t.Reset(time.Hour)
+		t.Reset(d.opts.PruneInterval)
 	}
 }
 

@@ -1,0 +1,84 @@
+package daemon_test
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quirehq/quire/daemon"
+	"github.com/quirehq/quire/daemon/api"
+)
+
+// TestDirSource serves a working tree: a saved file is served after the
+// watcher's debounce, and an append writes the daily log on disk.
+func TestDirSource(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	writeFiles(t, dir, botFiles)
+	td := startDaemon(t, daemon.Options{Dir: dir})
+	p, err := td.c.Prompt(ctx, "bot", api.PromptRequest{})
+	if err != nil || !strings.Contains(p.Prompt, "MARKER-ONE") {
+		t.Fatalf("prompt: %v", err)
+	}
+	writeFiles(t, dir, map[string]string{"SOUL.md": "# Soul\n\nMARKER-TWO\n"})
+	waitFor(t, "the saved SOUL.md to be served", func() bool {
+		p, err := td.c.Prompt(ctx, "bot", api.PromptRequest{})
+		return err == nil && strings.Contains(p.Prompt, "MARKER-TWO")
+	})
+	w, err := td.c.MemoryAppend(ctx, "bot", api.AppendRequest{Text: "Dev mode entry."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(w.Path)))
+	if err != nil || !strings.Contains(string(b), "Dev mode entry.") {
+		t.Fatalf("daily log on disk: %q %v", b, err)
+	}
+}
+
+// TestUpstreamSource follows a remote: a commit pushed there is served
+// after the next poll; writes are refused (the upstream owns the branch).
+func TestUpstreamSource(t *testing.T) {
+	ctx := context.Background()
+	bare := filepath.Join(t.TempDir(), "up.git")
+	git(t, t.TempDir(), "init", "-q", "--bare", "-b", "main", bare)
+	wt := newWorkTree(t, botFiles)
+	git(t, wt, "push", "-q", bare, "main")
+	td := startDaemon(t, daemon.Options{Upstream: "file://" + bare, Poll: 100 * time.Millisecond})
+	waitFor(t, "the upstream to be deployed", func() bool {
+		p, err := td.c.Prompt(ctx, "bot", api.PromptRequest{})
+		return err == nil && strings.Contains(p.Prompt, "MARKER-ONE")
+	})
+	writeFiles(t, wt, map[string]string{"SOUL.md": "# Soul\n\nMARKER-UPSTREAM\n"})
+	git(t, wt, "commit", "-qam", "upstream change")
+	git(t, wt, "push", "-q", bare, "main")
+	waitFor(t, "the upstream change to be served", func() bool {
+		p, err := td.c.Prompt(ctx, "bot", api.PromptRequest{})
+		return err == nil && strings.Contains(p.Prompt, "MARKER-UPSTREAM")
+	})
+	if _, err := td.c.MemoryAppend(ctx, "bot", api.AppendRequest{Text: "x"}); apiStatus(err) != http.StatusConflict {
+		t.Fatalf("append to an upstream agent: %v", err)
+	}
+}
+
+// TestPruneDailyLogs deletes daily logs past the retention in a commit.
+func TestPruneDailyLogs(t *testing.T) {
+	ctx := context.Background()
+	td := startDaemon(t, daemon.Options{PruneInterval: 50 * time.Millisecond})
+	wt := newWorkTree(t, botFiles)
+	td.push(t, wt, "bot")
+	waitFor(t, "the old daily log to be pruned", func() bool {
+		_, err := td.c.ReadFile(ctx, "bot", "memory/2020-01-01.md", "")
+		return apiStatus(err) == http.StatusNotFound
+	})
+	git(t, wt, "pull", "-q", td.remote+"/bot.git", "main")
+	if log := git(t, wt, "log", "-1", "--format=%an %s"); !strings.Contains(log, "bot bot: prune daily logs older than 30 days") {
+		t.Fatalf("prune commit: %s", log)
+	}
+	if _, err := os.Stat(filepath.Join(wt, "MEMORY.md")); err != nil {
+		t.Fatal("pruning removed MEMORY.md")
+	}
+}
