@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -70,11 +71,28 @@ func badRequest(format string, args ...any) *api.Error {
 }
 
 // Prompt implements api.Backend: the prompt is assembled from the
-// in-memory deployment; a user's first request seeds their files.
+// in-memory deployment (and cached there, encoded, by agent, day and
+// request); a user's first request seeds their files.
 func (d *Daemon) Prompt(ctx context.Context, agent string, req api.PromptRequest) (api.PromptResponse, error) {
 	ref, err := d.agent(agent)
 	if err != nil {
 		return api.PromptResponse{}, err
+	}
+	now := d.opts.Now()
+	if req.Now != nil {
+		now = *req.Now
+	}
+	reqJSON, err := json.Marshal(req)
+	if err != nil {
+		return api.PromptResponse{}, err
+	}
+	loc := ref.ag.agent.Config.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	key := agent + "\x00" + now.In(loc).Format(time.DateOnly) + "\x00" + string(reqJSON)
+	if b := ref.dep.cachedPrompt(key); b != nil {
+		return api.PromptResponse{Encoded: b}, nil
 	}
 	if req.User != "" {
 		if _, err := prompt.EncodeID(req.User); err != nil {
@@ -87,10 +105,6 @@ func (d *Daemon) Prompt(ctx context.Context, agent string, req api.PromptRequest
 				return api.PromptResponse{}, err
 			}
 		}
-	}
-	now := d.opts.Now()
-	if req.Now != nil {
-		now = *req.Now
 	}
 	sreq := skills.Request{Agent: agent, User: req.User, Allow: ref.ag.agent.Config.Skills}
 	if req.Skills != nil {
@@ -110,7 +124,12 @@ func (d *Daemon) Prompt(ctx context.Context, agent string, req api.PromptRequest
 		}
 		return api.PromptResponse{}, err
 	}
-	return api.PromptResponse{Prompt: res.Prompt, Report: res.Report, Commit: ref.dep.commit}, nil
+	out := api.PromptResponse{Prompt: res.Prompt, Report: res.Report, Commit: ref.dep.commit}
+	if b, err := json.Marshal(out); err == nil {
+		out.Encoded = append(b, '\n')
+		ref.dep.cachePrompt(key, out.Encoded)
+	}
+	return out, nil
 }
 
 // MemorySearch implements api.Backend. A store that does not answer is a

@@ -100,6 +100,30 @@ type deployment struct {
 	agents map[string]*deployedAgent
 	names  []string
 	at     time.Time
+
+	// prompts caches encoded prompt responses by agent, day and request:
+	// assembly is deterministic, and a deployment never changes.
+	promptMu sync.RWMutex
+	prompts  map[string][]byte
+}
+
+// maxCachedPrompts bounds a deployment's prompt cache; a full cache is
+// emptied.
+const maxCachedPrompts = 4096
+
+func (dep *deployment) cachedPrompt(key string) []byte {
+	dep.promptMu.RLock()
+	defer dep.promptMu.RUnlock()
+	return dep.prompts[key]
+}
+
+func (dep *deployment) cachePrompt(key string, b []byte) {
+	dep.promptMu.Lock()
+	defer dep.promptMu.Unlock()
+	if len(dep.prompts) >= maxCachedPrompts {
+		clear(dep.prompts)
+	}
+	dep.prompts[key] = b
 }
 
 type deployedAgent struct {
@@ -159,7 +183,7 @@ func (d *Daemon) build(ctx context.Context, s *source, fsys fs.FS, commit string
 	if err != nil {
 		return nil, fmt.Errorf("open workspace of %s at %s: %w", s.id(), short(commit), err)
 	}
-	dep := &deployment{commit: commit, fsys: fsys, ws: ws, agents: map[string]*deployedAgent{}, at: d.opts.Now()}
+	dep := &deployment{commit: commit, fsys: fsys, ws: ws, agents: map[string]*deployedAgent{}, at: d.opts.Now(), prompts: map[string][]byte{}}
 	for _, a := range ws.Agents() {
 		srcs := skills.WorkspaceSources(fsys, a.Dir)
 		if s.kind == kindDir {

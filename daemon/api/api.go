@@ -126,6 +126,9 @@ type PromptResponse struct {
 	Prompt string        `json:"prompt"`
 	Report prompt.Report `json:"report"`
 	Commit string        `json:"commit"`
+	// Encoded, when set, is this response already encoded as JSON; the
+	// handler sends it as is (the daemon caches encoded prompts).
+	Encoded []byte `json:"-"`
 }
 
 // SearchRequest is the body of POST /v1/agents/{agent}/memory/search.

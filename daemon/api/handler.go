@@ -260,6 +260,11 @@ func (h *handler) prompt(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if res.Encoded != nil {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(res.Encoded)
+		return nil
+	}
 	return reply(w, res)
 }
 
