@@ -119,7 +119,7 @@ func (ix *indexer) index(ctx context.Context, s *source, dep *deployment) bool {
 			d.log.Warn("embedding failed; text indexed, vectors pending", "agent", name, "err", stats.EmbedError)
 		}
 		d.log.Info("indexed", "agent", name, "commit", short(dep.commit), "documents", stats.Documents, "changed", stats.Changed, "chunks", stats.Chunks, "took", time.Since(start))
-		d.events.publish(api.Event{Type: "index", Agent: name, Source: s.id(), Commit: dep.commit,
+		d.events.publish(api.Event{Type: "index", Agent: name, Source: s.id(), Commit: dep.commit, Chunks: stats.Chunks,
 			Message: fmt.Sprintf("%d chunks re-indexed (%d documents changed)", stats.Chunks, stats.Changed)})
 	}
 	return ok

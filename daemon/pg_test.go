@@ -9,9 +9,11 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -211,5 +213,75 @@ func TestPostgresRestart(t *testing.T) {
 			t.Fatalf("duplicate chunk %s:%d", c.Path, c.StartLine)
 		}
 		seen[k] = true
+	}
+}
+
+// TestTwoDaemonsOneDatabase: two daemons following one upstream and
+// sharing one database index each commit once between them.
+func TestTwoDaemonsOneDatabase(t *testing.T) {
+	dbURL, schema := pgSchema(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	bare := filepath.Join(t.TempDir(), "up.git")
+	git(t, t.TempDir(), "init", "-q", "--bare", "-b", "main", bare)
+	var mu sync.Mutex
+	chunks := map[string]int{} // commit → chunks written by either daemon
+	events := map[string]int{} // commit → index events
+	var daemons []*testDaemon
+	for i := 0; i < 2; i++ {
+		store, err := pgstore.Open(ctx, pgstore.Options{URL: dbURL, Schema: schema, Embedder: memory.Builtin{}, MaxConns: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		td := startDaemon(t, daemon.Options{Store: store, Upstream: "file://" + bare, Poll: 50 * time.Millisecond})
+		daemons = append(daemons, td)
+		go td.c.Events(ctx, func(e api.Event) bool {
+			if e.Type == "index" {
+				mu.Lock()
+				chunks[e.Commit] += e.Chunks
+				events[e.Commit]++
+				mu.Unlock()
+			}
+			return true
+		})
+	}
+	time.Sleep(100 * time.Millisecond) // subscriptions in place
+	wt := newWorkTree(t, botFiles)
+	for round := 0; round < 3; round++ {
+		if round > 0 {
+			writeFiles(t, wt, map[string]string{"MEMORY.md": strings.Repeat("A fact worth keeping.\n\n", 10*round)})
+			git(t, wt, "commit", "-qam", "more memory")
+		}
+		git(t, wt, "push", "-q", bare, "main")
+		head := strings.TrimSpace(git(t, wt, "rev-parse", "HEAD"))
+		waitFor(t, "both daemons to index "+head, func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return events[head] == 2
+		})
+		check, err := pgstore.Open(ctx, pgstore.Options{URL: dbURL, Schema: schema, Embedder: memory.Builtin{}, MaxConns: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, err := check.Chunks(ctx, "bot")
+		check.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		written := chunks[head]
+		mu.Unlock()
+		if round == 0 && written != len(all) {
+			t.Errorf("round 0: the daemons wrote %d chunks for %d in the index: a commit was indexed twice", written, len(all))
+		}
+		if round > 0 && written != 1 {
+			t.Errorf("round %d: the daemons wrote %d chunks for one changed MEMORY.md chunk", round, written)
+		}
+	}
+	for _, td := range daemons {
+		st, _ := td.c.Status(ctx)
+		if len(st.Agents) != 1 || st.Agents[0].Indexed != st.Agents[0].Deployed {
+			t.Errorf("status: %+v", st)
+		}
 	}
 }

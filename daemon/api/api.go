@@ -234,6 +234,10 @@ type Event struct {
 	Commit string    `json:"commit,omitempty"`
 	Path   string    `json:"path,omitempty"`
 	User   string    `json:"user,omitempty"`
+	// Chunks is, for an index event, how many chunks this daemon wrote
+	// (0 when another daemon sharing the database had indexed the
+	// commit already).
+	Chunks int `json:"chunks,omitempty"`
 	// Message says what happened in a sentence.
 	Message string `json:"message,omitempty"`
 }
