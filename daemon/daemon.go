@@ -403,6 +403,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		<-gctx.Done()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
+		d.events.close()
 		for _, s := range servers {
 			if err := s.Shutdown(sctx); err != nil {
 				d.log.Warn("shutdown", "err", err)

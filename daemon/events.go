@@ -11,8 +11,9 @@ import (
 // broker fans events out to the subscribers of GET /v1/events. A slow
 // subscriber misses events rather than slowing the daemon down.
 type broker struct {
-	mu   sync.Mutex
-	subs map[chan api.Event]struct{}
+	mu     sync.Mutex
+	subs   map[chan api.Event]struct{}
+	closed bool
 }
 
 func newBroker() *broker { return &broker{subs: map[chan api.Event]struct{}{}} }
@@ -34,14 +35,32 @@ func (b *broker) publish(e api.Event) {
 func (b *broker) subscribe(ctx context.Context) <-chan api.Event {
 	ch := make(chan api.Event, 256)
 	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		close(ch)
+		return ch
+	}
 	b.subs[ch] = struct{}{}
-	b.mu.Unlock()
 	go func() {
 		<-ctx.Done()
 		b.mu.Lock()
-		delete(b.subs, ch)
-		b.mu.Unlock()
-		close(ch)
+		defer b.mu.Unlock()
+		if _, ok := b.subs[ch]; ok {
+			delete(b.subs, ch)
+			close(ch)
+		}
 	}()
 	return ch
+}
+
+// close ends every subscription (at shutdown, so that event streams do
+// not keep the server from stopping).
+func (b *broker) close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	for ch := range b.subs {
+		delete(b.subs, ch)
+		close(ch)
+	}
 }

@@ -82,3 +82,25 @@ func TestPruneDailyLogs(t *testing.T) {
 		t.Fatal("pruning removed MEMORY.md")
 	}
 }
+
+// TestShutdownWithEventStream: an open event stream does not hold up a
+// graceful shutdown, and the socket file is removed.
+func TestShutdownWithEventStream(t *testing.T) {
+	td := startDaemon(t, daemon.Options{})
+	streamDone := make(chan error, 1)
+	go func() { streamDone <- td.c.Events(context.Background(), func(api.Event) bool { return true }) }()
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	td.stop()
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("shutdown took %v", d)
+	}
+	select {
+	case <-streamDone:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the event stream did not end")
+	}
+	if _, err := os.Stat(td.c.Socket); !os.IsNotExist(err) {
+		t.Fatalf("socket left behind: %v", err)
+	}
+}
