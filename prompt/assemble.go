@@ -130,8 +130,8 @@ func (w *Workspace) Assemble(req Request) (Result, error) {
 // completed with the request-dependent figures.
 func render(rep *Report, a *Agent, p *plan, req *Request, local time.Time) string {
 	full := req.Session.Full()
-	var b strings.Builder
-	b.Grow(2048 + p.bodyBytes + len(req.Extra) + 160*len(req.Tools) + 300*len(req.Skills) + virtualBytes(req.VirtualFiles))
+	var b promptWriter
+	b.Grow(2048 + len(p.context) + len(req.Extra) + 160*len(req.Tools) + 300*len(req.Skills) + virtualBytes(req.VirtualFiles))
 	stable := -1 // length of the stable prefix, once known
 	unstable := func() {
 		if stable < 0 {
@@ -140,89 +140,89 @@ func render(rep *Report, a *Agent, p *plan, req *Request, local time.Time) strin
 	}
 
 	// 1 Identity.
-	b.WriteString(a.Config.Identity)
-	b.WriteString("\n")
+	b.str(a.Config.Identity)
+	b.lit("\n")
 
 	// 1.5 First-run override.
 	if p.bootstrap {
 		unstable()
-		b.WriteString(sectionFirstRun)
+		b.lit(sectionFirstRun)
 	}
 
 	// 2 Tooling.
-	b.WriteString("\n## Tooling\n")
+	b.lit("\n## Tooling\n")
 	if len(req.Tools) == 0 {
-		b.WriteString("You have no tools in this session. Work from the conversation and the context below.\n")
+		b.lit("You have no tools in this session. Work from the conversation and the context below.\n")
 	} else {
-		b.WriteString("You can call these tools. Use a tool when it is the reliable way to get something done; do not pretend to have called one.\n")
+		b.lit("You can call these tools. Use a tool when it is the reliable way to get something done; do not pretend to have called one.\n")
 		for _, t := range req.Tools {
-			b.WriteString("- ")
-			b.WriteString(t.Name)
+			b.lit("- ")
+			b.str(t.Name)
 			if t.Description != "" {
-				b.WriteString(": ")
-				b.WriteString(oneLine(t.Description))
+				b.lit(": ")
+				b.str(oneLine(t.Description))
 			}
-			b.WriteString("\n")
+			b.lit("\n")
 		}
 	}
 
 	// 3 Safety.
-	b.WriteString(sectionSafety)
+	b.lit(sectionSafety)
 
 	// 4 Skills (full).
 	rep.SkillCount, rep.SkillsMode = len(req.Skills), "none"
 	if full && len(req.Skills) > 0 {
 		if inlineSkills(req.Skills) {
 			rep.SkillsMode = "inline"
-			b.WriteString(sectionSkillsInline)
-			b.WriteString("<available_skills>\n")
+			b.lit(sectionSkillsInline)
+			b.lit("<available_skills>\n")
 			for _, s := range req.Skills {
-				b.WriteString("<skill>\n<name>")
-				writeEscaped(&b, s.Name)
-				b.WriteString("</name>\n<description>")
-				writeEscaped(&b, s.Description)
-				b.WriteString("</description>\n<location>")
-				writeEscaped(&b, s.Location)
-				b.WriteString("</location>\n</skill>\n")
+				b.lit("<skill>\n<name>")
+				b.esc(s.Name)
+				b.lit("</name>\n<description>")
+				b.esc(s.Description)
+				b.lit("</description>\n<location>")
+				b.esc(s.Location)
+				b.lit("</location>\n</skill>\n")
 			}
-			b.WriteString("</available_skills>\n")
+			b.lit("</available_skills>\n")
 		} else {
 			rep.SkillsMode = "search"
-			b.WriteString("\n## Skills\nThis agent has ")
-			b.WriteString(strconv.Itoa(len(req.Skills)))
-			b.WriteString(sectionSkillsSearch)
+			b.lit("\n## Skills\nThis agent has ")
+			b.lit(strconv.Itoa(len(req.Skills)))
+			b.lit(sectionSkillsSearch)
 		}
 	}
 
 	// 5 Memory Recall (full).
 	if full {
-		b.WriteString(sectionMemoryRecall)
+		b.lit(sectionMemoryRecall)
 	}
 
 	// 6 Workspace, 6.5 Sandbox.
-	b.WriteString("\n## Workspace\nYour workspace is the agent \"")
-	b.WriteString(a.Name)
-	b.WriteString("\" in a git repository that Quire deploys.")
-	b.WriteString(sectionWorkspace)
+	b.lit("\n## Workspace\nYour workspace is the agent \"")
+	b.str(a.Name)
+	b.lit("\" in a git repository that Quire deploys.")
+	b.lit(sectionWorkspace)
 	if req.Sandbox != "" {
-		b.WriteString("\n## Sandbox\nYou run inside a sandbox: ")
-		b.WriteString(oneLine(req.Sandbox))
-		b.WriteString(". Files and network access outside it may be unavailable; work within it and never try to leave it.\n")
+		b.lit("\n## Sandbox\nYou run inside a sandbox: ")
+		b.str(oneLine(req.Sandbox))
+		b.lit(". Files and network access outside it may be unavailable; work within it and never try to leave it.\n")
 	}
 
 	// 7 User Identity (full).
 	if full {
 		unstable()
-		b.WriteString("\n## User\n")
+		b.lit("\n## User\n")
 		if req.User != "" {
-			b.WriteString("You are talking with the user whose id is \"")
-			b.WriteString(req.User)
-			b.WriteString("\". USER.md below tells you about them.\n")
+			b.lit("You are talking with the user whose id is \"")
+			b.str(req.User)
+			b.lit("\". USER.md below tells you about them.\n")
 		} else {
-			b.WriteString("The user has not been identified; do not assume who they are.\n")
+			b.lit("The user has not been identified; do not assume who they are.\n")
 		}
 		if req.Channel == ChannelGroup {
-			b.WriteString("This is a group conversation: several people may be present, and each message names its sender.\n")
+			b.lit("This is a group conversation: several people may be present, and each message names its sender.\n")
 		}
 	}
 
@@ -230,31 +230,31 @@ func render(rep *Report, a *Agent, p *plan, req *Request, local time.Time) strin
 	if !local.IsZero() {
 		unstable()
 		var buf [64]byte
-		b.WriteString("\n## Current Time\nToday is ")
-		b.Write(local.AppendFormat(buf[:0], "Monday, 2006-01-02"))
+		b.lit("\n## Current Time\nToday is ")
+		b.bytes(local.AppendFormat(buf[:0], "Monday, 2006-01-02"))
 		if req.ShowTime {
-			b.WriteString("; the time is ")
-			b.Write(local.AppendFormat(buf[:0], "15:04"))
+			b.lit("; the time is ")
+			b.bytes(local.AppendFormat(buf[:0], "15:04"))
 		}
-		b.WriteString(" (")
-		b.WriteString(local.Location().String())
-		b.WriteString(").\n")
+		b.lit(" (")
+		b.str(local.Location().String())
+		b.lit(").\n")
 	}
 
 	// 9 Messaging (full).
 	if full {
-		b.WriteString(sectionMessaging)
+		b.lit(sectionMessaging)
 	}
 
 	// 10 Extra context.
 	if req.Extra != "" {
 		unstable()
-		b.WriteString("\n<extra_context>\n")
-		b.WriteString(req.Extra)
+		b.lit("\n<extra_context>\n")
+		b.str(req.Extra)
 		if !strings.HasSuffix(req.Extra, "\n") {
-			b.WriteString("\n")
+			b.lit("\n")
 		}
-		b.WriteString("</extra_context>\n")
+		b.lit("</extra_context>\n")
 	}
 
 	// 11 Project Context.
@@ -263,61 +263,52 @@ func render(rep *Report, a *Agent, p *plan, req *Request, local time.Time) strin
 	if p.bootstrap {
 		virtual = nil
 	}
-	if len(p.files) > 0 || len(virtual) > 0 {
-		b.WriteString(sectionProjectContext)
-		for _, f := range p.files {
-			b.WriteString("<context_file name=\"")
-			writeEscaped(&b, f.name)
-			b.WriteString("\">\n")
-			b.WriteString(f.body)
-			if !strings.HasSuffix(f.body, "\n") {
-				b.WriteString("\n")
-			}
-			b.WriteString("</context_file>\n")
-		}
+	if p.context != "" || len(virtual) > 0 {
+		b.lit(sectionProjectContext)
+		b.pre(p.context, p.contextCont)
 		if len(virtual) > 0 {
 			rep.Virtual = make([]string, len(virtual))
 		}
 		for i, v := range virtual {
 			rep.Virtual[i] = v.Name
-			b.WriteString("<system_context name=\"")
-			writeEscaped(&b, v.Name)
-			b.WriteString("\">\n")
-			b.WriteString(v.Content)
+			b.lit("<system_context name=\"")
+			b.esc(v.Name)
+			b.lit("\">\n")
+			b.str(v.Content)
 			if !strings.HasSuffix(v.Content, "\n") {
-				b.WriteString("\n")
+				b.lit("\n")
 			}
-			b.WriteString("</system_context>\n")
+			b.lit("</system_context>\n")
 		}
 	}
 
 	// 12 Silent Replies, 13 Heartbeats (full).
 	if full {
-		b.WriteString(sectionSilentReplies)
-		b.WriteString(sectionHeartbeats)
+		b.lit(sectionSilentReplies)
+		b.lit(sectionHeartbeats)
 	}
 
 	// 14 Sub-Agent Spawning.
 	if req.CanSpawn {
-		b.WriteString(sectionSpawning)
+		b.lit(sectionSpawning)
 	}
 
 	// 15 Runtime.
-	b.WriteString("\n## Runtime\nagent=")
-	b.WriteString(a.Name)
-	b.WriteString(" session=")
-	b.WriteString(string(req.Session))
-	b.WriteString(" channel=")
-	b.WriteString(string(req.Channel))
+	b.lit("\n## Runtime\nagent=")
+	b.str(a.Name)
+	b.lit(" session=")
+	b.lit(string(req.Session))
+	b.lit(" channel=")
+	b.lit(string(req.Channel))
 	if req.Model != "" {
-		b.WriteString(" model=")
-		b.WriteString(oneLine(req.Model))
+		b.lit(" model=")
+		b.str(oneLine(req.Model))
 	}
-	b.WriteString("\n")
+	b.lit("\n")
 
 	out := b.String()
 	rep.PromptBytes = len(out)
-	rep.PromptChars, _ = countChars(out)
+	rep.PromptChars = len(out) - b.cont
 	rep.StablePrefixBytes = stable
 	return out
 }
@@ -355,8 +346,40 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// writeEscaped writes s with XML's special characters escaped.
-func writeEscaped(b *strings.Builder, s string) {
+// promptWriter builds the prompt and counts its code points as it goes:
+// PromptChars is the byte length minus the UTF-8 continuation bytes, and
+// only text that may hold them is scanned.
+type promptWriter struct {
+	strings.Builder
+	cont int // continuation bytes written
+}
+
+// lit writes ASCII text (the section texts).
+func (w *promptWriter) lit(s string) { w.WriteString(s) }
+
+// pre writes text whose continuation bytes are already counted.
+func (w *promptWriter) pre(s string, cont int) {
+	w.WriteString(s)
+	w.cont += cont
+}
+
+// str writes caller-supplied text.
+func (w *promptWriter) str(s string) {
+	w.WriteString(s)
+	n, _ := countChars(s)
+	w.cont += len(s) - n
+}
+
+func (w *promptWriter) bytes(b []byte) { w.Write(b) }
+
+// esc writes s with XML's special characters escaped.
+func (w *promptWriter) esc(s string) {
+	n, _ := countChars(s)
+	w.cont += len(s) - n
+	if !strings.ContainsAny(s, `&<>"'`) {
+		w.WriteString(s)
+		return
+	}
 	last := 0
 	for i := 0; i < len(s); i++ {
 		var esc string
@@ -374,9 +397,9 @@ func writeEscaped(b *strings.Builder, s string) {
 		default:
 			continue
 		}
-		b.WriteString(s[last:i])
-		b.WriteString(esc)
+		w.WriteString(s[last:i])
+		w.WriteString(esc)
 		last = i + 1
 	}
-	b.WriteString(s[last:])
+	w.WriteString(s[last:])
 }

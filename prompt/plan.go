@@ -23,15 +23,12 @@ type planKey struct {
 // plan is the budgeted context files of one planKey: rendered once, then
 // reused by every request with the same key.
 type plan struct {
-	files     []planFile // in prompt order, injected files only
-	bootstrap bool       // BOOTSTRAP.md is injected
-	report    Report     // request-independent parts filled in
-	bodyBytes int        // bytes of all rendered <context_file> blocks
-}
-
-type planFile struct {
-	name string
-	body string // what is injected, marker included
+	// context is the rendered <context_file> blocks, in prompt order, and
+	// contextCont the UTF-8 continuation bytes in it.
+	context     string
+	contextCont int
+	bootstrap   bool   // BOOTSTRAP.md is injected
+	report      Report // request-independent parts filled in
 }
 
 // contextPlan returns the plan for key, computing it on first use.
@@ -186,16 +183,24 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 	rep.RemainingChars = remaining
 
 	p := &plan{report: rep}
+	var cw promptWriter
 	for i, body := range bodies {
 		if body == "" {
 			continue
 		}
-		p.files = append(p.files, planFile{name: files[i].name, body: body})
-		p.bodyBytes += len(body) + len(files[i].name) + 48
+		cw.lit("<context_file name=\"")
+		cw.esc(files[i].name)
+		cw.lit("\">\n")
+		cw.str(body)
+		if !strings.HasSuffix(body, "\n") {
+			cw.lit("\n")
+		}
+		cw.lit("</context_file>\n")
 		if files[i].name == BootstrapFile {
 			p.bootstrap = true
 		}
 	}
+	p.context, p.contextCont = cw.String(), cw.cont
 	return p, nil
 }
 

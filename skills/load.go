@@ -63,6 +63,20 @@ type Source struct {
 	Dir string
 }
 
+// location is where the prompt tells the model a skill lives. Workspace
+// tiers use the path relative to the agent directory, whatever the source
+// (disk, git tree, editor overlay), so the CLI, the daemon and the language
+// server assemble the same bytes; the home tier uses "~/.agents/skills".
+func location(src Source, slug string) string {
+	switch src.Tier {
+	case TierHome:
+		return path.Join("~/.agents/skills", slug, "SKILL.md")
+	case TierManaged:
+		return path.Join("managed", slug, "SKILL.md")
+	}
+	return path.Join(src.Prefix, slug, "SKILL.md")
+}
+
 // Options says where the five tiers are. Only non-empty fields are read.
 type Options struct {
 	// Workspace is the agent workspace (root = the directory holding
@@ -225,7 +239,7 @@ func readTier(src Source, access map[string]Access) ([]*Skill, []Problem) {
 			Tier:        src.Tier,
 			Path:        shown,
 			Dir:         dir,
-			Location:    dir + "/SKILL.md",
+			Location:    location(src, slug),
 			Body:        doc.Body,
 			BodyLine:    doc.BodyLine,
 		}

@@ -79,7 +79,7 @@ func TestTiersOverrideAndShadow(t *testing.T) {
 		}
 	}
 	pdf, _ := set.Skill("pdf")
-	if pdf.Description != "Workspace PDF." || pdf.Dir != "/srv/agent/skills/pdf" || pdf.Location != "/srv/agent/skills/pdf/SKILL.md" || pdf.Path != "skills/pdf/SKILL.md" {
+	if pdf.Description != "Workspace PDF." || pdf.Dir != "/srv/agent/skills/pdf" || pdf.Location != "skills/pdf/SKILL.md" || pdf.Path != "skills/pdf/SKILL.md" {
 		t.Errorf("pdf = %+v", pdf)
 	}
 	if got := pdf.ResolvedBody(); got != "Run /srv/agent/skills/pdf/convert.sh\n" {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/skills"
 )
 
 type promptOptions struct {
@@ -103,11 +104,20 @@ func runPrompt(ctx context.Context, e *env, opts any, args []string) error {
 	if err != nil {
 		return err
 	}
+	a, err := ws.Agent(req.Agent)
+	if err != nil {
+		return err
+	}
+	req.Agent = a.Name
+	set, err := loadSkills(ws, a, o.dir, o.rev, e.getenv("HOME"))
+	if err != nil {
+		return err
+	}
+	req.Skills = set.PromptSkills(skills.Request{Agent: a.Name, User: req.User, Allow: a.Config.Skills})
 	res, err := ws.Assemble(req)
 	if err != nil {
 		return err
 	}
-	a, _ := ws.Agent(req.Agent)
 	probs := append(append([]prompt.Problem(nil), a.Problems...), res.Report.Problems...)
 	for _, p := range probs {
 		fmt.Fprintf(e.stderr, "%s\n", p)
@@ -132,6 +142,27 @@ func runPrompt(ctx context.Context, e *env, opts any, args []string) error {
 		return exitError{exitFindings}
 	}
 	return nil
+}
+
+// loadSkills loads the skills agent a sees: from its directory on disk, or
+// from the git revision the workspace was read at, then ~/.agents/skills
+// and the built-in skills.
+func loadSkills(ws *prompt.Workspace, a *prompt.Agent, dir, rev, home string) (*skills.Set, error) {
+	opts := skills.Options{HomeDir: home}
+	if rev == "" {
+		abs, err := filepath.Abs(filepath.Join(dir, filepath.FromSlash(a.Dir)))
+		if err != nil {
+			return nil, err
+		}
+		opts.WorkspaceDir = abs
+	} else {
+		sub, err := fs.Sub(ws.FS(), a.Dir)
+		if err != nil {
+			return nil, err
+		}
+		opts.Workspace = sub
+	}
+	return skills.Load(1, opts.Sources(), nil), nil
 }
 
 // openWorkspace opens the workspace in dir: on disk, or at a git revision
