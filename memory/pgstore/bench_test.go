@@ -1,9 +1,12 @@
 package pgstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -24,7 +27,7 @@ import (
 
 const (
 	benchSchema = "quire_bench_100k"
-	benchCommit = "corpus-v1-100000"
+	benchCommit = "corpus-v2-100000"
 )
 
 // benchChunks is 100,000 unless QUIRE_BENCH_CHUNKS says otherwise (for
@@ -78,7 +81,10 @@ func BenchmarkBulkIndex(b *testing.B) {
 		b.StopTimer()
 		schema := fmt.Sprintf("quire_bench_bulk_%d", i)
 		dropSchema(b, schema)
-		s := openStore(b, schema, memory.Builtin{})
+		s, err := Open(ctx, Options{URL: databaseURL(b), Schema: schema, Embedder: memory.Builtin{}, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
+		if err != nil {
+			b.Fatal(err)
+		}
 		b.StartTimer()
 		start := time.Now()
 		st, err := s.Index(ctx, "bench", "c1", corpus.Docs)
@@ -116,70 +122,110 @@ func BenchmarkSearch(b *testing.B) {
 	b.ReportMetric(float64(storetest.Percentile(lat, 99).Microseconds())/1000, "p99-ms")
 }
 
-// BenchmarkRecall compares the HNSW top 10 (with the scope filter and
-// iterative scan) with the exact top 10 (index scans off).
+// BenchmarkRecall compares the HNSW top 10 with the scope filter against
+// the exact top 10 (index scans off). The store's own way is the first
+// variant: iterative scan (relaxed order), ef_search = DefaultEFSearch,
+// 4 × limit candidates re-sorted by distance.
 func BenchmarkRecall(b *testing.B) {
 	s, corpus := benchStore(b)
 	ctx := context.Background()
-	const q = `SELECT id FROM chunks WHERE agent = 'bench' AND (user_id = '' OR user_id = $1) AND embedding IS NOT NULL ORDER BY embedding <=> $2 LIMIT 10`
-	var plan string
+	const q = `SELECT id, embedding <=> $2 FROM chunks WHERE agent = 'bench' AND (user_id = '' OR user_id = $1) AND embedding IS NOT NULL ORDER BY embedding <=> $2 LIMIT $3`
+	const unscoped = `SELECT id, embedding <=> $1 FROM chunks WHERE embedding IS NOT NULL ORDER BY embedding <=> $1 LIMIT $2`
+	variants := []struct {
+		name, scan string
+		ef, limit  int
+	}{
+		{"store", "relaxed_order", DefaultEFSearch, memory.CandidateLimit(10)},
+		{"relaxed-ef100-limit10", "relaxed_order", 100, 10},
+		{"strict-ef100-limit10", "strict_order", 100, 10},
+		{"relaxed-ef200-limit40", "relaxed_order", 200, 40},
+		{"unscoped-ef100-limit10", "off", 100, 10},
+	}
 	for i := 0; i < b.N; i++ {
-		var sum float64
+		sums := make([]float64, len(variants))
 		n := 100
 		for j := 0; j < n; j++ {
 			user := corpus.Users[j%len(corpus.Users)]
 			vs, _ := memory.Builtin{}.Embed(ctx, []string{corpus.Queries[j]})
 			v := pgvector.NewVector(vs[0])
-			rows, err := s.pool.Query(ctx, q, user, v)
-			approx := ids(b, rows, err)
-			if plan == "" {
-				rows, _ := s.pool.Query(ctx, "EXPLAIN "+q, user, v)
-				for rows.Next() {
-					var line string
-					rows.Scan(&line)
-					plan += line + "\n"
-				}
-				rows.Close()
-			}
-			var exact map[int64]bool
-			err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			var exact []neighbour
+			err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 				if _, err := tx.Exec(ctx, "SET LOCAL enable_indexscan = off"); err != nil {
 					return err
 				}
-				rows, err := tx.Query(ctx, q, user, v)
-				exact = ids(b, rows, err)
+				rows, err := tx.Query(ctx, q, user, v, 10)
+				exact = neighbours(b, rows, err)
 				return nil
 			})
 			if err != nil {
 				b.Fatal(err)
 			}
-			hit := 0
-			for id := range exact {
-				if approx[id] {
-					hit++
+			var exactAll []neighbour
+			err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+				if _, err := tx.Exec(ctx, "SET LOCAL enable_indexscan = off"); err != nil {
+					return err
 				}
+				rows, err := tx.Query(ctx, unscoped, v, 10)
+				exactAll = neighbours(b, rows, err)
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
 			}
-			sum += float64(hit) / float64(len(exact))
+			for k, vr := range variants {
+				query, args, want := q, []any{user, v, vr.limit}, exact
+				if vr.scan == "off" {
+					query, args, want = unscoped, []any{v, vr.limit}, exactAll
+				}
+				limit := want[len(want)-1].dist + 1e-6
+				var approx []neighbour
+				err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+					if _, err := tx.Exec(ctx, fmt.Sprintf("SET LOCAL hnsw.ef_search = %d; SET LOCAL hnsw.iterative_scan = %s", vr.ef, vr.scan)); err != nil {
+						return err
+					}
+					rows, err := tx.Query(ctx, query, args...)
+					approx = neighbours(b, rows, err)
+					return nil
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+				slices.SortFunc(approx, func(a, b neighbour) int { return cmp.Compare(a.dist, b.dist) })
+				approx = approx[:min(10, len(approx))]
+				hit := 0
+				for _, a := range approx {
+					if a.dist <= limit {
+						hit++
+					}
+				}
+				sums[k] += float64(hit) / float64(len(want))
+			}
 		}
-		b.ReportMetric(sum/float64(n), "recall@10")
+		for k, vr := range variants {
+			b.ReportMetric(sums[k]/float64(n), "recall@10-"+vr.name)
+		}
 	}
-	b.Logf("plan:\n%s", plan)
 }
 
-func ids(b *testing.B, rows pgx.Rows, err error) map[int64]bool {
+type neighbour struct {
+	id   int64
+	dist float64
+}
+
+func neighbours(b *testing.B, rows pgx.Rows, err error) []neighbour {
 	if err != nil {
 		b.Fatal(err)
 	}
-	m := map[int64]bool{}
+	var out []neighbour
 	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
+		var n neighbour
+		if err := rows.Scan(&n.id, &n.dist); err != nil {
 			b.Fatal(err)
 		}
-		m[id] = true
+		out = append(out, n)
 	}
 	if err := rows.Err(); err != nil {
 		b.Fatal(err)
 	}
-	return m
+	return out
 }

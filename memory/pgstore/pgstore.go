@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -393,7 +394,18 @@ func (s *Store) insert(ctx context.Context, tx pgx.Tx, agent string, docs []memo
 	// A bulk load builds the HNSW index once afterwards: maintaining it row
 	// by row costs milliseconds per chunk. The DDL is part of the
 	// transaction, so a crash leaves the old index in place.
-	rebuild := enabled && len(chunks) >= bulkChunks
+	rebuild := false
+	if enabled && len(chunks) >= bulkChunks {
+		var existing int
+		if err := tx.QueryRow(ctx, "SELECT count(*) FROM chunks").Scan(&existing); err != nil {
+			return fmt.Errorf("count chunks: %w", err)
+		}
+		// Only when the load at least doubles the table: rebuilding
+		// the index of a large table for a modest addition costs more than
+		// it saves, and the drop locks the table for the transaction.
+		rebuild = len(chunks) >= existing
+	}
+	loadStart := time.Now()
 	if rebuild {
 		if _, err := tx.Exec(ctx, "DROP INDEX IF EXISTS chunks_embedding_hnsw"); err != nil {
 			return fmt.Errorf("drop vector index for bulk load: %w", err)
@@ -419,6 +431,11 @@ func (s *Store) insert(ctx context.Context, tx pgx.Tx, agent string, docs []memo
 		return fmt.Errorf("copy chunks: %w", err)
 	}
 	if rebuild {
+		copied := time.Since(loadStart)
+		buildStart := time.Now()
+		defer func() {
+			s.log.Info("bulk load", "agent", agent, "chunks", len(chunks), "copy", copied, "vector_index_build", time.Since(buildStart))
+		}()
 		for _, q := range []string{
 			"SET LOCAL maintenance_work_mem = '1GB'",
 			"SET LOCAL max_parallel_maintenance_workers = 2",

@@ -11,9 +11,12 @@ import (
 )
 
 // Corpus is a synthetic memory for benchmarks: documents of ten
-// paragraphs, each paragraph one chunk (500–1,000 chars of Zipf-distributed
-// pseudo-words), one document in five agent-level and the rest spread over
-// Users users.
+// paragraphs, each paragraph one chunk of 500–1,000 chars, one document in
+// five agent-level and the rest spread over Users users. Like real notes,
+// each document is about one of 250 topics: half of its words come from
+// the topic's 40-word vocabulary, half from a Zipf-distributed general
+// vocabulary of 4,000 pseudo-words. Queries are four words of a random
+// chunk plus one random word.
 type Corpus struct {
 	Docs    []memory.Document
 	Chunks  int
@@ -34,6 +37,12 @@ func NewCorpus(chunks int, seed uint64) *Corpus {
 		vocab[i] = b.String()
 	}
 	zipf := rand.NewZipf(r, 1.1, 2, uint64(len(vocab)-1))
+	topics := make([][]string, 250)
+	for i := range topics {
+		for k := 0; k < 40; k++ {
+			topics[i] = append(topics[i], vocab[r.IntN(len(vocab))])
+		}
+	}
 	c := &Corpus{}
 	for u := 0; u < 80; u++ {
 		c.Users = append(c.Users, fmt.Sprintf("user-%02d", u))
@@ -41,10 +50,15 @@ func NewCorpus(chunks int, seed uint64) *Corpus {
 	var paragraphs []string
 	for d := 0; c.Chunks < chunks; d++ {
 		var doc strings.Builder
+		topic := topics[r.IntN(len(topics))]
 		for p := 0; p < 10 && c.Chunks < chunks; p++ {
 			var para strings.Builder
 			for para.Len() < 520 {
-				para.WriteString(vocab[zipf.Uint64()])
+				if r.IntN(2) == 0 {
+					para.WriteString(topic[r.IntN(len(topic))])
+				} else {
+					para.WriteString(vocab[zipf.Uint64()])
+				}
 				para.WriteString(" ")
 				if r.IntN(12) == 0 {
 					para.WriteString("\n")
