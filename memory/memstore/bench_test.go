@@ -14,9 +14,14 @@ import (
 //
 //	go test -run '^$' -bench . -benchtime 500x ./memory/memstore
 func BenchmarkSearch(b *testing.B) {
-	ctx := context.Background()
 	corpus := storetest.NewCorpus(100_000, 1)
-	s, err := New(Options{Embedder: memory.Builtin{}})
+	b.Run("builtin", func(b *testing.B) { benchSearch(b, corpus, memory.Builtin{}) })
+	b.Run("mixture", func(b *testing.B) { benchSearch(b, corpus, corpus.MixtureEmbedder(384)) })
+}
+
+func benchSearch(b *testing.B, corpus *storetest.Corpus, e memory.Embedder) {
+	ctx := context.Background()
+	s, err := New(Options{Embedder: e})
 	if err != nil {
 		b.Fatal(err)
 	}

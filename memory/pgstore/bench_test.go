@@ -23,11 +23,11 @@ import (
 //	go test -run '^$' -bench . -benchtime 1x ./memory/pgstore
 //
 // (BenchmarkSearch wants more iterations: -benchtime 2000x). The corpus
-// lives in schema quire_bench_100k and is reused by later runs.
+// lives in schemas quire_bench_100k_builtin and _mixture, reused by later runs.
 
 const (
 	benchSchema = "quire_bench_100k"
-	benchCommit = "corpus-v2-100000"
+	benchCommit = "corpus-v3-100000"
 )
 
 // benchChunks is 100,000 unless QUIRE_BENCH_CHUNKS says otherwise (for
@@ -51,16 +51,24 @@ func dropSchema(b *testing.B, schema string) {
 	}
 }
 
-func benchStore(b *testing.B) (*Store, *storetest.Corpus) {
+// benchStore returns the store holding the 100,000-chunk corpus embedded
+// with the named embedder ("builtin", or "mixture" for
+// storetest.Corpus.MixtureEmbedder), building it on first use.
+func benchStore(b *testing.B, kind string) (*Store, *storetest.Corpus) {
 	ctx := context.Background()
 	corpus := storetest.NewCorpus(100_000, 1)
-	s := openStore(b, benchSchema, memory.Builtin{})
+	var e memory.Embedder = memory.Builtin{}
+	if kind == "mixture" {
+		e = corpus.MixtureEmbedder(384)
+	}
+	schema := benchSchema + "_" + kind
+	s := openStore(b, schema, e)
 	if c, _ := s.IndexedCommit(ctx, "bench"); c == benchCommit {
 		return s, corpus
 	}
 	s.Close()
-	dropSchema(b, benchSchema)
-	s = openStore(b, benchSchema, memory.Builtin{})
+	dropSchema(b, schema)
+	s = openStore(b, schema, e)
 	start := time.Now()
 	if _, err := s.Index(ctx, "bench", benchCommit, corpus.Docs); err != nil {
 		b.Fatal(err)
@@ -71,6 +79,8 @@ func benchStore(b *testing.B) (*Store, *storetest.Corpus) {
 	}
 	return s, corpus
 }
+
+var benchKinds = []string{"builtin", "mixture"}
 
 // BenchmarkBulkIndex indexes the whole corpus into a fresh schema with the
 // builtin embedder (chunking, embedding, CopyFrom, GIN and HNSW upkeep).
@@ -102,7 +112,13 @@ func BenchmarkBulkIndex(b *testing.B) {
 // BenchmarkSearch is the hybrid search as a user (agent-level + own
 // memory, ~21 % of the chunks visible), query embedding included.
 func BenchmarkSearch(b *testing.B) {
-	s, corpus := benchStore(b)
+	for _, kind := range benchKinds {
+		b.Run(kind, func(b *testing.B) { benchSearch(b, kind) })
+	}
+}
+
+func benchSearch(b *testing.B, kind string) {
+	s, corpus := benchStore(b, kind)
 	ctx := context.Background()
 	for _, q := range corpus.Queries[:20] { // warm up
 		s.Search(ctx, "bench", memory.Query{Text: q, User: corpus.Users[0]})
@@ -127,7 +143,13 @@ func BenchmarkSearch(b *testing.B) {
 // variant: iterative scan (relaxed order), ef_search = DefaultEFSearch,
 // 4 × limit candidates re-sorted by distance.
 func BenchmarkRecall(b *testing.B) {
-	s, corpus := benchStore(b)
+	for _, kind := range benchKinds {
+		b.Run(kind, func(b *testing.B) { benchRecall(b, kind) })
+	}
+}
+
+func benchRecall(b *testing.B, kind string) {
+	s, corpus := benchStore(b, kind)
 	ctx := context.Background()
 	const q = `SELECT id, embedding <=> $2 FROM chunks WHERE agent = 'bench' AND (user_id = '' OR user_id = $1) AND embedding IS NOT NULL ORDER BY embedding <=> $2 LIMIT $3`
 	const unscoped = `SELECT id, embedding <=> $1 FROM chunks WHERE embedding IS NOT NULL ORDER BY embedding <=> $1 LIMIT $2`
@@ -146,7 +168,7 @@ func BenchmarkRecall(b *testing.B) {
 		n := 100
 		for j := 0; j < n; j++ {
 			user := corpus.Users[j%len(corpus.Users)]
-			vs, _ := memory.Builtin{}.Embed(ctx, []string{corpus.Queries[j]})
+			vs, _ := s.emb.Embed(ctx, []string{corpus.Queries[j]})
 			v := pgvector.NewVector(vs[0])
 			var exact []neighbour
 			err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
