@@ -4,6 +4,25 @@
 // overrides between tiers, BM25 and hybrid search over them, hot reload and
 // the access rules that decide who may see a skill.
 //
-// The package is pure apart from watching directories: no network, no
-// database driver, no os/exec.
+// The pieces:
+//
+//   - Options.Sources names the tiers; every tier is read through an fs.FS.
+//     Load turns sources into a Set: the winning skill per slug (highest
+//     tier first), a Shadow record for every skill hidden by a higher tier,
+//     and every Problem (path, line, severity, code, message). A SKILL.md
+//     with an error does not load and shadows nothing; warnings load.
+//   - ParseDocument parses one SKILL.md (yaml.v3; BOM and CRLF accepted).
+//   - A Set is immutable and holds a BM25 index (memory/bm25) over name +
+//     description built once, so Set.Search allocates nothing per skill and
+//     Set.PromptSkills, List and Show never touch the disk.
+//   - Request carries who asks (agent, user) and the agent.yaml allow list
+//     with an optional per-request Filter that replaces it; Access holds the
+//     visibility rules (public, private, internal with grants).
+//   - Watcher swaps in a new Set, with a higher version, 500 ms after the
+//     last change under any tier directory on disk.
+//   - CheckAgent lists a workspace's SKILL.md problems for `quire check`,
+//     the git endpoint and the language server.
+//
+// The package is pure apart from reading and watching directories: no
+// network, no database driver, no os/exec.
 package skills

@@ -114,7 +114,11 @@ type Builder struct {
 	postings [][]rawPosting   // by term id, documents ascending
 	docLen   []int32          // by document id
 	buf      []byte
-	seen     []int32 // term ids of the document being added (scratch)
+	// Scratch for the document being added: its distinct term ids, and per
+	// term id the last document that used it and its count there.
+	seen    []int32
+	lastDoc []int32
+	tf      []int32
 }
 
 type rawPosting struct {
@@ -131,25 +135,26 @@ func (b *Builder) Add(text string) int {
 	}
 	doc := int32(len(b.docLen))
 	b.seen = b.seen[:0]
+	n := 0
 	b.buf = eachToken(text, b.buf, func(tok []byte) {
+		n++
 		id, ok := b.terms[string(tok)] // no allocation for the lookup
 		if !ok {
 			id = int32(len(b.postings))
 			b.terms[string(tok)] = id
 			b.postings = append(b.postings, nil)
+			b.lastDoc = append(b.lastDoc, -1)
+			b.tf = append(b.tf, 0)
 		}
-		b.seen = append(b.seen, id)
+		if b.lastDoc[id] != doc {
+			b.lastDoc[id], b.tf[id] = doc, 0
+			b.seen = append(b.seen, id)
+		}
+		b.tf[id]++
 	})
-	b.docLen = append(b.docLen, int32(len(b.seen)))
-	slices.Sort(b.seen)
-	for i := 0; i < len(b.seen); {
-		j := i + 1
-		for j < len(b.seen) && b.seen[j] == b.seen[i] {
-			j++
-		}
-		t := b.seen[i]
-		b.postings[t] = append(b.postings[t], rawPosting{doc: doc, tf: int32(j - i)})
-		i = j
+	b.docLen = append(b.docLen, int32(n))
+	for _, t := range b.seen {
+		b.postings[t] = append(b.postings[t], rawPosting{doc: doc, tf: b.tf[t]})
 	}
 	return int(doc)
 }

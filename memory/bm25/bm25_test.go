@@ -281,3 +281,24 @@ func BenchmarkBuild(b *testing.B) {
 		})
 	}
 }
+
+func TestBuilderReuse(t *testing.T) {
+	var b Builder
+	for _, d := range corpus {
+		b.Add(d)
+	}
+	first := b.Build()
+	if id := b.Add("pdf pdf pdf"); id != 3 {
+		t.Fatalf("fourth document got id %d", id)
+	}
+	second := b.Build()
+	if first.Len() != 3 || second.Len() != 4 {
+		t.Fatalf("Len = %d, %d; want 3, 4", first.Len(), second.Len())
+	}
+	if hits := first.Search("pdf", 0, nil, nil); len(hits) != 2 || math.Abs(hits[0].Score-0.660545641102) > 1e-6 {
+		t.Errorf("the first index changed after more documents were added: %v", hits)
+	}
+	if hits := second.Search("pdf", 0, nil, nil); len(hits) != 3 || hits[0].Doc != 3 {
+		t.Errorf("second index: %v", hits)
+	}
+}

@@ -1,0 +1,294 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Exit codes (interfaces.md): 0 ok, 1 findings or errors, 2 usage.
+const (
+	exitOK       = 0
+	exitFindings = 1
+	exitUsage    = 2
+)
+
+// env is what a command may touch of the process: its streams and its
+// environment. Tests substitute their own.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+// command is one `quire` subcommand.
+type command struct {
+	name    string
+	args    string // synopsis of the arguments after the flags
+	summary string // one line for `quire help`
+	help    string // paragraphs for `quire help NAME`, after the synopsis
+	flags   func(fs *flag.FlagSet) any
+	run     func(ctx context.Context, e *env, opts any, args []string) error
+}
+
+// commands returns the command table: the one place subcommands are listed.
+func commands() []*command {
+	return []*command{
+		initCommand(),
+		checkCommand(),
+		promptCommand(),
+		skillsCommand(),
+		versionCommand(),
+	}
+}
+
+// usageError makes run exit with code 2 and print the command's synopsis.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// exitError carries an exit code for a command that has already printed
+// what went wrong (e.g. `quire check` with findings).
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+func run(ctx context.Context, args []string, e *env) int {
+	cmds := commands()
+	if len(args) == 0 {
+		printOverview(e.stderr, cmds)
+		return exitUsage
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 {
+			if c := find(cmds, args[1]); c != nil {
+				printCommandHelp(e.stdout, c, newFlagSet(c, io.Discard))
+				return exitOK
+			}
+			fmt.Fprintf(e.stderr, "quire: unknown command %q\n\n", args[1])
+			printOverview(e.stderr, cmds)
+			return exitUsage
+		}
+		printOverview(e.stdout, cmds)
+		return exitOK
+	case "-version", "--version":
+		name = "version"
+	}
+	c := find(cmds, name)
+	if c == nil {
+		fmt.Fprintf(e.stderr, "quire: unknown command %q\n\n", name)
+		printOverview(e.stderr, cmds)
+		return exitUsage
+	}
+	fs := newFlagSet(c, e.stderr)
+	var opts any
+	if c.flags != nil {
+		opts = c.flags(fs)
+	}
+	fs.Usage = func() { printCommandHelp(e.stderr, c, fs) }
+	positional, err := parseInterspersed(fs, args[1:])
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(e.stdout)
+			printCommandHelp(e.stdout, c, fs)
+			return exitOK
+		}
+		return exitUsage // flag has printed the error and the usage
+	}
+	if err := applyDefaults(fs, c.name, e.getenv); err != nil {
+		fmt.Fprintf(e.stderr, "quire %s: %v\n", c.name, err)
+		return exitUsage
+	}
+	err = c.run(ctx, e, opts, positional)
+	var ue usageError
+	var xe exitError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(e.stderr, "quire %s: %s\nRun 'quire help %s' for usage.\n", c.name, ue.msg, c.name)
+		return exitUsage
+	case errors.As(err, &xe):
+		return xe.code
+	default:
+		fmt.Fprintf(e.stderr, "quire %s: %v\n", c.name, err)
+		return exitFindings
+	}
+}
+
+// parseInterspersed parses flags wherever they appear among the
+// arguments, as people expect ("quire init ws --agent bot"); everything
+// after "--" is positional.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return positional, nil
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(positional, rest...), nil
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+}
+
+func find(cmds []*command, name string) *command {
+	for _, c := range cmds {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func newFlagSet(c *command, out io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("quire "+c.name, flag.ContinueOnError)
+	fs.SetOutput(out)
+	return fs
+}
+
+func printOverview(w io.Writer, cmds []*command) {
+	fmt.Fprint(w, `Quire keeps AI agents' workspaces (AGENTS.md, SOUL.md, MEMORY.md, skills …) in git
+and turns them into system prompts, memory search and skill search.
+
+Usage:
+  quire <command> [flags] [arguments]
+
+Commands:
+`)
+	for _, c := range cmds {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, `
+Run 'quire help <command>' for a command's flags and examples.
+Flags can also be set with QUIRE_<FLAG> environment variables (e.g. QUIRE_AGENT)
+or in $XDG_CONFIG_HOME/quire/config.yaml; flags win over the environment,
+which wins over the file.
+`)
+}
+
+func printCommandHelp(w io.Writer, c *command, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "Usage: quire %s [flags] %s\n\n%s\n", c.name, c.args, c.summary)
+	if c.help != "" {
+		fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(c.help))
+	}
+	hasFlags := false
+	fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+	if hasFlags {
+		fmt.Fprintln(w, "\nFlags:")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}
+}
+
+// applyDefaults fills flags that were not given on the command line from
+// QUIRE_<FLAG> environment variables, then from the config file
+// ($XDG_CONFIG_HOME/quire/config.yaml, or ~/.config/quire/config.yaml). The
+// file holds flag names as top-level keys, or per command under the
+// command's name:
+//
+//	user: alice
+//	prompt:
+//	  session: main
+func applyDefaults(fs *flag.FlagSet, cmd string, getenv func(string) string) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var fromFile map[string]string
+	var fileErr error
+	loaded := false
+	var outErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] || outErr != nil {
+			return
+		}
+		envName := "QUIRE_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v := getenv(envName); v != "" {
+			if err := fs.Set(f.Name, v); err != nil {
+				outErr = fmt.Errorf("%s=%q: %w", envName, v, err)
+			}
+			return
+		}
+		if !loaded {
+			fromFile, fileErr = loadConfigFile(cmd, getenv)
+			loaded = true
+		}
+		if fileErr != nil {
+			outErr = fileErr
+			return
+		}
+		if v, ok := fromFile[f.Name]; ok {
+			if err := fs.Set(f.Name, v); err != nil {
+				outErr = fmt.Errorf("config file: %s: %w", f.Name, err)
+			}
+		}
+	})
+	return outErr
+}
+
+// configPath returns the config file's path, or "" when there is no home.
+func configPath(getenv func(string) string) string {
+	if p := getenv("QUIRE_CONFIG"); p != "" {
+		return p
+	}
+	dir := getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		home := getenv("HOME")
+		if home == "" {
+			return ""
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	return filepath.Join(dir, "quire", "config.yaml")
+}
+
+func loadConfigFile(cmd string, getenv func(string) string) (map[string]string, error) {
+	p := configPath(getenv)
+	if p == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read config file: %w", err)
+	}
+	var raw map[string]any
+	if err := yaml.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("config file %s: %w", p, err)
+	}
+	out := map[string]string{}
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if _, isMap := raw[k].(map[string]any); !isMap {
+			out[k] = fmt.Sprint(raw[k])
+		}
+	}
+	if sub, ok := raw[cmd].(map[string]any); ok {
+		for k, v := range sub {
+			out[k] = fmt.Sprint(v)
+		}
+	}
+	return out, nil
+}

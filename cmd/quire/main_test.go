@@ -1,0 +1,39 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"quire": func() {
+			os.Exit(run(context.Background(), os.Args[1:], &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}))
+		},
+	})
+}
+
+// TestScripts runs the end-to-end CLI scripts in testdata/script. $EXAMPLES
+// is the bundled example workspace.
+func TestScripts(t *testing.T) {
+	examples, err := filepath.Abs("../../examples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("EXAMPLES", examples)
+			e.Setenv("XDG_CONFIG_HOME", filepath.Join(e.WorkDir, ".config"))
+			e.Setenv("GIT_AUTHOR_NAME", "Test")
+			e.Setenv("GIT_AUTHOR_EMAIL", "test@example.com")
+			e.Setenv("GIT_COMMITTER_NAME", "Test")
+			e.Setenv("GIT_COMMITTER_EMAIL", "test@example.com")
+			return nil
+		},
+	})
+}

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/quirehq/quire/gitsync"
+	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/skills"
+)
+
+type promptOptions struct {
+	dir, agent, user, session, channel, room string
+	rev, now, tools, extra, model, sandbox   string
+	report, json, showTime, spawn, tokens    bool
+}
+
+func promptCommand() *command {
+	return &command{
+		name:    "prompt",
+		summary: "print the assembled system prompt of an agent (or its budget report)",
+		help: `
+Assembles the system prompt exactly as the daemon serves it, from the working
+tree in --dir or, with --rev, from a git revision (read from the object
+database; nothing is checked out).
+
+--report prints the budget report instead: every context file the session
+sees with its status (full, truncated, clamped, dropped, empty, missing),
+original and injected chars and tokens, and the lines that were cut.
+--json prints {"prompt": …, "report": …} for scripts.
+
+Examples:
+  quire prompt --dir examples --agent concierge --user ines.carvalho
+  quire prompt --agent concierge --session cron --report
+  quire prompt --agent studybuddy --user alice --channel group --json
+  quire prompt --rev HEAD~1 --agent concierge --report`,
+		flags: func(fs *flag.FlagSet) any {
+			o := &promptOptions{}
+			fs.StringVar(&o.dir, "dir", ".", "workspace `directory` (with --rev: any directory in the repository)")
+			fs.StringVar(&o.agent, "agent", "", "agent `name` (may be left out when the workspace has one agent)")
+			fs.StringVar(&o.user, "user", "", "user `id`: use this user's files")
+			fs.StringVar(&o.session, "session", "main", "`kind` of session: main, subagent or cron")
+			fs.StringVar(&o.channel, "channel", "dm", "`channel`: dm (private) or group")
+			fs.StringVar(&o.room, "room", "", "room `id` of a group channel (adds rooms/<room>.md)")
+			fs.StringVar(&o.rev, "rev", "", "read the workspace at git `revision` REV (HEAD, a branch, a tag, a hash)")
+			fs.StringVar(&o.now, "now", "", "current `time` as RFC 3339 (default: now); decides the date and the daily logs")
+			fs.StringVar(&o.tools, "tools", "", "JSON `file` with the tools the model has: [{\"name\": …, \"description\": …}]")
+			fs.StringVar(&o.extra, "extra", "", "extra context `text` for <extra_context>")
+			fs.StringVar(&o.model, "model", "", "model `name` for the Runtime section")
+			fs.StringVar(&o.sandbox, "sandbox", "", "`description` of the sandbox the model runs in")
+			fs.BoolVar(&o.showTime, "time", false, "include the time of day, not just the date")
+			fs.BoolVar(&o.spawn, "spawn", false, "the model can spawn sub-agents")
+			fs.BoolVar(&o.report, "report", false, "print the budget report instead of the prompt")
+			fs.BoolVar(&o.json, "json", false, "print the prompt and the report as JSON")
+			fs.BoolVar(&o.tokens, "tokens", false, "count the tokens of the whole prompt (slower)")
+			return o
+		},
+		run: runPrompt,
+	}
+}
+
+func runPrompt(ctx context.Context, e *env, opts any, args []string) error {
+	o := opts.(*promptOptions)
+	if len(args) > 0 {
+		return usagef("unexpected argument %q (flags come before arguments; the workspace is given with --dir)", args[0])
+	}
+	switch prompt.Session(o.session) {
+	case prompt.SessionMain, prompt.SessionSubagent, prompt.SessionCron:
+	default:
+		return usagef("--session %q: use main, subagent or cron", o.session)
+	}
+	if o.channel != string(prompt.ChannelDM) && o.channel != string(prompt.ChannelGroup) {
+		return usagef("--channel %q: use dm or group", o.channel)
+	}
+	req := prompt.Request{
+		Agent: o.agent, User: o.user, Session: prompt.Session(o.session), Channel: prompt.Channel(o.channel), Room: o.room,
+		Extra: o.extra, Model: o.model, Sandbox: o.sandbox, ShowTime: o.showTime, CanSpawn: o.spawn,
+		CountPromptTokens: o.tokens || o.report || o.json,
+	}
+	req.Now = time.Now()
+	if o.now != "" {
+		t, err := time.Parse(time.RFC3339, o.now)
+		if err != nil {
+			return usagef("--now %q: use RFC 3339, e.g. 2026-11-22T09:30:00Z", o.now)
+		}
+		req.Now = t
+	}
+	if o.tools != "" {
+		data, err := os.ReadFile(o.tools)
+		if err != nil {
+			return fmt.Errorf("--tools: %w", err)
+		}
+		if err := json.Unmarshal(data, &req.Tools); err != nil {
+			return fmt.Errorf("--tools %s: want a JSON list of {\"name\", \"description\"}: %w", o.tools, err)
+		}
+	}
+	ws, err := openWorkspace(o.dir, o.rev)
+	if err != nil {
+		return err
+	}
+	a, err := ws.Agent(req.Agent)
+	if err != nil {
+		return err
+	}
+	req.Agent = a.Name
+	set, err := loadSkills(ws, a, o.dir, o.rev, e.getenv("HOME"))
+	if err != nil {
+		return err
+	}
+	req.Skills = set.PromptSkills(skills.Request{Agent: a.Name, User: req.User, Allow: a.Config.Skills})
+	res, err := ws.Assemble(req)
+	if err != nil {
+		return err
+	}
+	probs := append(append([]prompt.Problem(nil), a.Problems...), res.Report.Problems...)
+	for _, p := range probs {
+		fmt.Fprintf(e.stderr, "%s\n", p)
+	}
+	switch {
+	case o.json:
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	case o.report:
+		if err := res.Report.WriteText(e.stdout); err != nil {
+			return err
+		}
+	default:
+		if _, err := fmt.Fprint(e.stdout, res.Prompt); err != nil {
+			return err
+		}
+	}
+	if prompt.HasErrors(probs) {
+		return exitError{exitFindings}
+	}
+	return nil
+}
+
+// loadSkills loads the skills agent a sees: from its directory on disk, or
+// from the git revision the workspace was read at, then ~/.agents/skills
+// and the built-in skills.
+func loadSkills(ws *prompt.Workspace, a *prompt.Agent, dir, rev, home string) (*skills.Set, error) {
+	opts := skills.Options{HomeDir: home}
+	if rev == "" {
+		abs, err := filepath.Abs(filepath.Join(dir, filepath.FromSlash(a.Dir)))
+		if err != nil {
+			return nil, err
+		}
+		opts.WorkspaceDir = abs
+	} else {
+		sub, err := fs.Sub(ws.FS(), a.Dir)
+		if err != nil {
+			return nil, err
+		}
+		opts.Workspace = sub
+	}
+	return skills.Load(1, opts.Sources(), nil), nil
+}
+
+// openWorkspace opens the workspace in dir: on disk, or at a git revision
+// of the repository dir belongs to.
+func openWorkspace(dir, rev string) (*prompt.Workspace, error) {
+	if rev == "" {
+		return openDir(dir)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	repo, err := gitsync.Open(abs)
+	if err != nil {
+		return nil, fmt.Errorf("--rev needs a git repository: %w", err)
+	}
+	snap, err := repo.Snapshot(rev)
+	if err != nil {
+		return nil, err
+	}
+	var fsys fs.FS = snap
+	name := filepath.Base(abs)
+	if wt, err := repo.Git().Worktree(); err == nil {
+		root := wt.Filesystem.Root()
+		if sub, err := filepath.Rel(root, abs); err == nil && sub != "." {
+			if fsys, err = fs.Sub(snap, filepath.ToSlash(sub)); err != nil {
+				return nil, err
+			}
+		} else {
+			name = filepath.Base(root)
+		}
+	}
+	return prompt.Open(fsys, prompt.Options{RootName: name})
+}

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/quirehq/quire/skills"
+)
+
+type skillsOptions struct {
+	dir, agent, user, home, managed string
+	limit                           int
+	json                            bool
+}
+
+// define registers the flags with the current values as defaults.
+func (o *skillsOptions) define(fs *flag.FlagSet) {
+	fs.StringVar(&o.dir, "dir", o.dir, "workspace `directory`")
+	fs.StringVar(&o.agent, "agent", o.agent, "agent `name` (may be left out when the workspace has one agent)")
+	fs.StringVar(&o.user, "user", o.user, "user `id` whose access rules apply")
+	fs.StringVar(&o.home, "home", o.home, "home `directory` whose .agents/skills is tier 3 (default: $HOME)")
+	fs.StringVar(&o.managed, "managed", o.managed, "managed skills `directory` (tier 4)")
+	fs.IntVar(&o.limit, "limit", o.limit, "number of search `results`")
+	fs.BoolVar(&o.json, "json", o.json, "print JSON")
+}
+
+func skillsCommand() *command {
+	return &command{
+		name:    "skills",
+		args:    "list | search QUERY | show NAME",
+		summary: "list, search and show an agent's skills with tier, source and shadowing",
+		help: `
+Skills come from five tiers, highest first: the agent workspace's skills/,
+its .agents/skills/, ~/.agents/skills/, the managed directory (--managed) and
+the skills built into quire. A skill in a higher tier shadows the same name
+in lower ones.
+
+  quire skills list                 every skill in effect, its tier and file,
+                                    what it shadows, and SKILL.md problems
+  quire skills search QUERY         BM25 over name and description (slug,
+                                    name, score, tier); honours the agent.yaml
+                                    skills allow list
+  quire skills show NAME            the SKILL.md body with {baseDir} resolved
+
+Examples:
+  quire skills list --dir examples --agent concierge
+  quire skills search "convert a pdf" --json`,
+		flags: func(fs *flag.FlagSet) any {
+			o := &skillsOptions{dir: ".", limit: skills.DefaultLimit}
+			o.define(fs)
+			return o
+		},
+		run: runSkills,
+	}
+}
+
+func runSkills(ctx context.Context, e *env, opts any, args []string) error {
+	o := opts.(*skillsOptions)
+	if len(args) == 0 {
+		return usagef("name a subcommand: list, search QUERY or show NAME")
+	}
+	sub, rest := args[0], args[1:]
+	want := map[string]int{"list": 0, "search": 1, "show": 1}
+	n, ok := want[sub]
+	if !ok {
+		return usagef("unknown subcommand %q: use list, search QUERY or show NAME", sub)
+	}
+	if len(rest) != n {
+		return usagef("%s takes %d argument(s), got %d (quote a query of several words)", sub, n, len(rest))
+	}
+	ws, err := openDir(o.dir)
+	if err != nil {
+		return err
+	}
+	agent, err := ws.Agent(o.agent)
+	if err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(filepath.Join(o.dir, filepath.FromSlash(agent.Dir)))
+	if err != nil {
+		return err
+	}
+	home := o.home
+	if home == "" {
+		home = e.getenv("HOME")
+	}
+	sopts := skills.Options{WorkspaceDir: abs, HomeDir: home, ManagedDir: o.managed}
+	set := skills.Load(1, sopts.Sources(), nil)
+	req := skills.Request{Agent: agent.Name, User: o.user, Allow: agent.Config.Skills}
+
+	switch sub {
+	case "list":
+		return skillsList(e, o, set, req)
+	case "search":
+		hits := set.Search(rest[0], req, o.limit, nil)
+		if o.json {
+			type hit struct {
+				Slug  string      `json:"slug"`
+				Name  string      `json:"name"`
+				Score float64     `json:"score"`
+				Tier  skills.Tier `json:"tier"`
+				Path  string      `json:"path"`
+			}
+			out := []hit{}
+			for _, h := range hits {
+				out = append(out, hit{h.Skill.Slug, h.Skill.Name, h.Score, h.Skill.Tier, h.Skill.Path})
+			}
+			return writeJSON(e.stdout, out)
+		}
+		if len(hits) == 0 {
+			fmt.Fprintf(e.stderr, "no skill matches %q\n", rest[0])
+			return exitError{exitFindings}
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "SLUG\tSCORE\tTIER\tDESCRIPTION")
+		for _, h := range hits {
+			fmt.Fprintf(tw, "%s\t%.4f\t%s\t%s\n", h.Skill.Slug, h.Score, h.Skill.Tier, clip(h.Skill.Description, 70))
+		}
+		return tw.Flush()
+	default: // show
+		sk, ok := set.Show(req, rest[0])
+		if !ok {
+			if _, exists := set.Skill(rest[0]); exists {
+				return fmt.Errorf("skill %q exists but agent %s may not use it (agent.yaml skills allow list or access rules)", rest[0], agent.Name)
+			}
+			return fmt.Errorf("no skill %q; run 'quire skills list' to see the skills in effect", rest[0])
+		}
+		if o.json {
+			return writeJSON(e.stdout, map[string]any{"slug": sk.Slug, "name": sk.Name, "description": sk.Description, "tier": sk.Tier, "path": sk.Path, "location": sk.Location, "body": sk.ResolvedBody()})
+		}
+		_, err := fmt.Fprint(e.stdout, sk.ResolvedBody())
+		return err
+	}
+}
+
+func skillsList(e *env, o *skillsOptions, set *skills.Set, req skills.Request) error {
+	allowed := map[string]bool{}
+	for _, sk := range set.List(req) {
+		allowed[sk.Slug] = true
+	}
+	if o.json {
+		type entry struct {
+			Slug        string      `json:"slug"`
+			Description string      `json:"description"`
+			Tier        skills.Tier `json:"tier"`
+			Path        string      `json:"path"`
+			Allowed     bool        `json:"allowed"`
+		}
+		out := struct {
+			Skills   []entry          `json:"skills"`
+			Shadows  []skills.Shadow  `json:"shadows"`
+			Problems []skills.Problem `json:"problems"`
+		}{Skills: []entry{}, Shadows: set.Shadows(), Problems: set.Problems()}
+		for _, sk := range set.Skills() {
+			out.Skills = append(out.Skills, entry{sk.Slug, sk.Description, sk.Tier, sk.Path, allowed[sk.Slug]})
+		}
+		if out.Shadows == nil {
+			out.Shadows = []skills.Shadow{}
+		}
+		if out.Problems == nil {
+			out.Problems = []skills.Problem{}
+		}
+		return writeJSON(e.stdout, out)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SLUG\tTIER\tSOURCE\tNOTE")
+	for _, sk := range set.Skills() {
+		note := ""
+		if !allowed[sk.Slug] {
+			note = "not allowed for this agent/user"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", sk.Slug, sk.Tier, sk.Path, note)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, sh := range set.Shadows() {
+		fmt.Fprintf(e.stdout, "shadowed: %s\n", sh)
+	}
+	for _, p := range set.Problems() {
+		fmt.Fprintln(e.stdout, p)
+	}
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// clip shortens s to at most n code points, marking the cut with "…".
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

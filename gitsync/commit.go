@@ -1,0 +1,315 @@
+package gitsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+)
+
+// ErrStale is returned when a ref no longer has the value a writer
+// expected: someone else moved it first (compare-and-swap failed).
+var ErrStale = errors.New("ref changed concurrently")
+
+// FileWrite is one file a commit writes or removes.
+type FileWrite struct {
+	// Path is slash-separated and relative to the repository root.
+	Path string
+	// Content is the new content; ignored when Delete is set.
+	Content []byte
+	// Delete removes the file (and directories left empty).
+	Delete bool
+}
+
+// CommitRequest is one commit the daemon makes on behalf of an agent.
+type CommitRequest struct {
+	// Ref is the branch to commit on, e.g. "refs/heads/main". A short
+	// name ("main") means refs/heads/main.
+	Ref string
+	// Expect, when not zero, is the commit Ref must still point at: the
+	// commit is refused with ErrStale otherwise. When zero, the commit goes
+	// on top of whatever Ref points at (or starts the branch).
+	Expect plumbing.Hash
+	// Writes are the file changes; only the trees on their paths are
+	// rebuilt.
+	Writes []FileWrite
+	// Author is the agent (name and email); it is also the committer.
+	Author object.Signature
+	// User, when set, is recorded in a "Quire-User:" trailer.
+	User string
+	// Message is the commit message (its first line is the subject).
+	Message string
+}
+
+// refName turns a short branch name into a full ref name.
+func refName(s string) plumbing.ReferenceName {
+	if strings.HasPrefix(s, "refs/") {
+		return plumbing.ReferenceName(s)
+	}
+	return plumbing.NewBranchReferenceName(s)
+}
+
+// Commit writes a commit and moves req.Ref to it with compare-and-swap.
+// Writers to one Repository are serialized; the new commit's parent is
+// the ref's value read under that lock. It returns the new commit's hash.
+func (r *Repository) Commit(ctx context.Context, req CommitRequest) (plumbing.Hash, error) {
+	ref := refName(req.Ref)
+	if len(req.Writes) == 0 {
+		return plumbing.ZeroHash, fmt.Errorf("commit on %s: no file changes", ref)
+	}
+	for _, w := range req.Writes {
+		if err := checkWritePath(w.Path); err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("commit on %s: %w", ref, err)
+		}
+	}
+	if req.Author.Name == "" {
+		return plumbing.ZeroHash, fmt.Errorf("commit on %s: no author", ref)
+	}
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	var h plumbing.Hash
+	err := r.withStore(func(st storer.EncodedObjectStorer) error {
+		cur, err := r.refValue(ref)
+		if err != nil {
+			return err
+		}
+		if !req.Expect.IsZero() && cur != req.Expect {
+			return fmt.Errorf("%w: %s is at %s, not %s", ErrStale, ref, cur, req.Expect)
+		}
+		var root plumbing.Hash
+		var parents []plumbing.Hash
+		if !cur.IsZero() {
+			c, err := object.GetCommit(st, cur)
+			if err != nil {
+				return err
+			}
+			root = c.TreeHash
+			parents = []plumbing.Hash{cur}
+		}
+		newRoot, err := writeTree(st, root, req.Writes)
+		if err != nil {
+			return err
+		}
+		sig := req.Author
+		if sig.When.IsZero() {
+			sig.When = time.Now()
+		}
+		c := &object.Commit{
+			Author:       sig,
+			Committer:    sig,
+			Message:      commitMessage(req.Message, req.User),
+			TreeHash:     newRoot,
+			ParentHashes: parents,
+		}
+		o := st.NewEncodedObject()
+		if err := c.Encode(o); err != nil {
+			return err
+		}
+		if h, err = st.SetEncodedObject(o); err != nil {
+			return err
+		}
+		return r.setRef(ref, cur, h)
+	})
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("commit on %s in %s: %w", ref, r.path, err)
+	}
+	return h, nil
+}
+
+// commitMessage appends the Quire-User trailer.
+func commitMessage(msg, user string) string {
+	msg = strings.TrimRight(msg, "\n")
+	if msg == "" {
+		msg = "Update"
+	}
+	if user == "" {
+		return msg + "\n"
+	}
+	user = strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' {
+			return ' '
+		}
+		return r
+	}, user)
+	return msg + "\n\nQuire-User: " + user + "\n"
+}
+
+func checkWritePath(p string) error {
+	if !fs.ValidPath(p) || p == "." {
+		return fmt.Errorf("invalid path %q", p)
+	}
+	for _, part := range strings.Split(p, "/") {
+		if strings.EqualFold(part, ".git") {
+			return fmt.Errorf("invalid path %q: names .git", p)
+		}
+	}
+	return nil
+}
+
+// refValue reads a ref's commit (zero when it does not exist). Callers
+// hold r.mu.
+func (r *Repository) refValue(name plumbing.ReferenceName) (plumbing.Hash, error) {
+	ref, err := r.repo.Storer.Reference(name)
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return plumbing.ZeroHash, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("read %s: %w", name, err)
+	}
+	return ref.Hash(), nil
+}
+
+// setRef moves name from old to new (zero new deletes, zero old creates)
+// if it still has the value old. Callers hold r.writeMu and r.mu, which
+// makes the check and the move atomic for this process; go-git's own
+// check on the ref file covers other go-git writers.
+func (r *Repository) setRef(name plumbing.ReferenceName, old, new plumbing.Hash) error {
+	cur, err := r.refValue(name)
+	if err != nil {
+		return err
+	}
+	if cur != old {
+		return fmt.Errorf("%w: %s is at %s, expected %s", ErrStale, name, cur, old)
+	}
+	if new.IsZero() {
+		if err := r.repo.Storer.RemoveReference(name); err != nil {
+			return fmt.Errorf("delete %s: %w", name, err)
+		}
+		return nil
+	}
+	var oldRef *plumbing.Reference
+	if !old.IsZero() {
+		oldRef = plumbing.NewHashReference(name, old)
+	}
+	if err := r.repo.Storer.CheckAndSetReference(plumbing.NewHashReference(name, new), oldRef); err != nil {
+		return fmt.Errorf("update %s: %w", name, err)
+	}
+	return nil
+}
+
+// writeTree applies writes to the tree root (zero: the empty tree),
+// rebuilding only the trees on the written paths, and returns the new
+// root's hash.
+func writeTree(st storer.EncodedObjectStorer, root plumbing.Hash, writes []FileWrite) (plumbing.Hash, error) {
+	h, _, err := writeSubtree(st, root, writes, "")
+	return h, err
+}
+
+// writeSubtree rewrites tree h with writes whose paths are relative to it
+// (prefix is for error messages). It reports empty when nothing is left.
+func writeSubtree(st storer.EncodedObjectStorer, h plumbing.Hash, writes []FileWrite, prefix string) (plumbing.Hash, bool, error) {
+	var entries []object.TreeEntry
+	if !h.IsZero() {
+		t, err := object.GetTree(st, h)
+		if err != nil {
+			return plumbing.ZeroHash, false, fmt.Errorf("read tree %s%s: %w", prefix, h, err)
+		}
+		entries = slices.Clone(t.Entries)
+	}
+	index := func(name string) int {
+		return slices.IndexFunc(entries, func(e object.TreeEntry) bool { return e.Name == name })
+	}
+	sub := map[string][]FileWrite{}
+	var subOrder []string
+	for _, w := range writes {
+		first, rest, nested := strings.Cut(w.Path, "/")
+		if nested {
+			if _, ok := sub[first]; !ok {
+				subOrder = append(subOrder, first)
+			}
+			sub[first] = append(sub[first], FileWrite{Path: rest, Content: w.Content, Delete: w.Delete})
+			continue
+		}
+		i := index(first)
+		if w.Delete {
+			if i >= 0 && entries[i].Mode != filemode.Dir {
+				entries = slices.Delete(entries, i, i+1)
+			}
+			continue
+		}
+		o := st.NewEncodedObject()
+		o.SetType(plumbing.BlobObject)
+		o.SetSize(int64(len(w.Content)))
+		wr, err := o.Writer()
+		if err != nil {
+			return plumbing.ZeroHash, false, err
+		}
+		if _, err := wr.Write(w.Content); err != nil {
+			return plumbing.ZeroHash, false, err
+		}
+		if err := wr.Close(); err != nil {
+			return plumbing.ZeroHash, false, err
+		}
+		bh, err := st.SetEncodedObject(o)
+		if err != nil {
+			return plumbing.ZeroHash, false, fmt.Errorf("write blob %s%s: %w", prefix, first, err)
+		}
+		mode := filemode.Regular
+		if i >= 0 && entries[i].Mode == filemode.Executable {
+			mode = filemode.Executable
+		}
+		e := object.TreeEntry{Name: first, Mode: mode, Hash: bh}
+		if i >= 0 {
+			entries[i] = e
+		} else {
+			entries = append(entries, e)
+		}
+	}
+	for _, name := range subOrder {
+		i := index(name)
+		var old plumbing.Hash
+		if i >= 0 && entries[i].Mode == filemode.Dir {
+			old = entries[i].Hash
+		}
+		nh, empty, err := writeSubtree(st, old, sub[name], prefix+name+"/")
+		if err != nil {
+			return plumbing.ZeroHash, false, err
+		}
+		switch {
+		case empty && i >= 0 && entries[i].Mode == filemode.Dir:
+			entries = slices.Delete(entries, i, i+1)
+		case empty:
+		case i >= 0:
+			entries[i] = object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: nh}
+		default:
+			entries = append(entries, object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: nh})
+		}
+	}
+	if len(entries) == 0 {
+		return plumbing.ZeroHash, true, nil
+	}
+	sortGitOrder(entries)
+	t := &object.Tree{Entries: entries}
+	o := st.NewEncodedObject()
+	if err := t.Encode(o); err != nil {
+		return plumbing.ZeroHash, false, err
+	}
+	nh, err := st.SetEncodedObject(o)
+	if err != nil {
+		return plumbing.ZeroHash, false, fmt.Errorf("write tree %s: %w", prefix, err)
+	}
+	return nh, false, nil
+}
+
+// sortGitOrder sorts tree entries the way git does: a directory sorts as
+// if its name ended in "/".
+func sortGitOrder(es []object.TreeEntry) {
+	key := func(e object.TreeEntry) string {
+		if e.Mode == filemode.Dir {
+			return e.Name + "/"
+		}
+		return e.Name
+	}
+	slices.SortFunc(es, func(a, b object.TreeEntry) int { return strings.Compare(key(a), key(b)) })
+}

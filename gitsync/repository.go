@@ -1,0 +1,127 @@
+package gitsync
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	gogit "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+)
+
+// Repository is one git repository on disk, bare or with a work tree,
+// opened through go-git. It is safe for concurrent use: go-git's object
+// storage is not, so every object read goes through one lock, and every
+// write (the daemon's commits, pushes) through a second, writer lock.
+type Repository struct {
+	path string
+	repo *gogit.Repository
+
+	// mu guards the go-git object storage (its pack index and caches are
+	// not safe for concurrent use).
+	mu sync.Mutex
+	// writeMu makes the repository single-writer: commits and pushes
+	// hold it from reading the old ref value to moving the ref.
+	writeMu sync.Mutex
+}
+
+// Open opens the git repository at path: a bare repository, a .git
+// directory, or any directory inside a work tree (the .git directory is
+// found by walking up).
+func Open(path string) (*Repository, error) {
+	// A bare repository or a work tree's root opens directly; a directory
+	// deeper in a work tree needs the walk up to its .git.
+	r, err := gogit.PlainOpenWithOptions(path, &gogit.PlainOpenOptions{EnableDotGitCommonDir: true})
+	if errors.Is(err, gogit.ErrRepositoryNotExists) {
+		r, err = gogit.PlainOpenWithOptions(path, &gogit.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open git repository %s: %w", path, err)
+	}
+	return &Repository{path: path, repo: r}, nil
+}
+
+// Path is the path the repository was opened with.
+func (r *Repository) Path() string { return r.path }
+
+// Git is the underlying go-git repository. Callers that use it directly
+// bypass the repository's locks and must not run concurrently with it.
+func (r *Repository) Git() *gogit.Repository { return r.repo }
+
+// store is the object storage; callers hold r.mu.
+func (r *Repository) store() storer.EncodedObjectStorer { return r.repo.Storer }
+
+// reindex makes go-git forget its index of pack files, so that packs
+// written or removed by another process (git gc, git repack) are seen.
+// Callers hold r.mu.
+func (r *Repository) reindex() {
+	if s, ok := r.repo.Storer.(*filesystem.Storage); ok {
+		s.Reindex()
+	}
+}
+
+// withStore runs fn with the object storage under the storage lock. When
+// fn fails because an object is missing, the pack index is reloaded and fn
+// runs once more: another process may have repacked the repository.
+func (r *Repository) withStore(fn func(storer.EncodedObjectStorer) error) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	err := fn(r.store())
+	if err != nil && isNotFound(err) {
+		r.reindex()
+		err = fn(r.store())
+	}
+	return err
+}
+
+func isNotFound(err error) bool {
+	return errors.Is(err, plumbing.ErrObjectNotFound) || errors.Is(err, plumbing.ErrReferenceNotFound) || errors.Is(err, object.ErrFileNotFound) || errors.Is(err, object.ErrDirectoryNotFound) || errors.Is(err, object.ErrEntryNotFound)
+}
+
+// Resolve resolves a revision (HEAD, a branch or tag name, a full ref
+// name, a full or abbreviated commit hash, or anything else go-git's
+// ResolveRevision accepts) to a commit hash.
+func (r *Repository) Resolve(rev string) (plumbing.Hash, error) {
+	var h plumbing.Hash
+	err := r.withStore(func(storer.EncodedObjectStorer) error {
+		p, err := r.repo.ResolveRevision(plumbing.Revision(rev))
+		if err != nil {
+			return err
+		}
+		h = *p
+		return nil
+	})
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("resolve revision %q in %s: %w", rev, r.path, err)
+	}
+	return h, nil
+}
+
+// Snapshot resolves rev and returns that commit's tree as a file system.
+// Nothing is checked out; files are read from the object database.
+func (r *Repository) Snapshot(rev string) (*Snapshot, error) {
+	h, err := r.Resolve(rev)
+	if err != nil {
+		return nil, err
+	}
+	return r.SnapshotOf(h)
+}
+
+// SnapshotOf returns the tree of the commit with hash h as a file system.
+func (r *Repository) SnapshotOf(h plumbing.Hash) (*Snapshot, error) {
+	var s *Snapshot
+	err := r.withStore(func(st storer.EncodedObjectStorer) error {
+		var err error
+		s, err = newSnapshot(st, h)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("snapshot of %s in %s: %w", h, r.path, err)
+	}
+	s.repo = r
+	s.access = r.withStore
+	return s, nil
+}

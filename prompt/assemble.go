@@ -1,0 +1,405 @@
+package prompt
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Tool is a tool the caller's model can call, as the Tooling section lists it.
+type Tool struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// VirtualFile is context the caller supplies that is not a file in the
+// workspace (DELEGATION.md, TEAM.md, AVAILABILITY.md, …). It is rendered in
+// <system_context>, is not charged to the file budget, and is left out
+// while BOOTSTRAP.md is present.
+type VirtualFile struct {
+	Name    string `json:"name"`
+	Content string `json:"content"`
+}
+
+// Request is everything a system prompt depends on besides the workspace.
+type Request struct {
+	// Agent names the agent; "" selects the only agent of the workspace.
+	Agent string
+	// User is the opaque id of the user; "" for none (agent-level files).
+	User string
+	// Session is main (the default), subagent or cron.
+	Session Session
+	// Channel is dm (the default) or group.
+	Channel Channel
+	// Room names the room of a group channel (rooms/<room>.md).
+	Room string
+	// Tools the model can call.
+	Tools []Tool
+	// Skills the request may see, already filtered by the skills package.
+	Skills []Skill
+	// Extra is caller-supplied context, rendered in <extra_context>.
+	Extra string
+	// VirtualFiles are rendered after the context files.
+	VirtualFiles []VirtualFile
+	// Now is the current time. The zero time leaves out the Current Time
+	// section and the daily logs, keeping the prompt free of the clock.
+	Now time.Time
+	// ShowTime adds the time of day to the date.
+	ShowTime bool
+	// Sandbox, when set, describes the sandbox the model runs in.
+	Sandbox string
+	// CanSpawn adds the Sub-Agent Spawning section.
+	CanSpawn bool
+	// Model names the model, for the Runtime section.
+	Model string
+	// CountPromptTokens makes the report include the exact token count of
+	// the whole prompt (costly: the prompt is tokenised every time).
+	CountPromptTokens bool
+}
+
+// Result is an assembled system prompt and its report.
+type Result struct {
+	Prompt string `json:"prompt"`
+	Report Report `json:"report"`
+}
+
+// ErrBadRequest wraps every error Assemble returns for a malformed request.
+var ErrBadRequest = errors.New("bad request")
+
+// Assemble builds the system prompt for req (behavior.md §4). The same
+// workspace and request always give the same bytes. The first request for
+// a user, session and day reads and budgets the files; later ones reuse
+// that work and only render the sections.
+func (w *Workspace) Assemble(req Request) (Result, error) {
+	a, err := w.Agent(req.Agent)
+	if err != nil {
+		return Result{}, err
+	}
+	if req.Session == "" {
+		req.Session = SessionMain
+	}
+	if req.Channel == "" {
+		req.Channel = ChannelDM
+	}
+	if !req.Session.valid() {
+		return Result{}, fmt.Errorf("%w: session %q is unknown; use main, subagent or cron", ErrBadRequest, req.Session)
+	}
+	if !req.Channel.valid() {
+		return Result{}, fmt.Errorf("%w: channel %q is unknown; use dm or group", ErrBadRequest, req.Channel)
+	}
+	if req.User != "" {
+		if _, err := EncodeID(req.User); err != nil {
+			return Result{}, fmt.Errorf("%w: user: %w", ErrBadRequest, err)
+		}
+	}
+	if req.Room != "" {
+		if _, err := EncodeID(req.Room); err != nil {
+			return Result{}, fmt.Errorf("%w: room: %w", ErrBadRequest, err)
+		}
+		if req.Channel != ChannelGroup {
+			return Result{}, fmt.Errorf("%w: room %q needs the group channel", ErrBadRequest, req.Room)
+		}
+	}
+	var local time.Time
+	var day string
+	if !req.Now.IsZero() {
+		local = req.Now.In(a.Config.Location)
+		var buf [10]byte
+		day = string(local.AppendFormat(buf[:0], time.DateOnly))
+	}
+	key := planKey{agent: a, user: req.User, session: req.Session, channel: req.Channel, room: req.Room, day: day}
+	var dayStart time.Time
+	if !local.IsZero() {
+		dayStart = time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, local.Location())
+	}
+	p, err := w.contextPlan(key, dayStart)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Report: p.report}
+	res.Prompt = render(&res.Report, a, p, &req, local)
+	if req.CountPromptTokens {
+		res.Report.PromptTokens = w.tokens.Count(res.Prompt)
+	}
+	return res, nil
+}
+
+// render writes the sections in order. rep is the plan's report, to be
+// completed with the request-dependent figures.
+func render(rep *Report, a *Agent, p *plan, req *Request, local time.Time) string {
+	full := req.Session.Full()
+	var b promptWriter
+	b.Grow(2048 + len(p.context) + len(req.Extra) + 160*len(req.Tools) + 300*len(req.Skills) + virtualBytes(req.VirtualFiles))
+	stable := -1 // length of the stable prefix, once known
+	unstable := func() {
+		if stable < 0 {
+			stable = b.Len()
+		}
+	}
+
+	// 1 Identity.
+	b.str(a.Config.Identity)
+	b.lit("\n")
+
+	// 1.5 First-run override.
+	if p.bootstrap {
+		unstable()
+		b.lit(sectionFirstRun)
+	}
+
+	// 2 Tooling.
+	b.lit("\n## Tooling\n")
+	if len(req.Tools) == 0 {
+		b.lit("You have no tools in this session. Work from the conversation and the context below.\n")
+	} else {
+		b.lit("You can call these tools. Use a tool when it is the reliable way to get something done; do not pretend to have called one.\n")
+		for _, t := range req.Tools {
+			b.lit("- ")
+			b.str(t.Name)
+			if t.Description != "" {
+				b.lit(": ")
+				b.str(oneLine(t.Description))
+			}
+			b.lit("\n")
+		}
+	}
+
+	// 3 Safety.
+	b.lit(sectionSafety)
+
+	// 4 Skills (full).
+	rep.SkillCount, rep.SkillsMode = len(req.Skills), "none"
+	if full && len(req.Skills) > 0 {
+		if inlineSkills(req.Skills) {
+			rep.SkillsMode = "inline"
+			b.lit(sectionSkillsInline)
+			b.lit("<available_skills>\n")
+			for _, s := range req.Skills {
+				b.lit("<skill>\n<name>")
+				b.esc(s.Name)
+				b.lit("</name>\n<description>")
+				b.esc(s.Description)
+				b.lit("</description>\n<location>")
+				b.esc(s.Location)
+				b.lit("</location>\n</skill>\n")
+			}
+			b.lit("</available_skills>\n")
+		} else {
+			rep.SkillsMode = "search"
+			b.lit("\n## Skills\nThis agent has ")
+			b.lit(strconv.Itoa(len(req.Skills)))
+			b.lit(sectionSkillsSearch)
+		}
+	}
+
+	// 5 Memory Recall (full).
+	if full {
+		b.lit(sectionMemoryRecall)
+	}
+
+	// 6 Workspace, 6.5 Sandbox.
+	b.lit("\n## Workspace\nYour workspace is the agent \"")
+	b.str(a.Name)
+	b.lit("\" in a git repository that Quire deploys.")
+	b.lit(sectionWorkspace)
+	if req.Sandbox != "" {
+		b.lit("\n## Sandbox\nYou run inside a sandbox: ")
+		b.str(oneLine(req.Sandbox))
+		b.lit(". Files and network access outside it may be unavailable; work within it and never try to leave it.\n")
+	}
+
+	// 7 User Identity (full).
+	if full {
+		unstable()
+		b.lit("\n## User\n")
+		if req.User != "" {
+			b.lit("You are talking with the user whose id is \"")
+			b.str(req.User)
+			b.lit("\". USER.md below tells you about them.\n")
+		} else {
+			b.lit("The user has not been identified; do not assume who they are.\n")
+		}
+		if req.Channel == ChannelGroup {
+			b.lit("This is a group conversation: several people may be present, and each message names its sender.\n")
+		}
+	}
+
+	// 8 Current Time.
+	if !local.IsZero() {
+		unstable()
+		var buf [64]byte
+		b.lit("\n## Current Time\nToday is ")
+		b.bytes(local.AppendFormat(buf[:0], "Monday, 2006-01-02"))
+		if req.ShowTime {
+			b.lit("; the time is ")
+			b.bytes(local.AppendFormat(buf[:0], "15:04"))
+		}
+		b.lit(" (")
+		b.str(local.Location().String())
+		b.lit(").\n")
+	}
+
+	// 9 Messaging (full).
+	if full {
+		b.lit(sectionMessaging)
+	}
+
+	// 10 Extra context.
+	if req.Extra != "" {
+		unstable()
+		b.lit("\n<extra_context>\n")
+		b.str(req.Extra)
+		if !strings.HasSuffix(req.Extra, "\n") {
+			b.lit("\n")
+		}
+		b.lit("</extra_context>\n")
+	}
+
+	// 11 Project Context.
+	unstable()
+	virtual := req.VirtualFiles
+	if p.bootstrap {
+		virtual = nil
+	}
+	if p.context != "" || len(virtual) > 0 {
+		b.lit(sectionProjectContext)
+		b.pre(p.context, p.contextCont)
+		if len(virtual) > 0 {
+			rep.Virtual = make([]string, len(virtual))
+		}
+		for i, v := range virtual {
+			rep.Virtual[i] = v.Name
+			b.lit("<system_context name=\"")
+			b.esc(v.Name)
+			b.lit("\">\n")
+			b.str(v.Content)
+			if !strings.HasSuffix(v.Content, "\n") {
+				b.lit("\n")
+			}
+			b.lit("</system_context>\n")
+		}
+	}
+
+	// 12 Silent Replies, 13 Heartbeats (full).
+	if full {
+		b.lit(sectionSilentReplies)
+		b.lit(sectionHeartbeats)
+	}
+
+	// 14 Sub-Agent Spawning.
+	if req.CanSpawn {
+		b.lit(sectionSpawning)
+	}
+
+	// 15 Runtime.
+	b.lit("\n## Runtime\nagent=")
+	b.str(a.Name)
+	b.lit(" session=")
+	b.lit(string(req.Session))
+	b.lit(" channel=")
+	b.lit(string(req.Channel))
+	if req.Model != "" {
+		b.lit(" model=")
+		b.str(oneLine(req.Model))
+	}
+	b.lit("\n")
+
+	out := b.String()
+	rep.PromptBytes = len(out)
+	rep.PromptChars = len(out) - b.cont
+	rep.StablePrefixBytes = stable
+	return out
+}
+
+// inlineSkills decides between listing skills and pointing at skill
+// search (behavior.md §5): at most InlineSkillCount skills whose names and
+// descriptions estimate at most InlineSkillTokens tokens (chars / 4).
+func inlineSkills(skills []Skill) bool {
+	if len(skills) > InlineSkillCount {
+		return false
+	}
+	chars := 0
+	for _, s := range skills {
+		n, _ := countChars(s.Name)
+		d, _ := countChars(s.Description)
+		chars += n + d
+	}
+	return chars/4 <= InlineSkillTokens
+}
+
+func virtualBytes(vs []VirtualFile) int {
+	n := 0
+	for _, v := range vs {
+		n += len(v.Name) + len(v.Content) + 48
+	}
+	return n
+}
+
+// oneLine flattens line breaks so caller-supplied text cannot start a new
+// section of the prompt.
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// promptWriter builds the prompt and counts its code points as it goes:
+// PromptChars is the byte length minus the UTF-8 continuation bytes, and
+// only text that may hold them is scanned.
+type promptWriter struct {
+	strings.Builder
+	cont int // continuation bytes written
+}
+
+// lit writes ASCII text (the section texts).
+func (w *promptWriter) lit(s string) { w.WriteString(s) }
+
+// pre writes text whose continuation bytes are already counted.
+func (w *promptWriter) pre(s string, cont int) {
+	w.WriteString(s)
+	w.cont += cont
+}
+
+// str writes caller-supplied text.
+func (w *promptWriter) str(s string) {
+	w.WriteString(s)
+	n, _ := countChars(s)
+	w.cont += len(s) - n
+}
+
+func (w *promptWriter) bytes(b []byte) { w.Write(b) }
+
+// esc writes s with XML's special characters escaped.
+func (w *promptWriter) esc(s string) {
+	n, _ := countChars(s)
+	w.cont += len(s) - n
+	if !strings.ContainsAny(s, `&<>"'`) {
+		w.WriteString(s)
+		return
+	}
+	last := 0
+	for i := 0; i < len(s); i++ {
+		var esc string
+		switch s[i] {
+		case '&':
+			esc = "&amp;"
+		case '<':
+			esc = "&lt;"
+		case '>':
+			esc = "&gt;"
+		case '"':
+			esc = "&quot;"
+		case '\'':
+			esc = "&apos;"
+		default:
+			continue
+		}
+		w.WriteString(s[last:i])
+		w.WriteString(esc)
+		last = i + 1
+	}
+	w.WriteString(s[last:])
+}

@@ -1,0 +1,121 @@
+package prompt
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"testing"
+	"testing/fstest"
+)
+
+// benchRequest is the request of the benchmark: the example
+// concierge (a 25,000-char SOUL.md), 15 tools and 20 skills.
+func benchRequest() Request {
+	tools := make([]Tool, 15)
+	for i := range tools {
+		tools[i] = Tool{Name: fmt.Sprintf("tool_%02d", i), Description: "Does one well-defined thing with the workspace and reports what it did."}
+	}
+	skills := make([]Skill, 20)
+	for i := range skills {
+		skills[i] = Skill{Name: fmt.Sprintf("skill-%02d", i), Description: "Use when the guest asks about something this skill covers in detail.", Location: fmt.Sprintf("/srv/quire/concierge/skills/skill-%02d/SKILL.md", i)}
+	}
+	return Request{Agent: "concierge", User: "ines.carvalho", Now: noon, Tools: tools, Skills: skills}
+}
+
+// memExamples copies the example workspace into memory, so benchmarks
+// measure Quire and not the disk.
+func memExamples(b *testing.B) fstest.MapFS {
+	m := fstest.MapFS{}
+	src := os.DirFS("../examples")
+	err := fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(src, p)
+		m[p] = &fstest.MapFile{Data: data}
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m
+}
+
+// BenchmarkAssemble is a request against a prepared workspace: files read,
+// budgeted and tokenised by an earlier request, as in the daemon.
+func BenchmarkAssemble(b *testing.B) {
+	w, err := Open(memExamples(b), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := benchRequest()
+	if _, err := w.Assemble(req); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := w.Assemble(req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAssembleCold opens the workspace anew for every request: agent
+// discovery, agent.yaml, reading, counting chars, truncating and clamping.
+// Token counts come from a warm counter, as when the daemon deploys a new
+// commit whose files it has seen before.
+func BenchmarkAssembleCold(b *testing.B) {
+	fsys := memExamples(b)
+	tokens := NewTokenCounter()
+	req := benchRequest()
+	w, _ := Open(fsys, Options{Tokens: tokens})
+	if _, err := w.Assemble(req); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		w, err := Open(fsys, Options{Tokens: tokens})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := w.Assemble(req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAssembleColdTokenize is a first request ever: also tokenising
+// every file with o200k_base.
+func BenchmarkAssembleColdTokenize(b *testing.B) {
+	fsys := memExamples(b)
+	req := benchRequest()
+	warm := NewTokenCounter()
+	warm.Count("load the vocabulary")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		tc := &TokenCounter{encoding: DefaultEncoding, seed: warm.seed, cache: map[uint64]int{}, codec: warm.codec}
+		tc.once.Do(func() {})
+		w, err := Open(fsys, Options{Tokens: tc})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := w.Assemble(req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkTruncate25k(b *testing.B) {
+	data, err := os.ReadFile("../examples/agents/concierge/SOUL.md")
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := string(data)
+	b.ReportAllocs()
+	for b.Loop() {
+		Truncate("SOUL.md", s, 20000, 0.7, 0.2)
+	}
+}

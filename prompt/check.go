@@ -1,0 +1,137 @@
+package prompt
+
+import (
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+)
+
+// personaFiles are the files a predefined agent shares between all users.
+var personaFiles = []string{AgentsFile, SoulFile, ToolsFile, IdentityFile, UserPredefinedFile, HeartbeatFile}
+
+// Check lints the workspace: agent.yaml, user directory names, file names,
+// encodings and sizes, and the budgets of a private main session for the
+// agent and for each of its users. It reads only what it needs and returns
+// problems sorted by path and line.
+func (w *Workspace) Check() []Problem {
+	probs := append([]Problem(nil), w.problems...)
+	for _, a := range w.agents {
+		probs = append(probs, w.checkAgent(a)...)
+	}
+	sort.SliceStable(probs, func(i, j int) bool {
+		if probs[i].Path != probs[j].Path {
+			return probs[i].Path < probs[j].Path
+		}
+		return probs[i].Line < probs[j].Line
+	})
+	return dedupe(probs)
+}
+
+func (w *Workspace) checkAgent(a *Agent) []Problem {
+	users, probs := w.Users(a)
+	probs = append(probs, w.checkNames(a, a.Dir, "")...)
+	for _, u := range users {
+		dir, _ := a.UserDir(u)
+		probs = append(probs, w.checkNames(a, dir, u)...)
+	}
+	for _, u := range append([]string{""}, users...) {
+		res, err := w.Assemble(Request{Agent: a.Name, User: u})
+		if err != nil {
+			probs = append(probs, Problem{Path: joinPath(a.Dir, ConfigFile), Severity: SeverityError, Code: "assemble", Message: err.Error()})
+			continue
+		}
+		probs = append(probs, res.Report.Problems...)
+		for _, f := range res.Report.Files {
+			probs = append(probs, fileProblems(f, u)...)
+		}
+	}
+	return probs
+}
+
+// fileProblems turns one file's report, from a private main session of
+// user (or of no user), into findings.
+func fileProblems(f FileReport, user string) []Problem {
+	var probs []Problem
+	add := func(sev Severity, code string, line int, format string, args ...any) {
+		probs = append(probs, Problem{Path: f.Path, Line: line, Severity: sev, Code: code, Message: fmt.Sprintf(format, args...)})
+	}
+	if f.Path == "" {
+		return nil
+	}
+	if f.InvalidBytes > 0 {
+		add(SeverityWarning, "invalid-utf8", 0, "%d bytes are not valid UTF-8; they reach the prompt as U+FFFD (the git endpoint refuses such files): re-save the file as UTF-8", f.InvalidBytes)
+	}
+	if f.OriginalBytes > MaxFileBytes {
+		add(SeverityError, "file-too-large", 0, "%s is %s bytes; files over %s bytes are refused by the git endpoint and only head and tail are read", f.Name, groupThousands(int(f.OriginalBytes)), groupThousands(MaxFileBytes))
+	}
+	session := " in a private session without a user"
+	if user != "" {
+		session = fmt.Sprintf(" in user %q's private session", user)
+	}
+	switch f.Status {
+	case StatusTruncated:
+		if !f.OverBudget { // the reject policy already reported it as an error
+			r := f.Dropped[0]
+			add(SeverityWarning, "budget-truncated", r.Start.Line, "%s is %s chars, over the per-file budget of %s: lines %d–%d (%s chars) are cut from the prompt",
+				f.Name, groupThousands(f.OriginalChars), groupThousands(f.LimitChars), r.Start.Line, r.End.Line, groupThousands(f.OriginalChars-f.HeadChars-f.TailChars))
+		}
+	case StatusClamped:
+		r := f.Dropped[0]
+		add(SeverityWarning, "budget-clamped", r.Start.Line, "%s is cut to the %s chars the total budget has left after %s%s: lines %d–%d are cut",
+			f.Name, groupThousands(f.LimitChars), strings.Join(f.UsedBy, ", "), session, r.Start.Line, r.End.Line)
+	case StatusDropped:
+		add(SeverityWarning, "budget-dropped", 0, "%s does not reach the prompt%s: %s used up the total budget", f.Name, session, strings.Join(f.UsedBy, ", "))
+	}
+	return probs
+}
+
+// checkNames looks at the Markdown files directly in dir for names that
+// look like context files but are not spelled as Quire expects, and, for
+// predefined agents, persona files in a user's directory, which are ignored.
+func (w *Workspace) checkNames(a *Agent, dir, user string) []Problem {
+	entries, err := fs.ReadDir(w.fsys, dir)
+	if err != nil {
+		return nil
+	}
+	var probs []Problem
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(strings.ToLower(name), ".md") {
+			continue
+		}
+		p := joinPath(dir, name)
+		if !isContextFileName(name) {
+			for _, want := range contextFileNames {
+				if strings.EqualFold(name, want) && name != MemoryFallbackFile {
+					probs = append(probs, Problem{Path: p, Severity: SeverityWarning, Code: "file-name",
+						Message: fmt.Sprintf("%s is not read: context file names are case-sensitive; rename it to %s", name, want)})
+				}
+			}
+			continue
+		}
+		if user != "" && a.Config.Type == TypePredefined {
+			for _, pf := range personaFiles {
+				if name == pf {
+					probs = append(probs, Problem{Path: p, Severity: SeverityWarning, Code: "user-persona-ignored",
+						Message: fmt.Sprintf("%s in a user's directory is ignored: agent %q is predefined, so %s is shared by all users (set type: open in agent.yaml for per-user copies)", name, a.Name, name)})
+				}
+			}
+		}
+	}
+	return probs
+}
+
+// dedupe removes problems reported more than once (a file shared by several
+// users' sessions is budgeted once per user).
+func dedupe(ps []Problem) []Problem {
+	seen := map[Problem]bool{}
+	out := ps[:0]
+	for _, p := range ps {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,389 @@
+package prompt
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// ConfigFile is the name of the file that marks an agent workspace.
+const ConfigFile = "agent.yaml"
+
+// AgentType decides which context files are shared by all users of an agent
+// and which each user has for themselves.
+type AgentType string
+
+const (
+	// TypePredefined agents share AGENTS, SOUL, IDENTITY, TOOLS, USER_PREDEFINED
+	// and HEARTBEAT; each user has their own USER.md and BOOTSTRAP.md.
+	TypePredefined AgentType = "predefined"
+	// TypeOpen agents give every user their own copy of every context file;
+	// a user without a copy of a file gets the agent-level one.
+	TypeOpen AgentType = "open"
+)
+
+// Policy decides what happens to a context file over its per-file budget.
+type Policy string
+
+const (
+	// PolicyTruncate keeps a head and a tail with a marker between them.
+	PolicyTruncate Policy = "truncate"
+	// PolicyReject makes such a file an error: the git endpoint refuses the
+	// push and `quire check` fails. Assembly still truncates, and says so.
+	PolicyReject Policy = "reject"
+)
+
+// Budget limits how much of the context files reaches the prompt. All sizes
+// are in characters, and a character is a Unicode code point.
+type Budget struct {
+	PerFileChars int     `json:"per_file"`
+	TotalChars   int     `json:"total"`
+	MinFileChars int     `json:"min_file"`
+	HeadRatio    float64 `json:"head_ratio"`
+	TailRatio    float64 `json:"tail_ratio"`
+}
+
+// DefaultBudget is the budget of behavior.md §3.
+var DefaultBudget = Budget{PerFileChars: 20000, TotalChars: 24000, MinFileChars: 64, HeadRatio: 0.7, TailRatio: 0.2}
+
+// Defaults for the other agent.yaml keys.
+const (
+	DefaultWriteLimitBytes       = 16384
+	DefaultDailyLogRetentionDays = 30
+	DefaultIdentity              = "You are a personal assistant running inside Quire."
+)
+
+// Config is an agent's agent.yaml with defaults applied.
+type Config struct {
+	// Name of the agent; defaults to the directory name.
+	Name   string    `json:"name"`
+	Type   AgentType `json:"type"`
+	Budget Budget    `json:"budget"`
+	Policy Policy    `json:"policy"`
+	// Order lists context files in the order they are charged against the
+	// total budget; files not listed follow in the session's order.
+	Order []string `json:"order,omitempty"`
+	// Skills is the allow list of skill slugs: nil allows every skill, an
+	// empty (non-nil) list allows none.
+	Skills []string `json:"skills"`
+	// Identity is the first line of the system prompt.
+	Identity        string `json:"identity"`
+	WriteLimitBytes int    `json:"write_limit_bytes"`
+	// DailyLogRetentionDays is how long daily logs are kept; 0 keeps them.
+	DailyLogRetentionDays int `json:"daily_log_retention_days"`
+	// Timezone is an IANA name; "" means UTC.
+	Timezone string `json:"timezone,omitempty"`
+	// Location is Timezone loaded.
+	Location *time.Location `json:"-"`
+}
+
+// DefaultConfig returns the configuration of an agent whose agent.yaml is
+// empty or missing.
+func DefaultConfig(name string) Config {
+	return Config{
+		Name:                  name,
+		Type:                  TypePredefined,
+		Budget:                DefaultBudget,
+		Policy:                PolicyTruncate,
+		Identity:              DefaultIdentity,
+		WriteLimitBytes:       DefaultWriteLimitBytes,
+		DailyLogRetentionDays: DefaultDailyLogRetentionDays,
+		Location:              time.UTC,
+	}
+}
+
+// configKeys are the keys agent.yaml may have, with a one-line description
+// each (used for error messages and editor completion).
+var configKeys = map[string]string{
+	"name":                     "agent name (default: the directory name)",
+	"type":                     "predefined (default) or open",
+	"budget":                   "per_file, total, min_file, head_ratio, tail_ratio",
+	"policy":                   "truncate (default) or reject",
+	"order":                    "context files in the order they are charged against the total budget",
+	"skills":                   "allow list of skill slugs (absent: all, []: none)",
+	"identity":                 "the first line of the system prompt",
+	"write_limit_bytes":        "largest write a chat client may make (default 16384)",
+	"daily_log_retention_days": "days to keep memory/YYYY-MM-DD.md logs (default 30, 0 keeps them)",
+	"timezone":                 "IANA time zone for daily logs and the current time (default UTC)",
+}
+
+var budgetKeys = map[string]string{
+	"per_file":   "largest number of chars one context file may inject (default 20000)",
+	"total":      "largest number of chars all context files together may inject (default 24000)",
+	"min_file":   "stop adding files when less than this many chars remain (default 64)",
+	"head_ratio": "share of the per-file budget kept from the start of a long file (default 0.7)",
+	"tail_ratio": "share of the per-file budget kept from the end of a long file (default 0.2)",
+}
+
+// ConfigKeys returns the keys agent.yaml accepts, with descriptions; nested
+// budget keys are returned as "budget.per_file" and so on.
+func ConfigKeys() map[string]string {
+	out := make(map[string]string, len(configKeys)+len(budgetKeys))
+	for k, v := range configKeys {
+		out[k] = v
+	}
+	for k, v := range budgetKeys {
+		out["budget."+k] = v
+	}
+	return out
+}
+
+// ParseConfig parses agent.yaml (found at path, used in problems) for an
+// agent whose default name is defaultName. It never fails: a field that is
+// malformed keeps its default and is reported as an error Problem with the
+// line of the offending key, so an editor can keep previewing while the
+// user types.
+func ParseConfig(path, defaultName string, data []byte) (Config, []Problem) {
+	cfg := DefaultConfig(defaultName)
+	var probs []Problem
+	report := func(line, col int, code, format string, args ...any) {
+		probs = append(probs, Problem{Path: path, Line: line, Column: col, Severity: SeverityError, Code: code, Message: fmt.Sprintf(format, args...)})
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return cfg, nil
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		report(yamlErrorLine(err), 0, "agent-yaml-syntax", "agent.yaml is not valid YAML: %s", trimYAMLError(err))
+		return cfg, probs
+	}
+	if len(doc.Content) == 0 {
+		return cfg, nil
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		report(root.Line, root.Column, "agent-yaml-shape", "agent.yaml must be a mapping of keys to values, e.g. \"type: open\"")
+		return cfg, probs
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		if seen[k.Value] {
+			report(k.Line, k.Column, "agent-yaml-duplicate-key", "key %q appears twice", k.Value)
+			continue
+		}
+		seen[k.Value] = true
+		switch k.Value {
+		case "name":
+			var s string
+			if decodeScalar(v, &s, report, k.Value) {
+				if strings.TrimSpace(s) == "" || strings.ContainsAny(s, "/\\") {
+					report(v.Line, v.Column, "agent-yaml-name", "name %q must be non-empty and contain no slashes", s)
+				} else {
+					cfg.Name = s
+				}
+			}
+		case "type":
+			var s string
+			if decodeScalar(v, &s, report, k.Value) {
+				switch AgentType(s) {
+				case TypePredefined, TypeOpen:
+					cfg.Type = AgentType(s)
+				default:
+					report(v.Line, v.Column, "agent-yaml-type", "type %q is unknown; use predefined or open", s)
+				}
+			}
+		case "policy":
+			var s string
+			if decodeScalar(v, &s, report, k.Value) {
+				switch Policy(s) {
+				case PolicyTruncate, PolicyReject:
+					cfg.Policy = Policy(s)
+				default:
+					report(v.Line, v.Column, "agent-yaml-policy", "policy %q is unknown; use truncate or reject", s)
+				}
+			}
+		case "identity":
+			var s string
+			if decodeScalar(v, &s, report, k.Value) {
+				s = strings.TrimSpace(s)
+				if s == "" {
+					report(v.Line, v.Column, "agent-yaml-identity", "identity is empty; remove the key to use the default")
+				} else {
+					cfg.Identity = s
+				}
+			}
+		case "timezone":
+			var s string
+			if decodeScalar(v, &s, report, k.Value) {
+				loc, err := time.LoadLocation(s)
+				if err != nil || s == "" || s == "Local" {
+					report(v.Line, v.Column, "agent-yaml-timezone", "timezone %q is not an IANA time zone name such as Europe/Lisbon", s)
+				} else {
+					cfg.Timezone, cfg.Location = s, loc
+				}
+			}
+		case "write_limit_bytes":
+			var n int
+			if decodeScalar(v, &n, report, k.Value) {
+				if n <= 0 {
+					report(v.Line, v.Column, "agent-yaml-range", "write_limit_bytes must be positive, not %d", n)
+				} else {
+					cfg.WriteLimitBytes = n
+				}
+			}
+		case "daily_log_retention_days":
+			var n int
+			if decodeScalar(v, &n, report, k.Value) {
+				if n < 0 {
+					report(v.Line, v.Column, "agent-yaml-range", "daily_log_retention_days must be 0 (keep) or positive, not %d", n)
+				} else {
+					cfg.DailyLogRetentionDays = n
+				}
+			}
+		case "order":
+			var names []string
+			if decodeSeq(v, &names, report, k.Value) {
+				cfg.Order = validOrder(v, names, report)
+			}
+		case "skills":
+			var names []string
+			if decodeSeq(v, &names, report, k.Value) {
+				if names == nil {
+					names = []string{}
+				}
+				cfg.Skills = names
+			}
+		case "budget":
+			parseBudget(v, &cfg.Budget, report)
+		default:
+			report(k.Line, k.Column, "agent-yaml-unknown-key", "unknown key %q; known keys: %s", k.Value, strings.Join(sortedKeys(configKeys), ", "))
+		}
+	}
+	return cfg, probs
+}
+
+type reportFunc func(line, col int, code, format string, args ...any)
+
+func decodeScalar[T any](v *yaml.Node, dst *T, report reportFunc, key string) bool {
+	if v.Kind != yaml.ScalarNode {
+		report(v.Line, v.Column, "agent-yaml-value", "%s must be a single value", key)
+		return false
+	}
+	if err := v.Decode(dst); err != nil {
+		report(v.Line, v.Column, "agent-yaml-value", "%s: %s", key, trimYAMLError(err))
+		return false
+	}
+	return true
+}
+
+func decodeSeq(v *yaml.Node, dst *[]string, report reportFunc, key string) bool {
+	if v.Kind != yaml.SequenceNode {
+		report(v.Line, v.Column, "agent-yaml-value", "%s must be a list, e.g. [a, b]", key)
+		return false
+	}
+	for _, item := range v.Content {
+		if item.Kind != yaml.ScalarNode || item.Tag != "!!str" && item.Tag != "" {
+			report(item.Line, item.Column, "agent-yaml-value", "%s entries must be plain names", key)
+			return false
+		}
+	}
+	if err := v.Decode(dst); err != nil {
+		report(v.Line, v.Column, "agent-yaml-value", "%s: %s", key, trimYAMLError(err))
+		return false
+	}
+	return true
+}
+
+func validOrder(v *yaml.Node, names []string, report reportFunc) []string {
+	seen := map[string]bool{}
+	var out []string
+	for i, n := range names {
+		line, col := v.Content[i].Line, v.Content[i].Column
+		switch {
+		case !isContextFileName(n):
+			report(line, col, "agent-yaml-order", "order: %q is not a context file; use names such as %s", n, strings.Join(contextFileNames, ", "))
+		case seen[n]:
+			report(line, col, "agent-yaml-order", "order: %q is listed twice", n)
+		default:
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func parseBudget(v *yaml.Node, b *Budget, report reportFunc) {
+	if v.Kind != yaml.MappingNode {
+		report(v.Line, v.Column, "agent-yaml-value", "budget must be a mapping, e.g. \"budget: {per_file: 20000}\"")
+		return
+	}
+	nb := *b
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, val := v.Content[i], v.Content[i+1]
+		var n int
+		var f float64
+		switch k.Value {
+		case "per_file", "total", "min_file":
+			if !decodeScalar(val, &n, report, "budget."+k.Value) {
+				continue
+			}
+			if n < 0 || n == 0 && k.Value != "min_file" {
+				report(val.Line, val.Column, "agent-yaml-range", "budget.%s must be positive, not %d", k.Value, n)
+				continue
+			}
+			switch k.Value {
+			case "per_file":
+				nb.PerFileChars = n
+			case "total":
+				nb.TotalChars = n
+			case "min_file":
+				nb.MinFileChars = n
+			}
+		case "head_ratio", "tail_ratio":
+			if !decodeScalar(val, &f, report, "budget."+k.Value) {
+				continue
+			}
+			if !(f > 0 && f < 1) {
+				report(val.Line, val.Column, "agent-yaml-range", "budget.%s must be between 0 and 1 (exclusive), not %g", k.Value, f)
+				continue
+			}
+			if k.Value == "head_ratio" {
+				nb.HeadRatio = f
+			} else {
+				nb.TailRatio = f
+			}
+		default:
+			report(k.Line, k.Column, "agent-yaml-unknown-key", "unknown key budget.%s; known budget keys: %s", k.Value, strings.Join(sortedKeys(budgetKeys), ", "))
+		}
+	}
+	if nb.HeadRatio+nb.TailRatio >= 1 {
+		report(v.Line, v.Column, "agent-yaml-range", "budget.head_ratio + budget.tail_ratio is %g; it must stay below 1 to leave room for the truncation marker", nb.HeadRatio+nb.TailRatio)
+		return
+	}
+	*b = nb
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// yamlErrorLine extracts the line number yaml.v3 puts in its messages
+// ("yaml: line 3: ...").
+func yamlErrorLine(err error) int {
+	var line int
+	msg := err.Error()
+	if i := strings.Index(msg, "line "); i >= 0 {
+		fmt.Sscanf(msg[i+5:], "%d", &line)
+	}
+	return line
+}
+
+func trimYAMLError(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if strings.HasPrefix(msg, "line ") {
+		if i := strings.Index(msg, ": "); i >= 0 {
+			msg = msg[i+2:]
+		}
+	}
+	return strings.TrimPrefix(msg, "unmarshal errors:\n  ")
+}

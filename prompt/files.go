@@ -1,0 +1,289 @@
+package prompt
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/bits"
+	"path"
+	"strings"
+	"unicode/utf8"
+)
+
+// Context file names (behavior.md §1).
+const (
+	AgentsFile         = "AGENTS.md"
+	SoulFile           = "SOUL.md"
+	ToolsFile          = "TOOLS.md"
+	IdentityFile       = "IDENTITY.md"
+	UserFile           = "USER.md"
+	UserPredefinedFile = "USER_PREDEFINED.md"
+	HeartbeatFile      = "HEARTBEAT.md"
+	BootstrapFile      = "BOOTSTRAP.md"
+	MemoryFile         = "MEMORY.md"
+	MemoryFallbackFile = "memory.md"
+)
+
+// Directories inside an agent workspace.
+const (
+	UsersDir  = "users"
+	RoomsDir  = "rooms"
+	MemoryDir = "memory"
+)
+
+var contextFileNames = []string{AgentsFile, SoulFile, ToolsFile, IdentityFile, UserFile, UserPredefinedFile, HeartbeatFile, BootstrapFile, MemoryFile}
+
+func isContextFileName(name string) bool {
+	for _, n := range contextFileNames {
+		if n == name {
+			return true
+		}
+	}
+	return name == MemoryFallbackFile || isDailyLogName(name)
+}
+
+// ContextFileNames lists the context files an agent workspace may hold, in
+// the order a private main session sees them.
+func ContextFileNames() []string { return append([]string(nil), contextFileNames...) }
+
+// isDailyLogName reports whether name is "memory/YYYY-MM-DD.md".
+func isDailyLogName(name string) bool {
+	d, ok := strings.CutPrefix(name, MemoryDir+"/")
+	if !ok || len(d) != len("2006-01-02.md") || !strings.HasSuffix(d, ".md") {
+		return false
+	}
+	for i, c := range d[:10] {
+		if i == 4 || i == 7 {
+			if c != '-' {
+				return false
+			}
+		} else if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// MaxFileBytes is the largest file the git endpoint accepts and the largest
+// context file read whole. Larger files are read in one streaming pass that
+// keeps only the head and tail truncation can use, so a 100 MB SOUL.md never
+// sits in memory; `quire check` reports them.
+const MaxFileBytes = 1 << 20
+
+// text is a context file's content as truncation sees it. Invalid UTF-8 is
+// replaced, byte by byte, with U+FFFD, so every offset in a Report refers
+// to this decoded text and every char is one code point.
+//
+// A file up to MaxFileBytes is complete: head holds all of it and tail is
+// empty. A larger file is sampled: head holds its first bytes and tail its
+// last, at least enough for any cut its budget can ask for.
+type text struct {
+	head, tail string
+	sampled    bool
+	chars      int   // code points in the whole file
+	size       int64 // bytes of the whole decoded file
+	lines      int   // newlines in the whole file
+	tailChars  int   // code points in tail (sampled only)
+	tailLines  int   // newlines in tail (sampled only)
+	invalid    int   // invalid bytes replaced by U+FFFD
+	ascii      bool  // the whole file is ASCII: char index == byte index
+}
+
+// complete returns the full content; only valid when !t.sampled.
+func (t *text) content() string { return t.head }
+
+// loadText reads name from fsys. window is the number of code points of
+// head and of tail a sampled file must keep.
+func loadText(fsys fs.FS, name string, window int) (*text, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("%s is a directory, not a file", name)
+	}
+	if st.Size() <= MaxFileBytes {
+		// One buffer of the announced size plus a byte to notice a file
+		// that grew (or an FS whose Stat was wrong).
+		buf := make([]byte, st.Size()+1)
+		n, err := io.ReadFull(f, buf)
+		switch {
+		case err == nil: // more than announced: stream the rest
+			return sampleText(io.MultiReader(bytes.NewReader(buf), f), window)
+		case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+			return completeText(buf[:n]), nil
+		default:
+			return nil, fmt.Errorf("read %s: %w", name, err)
+		}
+	}
+	return sampleText(f, window)
+}
+
+// newText makes a complete text from content already in memory.
+func completeText(b []byte) *text {
+	t := &text{}
+	s := string(b)
+	if !utf8.Valid(b) {
+		s, t.invalid = replaceInvalid(b)
+	}
+	t.head = s
+	t.size = int64(len(s))
+	t.chars, t.ascii = countChars(s)
+	t.lines = strings.Count(s, "\n")
+	return t
+}
+
+// countChars counts code points in valid UTF-8 and reports whether s is
+// pure ASCII. It looks at eight bytes at a time: a code point starts at
+// every byte that is not a continuation byte (10xxxxxx).
+func countChars(s string) (int, bool) {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	cont, high := 0, uint64(0)
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		high |= w & hi
+		// A continuation byte has bit 7 set and bit 6 clear.
+		cont += bits.OnesCount64((w & hi) >> 7 & (^w >> 6) & lo)
+	}
+	for ; i < len(s); i++ {
+		high |= uint64(s[i] & 0x80)
+		if s[i]&0xC0 == 0x80 {
+			cont++
+		}
+	}
+	return len(s) - cont, high == 0
+}
+
+// replaceInvalid returns b with every byte that is not part of a valid
+// UTF-8 sequence replaced by U+FFFD, and how many were replaced.
+func replaceInvalid(b []byte) (string, int) {
+	var sb strings.Builder
+	sb.Grow(len(b) + 16)
+	bad := 0
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if r == utf8.RuneError && size == 1 {
+			sb.WriteRune(utf8.RuneError)
+			bad++
+		} else {
+			sb.Write(b[:size])
+		}
+		b = b[size:]
+	}
+	return sb.String(), bad
+}
+
+// sampleText streams r once, keeping the first and last window code points
+// (plus the slack line-boundary moves need), and counting everything.
+func sampleText(r io.Reader, window int) (*text, error) {
+	keep := 4*(window+lineSlack) + 4 // bytes: a code point is at most 4
+	t := &text{sampled: true}
+	head := make([]byte, 0, keep)
+	ring := make([]byte, 0, 2*keep)
+	buf := make([]byte, 64<<10)
+	carry := 0 // bytes of an incomplete rune kept at the front of buf
+	for {
+		n, err := r.Read(buf[carry:])
+		chunk := buf[:carry+n]
+		atEOF := errors.Is(err, io.EOF)
+		if err != nil && !atEOF {
+			return nil, err
+		}
+		// Hold back a trailing incomplete rune for the next read.
+		hold := 0
+		if !atEOF {
+			hold = incompleteSuffix(chunk)
+		}
+		dec := chunk[:len(chunk)-hold]
+		if !utf8.Valid(dec) {
+			s, bad := replaceInvalid(dec)
+			t.invalid += bad
+			dec = []byte(s)
+		}
+		for _, c := range dec {
+			if c&0xC0 != 0x80 {
+				t.chars++
+			}
+		}
+		t.size += int64(len(dec))
+		t.lines += bytes.Count(dec, []byte{'\n'})
+		if len(head) < keep {
+			head = append(head, dec[:min(len(dec), keep-len(head))]...)
+		}
+		if len(ring)+len(dec) > cap(ring) {
+			// Keep the last keep bytes of ring+dec without growing ring.
+			drop := len(ring) + len(dec) - keep
+			if drop >= len(ring) {
+				ring = append(ring[:0], dec[drop-len(ring):]...)
+			} else {
+				ring = append(ring[:copy(ring, ring[drop:])], dec...)
+			}
+		} else {
+			ring = append(ring, dec...)
+		}
+		copy(buf, chunk[len(chunk)-hold:])
+		carry = hold
+		if atEOF {
+			break
+		}
+	}
+	if len(ring) > keep {
+		ring = ring[len(ring)-keep:]
+	}
+	// Trim both windows to whole code points.
+	for len(head) > 0 && !utf8.Valid(head) {
+		head = head[:len(head)-1]
+	}
+	for len(ring) > 0 && !utf8.RuneStart(ring[0]) {
+		ring = ring[1:]
+	}
+	t.head, t.tail = string(head), string(ring)
+	t.tailChars, _ = countChars(t.tail)
+	t.tailLines = strings.Count(t.tail, "\n")
+	if int64(len(t.head)) >= t.size { // smaller than it looked: complete after all
+		t.sampled, t.tail, t.tailChars, t.tailLines = false, "", 0, 0
+		t.chars, t.ascii = countChars(t.head)
+	}
+	return t, nil
+}
+
+// incompleteSuffix returns how many trailing bytes of b start a rune that
+// b does not finish.
+func incompleteSuffix(b []byte) int {
+	for i := 1; i <= 3 && i <= len(b); i++ {
+		c := b[len(b)-i]
+		if utf8.RuneStart(c) {
+			if c >= 0xC0 && !utf8.FullRune(b[len(b)-i:]) {
+				return i
+			}
+			return 0
+		}
+	}
+	return 0
+}
+
+// File is a context file of an agent as a request sees it: where it comes
+// from and its decoded text.
+type File struct {
+	// Name is how the prompt names the file, e.g. "SOUL.md" or
+	// "memory/2026-11-22.md".
+	Name string
+	// Path is the file's slash path within the workspace's fs.FS.
+	Path string
+	// User is the user id whose copy this is, or "" for the agent-level file.
+	User string
+	text *text
+	key  uint64 // content fingerprint, for caches
+}
+
+// joinPath joins slash paths, treating "." as the root.
+func joinPath(elem ...string) string { return path.Join(elem...) }

@@ -1,0 +1,255 @@
+package prompt
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// maxCachedPlans bounds the per-workspace plan cache.
+const maxCachedPlans = 4096
+
+// planKey identifies everything a context plan depends on: the files a
+// request sees follow from these, and the workspace is immutable.
+type planKey struct {
+	agent   *Agent
+	user    string
+	session Session
+	channel Channel
+	room    string
+	day     string // agent-local date, "" for none
+}
+
+// plan is the budgeted context files of one planKey: rendered once, then
+// reused by every request with the same key.
+type plan struct {
+	// context is the rendered <context_file> blocks, in prompt order, and
+	// contextCont the UTF-8 continuation bytes in it.
+	context     string
+	contextCont int
+	bootstrap   bool   // BOOTSTRAP.md is injected
+	report      Report // request-independent parts filled in
+}
+
+// contextPlan returns the plan for key, computing it on first use.
+func (w *Workspace) contextPlan(key planKey, day time.Time) (*plan, error) {
+	w.mu.Lock()
+	p, ok := w.plans[key]
+	w.mu.Unlock()
+	if ok {
+		return p, nil
+	}
+	p, err := w.buildPlan(key, day)
+	if err != nil {
+		return nil, err
+	}
+	w.mu.Lock()
+	if len(w.plans) >= maxCachedPlans {
+		clear(w.plans)
+	}
+	w.plans[key] = p
+	w.mu.Unlock()
+	return p, nil
+}
+
+// resolved is a candidate after the per-user merge.
+type resolved struct {
+	candidate
+	file *File
+}
+
+func (w *Workspace) resolve(a *Agent, c candidate, user, userDir string) (*File, error) {
+	names := []string{c.rel}
+	if c.rel == MemoryFile {
+		names = append(names, MemoryFallbackFile)
+	}
+	for _, rel := range names {
+		if c.perUser && userDir != "" {
+			f, err := w.file(a, joinPath(userDir, rel), c.name, user)
+			if err != nil || f != nil {
+				return f, err
+			}
+		}
+		if c.perUser && c.userOnly && userDir != "" {
+			continue
+		}
+		f, err := w.file(a, joinPath(a.Dir, rel), c.name, "")
+		if err != nil || f != nil {
+			return f, err
+		}
+	}
+	return nil, nil
+}
+
+func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
+	a := key.agent
+	cfg := &a.Config
+	userDir := ""
+	if key.user != "" {
+		var err error
+		if userDir, err = a.UserDir(key.user); err != nil {
+			return nil, err
+		}
+	}
+	cands := candidates(cfg, key.session, key.channel, key.room, key.user != "", day)
+	files := make([]resolved, len(cands))
+	for i, c := range cands {
+		f, err := w.resolve(a, c, key.user, userDir)
+		if err != nil {
+			return nil, err
+		}
+		files[i] = resolved{candidate: c, file: f}
+	}
+
+	b := cfg.Budget
+	rep := Report{
+		Agent: a.Name, User: key.user, Session: key.session, Channel: key.channel, Room: key.room,
+		AgentType: cfg.Type, Policy: cfg.Policy, Budget: b, Tokenizer: w.tokens.Encoding(),
+		Files: make([]FileReport, len(files)),
+	}
+	bodies := make([]string, len(files))
+	remaining := b.TotalChars
+	var used []string // files that have taken from the total, in charge order
+	for n, i := range chargeOrder(files, cfg.Order) {
+		r := files[i]
+		fr := &rep.Files[i]
+		fr.Name, fr.Order, fr.RemainingBeforeChars = r.name, n+1, remaining
+		if r.file == nil {
+			fr.Status, fr.Note = StatusMissing, "no such file"
+			continue
+		}
+		t := r.file.text
+		fr.Path, fr.User = r.file.Path, r.file.User
+		fr.OriginalBytes, fr.OriginalChars, fr.InvalidBytes = t.size, t.chars, t.invalid
+		if t.sampled {
+			fr.OriginalTokens, fr.OriginalTokensEstimated = (t.chars+3)/4, true
+		} else {
+			fr.OriginalTokens = w.tokens.Count(t.content())
+		}
+		if isBlank(t) {
+			fr.Status, fr.Note = StatusEmpty, "only white space"
+			continue
+		}
+		if t.chars > b.PerFileChars && cfg.Policy == PolicyReject {
+			fr.OverBudget = true
+			rep.Problems = append(rep.Problems, Problem{Path: r.file.Path, Severity: SeverityError, Code: "budget-reject",
+				Message: fmt.Sprintf("%s is %s chars; the per-file budget is %s and this agent's policy is reject: shorten it by %s chars",
+					r.name, groupThousands(t.chars), groupThousands(b.PerFileChars), groupThousands(t.chars-b.PerFileChars))})
+		}
+		if remaining < b.MinFileChars {
+			fr.Status, fr.UsedBy = StatusDropped, append([]string(nil), used...)
+			fr.Dropped = []Range{fullRange(t)}
+			fr.Note = fmt.Sprintf("dropped: only %s chars of the total budget of %s were left (less than the minimum of %s)",
+				groupThousands(remaining), groupThousands(b.TotalChars), groupThousands(b.MinFileChars))
+			continue
+		}
+		limit := b.PerFileChars
+		body, tr := truncateText(t, r.name, limit, b.HeadRatio, b.TailRatio)
+		fr.Status = StatusFull
+		if tr.Truncated {
+			fr.Status = StatusTruncated
+		}
+		if tr.ResultChars > remaining {
+			limit = remaining
+			body, tr = truncateText(t, r.name, limit, b.HeadRatio, b.TailRatio)
+			fr.Status, fr.UsedBy = StatusClamped, append([]string(nil), used...)
+		}
+		fr.LimitChars = limit
+		switch {
+		case tr.Dropped:
+			fr.Status = StatusDropped
+			fr.Dropped = []Range{fullRange(t)}
+			fr.Note = fmt.Sprintf("dropped: the %s chars left of the total budget cannot hold a truncation marker", groupThousands(remaining))
+			continue
+		case fr.Status == StatusTruncated:
+			fr.Note = fmt.Sprintf("truncated to the per-file budget of %s chars: kept %s + %s of %s",
+				groupThousands(limit), groupThousands(tr.HeadChars), groupThousands(tr.TailChars), groupThousands(t.chars))
+		case fr.Status == StatusClamped:
+			fr.Note = fmt.Sprintf("clamped to the %s chars left of the total budget of %s: kept %s + %s of %s",
+				groupThousands(limit), groupThousands(b.TotalChars), groupThousands(tr.HeadChars), groupThousands(tr.TailChars), groupThousands(t.chars))
+		}
+		if tr.Truncated {
+			fr.HeadChars, fr.TailChars = tr.HeadChars, tr.TailChars
+			fr.Dropped = []Range{{Start: t.position(tr.HeadEnd), End: t.position(tr.TailStart)}}
+		}
+		fr.InjectedChars = tr.ResultChars
+		fr.InjectedTokens = w.tokens.Count(body)
+		remaining -= tr.ResultChars
+		rep.InjectedChars += fr.InjectedChars
+		rep.InjectedTokens += fr.InjectedTokens
+		bodies[i] = body
+		used = append(used, r.name)
+	}
+	rep.RemainingChars = remaining
+
+	p := &plan{report: rep}
+	var cw promptWriter
+	for i, body := range bodies {
+		if body == "" {
+			continue
+		}
+		cw.lit("<context_file name=\"")
+		cw.esc(files[i].name)
+		cw.lit("\">\n")
+		cw.str(body)
+		if !strings.HasSuffix(body, "\n") {
+			cw.lit("\n")
+		}
+		cw.lit("</context_file>\n")
+		if files[i].name == BootstrapFile {
+			p.bootstrap = true
+		}
+	}
+	p.context, p.contextCont = cw.String(), cw.cont
+	return p, nil
+}
+
+// chargeOrder returns indexes into files in the order they are charged
+// against the total budget: the names of agent.yaml's order first, then the
+// rest in prompt order.
+func chargeOrder(files []resolved, order []string) []int {
+	idx := make([]int, 0, len(files))
+	taken := make([]bool, len(files))
+	for _, name := range order {
+		for i, f := range files {
+			if !taken[i] && f.name == name {
+				idx, taken[i] = append(idx, i), true
+			}
+		}
+	}
+	for i := range files {
+		if !taken[i] {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
+func isBlank(t *text) bool {
+	return strings.TrimSpace(t.head) == "" && (!t.sampled || strings.TrimSpace(t.tail) == "")
+}
+
+func fullRange(t *text) Range {
+	return Range{Start: Position{Offset: 0, Line: 1, Column: 1}, End: t.position(t.size)}
+}
+
+// position converts a byte offset of the decoded file into a Position.
+func (t *text) position(off int64) Position {
+	s, base, lineBase := t.head, int64(0), 0
+	if t.sampled && off > int64(len(t.head)) {
+		s, base, lineBase = t.tail, t.size-int64(len(t.tail)), t.lines-t.tailLines
+	}
+	rel := int(off - base)
+	if rel < 0 || rel > len(s) { // unreachable for offsets truncation produces
+		return Position{Offset: off}
+	}
+	before := s[:rel]
+	line := lineBase + 1 + strings.Count(before, "\n")
+	lineStart := strings.LastIndexByte(before, '\n') + 1
+	col := 0
+	if lineStart > 0 || base == 0 {
+		n, _ := countChars(before[lineStart:])
+		col = n + 1
+	}
+	return Position{Offset: off, Line: line, Column: col}
+}

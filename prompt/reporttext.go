@@ -1,0 +1,78 @@
+package prompt
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteText writes the report as a table for people: one row per context
+// file with its status and sizes, what was cut, and the totals.
+func (r *Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	who := ""
+	if r.User != "" {
+		who = fmt.Sprintf(" · user %s", r.User)
+	}
+	if r.Room != "" {
+		who += fmt.Sprintf(" · room %s", r.Room)
+	}
+	fmt.Fprintf(&b, "agent %s (%s, policy %s) · session %s · channel %s%s\n", r.Agent, r.AgentType, r.Policy, r.Session, r.Channel, who)
+	fmt.Fprintf(&b, "budget: %s chars per file · %s total · stop below %s · head %.0f %% · tail %.0f %% · tokens: %s\n\n",
+		groupThousands(r.Budget.PerFileChars), groupThousands(r.Budget.TotalChars), groupThousands(r.Budget.MinFileChars),
+		100*r.Budget.HeadRatio, 100*r.Budget.TailRatio, r.Tokenizer)
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tfile\tstatus\tchars\tinjected\ttokens\tinjected")
+	for _, f := range r.Files {
+		name := f.Name
+		if f.User != "" {
+			name += " (user)"
+		}
+		tok := groupThousands(f.OriginalTokens)
+		if f.OriginalTokensEstimated {
+			tok = "~" + tok
+		}
+		if f.Status == StatusMissing {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t-\t-\t-\t-\n", f.Order, name, f.Status)
+			continue
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", f.Order, name, f.Status,
+			groupThousands(f.OriginalChars), groupThousands(f.InjectedChars), tok, groupThousands(f.InjectedTokens))
+	}
+	tw.Flush()
+	fmt.Fprintln(&b)
+	for _, f := range r.Files {
+		switch f.Status {
+		case StatusTruncated, StatusClamped, StatusDropped:
+			fmt.Fprintf(&b, "%s: %s", f.Name, f.Note)
+			if len(f.Dropped) > 0 {
+				d := f.Dropped[0]
+				fmt.Fprintf(&b, "; cut lines %d–%d (bytes %d–%d)", d.Start.Line, d.End.Line, d.Start.Offset, d.End.Offset)
+			}
+			if len(f.UsedBy) > 0 && f.Status != StatusTruncated {
+				fmt.Fprintf(&b, "; the total was used by %s", strings.Join(f.UsedBy, ", "))
+			}
+			fmt.Fprintln(&b)
+		}
+		if f.InvalidBytes > 0 {
+			fmt.Fprintf(&b, "%s: %d bytes of invalid UTF-8 shown as U+FFFD\n", f.Name, f.InvalidBytes)
+		}
+	}
+	for _, p := range r.Problems {
+		fmt.Fprintf(&b, "%s\n", p)
+	}
+	fmt.Fprintf(&b, "context files: %s of %s chars (%s left) · %s tokens\n",
+		groupThousands(r.InjectedChars), groupThousands(r.Budget.TotalChars), groupThousands(r.RemainingChars), groupThousands(r.InjectedTokens))
+	fmt.Fprintf(&b, "prompt: %s chars · %s bytes", groupThousands(r.PromptChars), groupThousands(r.PromptBytes))
+	if r.PromptTokens > 0 {
+		fmt.Fprintf(&b, " · %s tokens", groupThousands(r.PromptTokens))
+	}
+	fmt.Fprintf(&b, " · stable prefix %s bytes · skills: %s", groupThousands(r.StablePrefixBytes), r.SkillsMode)
+	if r.SkillCount > 0 {
+		fmt.Fprintf(&b, " (%d)", r.SkillCount)
+	}
+	fmt.Fprintln(&b)
+	_, err := io.WriteString(w, b.String())
+	return err
+}

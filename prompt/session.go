@@ -1,0 +1,80 @@
+package prompt
+
+import (
+	"fmt"
+	"time"
+)
+
+// Session is the kind of conversation a prompt is for.
+type Session string
+
+// Sessions. Main sessions get the full prompt; sub-agents and cron jobs get
+// the minimal one with only AGENTS.md and TOOLS.md.
+const (
+	SessionMain     Session = "main"
+	SessionSubagent Session = "subagent"
+	SessionCron     Session = "cron"
+)
+
+// Channel says whether a main session is private or shared.
+type Channel string
+
+// Channels. MEMORY.md and BOOTSTRAP.md are only shown in private (dm)
+// sessions; a group channel may name a room.
+const (
+	ChannelDM    Channel = "dm"
+	ChannelGroup Channel = "group"
+)
+
+// Full reports whether s gets the full prompt.
+func (s Session) Full() bool { return s == SessionMain }
+
+func (s Session) valid() bool { return s == SessionMain || s == SessionSubagent || s == SessionCron }
+func (c Channel) valid() bool { return c == ChannelDM || c == ChannelGroup }
+
+// candidate is a context file a session wants, before it is read.
+type candidate struct {
+	name     string // display name
+	rel      string // path relative to the agent (or user) directory
+	perUser  bool   // look in the user's directory first
+	userOnly bool   // with a user, never fall back to the agent-level file
+}
+
+// candidates returns the context files a request sees, in prompt order
+// (behavior.md §2). day is the agent-local date, zero for none.
+func candidates(cfg *Config, session Session, channel Channel, room string, hasUser bool, day time.Time) []candidate {
+	open := cfg.Type == TypeOpen
+	c := func(name string, perUser, userOnly bool) candidate {
+		return candidate{name: name, rel: name, perUser: perUser || open, userOnly: userOnly}
+	}
+	if !session.Full() {
+		return []candidate{c(AgentsFile, false, false), c(ToolsFile, false, false)}
+	}
+	list := []candidate{
+		c(AgentsFile, false, false),
+		c(SoulFile, false, false),
+		c(ToolsFile, false, false),
+		c(IdentityFile, false, false),
+		c(UserFile, true, false),
+	}
+	if cfg.Type == TypePredefined {
+		list = append(list, c(UserPredefinedFile, false, false))
+	}
+	if channel == ChannelGroup && room != "" {
+		if enc, err := EncodeID(room); err == nil {
+			name := RoomsDir + "/" + enc + ".md"
+			list = append(list, candidate{name: name, rel: name})
+		}
+	}
+	list = append(list, c(HeartbeatFile, false, false))
+	if channel == ChannelDM {
+		list = append(list, c(BootstrapFile, true, hasUser), c(MemoryFile, true, false))
+	}
+	if !day.IsZero() {
+		for _, d := range []time.Time{day.AddDate(0, 0, -1), day} {
+			name := fmt.Sprintf("%s/%s.md", MemoryDir, d.Format(time.DateOnly))
+			list = append(list, candidate{name: name, rel: name, perUser: true})
+		}
+	}
+	return list
+}

@@ -1,0 +1,203 @@
+package prompt
+
+import (
+	"strconv"
+	"strings"
+)
+
+// lineSlack is how far (in chars) a cut may move to land on a line boundary.
+const lineSlack = 200
+
+// Truncation describes what truncating a text to a limit kept.
+type Truncation struct {
+	// Truncated is false when the text fit and was kept whole.
+	Truncated bool
+	// Dropped is true when the limit could not even hold the marker, so
+	// nothing of the text was kept.
+	Dropped bool
+	// OriginalChars is the length of the whole text in code points.
+	OriginalChars int
+	// HeadChars and TailChars are the code points kept from the start and
+	// the end; the marker states exactly these numbers.
+	HeadChars, TailChars int
+	// HeadEnd and TailStart are byte offsets in the original: the dropped
+	// range is [HeadEnd, TailStart).
+	HeadEnd, TailStart int64
+	// ResultChars is the length of the result in code points, marker
+	// included; never more than the limit.
+	ResultChars int
+}
+
+// Truncate fits content (a file called name) into limit chars by the head
+// and tail rule of behavior.md §3: it keeps about headRatio of the limit
+// from the start and tailRatio from the end, with a marker between them that
+// names the file and states exactly how many chars were kept. The marker is
+// charged to the limit, so the result never exceeds it. Cuts fall on code
+// point boundaries and move back (head) or forward (tail) to a line boundary
+// when one lies within 200 chars, so they only ever shrink.
+//
+// Invalid UTF-8 in content is first replaced byte by byte with U+FFFD.
+// When limit cannot hold the marker, Truncate returns "" and Dropped.
+func Truncate(name, content string, limit int, headRatio, tailRatio float64) (string, Truncation) {
+	t := completeText([]byte(content))
+	return truncateText(t, name, limit, headRatio, tailRatio)
+}
+
+func truncateText(t *text, name string, limit int, headRatio, tailRatio float64) (string, Truncation) {
+	tr := Truncation{OriginalChars: t.chars}
+	if t.chars <= limit {
+		tr.HeadChars, tr.HeadEnd, tr.TailStart, tr.ResultChars = t.chars, t.size, t.size, t.chars
+		return t.content(), tr
+	}
+	tr.Truncated = true
+	maxMarker := markerChars(name, t.chars, t.chars, t.chars) + 1 // +1: a newline before it
+	avail := limit - maxMarker
+	if avail < 2 {
+		tr.Dropped = true
+		tr.HeadEnd, tr.TailStart = 0, t.size
+		return "", tr
+	}
+	h := int(float64(limit) * headRatio)
+	tl := int(float64(limit) * tailRatio)
+	if h+tl > avail {
+		h = int(float64(avail) * headRatio / (headRatio + tailRatio))
+		tl = int(float64(avail) * tailRatio / (headRatio + tailRatio))
+	}
+	if h+tl > avail { // rounding guard
+		tl = avail - h
+	}
+
+	head := t.head
+	hb := charsToBytes(head, h, t.ascii)
+	hb = backToLineStart(head, hb)
+	headStr := head[:hb]
+	tr.HeadChars, _ = countChars(headStr)
+	tr.HeadEnd = int64(hb)
+
+	tail, tailBase := t.tail, t.size-int64(len(t.tail))
+	if !t.sampled {
+		tail, tailBase = t.head, 0
+	}
+	tb := len(tail) - charsFromEndToBytes(tail, tl, t.ascii && !t.sampled)
+	tb = forwardToLineStart(tail, tb)
+	tailStr := tail[tb:]
+	tr.TailChars, _ = countChars(tailStr)
+	tr.TailStart = tailBase + int64(tb)
+
+	var b strings.Builder
+	m := marker(name, tr.HeadChars, tr.TailChars, t.chars)
+	sep := ""
+	if len(headStr) > 0 && headStr[len(headStr)-1] != '\n' {
+		sep = "\n"
+	}
+	b.Grow(len(headStr) + len(sep) + len(m) + len(tailStr))
+	b.WriteString(headStr)
+	b.WriteString(sep)
+	b.WriteString(m)
+	b.WriteString(tailStr)
+	mc, _ := countChars(m)
+	tr.ResultChars = tr.HeadChars + len(sep) + mc + tr.TailChars
+	return b.String(), tr
+}
+
+// marker is the text between head and tail. It always ends in a newline.
+func marker(name string, headChars, tailChars, total int) string {
+	return "[...truncated, read " + name + " for full content...]\n(" + name + ": kept " +
+		groupThousands(headChars) + " + " + groupThousands(tailChars) + " of " + groupThousands(total) + " chars)\n"
+}
+
+func markerChars(name string, h, t, total int) int {
+	n, _ := countChars(marker(name, h, t, total))
+	return n
+}
+
+// groupThousands formats n with commas: 25000 → "25,000".
+func groupThousands(n int) string {
+	s := strconv.Itoa(n)
+	if n < 0 || len(s) <= 3 {
+		return s
+	}
+	var b strings.Builder
+	pre := len(s) % 3
+	if pre > 0 {
+		b.WriteString(s[:pre])
+	}
+	for i := pre; i < len(s); i += 3 {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(s[i : i+3])
+	}
+	return b.String()
+}
+
+// charsToBytes returns the byte offset in s after its first n code points.
+func charsToBytes(s string, n int, ascii bool) int {
+	if ascii {
+		return min(n, len(s))
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i]&0xC0 != 0x80 {
+			if n == 0 {
+				return i
+			}
+			n--
+		}
+	}
+	return len(s)
+}
+
+// charsFromEndToBytes returns how many bytes the last n code points of s take.
+func charsFromEndToBytes(s string, n int, ascii bool) int {
+	if ascii {
+		return min(n, len(s))
+	}
+	i := len(s)
+	for n > 0 && i > 0 {
+		i--
+		for i > 0 && s[i]&0xC0 == 0x80 {
+			i--
+		}
+		n--
+	}
+	return len(s) - i
+}
+
+// backToLineStart moves a head cut at byte end back to just after a
+// newline, if one lies within lineSlack chars before the cut.
+func backToLineStart(s string, end int) int {
+	if end == 0 || s[end-1] == '\n' {
+		return end
+	}
+	chars := 0
+	for i := end - 1; i > 0 && chars < lineSlack; i-- {
+		if s[i]&0xC0 == 0x80 {
+			continue
+		}
+		if s[i-1] == '\n' {
+			return i
+		}
+		chars++
+	}
+	return end
+}
+
+// forwardToLineStart moves a tail cut at byte start forward to the start
+// of a line, if one begins within lineSlack chars after the cut and the tail
+// keeps at least one char.
+func forwardToLineStart(s string, start int) int {
+	if start == 0 || start >= len(s) || s[start-1] == '\n' {
+		return start
+	}
+	chars := 0
+	for i := start; i < len(s)-1 && chars < lineSlack; i++ {
+		if s[i]&0xC0 == 0x80 {
+			continue
+		}
+		if s[i] == '\n' {
+			return i + 1
+		}
+		chars++
+	}
+	return start
+}

@@ -1,0 +1,264 @@
+package prompt
+
+import (
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Options configure how a workspace is read.
+type Options struct {
+	// RootName names the agent at the repository root when the repository
+	// has no agent.yaml; "" means "default".
+	RootName string
+	// Tokens counts tokens and caches the counts by content. Share one
+	// counter between workspaces (the daemon, the language server) so a
+	// new revision only tokenises files that changed; nil makes a new one.
+	Tokens *TokenCounter
+}
+
+// Workspace is an immutable view of a workspace repository read through an
+// fs.FS. It caches every file it reads and every context plan it computes,
+// so the fs.FS must not change while the Workspace is in use: open a new
+// Workspace for a new commit, or for a new overlay of editor buffers.
+// A Workspace is safe for concurrent use.
+type Workspace struct {
+	fsys     fs.FS
+	tokens   *TokenCounter
+	agents   []*Agent
+	byName   map[string]*Agent
+	problems []Problem
+	seed     maphash.Seed
+
+	mu    sync.Mutex
+	files map[string]*fileEntry
+	plans map[planKey]*plan
+}
+
+// Agent is one agent workspace: a directory with agent.yaml, or the root.
+type Agent struct {
+	// Name identifies the agent (agent.yaml name, or the directory name).
+	Name string
+	// Dir is the agent's slash path in the fs.FS; "." for the root.
+	Dir string
+	// Config is agent.yaml with defaults applied.
+	Config Config
+	// Problems found in agent.yaml.
+	Problems []Problem
+}
+
+type fileEntry struct {
+	file *File // nil: missing
+	err  error // a read error other than "does not exist"
+}
+
+// Open discovers the agents of the workspace in fsys and returns a
+// Workspace that reads them. It fails only when fsys cannot be read at all
+// (e.g. the directory does not exist); problems with the content, such as a
+// malformed agent.yaml, are recorded on the agents and in Problems.
+func Open(fsys fs.FS, opts Options) (*Workspace, error) {
+	w := &Workspace{
+		fsys:   fsys,
+		tokens: opts.Tokens,
+		byName: map[string]*Agent{},
+		seed:   maphash.MakeSeed(),
+		files:  map[string]*fileEntry{},
+		plans:  map[planKey]*plan{},
+	}
+	if w.tokens == nil {
+		w.tokens = NewTokenCounter()
+	}
+	dirs, err := discover(fsys)
+	if err != nil {
+		return nil, err
+	}
+	rootName := opts.RootName
+	if rootName == "" {
+		rootName = "default"
+	}
+	if len(dirs) == 0 {
+		dirs = []string{"."}
+	}
+	for _, dir := range dirs {
+		defName := path.Base(dir)
+		if dir == "." {
+			defName = rootName
+		}
+		a := &Agent{Name: defName, Dir: dir, Config: DefaultConfig(defName)}
+		cfgPath := joinPath(dir, ConfigFile)
+		data, err := fs.ReadFile(fsys, cfgPath)
+		switch {
+		case err == nil:
+			a.Config, a.Problems = ParseConfig(cfgPath, defName, data)
+			a.Name = a.Config.Name
+		case !errors.Is(err, fs.ErrNotExist):
+			a.Problems = append(a.Problems, Problem{Path: cfgPath, Severity: SeverityError, Code: "read", Message: fmt.Sprintf("cannot read agent.yaml: %v", err)})
+		}
+		if other, dup := w.byName[a.Name]; dup {
+			w.problems = append(w.problems, a.Problems...)
+			w.problems = append(w.problems, Problem{Path: cfgPath, Severity: SeverityError, Code: "agent-duplicate-name",
+				Message: fmt.Sprintf("agent name %q is also used by %s; give one of them another name", a.Name, joinPath(other.Dir, ConfigFile))})
+			continue
+		}
+		w.byName[a.Name] = a
+		w.agents = append(w.agents, a)
+		w.problems = append(w.problems, a.Problems...)
+	}
+	sort.Slice(w.agents, func(i, j int) bool { return w.agents[i].Name < w.agents[j].Name })
+	return w, nil
+}
+
+// discover walks fsys for agent.yaml files and returns their directories.
+// It does not descend into hidden directories, node_modules, or the
+// users/, memory/, rooms/ and skills/ directories of an agent.
+func discover(fsys fs.FS) ([]string, error) {
+	var dirs []string
+	agentDirs := map[string]bool{}
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == "." {
+				return err
+			}
+			return nil // unreadable subdirectory: not an agent
+		}
+		if d.IsDir() {
+			base := d.Name()
+			if p != "." && (strings.HasPrefix(base, ".") || base == "node_modules") {
+				return fs.SkipDir
+			}
+			if agentDirs[path.Dir(p)] {
+				switch base {
+				case UsersDir, MemoryDir, RoomsDir, "skills":
+					return fs.SkipDir
+				}
+			}
+			return nil
+		}
+		if d.Name() == ConfigFile {
+			dir := path.Dir(p)
+			dirs = append(dirs, dir)
+			agentDirs[dir] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read workspace: %w", err)
+	}
+	return dirs, nil
+}
+
+// FS returns the file system the workspace reads.
+func (w *Workspace) FS() fs.FS { return w.fsys }
+
+// Agents returns the workspace's agents sorted by name.
+func (w *Workspace) Agents() []*Agent { return w.agents }
+
+// Problems returns the problems found while discovering agents.
+func (w *Workspace) Problems() []Problem { return w.problems }
+
+// ErrUnknownAgent is returned when a request names an agent the workspace
+// does not have.
+var ErrUnknownAgent = errors.New("unknown agent")
+
+// Agent returns the agent called name. An empty name selects the only agent
+// of a workspace that has one.
+func (w *Workspace) Agent(name string) (*Agent, error) {
+	if name == "" {
+		if len(w.agents) == 1 {
+			return w.agents[0], nil
+		}
+		return nil, fmt.Errorf("%w: this workspace has %d agents (%s); name one", ErrUnknownAgent, len(w.agents), strings.Join(w.agentNames(), ", "))
+	}
+	if a, ok := w.byName[name]; ok {
+		return a, nil
+	}
+	return nil, fmt.Errorf("%w %q; this workspace has: %s", ErrUnknownAgent, name, strings.Join(w.agentNames(), ", "))
+}
+
+func (w *Workspace) agentNames() []string {
+	names := make([]string, len(w.agents))
+	for i, a := range w.agents {
+		names[i] = a.Name
+	}
+	return names
+}
+
+// UserDir returns the slash path of a user's directory in an agent.
+func (a *Agent) UserDir(user string) (string, error) {
+	enc, err := EncodeID(user)
+	if err != nil {
+		return "", fmt.Errorf("user: %w", err)
+	}
+	return joinPath(a.Dir, UsersDir, enc), nil
+}
+
+// Users lists the ids of the users that have a directory in the agent,
+// sorted. Directories whose names do not decode are reported as problems.
+func (w *Workspace) Users(a *Agent) ([]string, []Problem) {
+	entries, err := fs.ReadDir(w.fsys, joinPath(a.Dir, UsersDir))
+	if err != nil {
+		return nil, nil
+	}
+	var users []string
+	var probs []Problem
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		id, err := DecodeID(e.Name())
+		if err != nil {
+			probs = append(probs, Problem{Path: joinPath(a.Dir, UsersDir, e.Name()), Severity: SeverityWarning, Code: "user-dir-name",
+				Message: fmt.Sprintf("directory name is not an encoded user id (%v); Quire ignores it — name user directories with `quire` (ids are lower-case letters, digits, - _ . and %%XX escapes)", err)})
+			continue
+		}
+		users = append(users, id)
+	}
+	sort.Strings(users)
+	return users, probs
+}
+
+// file reads (once) the file at slash path p for agent a. It returns nil
+// for a missing file.
+func (w *Workspace) file(a *Agent, p, name, user string) (*File, error) {
+	w.mu.Lock()
+	e, ok := w.files[p]
+	w.mu.Unlock()
+	if ok {
+		return e.file, e.err
+	}
+	e = &fileEntry{}
+	t, err := loadText(w.fsys, p, a.Config.Budget.PerFileChars+lineSlack)
+	switch {
+	case err == nil:
+		e.file = &File{Name: name, Path: p, User: user, text: t, key: w.fingerprint(t)}
+	case errors.Is(err, fs.ErrNotExist):
+	default:
+		e.err = fmt.Errorf("read %s: %w", p, err)
+	}
+	w.mu.Lock()
+	if prev, ok := w.files[p]; ok { // another goroutine won the race
+		e = prev
+	} else {
+		w.files[p] = e
+	}
+	w.mu.Unlock()
+	return e.file, e.err
+}
+
+func (w *Workspace) fingerprint(t *text) uint64 {
+	var h maphash.Hash
+	h.SetSeed(w.seed)
+	h.WriteString(t.head)
+	h.WriteString(t.tail)
+	var n [8]byte
+	for i := range n {
+		n[i] = byte(t.size >> (8 * i))
+	}
+	h.Write(n[:])
+	return h.Sum64()
+}

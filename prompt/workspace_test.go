@@ -1,0 +1,450 @@
+package prompt
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+)
+
+var noon = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+func names(rep Report, statuses ...Status) []string {
+	var out []string
+	for _, f := range rep.Files {
+		for _, s := range statuses {
+			if f.Status == s {
+				out = append(out, f.Name)
+			}
+		}
+	}
+	return out
+}
+
+func allFiles() map[string]string {
+	files := map[string]string{}
+	for _, n := range []string{AgentsFile, SoulFile, ToolsFile, IdentityFile, UserFile, UserPredefinedFile, HeartbeatFile, MemoryFile,
+		"memory/2026-11-20.md", "memory/2026-11-21.md", "memory/2026-11-22.md", "rooms/lobby.md"} {
+		files[n] = "content of " + n + "\n"
+	}
+	files["users/u1/"+BootstrapFile] = "first run\n"
+	files["users/u1/"+UserFile] = "user one\n"
+	return files
+}
+
+func TestSessionFiles(t *testing.T) {
+	w := openMap(t, allFiles(), "")
+	full := []string{AgentsFile, SoulFile, ToolsFile, IdentityFile, UserFile, UserPredefinedFile, HeartbeatFile}
+	tests := []struct {
+		session Session
+		channel Channel
+		room    string
+		want    []string
+	}{
+		{SessionMain, ChannelDM, "", append(append([]string{}, full...), BootstrapFile, MemoryFile, "memory/2026-11-21.md", "memory/2026-11-22.md")},
+		{SessionMain, ChannelGroup, "", append(append([]string{}, full...), "memory/2026-11-21.md", "memory/2026-11-22.md")},
+		{SessionMain, ChannelGroup, "lobby", append(append(append([]string{}, full[:6]...), "rooms/lobby.md", HeartbeatFile), "memory/2026-11-21.md", "memory/2026-11-22.md")},
+		{SessionSubagent, ChannelDM, "", []string{AgentsFile, ToolsFile}},
+		{SessionCron, ChannelGroup, "", []string{AgentsFile, ToolsFile}},
+	}
+	for _, tc := range tests {
+		t.Run(string(tc.session)+"-"+string(tc.channel)+tc.room, func(t *testing.T) {
+			rep := assemble(t, w, Request{User: "u1", Session: tc.session, Channel: tc.channel, Room: tc.room, Now: noon}).Report
+			got := names(rep, StatusFull)
+			if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+				t.Fatalf("files\n got %v\nwant %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// GoClaw defect: the minimal allow list (AGENTS.md and TOOLS.md for
+// sub-agents and cron) was never applied.
+func TestDefectMinimalAllowListNotApplied(t *testing.T) {
+	w := openMap(t, allFiles(), "")
+	for _, s := range []Session{SessionSubagent, SessionCron} {
+		res := assemble(t, w, Request{User: "u1", Session: s, Now: noon})
+		for _, n := range []string{SoulFile, IdentityFile, UserFile, MemoryFile, BootstrapFile, HeartbeatFile} {
+			if strings.Contains(res.Prompt, "content of "+n) || strings.Contains(res.Prompt, `name="`+n+`"`) {
+				t.Fatalf("%s session includes %s", s, n)
+			}
+		}
+		for _, section := range []string{"## Skills", "## Memory Recall", "## User", "## Messaging", "## Silent Replies", "## Heartbeats", "## First Run"} {
+			if strings.Contains(res.Prompt, section) {
+				t.Fatalf("%s session (minimal) has section %q", s, section)
+			}
+		}
+		if !strings.Contains(res.Prompt, "content of AGENTS.md") || !strings.Contains(res.Prompt, "content of TOOLS.md") {
+			t.Fatalf("%s session lacks AGENTS.md or TOOLS.md", s)
+		}
+	}
+}
+
+func TestPerUserMerge(t *testing.T) {
+	files := map[string]string{
+		AgentsFile:                  "base agents\n",
+		SoulFile:                    "base soul\n",
+		BootstrapFile:               "base bootstrap\n",
+		"users/u1/" + SoulFile:      "u1 soul\n",
+		"users/u1/" + UserFile:      "u1 user\n",
+		"users/u2/" + BootstrapFile: "u2 bootstrap\n",
+	}
+	t.Run("open", func(t *testing.T) {
+		w := openMap(t, files, "type: open\n")
+		p := assemble(t, w, Request{User: "u1"}).Prompt
+		for _, want := range []string{"base agents", "u1 soul", "u1 user"} {
+			if !strings.Contains(p, want) {
+				t.Fatalf("missing %q", want)
+			}
+		}
+		if strings.Contains(p, "base soul") {
+			t.Fatalf("the user's SOUL.md must override the base one")
+		}
+		if strings.Contains(p, "base bootstrap") {
+			t.Fatalf("a user without BOOTSTRAP.md must not fall back to a shared one (the first run would never end)")
+		}
+		if p2 := assemble(t, w, Request{User: "u2"}).Prompt; !strings.Contains(p2, "u2 bootstrap") || !strings.Contains(p2, "base soul") {
+			t.Fatalf("u2 gets the base SOUL.md and their own BOOTSTRAP.md")
+		}
+	})
+	t.Run("predefined", func(t *testing.T) {
+		w := openMap(t, files, "type: predefined\n")
+		p := assemble(t, w, Request{User: "u1"}).Prompt
+		if !strings.Contains(p, "base soul") || strings.Contains(p, "u1 soul") {
+			t.Fatalf("predefined agents share SOUL.md; a user's copy is ignored")
+		}
+		if !strings.Contains(p, "u1 user") {
+			t.Fatalf("each user has their own USER.md")
+		}
+		probs := w.Check()
+		found := false
+		for _, pr := range probs {
+			found = found || pr.Code == "user-persona-ignored" && pr.Path == "a/users/u1/SOUL.md"
+		}
+		if !found {
+			t.Fatalf("check must warn that users/u1/SOUL.md is ignored: %v", probs)
+		}
+	})
+}
+
+func TestMemoryFallback(t *testing.T) {
+	w := openMap(t, map[string]string{"memory.md": "lower-case memory\n"}, "")
+	rep := assemble(t, w, Request{}).Report
+	f, ok := rep.File(MemoryFile)
+	if !ok || f.Status != StatusFull || f.Path != "a/memory.md" {
+		t.Fatalf("memory.md must stand in for a missing MEMORY.md: %+v", f)
+	}
+}
+
+func TestBootstrapFirstRunAndVirtualFiles(t *testing.T) {
+	w := openMap(t, map[string]string{"users/new/" + BootstrapFile: "ritual\n", "users/old/" + UserFile: "known\n"}, "")
+	vf := []VirtualFile{{Name: "TEAM.md", Content: "team <b>"}}
+	p := assemble(t, w, Request{User: "new", VirtualFiles: vf}).Prompt
+	if !strings.Contains(p, "## First Run") || strings.Contains(p, "TEAM.md") {
+		t.Fatalf("with BOOTSTRAP.md: first-run section, no virtual files")
+	}
+	res := assemble(t, w, Request{User: "old", VirtualFiles: vf})
+	if strings.Contains(res.Prompt, "## First Run") || !strings.Contains(res.Prompt, "<system_context name=\"TEAM.md\">\nteam <b>\n</system_context>") {
+		t.Fatalf("without BOOTSTRAP.md: virtual files in <system_context>:\n%s", res.Prompt)
+	}
+	if res.Report.InjectedChars != len("known\n") {
+		t.Fatalf("virtual files are not charged to the budget: injected %d", res.Report.InjectedChars)
+	}
+}
+
+func TestDailyLogsFollowAgentTimezone(t *testing.T) {
+	files := map[string]string{"memory/2026-11-21.md": "d21\n", "memory/2026-11-22.md": "d22\n", "memory/2026-11-23.md": "d23\n"}
+	w := openMap(t, files, "timezone: Asia/Tokyo\n")
+	late := time.Date(2026, 11, 22, 23, 30, 0, 0, time.UTC) // already the 23rd in Tokyo
+	p := assemble(t, w, Request{Now: late}).Prompt
+	if !strings.Contains(p, "d22") || !strings.Contains(p, "d23") || strings.Contains(p, "d21") {
+		t.Fatalf("want yesterday (22) and today (23) in Tokyo")
+	}
+	if !strings.Contains(p, "Today is Monday, 2026-11-23 (Asia/Tokyo).") {
+		t.Fatalf("current time not in the agent's zone")
+	}
+	if p := assemble(t, w, Request{}).Prompt; strings.Contains(p, "d22") || strings.Contains(p, "## Current Time") {
+		t.Fatalf("without Now there is no date and no daily log")
+	}
+}
+
+func TestOrderDecidesWhoIsCharged(t *testing.T) {
+	files := map[string]string{AgentsFile: strings.Repeat("a", 900), SoulFile: strings.Repeat("s", 900)}
+	w := openMap(t, files, "budget: {total: 1000, per_file: 1000}\norder: [SOUL.md]\n")
+	res := assemble(t, w, Request{})
+	soul, _ := res.Report.File(SoulFile)
+	agents, _ := res.Report.File(AgentsFile)
+	if soul.Status != StatusFull || soul.Order != 1 || agents.Status != StatusClamped || agents.UsedBy[0] != SoulFile {
+		t.Fatalf("SOUL.md is charged first: soul %+v agents %+v", soul, agents)
+	}
+	if strings.Index(res.Prompt, `name="AGENTS.md"`) > strings.Index(res.Prompt, `name="SOUL.md"`) {
+		t.Fatalf("order changes the charging, not the prompt order")
+	}
+}
+
+func TestMinimumFileBudgetStops(t *testing.T) {
+	files := map[string]string{AgentsFile: strings.Repeat("a", 970), SoulFile: "short soul\n", ToolsFile: "tools\n"}
+	w := openMap(t, files, "budget: {total: 1000, per_file: 1000, min_file: 64}\n")
+	rep := assemble(t, w, Request{}).Report
+	for _, n := range []string{SoulFile, ToolsFile} {
+		f, _ := rep.File(n)
+		if f.Status != StatusDropped || f.InjectedChars != 0 || len(f.UsedBy) != 1 || f.UsedBy[0] != AgentsFile {
+			t.Fatalf("%s: %+v; want dropped once less than 64 chars remain", n, f)
+		}
+	}
+}
+
+func TestRejectPolicyIsAnError(t *testing.T) {
+	w := openMap(t, map[string]string{SoulFile: strings.Repeat("x", 150)}, "policy: reject\nbudget: {per_file: 100}\n")
+	res := assemble(t, w, Request{})
+	if !HasErrors(res.Report.Problems) || !strings.Contains(res.Report.Problems[0].Message, "per-file budget is 100") {
+		t.Fatalf("want a reject error naming the limit, got %v", res.Report.Problems)
+	}
+	if f, _ := res.Report.File(SoulFile); !f.OverBudget || f.Status != StatusTruncated {
+		t.Fatalf("the prompt still truncates, and says the file is over budget: %+v", f)
+	}
+	if !HasErrors(w.Check()) {
+		t.Fatalf("check must fail")
+	}
+}
+
+func TestMissingDirectory(t *testing.T) {
+	_, err := Open(os.DirFS("/no/such/quire/workspace"), Options{})
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("want a not-exist error, got %v", err)
+	}
+}
+
+func TestUnknownAgentAndBadRequest(t *testing.T) {
+	w := openMap(t, nil, "")
+	for _, req := range []Request{{Agent: "nope"}, {Session: "batch"}, {Channel: "email"}, {User: ""}, {Room: "r"}} {
+		_, err := w.Assemble(req)
+		if req.User == "" && req.Agent == "" && req.Session == "" && req.Channel == "" && req.Room == "" {
+			if err != nil {
+				t.Fatalf("empty request: %v", err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Fatalf("%+v: want an error", req)
+		}
+	}
+}
+
+// A user id is opaque: "../../etc" must read users/<encoded>/, never a
+// path outside the user's directory.
+func TestUserIDCannotEscape(t *testing.T) {
+	fsys := fstest.MapFS{
+		"a/agent.yaml":    {Data: []byte("type: open\n")},
+		"etc/USER.md":     {Data: []byte("SECRET\n")},
+		"a/etc/USER.md":   {Data: []byte("SECRET2\n")},
+		"a/users/x.md":    {Data: []byte("SECRET3\n")},
+		"a/users/USER.md": {Data: []byte("SECRET4\n")},
+	}
+	w, err := Open(fsys, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"../../etc", "../etc", "..", ".", "/etc", "x.md/..", "USER.md/.."} {
+		res, err := w.Assemble(Request{User: id})
+		if err != nil {
+			continue // refusing is fine too
+		}
+		if strings.Contains(res.Prompt, "SECRET") {
+			t.Fatalf("user %q read a file outside their directory", id)
+		}
+	}
+}
+
+func TestInvalidUTF8(t *testing.T) {
+	w := openMap(t, map[string]string{SoulFile: "caf\xe9 ok \xff\xfe\n"}, "")
+	res := assemble(t, w, Request{})
+	f, _ := res.Report.File(SoulFile)
+	if f.InvalidBytes != 3 || f.OriginalChars != len("caf ok \n")+3 {
+		t.Fatalf("want 3 invalid bytes counted as one char each: %+v", f)
+	}
+	if !strings.Contains(res.Prompt, "caf\uFFFD ok \uFFFD\uFFFD") {
+		t.Fatalf("invalid bytes must reach the prompt as U+FFFD")
+	}
+	found := false
+	for _, p := range w.Check() {
+		found = found || p.Code == "invalid-utf8" && p.Severity == SeverityWarning
+	}
+	if !found {
+		t.Fatalf("check must warn about invalid UTF-8")
+	}
+}
+
+// hugeFS serves a SOUL.md of size bytes generated on the fly, so the test
+// itself does not hold it in memory.
+type hugeFS struct {
+	fstest.MapFS
+	size int64
+}
+
+type hugeFile struct {
+	fs.File
+	size, off int64
+}
+
+func (h hugeFS) Open(name string) (fs.File, error) {
+	if name != "a/SOUL.md" {
+		return h.MapFS.Open(name)
+	}
+	f, err := h.MapFS.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	return &hugeFile{File: f, size: h.size}, nil
+}
+
+func (f *hugeFile) Stat() (fs.FileInfo, error) { return hugeInfo{f.size}, nil }
+func (f *hugeFile) Read(p []byte) (int, error) {
+	if f.off >= f.size {
+		return 0, io.EOF
+	}
+	n := int64(len(p))
+	if n > f.size-f.off {
+		n = f.size - f.off
+	}
+	for i := int64(0); i < n; i++ {
+		if (f.off+i)%64 == 63 {
+			p[i] = '\n'
+		} else {
+			p[i] = 'a' + byte((f.off+i)%26)
+		}
+	}
+	f.off += n
+	return int(n), nil
+}
+
+type hugeInfo struct{ size int64 }
+
+func (h hugeInfo) Name() string       { return "SOUL.md" }
+func (h hugeInfo) Size() int64        { return h.size }
+func (h hugeInfo) Mode() fs.FileMode  { return 0o644 }
+func (h hugeInfo) ModTime() time.Time { return time.Time{} }
+func (h hugeInfo) IsDir() bool        { return false }
+func (h hugeInfo) Sys() any           { return nil }
+
+func TestHundredMegabyteSoul(t *testing.T) {
+	const size = 100 << 20
+	fsys := hugeFS{MapFS: fstest.MapFS{"a/agent.yaml": {Data: nil}, "a/SOUL.md": {Data: nil}}, size: size}
+	w, err := Open(fsys, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	res := assemble(t, w, Request{})
+	runtime.ReadMemStats(&after)
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
+		t.Fatalf("assembling a 100 MB SOUL.md allocated %d MB; it must stream, not hold the file", alloc>>20)
+	}
+	f, _ := res.Report.File(SoulFile)
+	if f.OriginalBytes != size || f.OriginalChars != size || !f.OriginalTokensEstimated || f.Status != StatusTruncated || f.InjectedChars > 20000 {
+		t.Fatalf("report: %+v", f)
+	}
+	if f.Dropped[0].End.Line == 0 || f.Dropped[0].Start.Offset >= f.Dropped[0].End.Offset {
+		t.Fatalf("dropped range: %+v", f.Dropped)
+	}
+	if !strings.Contains(res.Prompt, "of 104,857,600 chars)") {
+		t.Fatalf("the marker must state the whole file's size")
+	}
+	found := false
+	for _, p := range w.Check() {
+		found = found || p.Code == "file-too-large"
+	}
+	if !found {
+		t.Fatalf("check must report a file over 1 MiB")
+	}
+}
+
+func TestDeterministicAndStablePrefix(t *testing.T) {
+	open := func() *Workspace { return openMap(t, allFiles(), "") }
+	req := Request{User: "u1", Now: noon, Tools: []Tool{{"read", "read a file"}}, Skills: []Skill{{"s", "d", "/x"}}}
+	a, b := assemble(t, open(), req), assemble(t, open(), req)
+	if a.Prompt != b.Prompt {
+		t.Fatalf("same inputs, different bytes")
+	}
+	other := req
+	other.User, other.Now, other.Extra = "u2", noon.Add(48*time.Hour), "extra"
+	c := assemble(t, open(), other)
+	n := a.Report.StablePrefixBytes
+	if n <= 0 || n > len(a.Prompt) || a.Prompt[:n] != c.Prompt[:n] {
+		t.Fatalf("stable prefix of %d bytes differs between users and days", n)
+	}
+	if !strings.HasSuffix(a.Prompt[:n], "\n") {
+		t.Fatalf("the stable prefix should end at a section boundary")
+	}
+}
+
+func TestSkillsInlineOrSearch(t *testing.T) {
+	w := openMap(t, nil, "")
+	skills := make([]Skill, 21)
+	for i := range skills {
+		skills[i] = Skill{Name: "s" + string(rune('a'+i)), Description: `use <when> & "why"`, Location: "/skills/x/SKILL.md"}
+	}
+	res := assemble(t, w, Request{Skills: skills[:20]})
+	if res.Report.SkillsMode != "inline" || !strings.Contains(res.Prompt, "<description>use &lt;when&gt; &amp; &quot;why&quot;</description>") {
+		t.Fatalf("20 skills are listed inline, escaped")
+	}
+	res = assemble(t, w, Request{Skills: skills})
+	if res.Report.SkillsMode != "search" || strings.Contains(res.Prompt, "<available_skills>") || !strings.Contains(res.Prompt, "This agent has 21 skills") {
+		t.Fatalf("21 skills: point at skill search")
+	}
+	long := []Skill{{Name: "big", Description: strings.Repeat("d", 14001)}}
+	if res = assemble(t, w, Request{Skills: long}); res.Report.SkillsMode != "search" {
+		t.Fatalf("over 3,500 estimated tokens: skill search")
+	}
+	if res = assemble(t, w, Request{Skills: skills[:3], Session: SessionCron}); res.Report.SkillsMode != "none" {
+		t.Fatalf("minimal prompts have no skills section")
+	}
+}
+
+func TestCaseMismatchedNames(t *testing.T) {
+	w := openMap(t, map[string]string{"Soul.md": "x"}, "")
+	found := false
+	for _, p := range w.Check() {
+		found = found || p.Code == "file-name" && strings.Contains(p.Message, "SOUL.md")
+	}
+	if !found {
+		t.Fatalf("check must point out Soul.md")
+	}
+}
+
+func TestDiscovery(t *testing.T) {
+	fsys := fstest.MapFS{
+		"README.md":                     {Data: []byte("x")},
+		"agents/one/agent.yaml":         {Data: []byte("name: uno\n")},
+		"agents/two/agent.yaml":         {Data: []byte("")},
+		"agents/two/users/x/agent.yaml": {Data: []byte("")}, // not an agent: inside users/
+		".git/agent.yaml":               {Data: []byte("")},
+		"node_modules/pkg/agent.yaml":   {Data: []byte("")},
+		"agents/three/agent.yaml":       {Data: []byte("name: uno\n")},
+	}
+	w, err := Open(fsys, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range w.Agents() {
+		got = append(got, a.Name+"@"+a.Dir)
+	}
+	if strings.Join(got, " ") != "two@agents/two uno@agents/one" {
+		t.Fatalf("agents: %v", got)
+	}
+	if len(w.Problems()) != 1 || w.Problems()[0].Code != "agent-duplicate-name" {
+		t.Fatalf("want one duplicate-name problem, got %v", w.Problems())
+	}
+	root, _ := Open(fstest.MapFS{"SOUL.md": {Data: []byte("x")}}, Options{RootName: "repo"})
+	if a, err := root.Agent(""); err != nil || a.Name != "repo" || a.Dir != "." {
+		t.Fatalf("without agent.yaml the root is one agent named after the repository: %v %v", a, err)
+	}
+}
