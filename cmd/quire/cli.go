@@ -46,6 +46,8 @@ func commands() []*command {
 		checkCommand(),
 		promptCommand(),
 		skillsCommand(),
+		searchCommand(),
+		indexCommand(),
 		versionCommand(),
 	}
 }
