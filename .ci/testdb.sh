@@ -65,32 +65,33 @@ PG_CONFIG=/usr/lib/postgresql/$PGMAJOR/bin/pg_config
 # 2. pgvector from Debian's trixie source package.
 if [ ! -f "$("$PG_CONFIG" --sharedir)/extension/vector.control" ]; then
 	apt_dir=$STATE/apt
-	mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial" "$STATE/src"
-	cat >"$apt_dir/trixie-src.sources" <<-'EOF'
+	mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial" "$apt_dir/sources.list.d" "$apt_dir/preferences.d"
+	cat >"$apt_dir/sources.list.d/trixie-src.sources" <<-'EOF'
 		Types: deb-src
 		URIs: http://deb.debian.org/debian
 		Suites: trixie
 		Components: main
 		Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 	EOF
-	cat >"$apt_dir/preferences" <<-'EOF'
+	# Belt and braces: even if these lists were used for binaries, nothing
+	# from trixie could be installed or upgraded.
+	cat >"$apt_dir/preferences.d/trixie" <<-'EOF'
 		Package: *
 		Pin: release n=trixie
 		Pin-Priority: -1
 	EOF
 	private=(-o "Dir::Etc::SourceList=/dev/null"
-		-o "Dir::Etc::SourceParts=$apt_dir/none"
-		-o "Dir::Etc::Preferences=$apt_dir/preferences"
-		-o "Dir::Etc::PreferencesParts=$apt_dir/none"
+		-o "Dir::Etc::SourceParts=$apt_dir/sources.list.d"
+		-o "Dir::Etc::Preferences=/dev/null"
+		-o "Dir::Etc::PreferencesParts=$apt_dir/preferences.d"
 		-o "Dir::State::Lists=$apt_dir/lists"
 		-o "Dir::Cache::Archives=$apt_dir/archives")
-	mkdir -p "$apt_dir/none"
-	cp "$apt_dir/trixie-src.sources" "$apt_dir/none/"
 	say "fetching pgvector's source package from trixie (private apt lists in $apt_dir)"
 	apt-get "${private[@]}" update -qq >&2
 	rm -rf "$STATE/src"
 	mkdir -p "$STATE/src"
-	chmod 755 "$STATE" "$STATE/src"
+	chmod 755 "$STATE"
+	chown _apt "$STATE/src" 2>/dev/null || true # apt downloads as _apt
 	(cd "$STATE/src" && apt-get "${private[@]}" source -qq pgvector >&2)
 	srcdir=$(find "$STATE/src" -mindepth 1 -maxdepth 1 -type d -name 'pgvector-*' | head -n1)
 	[ -n "$srcdir" ] || die "apt-get source pgvector produced no source tree in $STATE/src"

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"strings"
 	"sync"
@@ -82,27 +81,58 @@ func (b Builtin) Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
 
 func (b Builtin) vector(text string) []float32 {
-	dims := b.Dimensions()
+	dims := uint64(b.Dimensions())
 	v := make([]float32, dims)
-	add := func(feature string, weight float32) {
-		h := fnv.New64a()
-		h.Write([]byte(feature))
-		sum := h.Sum64()
-		idx := int(sum % uint64(dims))
+	add := func(sum uint64, weight float32) {
 		if sum>>63 == 1 {
 			weight = -weight
 		}
-		v[idx] += weight
+		v[sum%dims] += weight
 	}
+	var padded []byte
 	for _, w := range bm25.Tokenize(text) {
-		add("w:"+w, 1)
-		r := []rune(" " + w + " ")
-		for i := 0; i+3 <= len(r); i++ {
-			add("g:"+string(r[i:i+3]), 0.5)
+		add(fnv1a(fnv1a(fnvOffset, "w:"), w), 1)
+		// Character trigrams of " word ", on code point boundaries.
+		padded = append(append(append(padded[:0], ' '), w...), ' ')
+		var starts [4]int // byte offsets of the last code points
+		n := 0
+		for i := range string(padded) {
+			starts[n%4] = i
+			n++
+			if n >= 4 {
+				g := padded[starts[(n-4)%4]:i]
+				add(fnv1aBytes(fnv1a(fnvOffset, "g:"), g), 0.5)
+			}
+		}
+		if n >= 3 {
+			g := padded[starts[(n-3)%4]:]
+			add(fnv1aBytes(fnv1a(fnvOffset, "g:"), g), 0.5)
 		}
 	}
 	Normalize(v)
 	return v
+}
+
+// FNV-1a, 64 bits, as hash/fnv computes it, without allocating.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+func fnv1a(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= fnvPrime
+	}
+	return h
+}
+
+func fnv1aBytes(h uint64, s []byte) uint64 {
+	for _, c := range s {
+		h ^= uint64(c)
+		h *= fnvPrime
+	}
+	return h
 }
 
 // Normalize scales v to unit length in place; a zero vector stays zero.

@@ -3,8 +3,12 @@ package memory
 import (
 	"context"
 	"errors"
+	"hash/fnv"
 	"math"
+	"strings"
 	"testing"
+
+	"github.com/quirehq/quire/memory/bm25"
 )
 
 func TestBuiltin(t *testing.T) {
@@ -117,6 +121,55 @@ func FuzzCacheDecode(f *testing.F) {
 		if c.UnmarshalBinary(data) == nil {
 			if _, err := c.MarshalBinary(); err != nil {
 				t.Fatal(err)
+			}
+		}
+	})
+}
+
+// referenceVector is the straightforward form of Builtin.vector (string
+// features hashed with hash/fnv); the fast one must match it exactly.
+func referenceVector(dims int, text string) []float32 {
+	v := make([]float32, dims)
+	add := func(feature string, weight float32) {
+		h := fnv.New64a()
+		h.Write([]byte(feature))
+		sum := h.Sum64()
+		if sum>>63 == 1 {
+			weight = -weight
+		}
+		v[int(sum%uint64(dims))] += weight
+	}
+	for _, w := range bm25.Tokenize(text) {
+		add("w:"+w, 1)
+		r := []rune(" " + w + " ")
+		for i := 0; i+3 <= len(r); i++ {
+			add("g:"+string(r[i:i+3]), 0.5)
+		}
+	}
+	Normalize(v)
+	return v
+}
+
+func TestBuiltinMatchesReference(t *testing.T) {
+	for _, text := range []string{"", "ab", "Deploy the service", "Über straße 日本語 テスト x2", strings.Repeat("word ", 50)} {
+		got := Builtin{}.vector(text)
+		want := referenceVector(384, text)
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("%q: component %d = %v, want %v", text, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+func FuzzBuiltin(f *testing.F) {
+	f.Add("Über straße 日本語")
+	f.Fuzz(func(t *testing.T, text string) {
+		got := Builtin{Dims: 16}.vector(text)
+		want := referenceVector(16, text)
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("%q: component %d = %v, want %v", text, i, got[i], want[i])
 			}
 		}
 	})

@@ -46,7 +46,9 @@ func commands() []*command {
 		checkCommand(),
 		promptCommand(),
 		skillsCommand(),
+		searchCommand(),
 		serveCommand(),
+		indexCommand(),
 		statusCommand(),
 		versionCommand(),
 	}

@@ -54,6 +54,7 @@ type agentIndex struct {
 	chunks  []memory.Chunk    // by user, path, line
 	vectors [][]float32       // unit length, aligned with chunks; nil = pending
 	text    *bm25.Index       // document id = chunk position
+	byUser  map[string][]int  // chunk positions by user ("" = agent-level)
 }
 
 type docKey struct{ user, path string }
@@ -158,7 +159,9 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 		return cmp.Or(cmp.Compare(a.c.User, b.c.User), cmp.Compare(a.c.Path, b.c.Path), cmp.Compare(a.c.StartLine, b.c.StartLine))
 	})
 	var b bm25.Builder
-	for _, it := range items {
+	next.byUser = map[string][]int{}
+	for i, it := range items {
+		next.byUser[it.c.User] = append(next.byUser[it.c.User], i)
 		next.chunks = append(next.chunks, it.c)
 		next.vectors = append(next.vectors, it.v)
 		b.Add(it.c.Text)
@@ -220,57 +223,61 @@ func (s *Store) Search(ctx context.Context, agent string, q memory.Query) ([]mem
 	}
 	var vector []memory.Candidate
 	if qv != nil {
-		vector = nearest(ix, qv, n, visible)
+		vector = nearest(ix, qv, n, q.User)
 	}
 	return memory.Rank(text, vector, q.RankOptions()), nil
 }
 
-// nearest returns the n chunks whose vectors are closest to qv.
-func nearest(ix *agentIndex, qv []float32, n int, visible func(int) bool) []memory.Candidate {
+// nearest returns the n chunks visible to user whose vectors are closest
+// to qv.
+func nearest(ix *agentIndex, qv []float32, n int, user string) []memory.Candidate {
 	type scored struct {
 		i     int
 		score float64
 	}
 	worse := func(a, b scored) bool { return a.score < b.score || (a.score == b.score && a.i > b.i) }
 	heap := make([]scored, 0, n) // min-heap: worst at heap[0]
-	for i, v := range ix.vectors {
-		if v == nil || len(v) != len(qv) || !visible(i) {
-			continue
-		}
-		var dot float32
-		for j := range v {
-			dot += v[j] * qv[j]
-		}
-		c := scored{i, float64(dot)}
-		if len(heap) < n {
-			heap = append(heap, c)
-			for k := len(heap) - 1; k > 0; {
-				p := (k - 1) / 2
-				if !worse(heap[k], heap[p]) {
+	scopes := [][]int{ix.byUser[""]}
+	if user != "" {
+		scopes = append(scopes, ix.byUser[user])
+	}
+	for _, positions := range scopes {
+		for _, i := range positions {
+			v := ix.vectors[i]
+			if len(v) != len(qv) {
+				continue // pending, or of another embedder
+			}
+			c := scored{i, float64(dot(v, qv))}
+			if len(heap) < n {
+				heap = append(heap, c)
+				for k := len(heap) - 1; k > 0; {
+					p := (k - 1) / 2
+					if !worse(heap[k], heap[p]) {
+						break
+					}
+					heap[k], heap[p] = heap[p], heap[k]
+					k = p
+				}
+				continue
+			}
+			if !worse(heap[0], c) {
+				continue
+			}
+			heap[0] = c
+			for k := 0; ; {
+				l, m := 2*k+1, k
+				if l < len(heap) && worse(heap[l], heap[m]) {
+					m = l
+				}
+				if r := l + 1; r < len(heap) && worse(heap[r], heap[m]) {
+					m = r
+				}
+				if m == k {
 					break
 				}
-				heap[k], heap[p] = heap[p], heap[k]
-				k = p
+				heap[k], heap[m] = heap[m], heap[k]
+				k = m
 			}
-			continue
-		}
-		if !worse(heap[0], c) {
-			continue
-		}
-		heap[0] = c
-		for k := 0; ; {
-			l, m := 2*k+1, k
-			if l < len(heap) && worse(heap[l], heap[m]) {
-				m = l
-			}
-			if r := l + 1; r < len(heap) && worse(heap[r], heap[m]) {
-				m = r
-			}
-			if m == k {
-				break
-			}
-			heap[k], heap[m] = heap[m], heap[k]
-			k = m
 		}
 	}
 	out := make([]memory.Candidate, len(heap))
@@ -278,6 +285,23 @@ func nearest(ix *agentIndex, qv []float32, n int, visible func(int) bool) []memo
 		out[j] = memory.Candidate{Chunk: ix.chunks[c.i], Score: c.score}
 	}
 	return out
+}
+
+// dot returns the dot product of two vectors of equal length.
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return s0 + s1 + s2 + s3
 }
 
 // IndexedCommit implements memory.Store.

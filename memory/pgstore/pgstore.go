@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -390,6 +391,26 @@ func (s *Store) insert(ctx context.Context, tx pgx.Tx, agent string, docs []memo
 			}
 		}
 	}
+	// A bulk load builds the HNSW index once afterwards: maintaining it row
+	// by row costs milliseconds per chunk. The DDL is part of the
+	// transaction, so a crash leaves the old index in place.
+	rebuild := false
+	if enabled && len(chunks) >= bulkChunks {
+		var existing int
+		if err := tx.QueryRow(ctx, "SELECT count(*) FROM chunks").Scan(&existing); err != nil {
+			return fmt.Errorf("count chunks: %w", err)
+		}
+		// Only when the load at least doubles the table: rebuilding
+		// the index of a large table for a modest addition costs more than
+		// it saves, and the drop locks the table for the transaction.
+		rebuild = len(chunks) >= existing
+	}
+	loadStart := time.Now()
+	if rebuild {
+		if _, err := tx.Exec(ctx, "DROP INDEX IF EXISTS chunks_embedding_hnsw"); err != nil {
+			return fmt.Errorf("drop vector index for bulk load: %w", err)
+		}
+	}
 	columns := []string{"document_id", "agent", "user_id", "path", "start_line", "end_line", "text", "hash"}
 	if enabled {
 		columns = append(columns, "embedding")
@@ -409,8 +430,28 @@ func (s *Store) insert(ctx context.Context, tx pgx.Tx, agent string, docs []memo
 	if err != nil {
 		return fmt.Errorf("copy chunks: %w", err)
 	}
+	if rebuild {
+		copied := time.Since(loadStart)
+		buildStart := time.Now()
+		defer func() {
+			s.log.Info("bulk load", "agent", agent, "chunks", len(chunks), "copy", copied, "vector_index_build", time.Since(buildStart))
+		}()
+		for _, q := range []string{
+			"SET LOCAL maintenance_work_mem = '1GB'",
+			"SET LOCAL max_parallel_maintenance_workers = 2",
+			"CREATE INDEX chunks_embedding_hnsw ON chunks USING hnsw (embedding vector_cosine_ops)",
+		} {
+			if _, err := tx.Exec(ctx, q); err != nil {
+				return fmt.Errorf("rebuild vector index after bulk load: %s: %w", q, err)
+			}
+		}
+	}
 	return nil
 }
+
+// bulkChunks is the size of an insert from which the HNSW index is dropped
+// and rebuilt rather than maintained row by row.
+var bulkChunks = 10_000
 
 // loadStoredVectors fills the cache with the vectors the database already
 // holds for these chunk hashes (any agent: the column holds one model).

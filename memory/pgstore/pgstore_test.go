@@ -134,3 +134,25 @@ func TestSameCommitIndexedOnce(t *testing.T) {
 		t.Errorf("second index of c1: %+v, %v; want nothing done", st, err)
 	}
 }
+
+// A bulk load drops the HNSW index and builds it again at the end of the
+// same transaction.
+func TestBulkLoadRebuildsVectorIndex(t *testing.T) {
+	ctx := context.Background()
+	defer func(n int) { bulkChunks = n }(bulkChunks)
+	bulkChunks = 2
+	s := openStore(t, testSchema(t), memory.Builtin{})
+	docs := []memory.Document{memory.NewDocument("MEMORY.md", "", "one\n\n"+strings.Repeat("filler ", 100)+"\n\n"+strings.Repeat("second ", 100)), memory.NewDocument("memory/x.md", "", "kangaroo")}
+	st, err := s.Index(ctx, "a", "c1", docs)
+	if err != nil || st.Chunks < 2 {
+		t.Fatal(st, err)
+	}
+	var def string
+	if err := s.pool.QueryRow(ctx, "SELECT indexdef FROM pg_indexes WHERE indexname = 'chunks_embedding_hnsw' AND schemaname = current_schema()").Scan(&def); err != nil || !strings.Contains(def, "hnsw") {
+		t.Errorf("vector index after bulk load: %q, %v", def, err)
+	}
+	hits, err := s.Search(ctx, "a", memory.Query{Text: "kangaroos"})
+	if err != nil || len(hits) == 0 || hits[0].Path != "memory/x.md" {
+		t.Errorf("search after bulk load: %+v, %v", hits, err)
+	}
+}
