@@ -27,7 +27,38 @@ type FileWrite struct {
 	Content []byte
 	// Delete removes the file (and directories left empty).
 	Delete bool
+	// Match, when set, is the blob hash (see BlobHash) the file must
+	// have in the parent commit for the write to go ahead; a pointer to
+	// the zero hash means the file must not exist. A mismatch fails the
+	// whole commit with a *ConflictError. This is the If-Match of the
+	// daemon's file API, checked under the writer lock.
+	Match *plumbing.Hash
 }
+
+// BlobHash is git's hash of content as a file (a blob): what
+// Snapshot.Hash reports and FileWrite.Match expects. It serves as an
+// ETag.
+func BlobHash(content []byte) plumbing.Hash {
+	return plumbing.ComputeHash(plumbing.BlobObject, content)
+}
+
+// ConflictError is a FileWrite whose Match did not hold.
+type ConflictError struct {
+	Path string
+	// Want is the expected hash, Have the file's current one (zero:
+	// the file does not exist).
+	Want, Have plumbing.Hash
+}
+
+func (e *ConflictError) Error() string {
+	if e.Have.IsZero() {
+		return fmt.Sprintf("%s: file does not exist, expected %s", e.Path, e.Want)
+	}
+	return fmt.Sprintf("%s: file is at %s, expected %s", e.Path, e.Have, e.Want)
+}
+
+// Is makes a ConflictError match ErrStale.
+func (e *ConflictError) Is(target error) bool { return target == ErrStale }
 
 // CommitRequest is one commit the daemon makes on behalf of an agent.
 type CommitRequest struct {
@@ -38,6 +69,10 @@ type CommitRequest struct {
 	// commit is refused with ErrStale otherwise. When zero, the commit goes
 	// on top of whatever Ref points at (or starts the branch).
 	Expect plumbing.Hash
+	// Start, when Ref does not exist yet, is the revision the new branch
+	// starts from (e.g. "main" for a proposal branch); empty starts an
+	// orphan branch.
+	Start string
 	// Writes are the file changes; only the trees on their paths are
 	// rebuilt.
 	Writes []FileWrite
@@ -89,13 +124,21 @@ func (r *Repository) Commit(ctx context.Context, req CommitRequest) (plumbing.Ha
 		}
 		var root plumbing.Hash
 		var parents []plumbing.Hash
-		if !cur.IsZero() {
-			c, err := object.GetCommit(st, cur)
+		base := cur
+		if base.IsZero() && req.Start != "" {
+			p, err := r.repo.ResolveRevision(plumbing.Revision(req.Start))
+			if err != nil {
+				return fmt.Errorf("start revision %q: %w", req.Start, err)
+			}
+			base = *p
+		}
+		if !base.IsZero() {
+			c, err := object.GetCommit(st, base)
 			if err != nil {
 				return err
 			}
 			root = c.TreeHash
-			parents = []plumbing.Hash{cur}
+			parents = []plumbing.Hash{base}
 		}
 		newRoot, err := writeTree(st, root, req.Writes)
 		if err != nil {
@@ -228,10 +271,19 @@ func writeSubtree(st storer.EncodedObjectStorer, h plumbing.Hash, writes []FileW
 			if _, ok := sub[first]; !ok {
 				subOrder = append(subOrder, first)
 			}
-			sub[first] = append(sub[first], FileWrite{Path: rest, Content: w.Content, Delete: w.Delete})
+			sub[first] = append(sub[first], FileWrite{Path: rest, Content: w.Content, Delete: w.Delete, Match: w.Match})
 			continue
 		}
 		i := index(first)
+		if w.Match != nil {
+			var have plumbing.Hash
+			if i >= 0 && entries[i].Mode != filemode.Dir && entries[i].Mode != filemode.Submodule {
+				have = entries[i].Hash
+			}
+			if have != *w.Match {
+				return plumbing.ZeroHash, false, &ConflictError{Path: prefix + first, Want: *w.Match, Have: have}
+			}
+		}
 		if w.Delete {
 			if i >= 0 && entries[i].Mode != filemode.Dir {
 				entries = slices.Delete(entries, i, i+1)

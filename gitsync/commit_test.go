@@ -142,3 +142,72 @@ func BenchmarkCommit(b *testing.B) {
 		}
 	}
 }
+
+func TestCommitMatchAndStart(t *testing.T) {
+	dir := newBare(t)
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := object.Signature{Name: "Ada", Email: "ada@agents.invalid"}
+	ctx := context.Background()
+	main, err := r.Commit(ctx, CommitRequest{Ref: "main", Author: agent, Writes: []FileWrite{{Path: "users/u/USER.md", Content: []byte("v1\n")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := r.SnapshotOf(main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	etag, err := s.Hash("users/u/USER.md")
+	if err != nil || etag != BlobHash([]byte("v1\n")) {
+		t.Fatalf("Hash = %s, %v; want BlobHash of the content %s", etag, err, BlobHash([]byte("v1\n")))
+	}
+	zero := plumbing.ZeroHash
+	stale := BlobHash([]byte("v0\n"))
+	tests := []struct {
+		name     string
+		path     string
+		match    *plumbing.Hash
+		conflict bool
+	}{
+		{"matching etag", "users/u/USER.md", &etag, false},
+		{"stale etag", "users/u/USER.md", &etag, true}, // etag is now old
+		{"another stale etag", "users/u/USER.md", &stale, true},
+		{"create if absent", "users/u/BOOTSTRAP.md", &zero, false},
+		{"create but exists", "users/u/BOOTSTRAP.md", &zero, true},
+		{"etag of a missing file", "users/v/USER.md", &etag, true},
+		{"no match given", "users/u/USER.md", nil, false},
+	}
+	for _, tt := range tests {
+		before := git(t, dir, "rev-parse", "main")
+		_, err := r.Commit(ctx, CommitRequest{Ref: "main", Author: agent, Writes: []FileWrite{{Path: tt.path, Content: []byte(tt.name), Match: tt.match}}})
+		var ce *ConflictError
+		if tt.conflict {
+			if !errors.As(err, &ce) || !errors.Is(err, ErrStale) || ce.Path != tt.path {
+				t.Errorf("%s: error %v, want a conflict on %s", tt.name, err, tt.path)
+			}
+			if git(t, dir, "rev-parse", "main") != before {
+				t.Errorf("%s: main moved on a conflict", tt.name)
+			}
+		} else if err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+		}
+	}
+
+	// A proposal branch starts from main.
+	head := git(t, dir, "rev-parse", "main")
+	p, err := r.Commit(ctx, CommitRequest{Ref: "refs/heads/proposals/ada/1", Start: "main", Author: agent, Writes: []FileWrite{{Path: "SOUL.md", Content: []byte("new soul\n")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if parent := git(t, dir, "rev-parse", p.String()+"^"); parent != head {
+		t.Fatalf("proposal parent = %s, want main %s", parent, head)
+	}
+	if got := git(t, dir, "rev-parse", "main"); got != head {
+		t.Fatal("a proposal commit moved main")
+	}
+	if files := git(t, dir, "ls-tree", "-r", "--name-only", p.String()); !strings.Contains(files, "users/u/USER.md") || !strings.Contains(files, "SOUL.md") {
+		t.Fatalf("proposal tree: %s", files)
+	}
+}

@@ -13,26 +13,31 @@ func BenchmarkPush(b *testing.B) {
 	for i := range 200 {
 		files[fmt.Sprintf("memory/%03d.md", i)] = randomText(2000)
 	}
-	h, url, _ := testHost(b, HostOptions{})
-	if _, err := h.Create("ws"); err != nil {
-		b.Fatal(err)
-	}
-	plain := filepath.Join(b.TempDir(), "plain.git")
-	git(b, b.TempDir(), "init", "-q", "--bare", plain)
-	for _, target := range []struct{ name, url string }{
-		{"endpoint", url + "/ws.git"},
-		{"file", "file://" + plain},
+	_, url, _ := testHost(b, HostOptions{})
+	runs := 0
+	for _, target := range []struct {
+		name string
+		url  func() string // a new, empty repository
+	}{
+		{"endpoint", func() string { return fmt.Sprintf("%s/ws%d.git", url, runs) }},
+		{"file", func() string {
+			plain := filepath.Join(b.TempDir(), "plain.git")
+			git(b, b.TempDir(), "init", "-q", "--bare", plain)
+			return "file://" + plain
+		}},
 	} {
 		b.Run(target.name, func(b *testing.B) {
+			runs++
+			dst := target.url()
 			src := newWorkRepo(b, files)
-			git(b, src, "push", "-q", target.url, "main")
+			git(b, src, "push", "-q", dst, "main")
 			i := 0
 			for b.Loop() {
 				b.StopTimer()
 				i++
 				commitFiles(b, src, map[string]string{"memory/007.md": fmt.Sprintf("change %d\n", i)}, "one file")
 				b.StartTimer()
-				git(b, src, "push", "-q", target.url, "main")
+				git(b, src, "push", "-q", dst, "main")
 			}
 		})
 	}

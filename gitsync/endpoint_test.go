@@ -1,17 +1,21 @@
 package gitsync
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
@@ -274,9 +278,7 @@ func TestEndpointWithGitCLI(t *testing.T) {
 }
 
 func TestEndpointAuth(t *testing.T) {
-	_, url, _ := testHost(t, HostOptions{Authenticate: func(user, token string) bool {
-		return user == "ada" && token == "s3cret"
-	}})
+	_, url, _ := testHost(t, HostOptions{Authenticate: Tokens(map[string]string{"ada": "s3cret", "nobody": ""})})
 	src := newWorkRepo(t, map[string]string{"AGENTS.md": "a\n"})
 	authed := strings.Replace(url, "http://", "http://ada:s3cret@", 1)
 	if out, err := gitTry(src, "push", url+"/ws.git", "main"); err == nil {
@@ -284,6 +286,9 @@ func TestEndpointAuth(t *testing.T) {
 	}
 	if out, err := gitTry(src, "push", strings.Replace(url, "http://", "http://ada:wrong@", 1)+"/ws.git", "main"); err == nil {
 		t.Fatalf("push with a wrong token succeeded:\n%s", out)
+	}
+	if out, err := gitTry(src, "push", strings.Replace(url, "http://", "http://nobody:@", 1)+"/ws.git", "main"); err == nil {
+		t.Fatalf("push with an empty token succeeded:\n%s", out)
 	}
 	git(t, src, "push", "-q", authed+"/ws.git", "main")
 	c := clone(t, authed+"/ws.git")
@@ -409,4 +414,125 @@ func TestEndpointSizeLimit(t *testing.T) {
 		t.Fatalf("main = %s, want %s", got, want)
 	}
 	git(t, bare, "fsck", "--strict", "--no-dangling")
+}
+
+func TestHostMaintain(t *testing.T) {
+	h, url, dir := testHost(t, HostOptions{})
+	src := newWorkRepo(t, map[string]string{"AGENTS.md": "a\n"})
+	for i := range 5 {
+		commitFiles(t, src, map[string]string{fmt.Sprintf("memory/%d.md", i): "x\n"}, "more")
+		git(t, src, "push", "-q", url+"/ws.git", "main")
+	}
+	names, err := h.Names()
+	if err != nil || fmt.Sprint(names) != "[ws]" {
+		t.Fatalf("Names = %v, %v", names, err)
+	}
+	r, _ := h.Repository("ws")
+	if n, _ := r.LooseObjects(); n == 0 {
+		t.Fatal("no loose objects after pushes")
+	}
+	h.repackAll(context.Background(), 0)
+	if n, _ := r.LooseObjects(); n != 0 {
+		t.Fatalf("%d loose objects after maintenance", n)
+	}
+	git(t, filepath.Join(dir, "ws.git"), "fsck", "--strict")
+	c := clone(t, url+"/ws.git")
+	if got, want := git(t, c, "rev-parse", "HEAD"), git(t, src, "rev-parse", "HEAD"); got != want {
+		t.Fatalf("clone after repack at %s, want %s", got, want)
+	}
+}
+
+// TestEndpointComposedValidator: the daemon's own checks run after the
+// default ones, and a validator that overruns the request time limit
+// refuses the push.
+func TestEndpointComposedValidator(t *testing.T) {
+	forbid := ValidatorFunc(func(_ context.Context, ref RefUpdate, tree *Snapshot, changed []Change) []Problem {
+		var out []Problem
+		for _, c := range changed {
+			if c.Path == "FORBIDDEN.md" {
+				out = append(out, Problem{Path: c.Path, Message: "budget: 30000 chars exceed the 20000-char limit of this file"})
+			}
+		}
+		return out
+	})
+	slow := ValidatorFunc(func(ctx context.Context, ref RefUpdate, tree *Snapshot, changed []Change) []Problem {
+		if _, err := tree.Stat("SLOW.md"); err != nil {
+			return nil
+		}
+		<-ctx.Done()
+		return []Problem{{Message: "validation timed out"}}
+	})
+	_, url, dir := testHost(t, HostOptions{Validator: Validators{RepositoryChecks(), forbid, slow}, RequestTimeout: 2 * time.Second})
+	src := newWorkRepo(t, map[string]string{"AGENTS.md": "a\n"})
+	git(t, src, "push", "-q", url+"/ws.git", "main")
+	base := git(t, src, "rev-parse", "HEAD")
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  string
+	}{
+		{"daemon check", map[string]string{"FORBIDDEN.md": "x\n"}, "FORBIDDEN.md: budget: 30000 chars exceed the 20000-char limit"},
+		{"both checks", map[string]string{"FORBIDDEN.md": "x\n", "memory/bad.md": "\xff\n"}, "(and 1 more)"},
+		{"time limit", map[string]string{"SLOW.md": "x\n"}, "validation timed out"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			git(t, src, "reset", "-q", "--hard", base)
+			commitFiles(t, src, tt.files, tt.name)
+			out, err := gitTry(src, "push", url+"/ws.git", "main")
+			if err == nil || !strings.Contains(out, tt.want) {
+				t.Fatalf("err %v, output:\n%s", err, out)
+			}
+			if got := git(t, filepath.Join(dir, "ws.git"), "rev-parse", "main"); got != base {
+				t.Fatalf("main moved to %s", got)
+			}
+		})
+	}
+}
+
+// TestUploadPackGzip: git compresses larger upload-pack requests.
+func TestUploadPackGzip(t *testing.T) {
+	h, url, _ := testHost(t, HostOptions{})
+	if _, err := h.Create("ws"); err != nil {
+		t.Fatal(err)
+	}
+	src := newWorkRepo(t, map[string]string{"AGENTS.md": "a\n"})
+	git(t, src, "push", "-q", url+"/ws.git", "main")
+	head := git(t, src, "rev-parse", "HEAD")
+	var body bytes.Buffer
+	zw := gzip.NewWriter(&body)
+	io.WriteString(zw, pkts("want "+head+" side-band-64k ofs-delta\n", "", "have "+strings.Repeat("3", 40)+"\n", "done\n"))
+	zw.Close()
+	req, _ := http.NewRequest("POST", url+"/ws.git/git-upload-pack", &body)
+	req.Header.Set("Content-Encoding", "gzip")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !bytes.HasPrefix(b, []byte(pkts("NAK\n"))) || !bytes.Contains(b, []byte("PACK")) {
+		t.Fatalf("status %d, body %q", resp.StatusCode, b[:min(len(b), 80)])
+	}
+}
+
+func TestEndpointTags(t *testing.T) {
+	_, url, _ := testHost(t, HostOptions{})
+	src := newWorkRepo(t, map[string]string{"AGENTS.md": "a\n"})
+	git(t, src, "tag", "light")
+	git(t, src, "tag", "-a", "-m", "release", "v1")
+	git(t, src, "push", "-q", url+"/ws.git", "main", "light", "v1")
+	c := clone(t, url+"/ws.git")
+	for _, tag := range []string{"light", "v1"} {
+		if got, want := git(t, c, "rev-parse", tag+"^{commit}"), git(t, src, "rev-parse", "HEAD"); got != want {
+			t.Errorf("tag %s in the clone = %s, want %s", tag, got, want)
+		}
+	}
+	if got := git(t, c, "cat-file", "-t", "v1"); got != "tag" {
+		t.Errorf("v1 is a %s in the clone, want an annotated tag", got)
+	}
+	git(t, src, "push", "-q", url+"/ws.git", ":refs/tags/light")
+	if out := git(t, c, "ls-remote", "--tags", "origin"); strings.Contains(out, "light") {
+		t.Errorf("deleted tag still listed:\n%s", out)
+	}
 }

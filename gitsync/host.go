@@ -3,6 +3,7 @@ package gitsync
 import (
 	"compress/gzip"
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -179,7 +180,8 @@ func (h *Host) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	defer cancel()
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(h.opts.RequestTimeout))
-	_ = rc.SetWriteDeadline(time.Now().Add(h.opts.RequestTimeout))
+	// Leave time after the context's deadline to report a refusal.
+	_ = rc.SetWriteDeadline(time.Now().Add(h.opts.RequestTimeout + 30*time.Second))
 	w.Header().Set("Cache-Control", "no-cache")
 	switch {
 	case action == "info/refs" && req.Method == http.MethodGet:
@@ -263,4 +265,13 @@ func (h *Host) serveRefs(w http.ResponseWriter, req *http.Request, name string) 
 // appendPkt appends one pkt-line.
 func appendPkt(b []byte, s string) []byte {
 	return append(fmt.Appendf(b, "%04x", len(s)+4), s...)
+}
+
+// Tokens returns an Authenticate function accepting the given user →
+// token pairs, compared in constant time.
+func Tokens(tokens map[string]string) func(user, token string) bool {
+	return func(user, token string) bool {
+		want, ok := tokens[user]
+		return ok && want != "" && subtle.ConstantTimeCompare([]byte(want), []byte(token)) == 1
+	}
 }

@@ -135,15 +135,38 @@ func (h *Host) receive(ctx context.Context, r *Repository, body io.Reader, cmds 
 		}
 	}
 
-	r.writeMu.Lock()
-	defer r.writeMu.Unlock()
-
+	// Validate against the old values the client sent, without the
+	// writer lock (validation may be slow; daemon commits go on).
 	for i, c := range cmds {
 		if err := ctx.Err(); err != nil {
 			results[i].reason = "timed out"
 			continue
 		}
-		results[i].reason = h.check(ctx, r, ov, c, out)
+		results[i].reason = h.check(ctx, ov, c, out)
+	}
+
+	// Under the writer lock: every ref must still be where the client
+	// saw it (compare-and-swap), then objects are written and refs move.
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	for i, c := range cmds {
+		if results[i].reason != "" {
+			continue
+		}
+		var cur plumbing.Hash
+		err := r.locked(func(storer.EncodedObjectStorer) error {
+			var err error
+			cur, err = r.refValue(c.Name)
+			return err
+		})
+		switch {
+		case err != nil:
+			results[i].reason = "cannot read ref"
+		case cur != c.Old:
+			// Someone (another push, the daemon) moved the ref after
+			// this client looked at it.
+			results[i].reason = "non-fast-forward"
+		}
 	}
 	if caps.has("atomic") {
 		failed := false
@@ -199,22 +222,10 @@ func (h *Host) receive(ctx context.Context, r *Repository, body io.Reader, cmds 
 	return results, updates
 }
 
-// check decides one command under the writer lock: "" accepts it.
-func (h *Host) check(ctx context.Context, r *Repository, ov *overlay, c command, out *pushOutput) string {
-	var cur plumbing.Hash
-	err := r.locked(func(storer.EncodedObjectStorer) error {
-		var err error
-		cur, err = r.refValue(c.Name)
-		return err
-	})
-	if err != nil {
-		return "cannot read ref"
-	}
-	if cur != c.Old {
-		// Someone (another push, the daemon) moved the ref after this
-		// client looked at it.
-		return "non-fast-forward"
-	}
+// check validates one command against the old value the client sent:
+// "" accepts it.
+func (h *Host) check(ctx context.Context, ov *overlay, c command, out *pushOutput) string {
+	cur := c.Old
 	if c.isDelete() {
 		return ""
 	}
@@ -238,19 +249,19 @@ func (h *Host) check(ctx context.Context, r *Repository, ov *overlay, c command,
 		}
 		return ""
 	}
-	if err := ov.connected(c.New); err != nil {
-		return "missing necessary objects"
-	}
-	tree, err := ov.snapshot(commit)
-	if err != nil {
-		return "bad commit"
-	}
 	var old plumbing.Hash
 	if !cur.IsZero() {
 		old = cur
 		if o, err := ov.EncodedObject(plumbing.AnyObject, old); err != nil || o.Type() != plumbing.CommitObject {
 			old = plumbing.ZeroHash
 		}
+	}
+	if err := ov.connected(c.New, old); err != nil {
+		return "missing necessary objects"
+	}
+	tree, err := ov.snapshot(commit)
+	if err != nil {
+		return "bad commit"
 	}
 	changed, err := changes(ctx, ov, old, commit)
 	if err != nil {
@@ -276,31 +287,50 @@ func oneLine(s string) string {
 }
 
 // connected checks that every object reachable from h is either in the
-// push or already in the repository.
-func (o *overlay) connected(h plumbing.Hash) error {
-	return o.walk([]plumbing.Hash{h}, nil)
+// push or already in the repository. old (zero when none) is the ref's
+// previous commit: an entry of a pushed tree that has the same hash at the
+// same place in old's tree is known to exist without a lookup, which keeps
+// a one-file push from probing every unchanged file.
+func (o *overlay) connected(h, old plumbing.Hash) error {
+	return o.walk([]plumbing.Hash{h}, old, nil, true)
 }
 
-// walk visits the pushed objects reachable from tips; objects outside the
-// push must exist in the repository (their closure is then complete).
-func (o *overlay) walk(tips []plumbing.Hash, visit func(plumbing.Hash)) error {
+// walkItem is an object to visit and the hash of the tree at the same
+// place in the old commit (zero when unknown).
+type walkItem struct {
+	h, old plumbing.Hash
+}
+
+// walk visits the pushed objects reachable from tips. With check, objects
+// outside the push must exist in the repository (their closure is then
+// complete).
+func (o *overlay) walk(tips []plumbing.Hash, oldCommit plumbing.Hash, visit func(plumbing.Hash), check bool) error {
+	var oldRoot plumbing.Hash
+	if !oldCommit.IsZero() {
+		if c, err := object.GetCommit(o, oldCommit); err == nil {
+			oldRoot = c.TreeHash
+		}
+	}
 	seen := map[plumbing.Hash]bool{}
-	stack := append([]plumbing.Hash(nil), tips...)
+	var stack []walkItem
+	for _, t := range tips {
+		stack = append(stack, walkItem{h: t})
+	}
 	var boundary []plumbing.Hash
 	for len(stack) > 0 {
-		h := stack[len(stack)-1]
+		it := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if seen[h] {
+		if seen[it.h] {
 			continue
 		}
-		seen[h] = true
-		obj, ok := o.objects[h]
+		seen[it.h] = true
+		obj, ok := o.objects[it.h]
 		if !ok {
-			boundary = append(boundary, h)
+			boundary = append(boundary, it.h)
 			continue
 		}
 		if visit != nil {
-			visit(h)
+			visit(it.h)
 		}
 		switch obj.Type() {
 		case plumbing.CommitObject:
@@ -308,25 +338,43 @@ func (o *overlay) walk(tips []plumbing.Hash, visit func(plumbing.Hash)) error {
 			if err != nil {
 				return err
 			}
-			stack = append(stack, c.TreeHash)
-			stack = append(stack, c.ParentHashes...)
+			stack = append(stack, walkItem{h: c.TreeHash, old: oldRoot})
+			for _, p := range c.ParentHashes {
+				stack = append(stack, walkItem{h: p})
+			}
 		case plumbing.TreeObject:
 			t, err := object.DecodeTree(o, obj)
 			if err != nil {
 				return err
 			}
-			for _, e := range t.Entries {
-				if e.Mode != filemode.Submodule {
-					stack = append(stack, e.Hash)
+			var oldEntries map[string]plumbing.Hash
+			if !it.old.IsZero() {
+				if ot, err := object.GetTree(o, it.old); err == nil {
+					oldEntries = make(map[string]plumbing.Hash, len(ot.Entries))
+					for _, e := range ot.Entries {
+						oldEntries[e.Name] = e.Hash
+					}
 				}
+			}
+			for _, e := range t.Entries {
+				if e.Mode == filemode.Submodule {
+					continue
+				}
+				if _, pushed := o.objects[e.Hash]; !pushed && oldEntries[e.Name] == e.Hash {
+					continue // unchanged: exists in the repository
+				}
+				stack = append(stack, walkItem{h: e.Hash, old: oldEntries[e.Name]})
 			}
 		case plumbing.TagObject:
 			t, err := object.DecodeTag(o, obj)
 			if err != nil {
 				return err
 			}
-			stack = append(stack, t.Target)
+			stack = append(stack, walkItem{h: t.Target})
 		}
+	}
+	if !check {
+		return nil
 	}
 	return o.repo.locked(func(st storer.EncodedObjectStorer) error {
 		for _, h := range boundary {
@@ -338,10 +386,11 @@ func (o *overlay) walk(tips []plumbing.Hash, visit func(plumbing.Hash)) error {
 	})
 }
 
-// write stores the pushed objects reachable from tips in the repository.
+// write stores the pushed objects reachable from tips in the repository
+// (connectivity was checked before).
 func (o *overlay) write(tips []plumbing.Hash) error {
 	var hs []plumbing.Hash
-	if err := o.walk(tips, func(h plumbing.Hash) { hs = append(hs, h) }); err != nil {
+	if err := o.walk(tips, plumbing.ZeroHash, func(h plumbing.Hash) { hs = append(hs, h) }, false); err != nil {
 		return err
 	}
 	return o.repo.locked(func(st storer.EncodedObjectStorer) error {

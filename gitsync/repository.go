@@ -26,6 +26,9 @@ type Repository struct {
 	// writeMu makes the repository single-writer: commits and pushes
 	// hold it from reading the old ref value to moving the ref.
 	writeMu sync.Mutex
+
+	// trees caches decoded trees for snapshots.
+	trees treeCache
 }
 
 // Open opens the git repository at path: a bare repository, a .git

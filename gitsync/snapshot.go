@@ -40,6 +40,33 @@ type Snapshot struct {
 	trees map[string]*treeDir
 }
 
+// treeCache keeps decoded trees by hash, shared by a repository's
+// snapshots (trees are immutable, so entries never go stale). It is
+// cleared when full.
+type treeCache struct {
+	mu sync.Mutex
+	m  map[plumbing.Hash]*treeDir
+}
+
+// treeCacheSize bounds the number of decoded trees a repository keeps.
+const treeCacheSize = 20000
+
+func (c *treeCache) get(h plumbing.Hash) (*treeDir, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d, ok := c.m[h]
+	return d, ok
+}
+
+func (c *treeCache) put(h plumbing.Hash, d *treeDir) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= treeCacheSize {
+		c.m = make(map[plumbing.Hash]*treeDir)
+	}
+	c.m[h] = d
+}
+
 // treeDir is a decoded tree object with its entries in fs order.
 type treeDir struct {
 	entries []object.TreeEntry // sorted by name, submodules left out
@@ -92,6 +119,14 @@ func (s *Snapshot) dir(p string) (*treeDir, error) {
 		}
 		h = e.Hash
 	}
+	if s.repo != nil {
+		if d, ok := s.repo.trees.get(h); ok {
+			s.mu.Lock()
+			s.trees[p] = d
+			s.mu.Unlock()
+			return d, nil
+		}
+	}
 	var t *object.Tree
 	err := s.access(func(st storer.EncodedObjectStorer) error {
 		var err error
@@ -113,6 +148,9 @@ func (s *Snapshot) dir(p string) (*treeDir, error) {
 	slices.SortFunc(d.entries, func(a, b object.TreeEntry) int { return strings.Compare(a.Name, b.Name) })
 	for i, e := range d.entries {
 		d.byName[e.Name] = i
+	}
+	if s.repo != nil {
+		s.repo.trees.put(h, d)
 	}
 	s.mu.Lock()
 	s.trees[p] = d
@@ -268,6 +306,22 @@ func (s *Snapshot) dirEntries(es []object.TreeEntry) []fs.DirEntry {
 		out[i] = &dirEntry{s: s, e: e}
 	}
 	return out
+}
+
+// Hash is the git object hash of the named file's content (its blob; see
+// BlobHash) or directory (its tree), read without reading the content.
+func (s *Snapshot) Hash(name string) (plumbing.Hash, error) {
+	if !fs.ValidPath(name) {
+		return plumbing.ZeroHash, pathErr("hash", name, fs.ErrInvalid)
+	}
+	if name == "." {
+		return s.root, nil
+	}
+	e, err := s.entry(name)
+	if err != nil {
+		return plumbing.ZeroHash, pathErr("hash", name, err)
+	}
+	return e.Hash, nil
 }
 
 // Stat describes the named file or directory.

@@ -50,6 +50,52 @@ func BenchmarkSnapshot(b *testing.B) {
 			}
 		}
 	})
+	b.Run("List2000FilesColdOpen", func(b *testing.B) {
+		// A freshly opened repository: no decoded trees cached.
+		for b.Loop() {
+			r2, err := Open(r.Path())
+			if err != nil {
+				b.Fatal(err)
+			}
+			s, err := r2.Snapshot("HEAD")
+			if err != nil {
+				b.Fatal(err)
+			}
+			n := 0
+			err = fs.WalkDir(s, ".", func(p string, d fs.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					n++
+				}
+				return err
+			})
+			if err != nil || n != 2001 {
+				b.Fatalf("walk: %d files, %v", n, err)
+			}
+		}
+	})
+	b.Run("List2000FilesUncachedTrees", func(b *testing.B) {
+		// An open repository, but every tree decoded afresh (a new commit
+		// whose trees all changed).
+		for b.Loop() {
+			r.trees.mu.Lock()
+			r.trees.m = nil
+			r.trees.mu.Unlock()
+			s, err := r.Snapshot("HEAD")
+			if err != nil {
+				b.Fatal(err)
+			}
+			n := 0
+			err = fs.WalkDir(s, ".", func(p string, d fs.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					n++
+				}
+				return err
+			})
+			if err != nil || n != 2001 {
+				b.Fatalf("walk: %d files, %v", n, err)
+			}
+		}
+	})
 	b.Run("List2000Files", func(b *testing.B) {
 		for b.Loop() {
 			s, err := r.Snapshot("HEAD")

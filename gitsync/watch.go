@@ -30,9 +30,10 @@ const (
 // SourceWorkTree events. It watches every directory (walking new ones as
 // they appear), ignores .git and editor scratch files, sees atomic saves
 // (write to a temporary name, rename over the file) as a change of the
-// file, rescans after the kernel queue overflows, and debounces: a path
-// is reported once it has been quiet for its delay (SkillsDelay for
-// skills, MemoryDelay for memory files, SkillsDelay for everything else).
+// file, rescans after the kernel queue overflows, and debounces: changes
+// are batched by their delay (SkillsDelay for skills and other files,
+// MemoryDelay for memory files) and a batch is reported once it has been
+// quiet for that delay.
 type Watcher struct {
 	// Root is the directory watched.
 	Root string
@@ -42,6 +43,9 @@ type Watcher struct {
 	Logger *slog.Logger
 	// Delay, when set, overrides the delay for a path (tests).
 	Delay func(path string) time.Duration
+
+	// inject, in tests, feeds errors as if from fsnotify (nil otherwise).
+	inject chan error
 }
 
 // DelayFor is the default debounce delay for a slash-separated path
@@ -104,15 +108,45 @@ func (w *Watcher) Run(ctx context.Context) error {
 		return err
 	}
 
-	due := map[string]time.Time{}
+	// pending holds, per changed path, when it last changed. Paths are
+	// batched by their delay: a batch is reported once its newest change
+	// is that delay old, or its oldest change ten delays old (so a file
+	// rewritten without pause is still reported).
+	pending := map[string]time.Time{}
 	rescan := time.Time{} // when a pending rescan is due
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	type batch struct{ first, last time.Time }
+	batches := func() map[time.Duration]*batch {
+		out := map[time.Duration]*batch{}
+		for p, t := range pending {
+			d := delay(p)
+			b, ok := out[d]
+			if !ok {
+				out[d] = &batch{first: t, last: t}
+				continue
+			}
+			if t.Before(b.first) {
+				b.first = t
+			}
+			if t.After(b.last) {
+				b.last = t
+			}
+		}
+		return out
+	}
+	readyAt := func(d time.Duration, b *batch) time.Time {
+		at := b.last.Add(d)
+		if cap := b.first.Add(10 * d); cap.Before(at) {
+			at = cap
+		}
+		return at
+	}
 	arm := func() {
 		var next time.Time
-		for _, t := range due {
-			if next.IsZero() || t.Before(next) {
-				next = t
+		for d, b := range batches() {
+			if at := readyAt(d, b); next.IsZero() || at.Before(next) {
+				next = at
 			}
 		}
 		if !rescan.IsZero() && (next.IsZero() || rescan.Before(next)) {
@@ -121,6 +155,20 @@ func (w *Watcher) Run(ctx context.Context) error {
 		if !next.IsZero() {
 			timer.Reset(max(time.Until(next), 0))
 		}
+	}
+	onErr := func(err error) {
+		if errors.Is(err, fsnotify.ErrEventOverflow) {
+			// Events were lost: rescan (and watch any directories
+			// missed) once things calm down.
+			d := SkillsDelay
+			if w.Delay != nil {
+				d = w.Delay("")
+			}
+			rescan = time.Now().Add(d)
+			arm()
+			return
+		}
+		log.Warn("watch", "root", root, "err", err)
 	}
 	for {
 		select {
@@ -146,27 +194,21 @@ func (w *Watcher) Run(ctx context.Context) error {
 						log.Warn("watch new directory", "dir", ev.Name, "err", err)
 					}
 					for _, f := range files {
-						due[f] = time.Now().Add(delay(f))
+						pending[f] = time.Now()
 					}
 					arm()
 					continue
 				}
 			}
-			due[rel] = time.Now().Add(delay(rel))
+			pending[rel] = time.Now()
 			arm()
+		case err := <-w.inject:
+			onErr(err)
 		case err, ok := <-fw.Errors:
 			if !ok {
 				return nil
 			}
-			if errors.Is(err, fsnotify.ErrEventOverflow) {
-				rescan = time.Now().Add(SkillsDelay)
-				if w.Delay != nil {
-					rescan = time.Now().Add(w.Delay(""))
-				}
-				arm()
-				continue
-			}
-			log.Warn("watch", "root", root, "err", err)
+			onErr(err)
 		case <-timer.C:
 			now := time.Now()
 			if !rescan.IsZero() && !rescan.After(now) {
@@ -174,15 +216,21 @@ func (w *Watcher) Run(ctx context.Context) error {
 				if _, err := w.addTree(fw, root, root); err != nil {
 					log.Warn("rescan", "root", root, "err", err)
 				}
-				clear(due)
+				clear(pending)
 				w.emit(Event{Source: SourceWorkTree, Name: root, Rescan: true})
 				continue
 			}
+			ready := map[time.Duration]bool{}
+			for d, b := range batches() {
+				if !readyAt(d, b).After(now) {
+					ready[d] = true
+				}
+			}
 			var paths []string
-			for p, t := range due {
-				if !t.After(now) {
+			for p := range pending {
+				if ready[delay(p)] {
 					paths = append(paths, p)
-					delete(due, p)
+					delete(pending, p)
 				}
 			}
 			arm()

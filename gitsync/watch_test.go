@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fsnotify/fsnotify"
 )
 
 func TestDelayFor(t *testing.T) {
@@ -37,7 +39,7 @@ func TestWatcher(t *testing.T) {
 	root := t.TempDir()
 	writeFiles(t, root, map[string]string{".git/HEAD": "ref: refs/heads/main\n", "AGENTS.md": "a\n", "memory/old.md": "x\n"})
 	events := make(chan Event, 20)
-	w := &Watcher{Root: root, OnEvent: func(e Event) { events <- e }, Delay: func(p string) time.Duration {
+	w := &Watcher{Root: root, OnEvent: func(e Event) { events <- e }, inject: make(chan error, 1), Delay: func(p string) time.Duration {
 		if isMemoryPath(p) {
 			return 400 * time.Millisecond
 		}
@@ -115,6 +117,16 @@ func TestWatcher(t *testing.T) {
 	write(".git/index", "changed")
 	write("notes.md~", "backup")
 	quiet(".git and editor backups are ignored")
+
+	// A queue overflow makes one rescan event; watching goes on after.
+	w.inject <- fsnotify.ErrEventOverflow
+	if e, _ := next("overflow"); !e.Rescan || e.Paths != nil {
+		t.Fatalf("overflow: event %+v, want a rescan", e)
+	}
+	write("skills/late/SKILL.md", "x\n")
+	if e, _ := next("after rescan"); !slices.Equal(e.Paths, []string{"skills/late/SKILL.md"}) {
+		t.Fatalf("after rescan: %v", e.Paths)
+	}
 
 	cancel()
 	if err := <-done; err != context.Canceled {

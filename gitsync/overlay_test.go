@@ -1,0 +1,63 @@
+package gitsync
+
+import (
+	"bytes"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+)
+
+// TestOverlayThinPack: a thin pack (deltas against objects the receiver
+// already has) resolves through the repository; the same pack against an
+// empty repository does not, which shows the pack really is thin.
+func TestOverlayThinPack(t *testing.T) {
+	big := strings.Repeat("a line of a long memory file that deltas well\n", 1000)
+	work := newWorkRepo(t, map[string]string{"MEMORY.md": big})
+	first := git(t, work, "rev-parse", "HEAD")
+	server := filepath.Join(t.TempDir(), "s.git")
+	git(t, work, "clone", "-q", "--bare", work, server)
+	second := commitFiles(t, work, map[string]string{"MEMORY.md": big + "one more\n"}, "second")
+
+	cmd := exec.Command("git", "pack-objects", "--thin", "--stdout", "--revs", "-q")
+	cmd.Dir = work
+	cmd.Stdin = strings.NewReader(second + "\n^" + first + "\n")
+	pack, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ov := newOverlay(r, 0)
+	if err := ov.readPack(bytes.NewReader(pack)); err != nil {
+		t.Fatalf("thin pack against the repository: %v", err)
+	}
+	s, err := ov.snapshot(plumbing.NewHash(second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := s.ReadFile("MEMORY.md"); err != nil || string(b) != big+"one more\n" {
+		t.Fatalf("ReadFile through the overlay: %d bytes, %v", len(b), err)
+	}
+	// Nothing was written to the repository.
+	if err := r.locked(func(st storer.EncodedObjectStorer) error { return st.HasEncodedObject(plumbing.NewHash(second)) }); err == nil {
+		t.Fatal("parsing the pack wrote the commit to the repository")
+	}
+
+	empty, err := Open(newBare(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := newOverlay(empty, 0).readPack(bytes.NewReader(pack)); err == nil {
+		t.Fatal("the pack resolved without the repository: it is not thin")
+	}
+	// The overlay's inflated-size limit.
+	if err := newOverlay(r, 1000).readPack(bytes.NewReader(pack)); err == nil {
+		t.Fatal("a pack over the overlay limit was accepted")
+	}
+}
