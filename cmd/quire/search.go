@@ -16,6 +16,8 @@ type searchOptions struct {
 	limit                 int
 	minScore              float64
 	rrf, json             bool
+	socket                string
+	local                 bool
 	embedderOptions
 }
 
@@ -31,12 +33,15 @@ Builds the embedded memory index from the workspace (the working tree, or
 only agent-level memory is searched; with it, agent-level memory and that
 user's. Embeddings are cached in $XDG_CACHE_HOME/quire/embeddings.
 
+Without --dir, --rev and --local, a daemon answering on --socket is asked
+instead: it searches what it has deployed and indexed.
+
 Examples:
   quire search "when do backups run" --agent concierge
   quire search "allergies" --user alice --limit 3 --json`,
 		flags: func(fs *flag.FlagSet) any {
 			o := &searchOptions{}
-			fs.StringVar(&o.dir, "dir", ".", "workspace `directory`")
+			fs.StringVar(&o.dir, "dir", "", "workspace `directory` (default: the current directory, or a running daemon)")
 			fs.StringVar(&o.agent, "agent", "", "agent `name` (may be left out when the workspace has one agent)")
 			fs.StringVar(&o.user, "user", "", "user `id` whose own memory is searched too")
 			fs.StringVar(&o.rev, "rev", "", "read the workspace at git `revision` REV")
@@ -44,6 +49,8 @@ Examples:
 			fs.Float64Var(&o.minScore, "min-score", 0, "drop hits scoring below `score`")
 			fs.BoolVar(&o.rrf, "rrf", false, "rank by reciprocal rank fusion instead of weighted scores")
 			fs.BoolVar(&o.json, "json", false, "print JSON")
+			fs.StringVar(&o.socket, "socket", "", "unix socket `path` of a running daemon (default $XDG_RUNTIME_DIR/quire/quire.sock)")
+			fs.BoolVar(&o.local, "local", false, "never ask a running daemon; build the embedded index")
 			o.embedderOptions.define(fs)
 			return o
 		},
@@ -58,6 +65,14 @@ func runSearch(ctx context.Context, e *env, opts any, args []string) error {
 	}
 	if o.limit <= 0 {
 		return usagef("--limit must be positive")
+	}
+	if o.dir == "" && o.rev == "" && !o.local {
+		if done, err := searchDaemon(ctx, e, o, args[0]); done {
+			return err
+		}
+	}
+	if o.dir == "" {
+		o.dir = "."
 	}
 	ws, err := openWorkspace(o.dir, o.rev)
 	if err != nil {
