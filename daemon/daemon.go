@@ -399,6 +399,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}
 	}
 	g.Go(func() error { return d.pruneLoop(gctx) })
+	if d.host != nil {
+		g.Go(func() error { return quiet(gctx, d.host.Maintain(gctx, 10*time.Minute, 2000)) })
+	}
 	g.Go(func() error {
 		<-gctx.Done()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/gitsync"
 )
 
 // TestDirSource serves a working tree: a saved file is served after the
@@ -102,5 +103,19 @@ func TestShutdownWithEventStream(t *testing.T) {
 	}
 	if _, err := os.Stat(td.c.Socket); !os.IsNotExist(err) {
 		t.Fatalf("socket left behind: %v", err)
+	}
+}
+
+// TestGitAuth: with tokens, the git endpoint refuses anonymous pushes
+// and deploys authenticated ones.
+func TestGitAuth(t *testing.T) {
+	td := startDaemon(t, daemon.Options{GitAuthenticate: gitsync.Tokens(map[string]string{"ann": "s3cret"})})
+	wt := newWorkTree(t, botFiles)
+	if out, err := gitMay(wt, "push", td.remote+"/bot.git", "main"); err == nil {
+		t.Fatalf("anonymous push accepted:\n%s", out)
+	}
+	authed := strings.Replace(td.remote, "http://", "http://ann:s3cret@", 1)
+	if out := git(t, wt, "push", authed+"/bot.git", "main"); !strings.Contains(out, "bot: deployed") {
+		t.Fatalf("authenticated push:\n%s", out)
 	}
 }

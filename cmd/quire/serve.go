@@ -1,16 +1,19 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/memory/openai"
 )
@@ -18,6 +21,7 @@ import (
 type serveOptions struct {
 	dir, repos, gitListen, upstream     string
 	socket, apiListen, tokenFile        string
+	gitTokenFile                        string
 	database, embedder, embedURL, model string
 	cacheDir, logLevel                  string
 	poll                                time.Duration
@@ -55,6 +59,7 @@ Examples:
 			fs.StringVar(&o.dir, "dir", "", "serve the working tree in `directory` (dev mode)")
 			fs.StringVar(&o.repos, "repos", "", "host the bare repositories in `directory` and accept pushes")
 			fs.StringVar(&o.gitListen, "git-listen", "127.0.0.1:7480", "`address` of the git endpoint (with --repos)")
+			fs.StringVar(&o.gitTokenFile, "git-token-file", "", "require HTTP basic auth on the git endpoint: `file` with a user name and a token per line")
 			fs.StringVar(&o.upstream, "upstream", "", "follow the remote at `URL`")
 			fs.DurationVar(&o.poll, "poll", 30*time.Second, "fetch the upstream every `interval`")
 			fs.StringVar(&o.socket, "socket", "", "unix socket `path` of the local API (default $XDG_RUNTIME_DIR/quire/quire.sock)")
@@ -140,6 +145,14 @@ func runServe(ctx context.Context, e *env, opts any, args []string) error {
 			return fmt.Errorf("--token-file %s: %w", o.tokenFile, err)
 		}
 	}
+	var gitAuth func(user, token string) bool
+	if o.gitTokenFile != "" {
+		pairs, err := readGitTokens(o.gitTokenFile)
+		if err != nil {
+			return err
+		}
+		gitAuth = gitsync.Tokens(pairs)
+	}
 	emb, err := buildEmbedder(ctx, o, e.getenv)
 	if err != nil {
 		return err
@@ -149,7 +162,7 @@ func runServe(ctx context.Context, e *env, opts any, args []string) error {
 		socket = api.DefaultSocket(e.getenv)
 	}
 	d, err := daemon.New(ctx, daemon.Options{
-		Dir: o.dir, ReposDir: o.repos, GitListen: o.gitListen, Upstream: o.upstream, Poll: o.poll,
+		Dir: o.dir, ReposDir: o.repos, GitListen: o.gitListen, GitAuthenticate: gitAuth, Upstream: o.upstream, Poll: o.poll,
 		Socket: socket, APIListen: o.apiListen, Tokens: tokens, DatabaseURL: o.database,
 		Embedder: emb, CacheDir: o.cacheDir, Version: buildVersion(), Logger: log,
 	})
@@ -157,4 +170,31 @@ func runServe(ctx context.Context, e *env, opts any, args []string) error {
 		return err
 	}
 	return d.Run(ctx)
+}
+
+// readGitTokens reads --git-token-file: a user name and a token per line;
+// blank lines and lines starting with # are skipped.
+func readGitTokens(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--git-token-file: %w", err)
+	}
+	defer f.Close()
+	pairs := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fields := strings.Fields(line)
+		if len(fields) != 2 {
+			return nil, fmt.Errorf("--git-token-file %s line %d: want a user name and a token", path, n)
+		}
+		pairs[fields[0]] = fields[1]
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("--git-token-file %s: %w", path, err)
+	}
+	return pairs, nil
 }
