@@ -119,3 +119,23 @@ func TestGitAuth(t *testing.T) {
 		t.Fatalf("authenticated push:\n%s", out)
 	}
 }
+
+// TestDirSymlinkEscape: in dev mode a symbolic link cannot carry a write
+// out of the working tree.
+func TestDirSymlinkEscape(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	outside := t.TempDir()
+	writeFiles(t, dir, botFiles)
+	if err := os.Symlink(outside, filepath.Join(dir, "memory", "notes")); err != nil {
+		t.Fatal(err)
+	}
+	td := startDaemon(t, daemon.Options{Dir: dir})
+	_, err := td.c.WriteFile(ctx, "bot", "memory/notes/x.md", "", "*", []byte("escaped"))
+	if err == nil {
+		t.Fatal("a write followed a symbolic link out of the tree")
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+		t.Fatalf("files written outside: %v", entries)
+	}
+}

@@ -315,19 +315,26 @@ func (d *Daemon) commitChange(ctx context.Context, ref agentRef, user, message s
 		if err != nil || len(writes) == 0 {
 			return "", "", err
 		}
+		// os.Root keeps every write inside the tree, symbolic links
+		// included.
+		root, err := os.OpenRoot(s.dir)
+		if err != nil {
+			return "", "", err
+		}
+		defer root.Close()
 		for _, w := range writes {
-			p := filepath.Join(s.dir, filepath.FromSlash(w.Path))
+			p := filepath.FromSlash(w.Path)
 			if w.Delete {
-				if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				if err := root.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 					return "", "", err
 				}
 				continue
 			}
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			if err := root.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				return "", "", err
 			}
-			if err := os.WriteFile(p, w.Content, 0o644); err != nil {
-				return "", "", err
+			if err := root.WriteFile(p, w.Content, 0o644); err != nil {
+				return "", "", api.Errorf(http.StatusBadRequest, "bad_path", "write %s: %v", w.Path, err)
 			}
 		}
 		dep, err := d.deploy(ctx, s)
