@@ -52,6 +52,9 @@ type Options struct {
 	Tokens    api.Tokens
 	// DatabaseURL selects the PostgreSQL store; "" means the embedded one.
 	DatabaseURL string
+	// DatabaseSchema holds Quire's tables in that database; "" means
+	// pgstore's default ("quire").
+	DatabaseSchema string
 	// Store, when set, is used instead of building one (tests).
 	Store memory.Store
 	// Embedder embeds memory chunks; nil means memory.Builtin{}.
@@ -176,7 +179,7 @@ func (d *Daemon) openStore(ctx context.Context) error {
 	case d.opts.DatabaseURL != "":
 		octx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		st, err := pgstore.Open(octx, pgstore.Options{URL: d.opts.DatabaseURL, Embedder: d.emb, Logger: d.log})
+		st, err := pgstore.Open(octx, pgstore.Options{URL: d.opts.DatabaseURL, Schema: d.opts.DatabaseSchema, Embedder: d.emb, Logger: d.log})
 		if err != nil {
 			return fmt.Errorf("open the PostgreSQL store: %w", err)
 		}

@@ -21,6 +21,9 @@ type indexer struct {
 	mu      sync.Mutex
 	pending map[*source]*deployment
 	wake    chan struct{}
+	// unembedded is set when an index run left chunks without vectors
+	// (the embedder failed); Backfill is retried until it embeds them.
+	unembedded bool
 }
 
 func newIndexer(d *Daemon) *indexer {
@@ -54,7 +57,7 @@ func (ix *indexer) run(ctx context.Context) error {
 		work := ix.pending
 		ix.pending = map[*source]*deployment{}
 		ix.mu.Unlock()
-		failed := false
+		failed := ix.unembedded && !ix.backfill(ctx)
 		for s, dep := range work {
 			if s.cur.Load() != dep {
 				continue // a newer deployment is on its way
@@ -69,7 +72,7 @@ func (ix *indexer) run(ctx context.Context) error {
 			}
 		}
 		switch {
-		case !failed:
+		case !failed && !ix.unembedded:
 			backoff = 0
 		case backoff == 0:
 			backoff = 500 * time.Millisecond
@@ -115,12 +118,26 @@ func (ix *indexer) index(ctx context.Context, s *source, dep *deployment) bool {
 			d.events.publish(api.Event{Type: "error", Agent: name, Source: s.id(), Commit: dep.commit, Message: fmt.Sprintf("indexing failed: %v", err)})
 			continue
 		}
-		if stats.EmbedError != nil {
-			d.log.Warn("embedding failed; text indexed, vectors pending", "agent", name, "err", stats.EmbedError)
+		if stats.EmbedError != nil || stats.Pending > 0 {
+			d.log.Warn("embedding failed; text indexed, vectors pending", "agent", name, "pending", stats.Pending, "err", stats.EmbedError)
+			ix.unembedded = true
 		}
 		d.log.Info("indexed", "agent", name, "commit", short(dep.commit), "documents", stats.Documents, "changed", stats.Changed, "chunks", stats.Chunks, "took", time.Since(start))
 		d.events.publish(api.Event{Type: "index", Agent: name, Source: s.id(), Commit: dep.commit, Chunks: stats.Chunks,
 			Message: fmt.Sprintf("%d chunks re-indexed (%d documents changed)", stats.Chunks, stats.Changed)})
 	}
 	return ok
+}
+
+// backfill embeds chunks an earlier run left without vectors, reporting
+// whether none are left.
+func (ix *indexer) backfill(ctx context.Context) bool {
+	n, err := ix.d.store.Backfill(ctx)
+	if err != nil {
+		ix.d.log.Warn("embedding backfill failed", "embedded", n, "err", err)
+		return false
+	}
+	ix.d.log.Info("embedding backfill", "embedded", n)
+	ix.unembedded = false
+	return true
 }

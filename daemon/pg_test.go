@@ -285,3 +285,19 @@ func TestTwoDaemonsOneDatabase(t *testing.T) {
 		}
 	}
 }
+
+// TestDatabaseOption builds the PostgreSQL store from DatabaseURL (what
+// `quire serve --database` does).
+func TestDatabaseOption(t *testing.T) {
+	dbURL, schema := pgSchema(t)
+	ctx := context.Background()
+	td := startDaemon(t, daemon.Options{DatabaseURL: dbURL, DatabaseSchema: schema})
+	td.push(t, newWorkTree(t, botFiles), "bot")
+	waitFor(t, "search on PostgreSQL", func() bool {
+		res, err := td.c.MemorySearch(ctx, "bot", api.SearchRequest{Query: "wifi password"})
+		return err == nil && len(res.Hits) > 0 && res.Hits[0].Path == "MEMORY.md"
+	})
+	if _, err := daemon.New(ctx, daemon.Options{ReposDir: t.TempDir(), DatabaseURL: "postgres://nobody@127.0.0.1:1/none?connect_timeout=1"}); err == nil || !strings.Contains(err.Error(), "PostgreSQL") {
+		t.Fatalf("unreachable database: %v", err)
+	}
+}

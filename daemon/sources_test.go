@@ -2,16 +2,20 @@ package daemon_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/gitsync"
+	"github.com/quirehq/quire/memory"
+	"github.com/quirehq/quire/memory/memstore"
 )
 
 // TestDirSource serves a working tree: a saved file is served after the
@@ -138,4 +142,40 @@ func TestDirSymlinkEscape(t *testing.T) {
 	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
 		t.Fatalf("files written outside: %v", entries)
 	}
+}
+
+// flakyEmbedder fails while down is set and counts the texts it embeds.
+type flakyEmbedder struct {
+	memory.Builtin
+	down     atomic.Bool
+	embedded atomic.Int64
+}
+
+func (e *flakyEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if e.down.Load() {
+		return nil, errors.New("embedding endpoint unreachable")
+	}
+	e.embedded.Add(int64(len(texts)))
+	return e.Builtin.Embed(ctx, texts)
+}
+
+// TestEmbedderBackfill: chunks indexed while the embedder fails get their
+// vectors once it is back.
+func TestEmbedderBackfill(t *testing.T) {
+	emb := &flakyEmbedder{}
+	emb.down.Store(true)
+	store, err := memstore.New(memstore.Options{Embedder: emb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	td := startDaemon(t, daemon.Options{Store: store, Embedder: emb})
+	wt := newWorkTree(t, botFiles)
+	td.push(t, wt, "bot")
+	ctx := context.Background()
+	waitFor(t, "full-text search while the embedder is down", func() bool {
+		res, err := td.c.MemorySearch(ctx, "bot", api.SearchRequest{Query: "wifi password"})
+		return err == nil && len(res.Hits) > 0
+	})
+	emb.down.Store(false)
+	waitFor(t, "the backfill to embed the chunks", func() bool { return emb.embedded.Load() >= 2 })
 }
