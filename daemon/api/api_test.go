@@ -128,3 +128,18 @@ func TestRouteTable(t *testing.T) {
 		}
 	}
 }
+
+// TestWrongMethod: a known path with the wrong method is a JSON 405.
+func TestWrongMethod(t *testing.T) {
+	h := Handler(nil, Options{})
+	for _, tt := range []struct{ method, path string }{
+		{"GET", "/v1/agents/bot/prompt"}, {"DELETE", "/v1/agents/bot/files/MEMORY.md"}, {"POST", "/v1/status"},
+	} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequestWithContext(context.Background(), tt.method, tt.path, nil))
+		var eb ErrorBody
+		if rec.Code != http.StatusMethodNotAllowed || json.Unmarshal(rec.Body.Bytes(), &eb) != nil || eb.Error.Code != "method_not_allowed" {
+			t.Errorf("%s %s: %d %s", tt.method, tt.path, rec.Code, rec.Body)
+		}
+	}
+}

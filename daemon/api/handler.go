@@ -78,7 +78,27 @@ func Handler(b Backend, opts Options) http.Handler {
 			}
 		})
 	}
+	// A known path with another method is a 405 that lists the methods.
+	allowed := map[string][]string{}
+	var paths []string
+	for _, rt := range routes {
+		method, p, _ := strings.Cut(rt.pattern, " ")
+		if allowed[p] == nil {
+			paths = append(paths, p)
+		}
+		allowed[p] = append(allowed[p], method)
+	}
+	known := http.NewServeMux() // the paths alone, to tell 405 from 404
+	for _, p := range paths {
+		known.HandleFunc(p, func(http.ResponseWriter, *http.Request) {})
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if _, p := known.Handler(r); p != "" {
+			allow := strings.Join(allowed[p], ", ")
+			w.Header().Set("Allow", allow)
+			h.fail(w, r, Errorf(http.StatusMethodNotAllowed, "method_not_allowed", "%s %s: use %s", r.Method, r.URL.Path, allow))
+			return
+		}
 		h.fail(w, r, Errorf(http.StatusNotFound, "not_found", "no route %s %s; see interfaces.md for the local API", r.Method, r.URL.Path))
 	})
 	return mux
