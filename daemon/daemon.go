@@ -69,7 +69,7 @@ type Options struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// PruneInterval is how often daily logs past their retention are
-	// pruned (default 1 h; the first run is after 5 s or PruneInterval,
+	// pruned (default 1 h; the first run is after a minute or PruneInterval,
 	// whichever is shorter).
 	PruneInterval time.Duration
 	// IndexWait is how long the deploy report of a push waits for the

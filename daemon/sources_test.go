@@ -179,3 +179,45 @@ func TestEmbedderBackfill(t *testing.T) {
 	emb.down.Store(false)
 	waitFor(t, "the backfill to embed the chunks", func() bool { return emb.embedded.Load() >= 2 })
 }
+
+// TestPushRefusals: each kind of invalid tree is refused, the refusal
+// names the file, and the served prompt does not change.
+func TestPushRefusals(t *testing.T) {
+	ctx := context.Background()
+	td := startDaemon(t, daemon.Options{})
+	wt := newWorkTree(t, botFiles)
+	td.push(t, wt, "bot")
+	before, err := td.c.Prompt(ctx, "bot", api.PromptRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  string
+	}{
+		{"reject policy over budget", map[string]string{
+			"agent.yaml": "name: bot\npolicy: reject\nbudget:\n  per_file: 100\n",
+			"SOUL.md":    strings.Repeat("Too long a soul. ", 20),
+		}, "SOUL.md"},
+		{"bad SKILL.md", map[string]string{"skills/broken/SKILL.md": "---\nname: [unclosed\n---\nbody\n"}, "skills/broken/SKILL.md"},
+		{"bad agent.yaml", map[string]string{"agent.yaml": "name: bot\ncolour: blue\n"}, "agent.yaml"},
+		{"not UTF-8", map[string]string{"MEMORY.md": "caf\xe9\n"}, "MEMORY.md"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			writeFiles(t, wt, tt.files)
+			git(t, wt, "add", "-A")
+			git(t, wt, "commit", "-qm", tt.name)
+			defer git(t, wt, "reset", "-q", "--hard", "HEAD~1")
+			out, err := gitMay(wt, "push", td.remote+"/bot.git", "main")
+			if err == nil || !strings.Contains(out, "remote rejected") || !strings.Contains(out, tt.want) {
+				t.Fatalf("push not refused naming %s: %v\n%s", tt.want, err, out)
+			}
+			after, err := td.c.Prompt(ctx, "bot", api.PromptRequest{})
+			if err != nil || after.Commit != before.Commit || after.Prompt != before.Prompt {
+				t.Fatal("a refused push changed the served prompt")
+			}
+		})
+	}
+}

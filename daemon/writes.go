@@ -472,7 +472,7 @@ var dailyLogName = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2})\.md$`)
 // pruneLoop deletes daily logs older than each agent's retention, soon
 // after start and then every PruneInterval.
 func (d *Daemon) pruneLoop(ctx context.Context) error {
-	t := time.NewTimer(min(5*time.Second, d.opts.PruneInterval))
+	t := time.NewTimer(min(time.Minute, d.opts.PruneInterval))
 	defer t.Stop()
 	for {
 		select {
