@@ -263,6 +263,11 @@ func (d *Daemon) afterPush(ctx context.Context, e gitsync.Event, remote io.Write
 		}
 	}
 	if !moved {
+		for _, r := range e.Refs {
+			if r.Name.IsBranch() && !strings.HasPrefix(r.Name.String(), "refs/heads/proposals/") {
+				fmt.Fprintf(remote, "quire: %s is stored but not deployed: only %s is\n", r.Name.Short(), strings.TrimPrefix(s.refs[0], "refs/heads/"))
+			}
+		}
 		return
 	}
 	prev := s.cur.Load()

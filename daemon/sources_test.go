@@ -220,4 +220,15 @@ func TestPushRefusals(t *testing.T) {
 			}
 		})
 	}
+	// Another branch is stored, not deployed, and the pusher is told.
+	git(t, wt, "checkout", "-q", "-b", "draft")
+	writeFiles(t, wt, map[string]string{"SOUL.md": "# Soul\n\nDRAFT\n"})
+	git(t, wt, "commit", "-qam", "draft")
+	out := git(t, wt, "push", td.remote+"/bot.git", "draft")
+	if !strings.Contains(out, "draft is stored but not deployed: only main is") {
+		t.Fatalf("push of another branch:\n%s", out)
+	}
+	if after, _ := td.c.Prompt(ctx, "bot", api.PromptRequest{}); after.Commit != before.Commit {
+		t.Fatal("a push to another branch was deployed")
+	}
 }
