@@ -168,6 +168,18 @@ func (d *Daemon) deploy(ctx context.Context, s *source) (*deployment, error) {
 	}
 	s.cur.Store(dep)
 	s.setError(nil)
+	for _, o := range d.sourceList() {
+		if o == s {
+			continue
+		}
+		if od := o.cur.Load(); od != nil {
+			for _, name := range dep.names {
+				if _, ok := od.agents[name]; ok {
+					d.log.Warn("two sources define the same agent; requests go to the first one", "agent", name, "sources", o.id()+" "+s.id())
+				}
+			}
+		}
+	}
 	d.metrics.deployed(time.Since(start))
 	d.indexer.enqueue(s, dep)
 	for _, name := range dep.names {
