@@ -52,6 +52,10 @@ type Options struct {
 	Tokens    api.Tokens
 	// DatabaseURL selects the PostgreSQL store; "" means the embedded one.
 	DatabaseURL string
+	// DatabaseWait starts the daemon even when the database does not
+	// answer: prompts are served, and the store connects in the
+	// background. Without it, an unreachable database fails New.
+	DatabaseWait bool
 	// DatabaseSchema holds Quire's tables in that database; "" means
 	// pgstore's default ("quire").
 	DatabaseSchema string
@@ -177,13 +181,26 @@ func (d *Daemon) openStore(ctx context.Context) error {
 	case d.opts.Store != nil:
 		d.store = d.opts.Store
 	case d.opts.DatabaseURL != "":
-		octx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		st, err := pgstore.Open(octx, pgstore.Options{URL: d.opts.DatabaseURL, Schema: d.opts.DatabaseSchema, Embedder: d.emb, Logger: d.log})
-		if err != nil {
-			return fmt.Errorf("open the PostgreSQL store: %w", err)
+		open := func(ctx context.Context) (memory.Store, error) {
+			st, err := pgstore.Open(ctx, pgstore.Options{URL: d.opts.DatabaseURL, Schema: d.opts.DatabaseSchema, Embedder: d.emb, Logger: d.log})
+			if err != nil {
+				return nil, fmt.Errorf("open the PostgreSQL store: %w", err)
+			}
+			return st, nil
 		}
-		d.store = st
+		octx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		st, err := open(octx)
+		if err == nil {
+			d.store = st
+			break
+		}
+		if !d.opts.DatabaseWait {
+			return err
+		}
+		// Serve prompts now; connect when PostgreSQL answers.
+		d.log.Warn("PostgreSQL is unreachable; serving prompts, memory search waits for it", "err", err)
+		d.store = &lazyStore{open: open, log: d.log, lastErr: err}
 	default:
 		if err := os.MkdirAll(d.opts.CacheDir, 0o700); err != nil {
 			return fmt.Errorf("create cache directory: %w", err)
@@ -380,6 +397,15 @@ func (d *Daemon) Run(ctx context.Context) error {
 		serve("git", l, d.GitHandler())
 	}
 	close(d.ready)
+	if l, ok := d.store.(*lazyStore); ok {
+		g.Go(func() error {
+			if err := l.connect(gctx); err != nil {
+				return err
+			}
+			d.indexer.retryAll()
+			return nil
+		})
+	}
 	g.Go(func() error { return d.indexer.run(gctx) })
 	for _, s := range d.sourceList() {
 		switch s.kind {

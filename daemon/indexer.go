@@ -141,3 +141,13 @@ func (ix *indexer) backfill(ctx context.Context) bool {
 	ix.unembedded = false
 	return true
 }
+
+// retryAll queues every source's current deployment again (after the
+// store connected).
+func (ix *indexer) retryAll() {
+	for _, s := range ix.d.sourceList() {
+		if dep := s.cur.Load(); dep != nil {
+			ix.enqueue(s, dep)
+		}
+	}
+}

@@ -301,3 +301,32 @@ func TestDatabaseOption(t *testing.T) {
 		t.Fatalf("unreachable database: %v", err)
 	}
 }
+
+// TestDatabaseUnreachableAtStart: with DatabaseWait the daemon starts
+// while PostgreSQL does not answer, serves prompts, answers search with
+// 503, and indexes once the database is reachable.
+func TestDatabaseUnreachableAtStart(t *testing.T) {
+	dbURL, schema := pgSchema(t)
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newFaultProxy(t, u.Host)
+	proxy.setDown(true)
+	u.Host = proxy.l.Addr().String()
+	ctx := context.Background()
+	td := startDaemon(t, daemon.Options{DatabaseURL: u.String(), DatabaseSchema: schema, DatabaseWait: true})
+	td.push(t, newWorkTree(t, botFiles), "bot")
+	if _, err := td.c.Prompt(ctx, "bot", api.PromptRequest{}); err != nil {
+		t.Fatalf("prompt without a database: %v", err)
+	}
+	_, err = td.c.MemorySearch(ctx, "bot", api.SearchRequest{Query: "wifi"})
+	if apiStatus(err) != http.StatusServiceUnavailable || !strings.Contains(err.Error(), "not connected yet") {
+		t.Fatalf("search without a database: %v", err)
+	}
+	proxy.setDown(false)
+	waitFor(t, "the store to connect and index", func() bool {
+		res, err := td.c.MemorySearch(ctx, "bot", api.SearchRequest{Query: "wifi password"})
+		return err == nil && len(res.Hits) > 0
+	})
+}

@@ -163,7 +163,7 @@ func runServe(ctx context.Context, e *env, opts any, args []string) error {
 	}
 	d, err := daemon.New(ctx, daemon.Options{
 		Dir: o.dir, ReposDir: o.repos, GitListen: o.gitListen, GitAuthenticate: gitAuth, Upstream: o.upstream, Poll: o.poll,
-		Socket: socket, APIListen: o.apiListen, Tokens: tokens, DatabaseURL: o.database,
+		Socket: socket, APIListen: o.apiListen, Tokens: tokens, DatabaseURL: o.database, DatabaseWait: true,
 		Embedder: emb, CacheDir: o.cacheDir, Version: buildVersion(), Logger: log,
 	})
 	if err != nil {
