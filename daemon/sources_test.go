@@ -13,6 +13,7 @@ import (
 
 	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/daemon/client"
 	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/memory/memstore"
@@ -230,5 +231,18 @@ func TestPushRefusals(t *testing.T) {
 	}
 	if after, _ := td.c.Prompt(ctx, "bot", api.PromptRequest{}); after.Commit != before.Commit {
 		t.Fatal("a push to another branch was deployed")
+	}
+}
+
+// TestClientZeroValue: a zero client finds the daemon on the default
+// socket.
+func TestClientZeroValue(t *testing.T) {
+	t.Setenv("XDG_RUNTIME_DIR", shortTempDir(t))
+	td := startDaemon(t, daemon.Options{Socket: api.DefaultSocket(os.Getenv)})
+	td.push(t, newWorkTree(t, botFiles), "bot")
+	var c client.Client
+	agents, err := c.Agents(context.Background())
+	if err != nil || len(agents) != 1 || agents[0].Name != "bot" {
+		t.Fatalf("zero client: %+v %v", agents, err)
 	}
 }
