@@ -95,6 +95,10 @@ func refName(s string) plumbing.ReferenceName {
 // Commit writes a commit and moves req.Ref to it with compare-and-swap.
 // Writers to one Repository are serialized; the new commit's parent is
 // the ref's value read under that lock. It returns the new commit's hash.
+//
+// Only objects and the ref are written: in a repository with a work tree,
+// the index and the checked-out files are not updated, so commit to a
+// bare (hosted) repository or to a branch that is not checked out.
 func (r *Repository) Commit(ctx context.Context, req CommitRequest) (plumbing.Hash, error) {
 	ref := refName(req.Ref)
 	if len(req.Writes) == 0 {

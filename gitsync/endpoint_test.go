@@ -210,6 +210,9 @@ func TestEndpointWithGitCLI(t *testing.T) {
 		t.Fatalf("large push: server main = %s, want %s", got, large)
 	}
 	git(t, bare, "fsck", "--strict")
+	if packs, _ := filepath.Glob(filepath.Join(bare, "objects/pack/*.pack")); len(packs) != 1 {
+		t.Errorf("a push of 600 objects made %d pack files, want 1", len(packs))
+	}
 
 	// Other refusals: a symbolic link and a context file that is not UTF-8.
 	tests := []struct {
@@ -530,6 +533,9 @@ func TestEndpointTags(t *testing.T) {
 	}
 	if got := git(t, c, "cat-file", "-t", "v1"); got != "tag" {
 		t.Errorf("v1 is a %s in the clone, want an annotated tag", got)
+	}
+	if out, head := git(t, c, "ls-remote", "origin", "refs/tags/v1^{}"), git(t, src, "rev-parse", "HEAD"); !strings.HasPrefix(out, head) {
+		t.Errorf("ls-remote does not list v1 peeled to %s:\n%s", head, out)
 	}
 	git(t, src, "push", "-q", url+"/ws.git", ":refs/tags/light")
 	if out := git(t, c, "ls-remote", "--tags", "origin"); strings.Contains(out, "light") {

@@ -243,11 +243,11 @@ func (h *Host) serveRefs(w http.ResponseWriter, req *http.Request, name string) 
 	if r == nil {
 		// A push to a new name: advertise an empty repository, create it
 		// when the push arrives.
-		adv, err = advertisement(nil, receiveCaps)
+		adv, err = advertisement(nil, receiveCaps, false)
 	} else if service == "git-receive-pack" {
-		adv, err = advertisement(r, receiveCaps)
+		adv, err = advertisement(r, receiveCaps, false)
 	} else {
-		adv, err = advertisement(r, uploadCaps)
+		adv, err = advertisement(r, uploadCaps, true)
 	}
 	if err != nil {
 		h.opts.Logger.Error("advertise refs", "repo", name, "err", err)

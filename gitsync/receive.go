@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/sideband"
 	"github.com/go-git/go-git/v5/plumbing/storer"
@@ -394,14 +395,42 @@ func (o *overlay) write(tips []plumbing.Hash) error {
 		return err
 	}
 	return o.repo.locked(func(st storer.EncodedObjectStorer) error {
+		var missing []plumbing.Hash
 		for _, h := range hs {
-			if st.HasEncodedObject(h) == nil {
-				continue
+			if st.HasEncodedObject(h) != nil {
+				missing = append(missing, h)
 			}
+		}
+		if pw, ok := st.(storer.PackfileWriter); ok && len(missing) >= packThreshold {
+			return o.writePack(pw, missing)
+		}
+		for _, h := range missing {
 			if _, err := st.SetEncodedObject(o.objects[h]); err != nil {
 				return fmt.Errorf("write object %s: %w", h, err)
 			}
 		}
 		return nil
 	})
+}
+
+// packThreshold is the number of new objects from which a push is stored
+// as one pack file instead of loose objects.
+const packThreshold = 100
+
+// writePack stores objects hs of the overlay as one new, complete pack.
+func (o *overlay) writePack(pw storer.PackfileWriter, hs []plumbing.Hash) (err error) {
+	w, err := pw.PackfileWriter()
+	if err != nil {
+		return fmt.Errorf("write pack: %w", err)
+	}
+	defer func() {
+		if cerr := w.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("write pack: %w", cerr)
+		}
+	}()
+	// No delta search: the objects are stored as sent, compressed.
+	if _, err := packfile.NewEncoder(w, o, false).Encode(hs, 0); err != nil {
+		return fmt.Errorf("write pack: %w", err)
+	}
+	return nil
 }

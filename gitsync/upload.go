@@ -10,14 +10,16 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp/sideband"
 	"github.com/go-git/go-git/v5/plumbing/revlist"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
 // advertisement lists r's refs in the v0 smart protocol format with caps
-// on the first line (r nil: an empty repository).
-func advertisement(r *Repository, caps string) ([]byte, error) {
+// on the first line (r nil: an empty repository). With peel, annotated
+// tags are followed by a "<tag>^{}" line naming what they point at.
+func advertisement(r *Repository, caps string, peel bool) ([]byte, error) {
 	type line struct {
 		name string
 		hash plumbing.Hash
@@ -39,6 +41,19 @@ func advertisement(r *Repository, caps string) ([]byte, error) {
 				return err
 			}
 			slices.SortFunc(lines, func(a, b line) int { return strings.Compare(a.name, b.name) })
+			if peel {
+				var peeled []line
+				for _, l := range lines {
+					peeled = append(peeled, l)
+					if !strings.HasPrefix(l.name, "refs/tags/") {
+						continue
+					}
+					if tag, err := object.GetTag(r.repo.Storer, l.hash); err == nil {
+						peeled = append(peeled, line{l.name + "^{}", tag.Target})
+					}
+				}
+				lines = peeled
+			}
 			head, err := r.repo.Storer.Reference(plumbing.HEAD)
 			if err != nil {
 				return nil
