@@ -31,6 +31,7 @@ type Problem struct {
 	Message string
 }
 
+// String renders the problem as "path: message".
 func (p Problem) String() string { return p.Path + ": " + p.Message }
 
 // NewDocument returns the document at path for user with text and its hash.

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -55,11 +56,16 @@ type Options struct {
 
 // Store is the PostgreSQL memory store. It is safe for concurrent use.
 type Store struct {
-	pool   *pgxpool.Pool
-	schema string
-	emb    memory.Embedder
-	log    *slog.Logger
-	cache  memory.Cache
+	pool       *pgxpool.Pool
+	schema     string // quoted identifier
+	schemaName string
+	emb        memory.Embedder
+	log        *slog.Logger
+	cache      memory.Cache
+
+	commonMu sync.Mutex
+	common   map[string]bool // see commonTerms
+	commonAt time.Time
 }
 
 var _ memory.Store = (*Store)(nil)
@@ -119,7 +125,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to database: %w", err)
 	}
-	s := &Store{pool: pool, schema: schema, emb: opts.Embedder, log: log}
+	s := &Store{pool: pool, schema: schema, schemaName: opts.Schema, emb: opts.Embedder, log: log}
 	if err := s.matchEmbedder(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -211,16 +217,22 @@ func (s *Store) matchEmbedder(ctx context.Context) error {
 			return fmt.Errorf("read embedder config: %w", err)
 		}
 		if err == nil && oldModel == model && oldDims == dims {
+			if dims > 0 { // tables added by later migrations
+				_, err := tx.Exec(ctx, fmt.Sprintf("ALTER TABLE skill_versions ADD COLUMN IF NOT EXISTS embedding vector(%d)", dims))
+				return err
+			}
 			return nil
 		}
 		if err == nil {
 			s.log.Info("embedder changed; dropping vectors to re-embed", "from", oldModel, "to", model, "dimensions", dims)
 		}
-		stmts := []string{"DROP INDEX IF EXISTS chunks_embedding_hnsw", "ALTER TABLE chunks DROP COLUMN IF EXISTS embedding"}
+		stmts := []string{"DROP INDEX IF EXISTS chunks_embedding_hnsw", "ALTER TABLE chunks DROP COLUMN IF EXISTS embedding",
+			"ALTER TABLE skill_versions DROP COLUMN IF EXISTS embedding"}
 		if dims > 0 {
 			stmts = append(stmts,
 				fmt.Sprintf("ALTER TABLE chunks ADD COLUMN embedding vector(%d)", dims),
-				"CREATE INDEX chunks_embedding_hnsw ON chunks USING hnsw (embedding vector_cosine_ops)")
+				"CREATE INDEX chunks_embedding_hnsw ON chunks USING hnsw (embedding vector_cosine_ops)",
+				fmt.Sprintf("ALTER TABLE skill_versions ADD COLUMN embedding vector(%d)", dims))
 		}
 		stmts = append(stmts, "DELETE FROM embedder_config")
 		for _, q := range stmts {
@@ -499,7 +511,7 @@ func (s *Store) Search(ctx context.Context, agent string, q memory.Query) ([]mem
 			qv = vs[0]
 		}
 	}
-	tsquery := TextQuery(q.Text)
+	tsquery := textQuery(q.Text, s.commonTerms(ctx))
 	if tsquery == "" && qv == nil {
 		return []memory.Hit{}, nil
 	}
@@ -542,16 +554,64 @@ func scanCandidates(rows pgx.Rows, out *[]memory.Candidate) error {
 // expression that matches chunks containing any of its words: the words
 // are the full-text tokens (bm25.Tokenize), each quoted, joined with |.
 // Ranking, not the query, prefers chunks with more of them.
-func TextQuery(text string) string {
+func TextQuery(text string) string { return textQuery(text, nil) }
+
+// textQuery is TextQuery leaving out the common terms, unless every term
+// of the query is common.
+func textQuery(text string, common map[string]bool) string {
 	seen := map[string]bool{}
-	var terms []string
+	var terms, rare []string
 	for _, w := range bm25.Tokenize(text) {
 		if !seen[w] {
 			seen[w] = true
 			terms = append(terms, "'"+w+"'")
+			if !common[w] {
+				rare = append(rare, "'"+w+"'")
+			}
 		}
 	}
+	if len(rare) > 0 {
+		terms = rare
+	}
 	return strings.Join(terms, " | ")
+}
+
+// commonShare is the share of chunks above which a term is common: its
+// BM25 IDF, ln(1 + (N − df + 0.5)/(df + 0.5)), is then below ln(4) ≈ 1.4
+// against 7–11 for a rare term, so it barely moves a ranking, yet it makes
+// the OR query match (and ts_rank score) a large part of the table.
+const commonShare = 0.25
+
+// commonTTL is how long commonTerms trusts its last look at the statistics.
+const commonTTL = 5 * time.Minute
+
+// commonTerms returns the terms that ANALYZE found in more than
+// commonShare of the chunks (pg_stats.most_common_elems of chunks.tsv),
+// cached for commonTTL. On error, or before the first ANALYZE, it returns
+// none: every query term is then used.
+func (s *Store) commonTerms(ctx context.Context) map[string]bool {
+	s.commonMu.Lock()
+	defer s.commonMu.Unlock()
+	if s.common != nil && time.Since(s.commonAt) < commonTTL {
+		return s.common
+	}
+	common := map[string]bool{}
+	rows, err := s.pool.Query(ctx, `SELECT e FROM pg_stats, unnest(most_common_elems::text::text[], most_common_elem_freqs) AS u(e, f)
+		WHERE schemaname = $1 AND tablename = 'chunks' AND attname = 'tsv' AND e IS NOT NULL AND f > $2`, s.schemaName, commonShare)
+	if err == nil {
+		for rows.Next() {
+			var e string
+			if rows.Scan(&e) == nil {
+				common[e] = true
+			}
+		}
+		err = rows.Err()
+	}
+	if err != nil {
+		s.log.Warn("reading term statistics failed; using every query term", "err", err)
+	}
+	s.common, s.commonAt = common, time.Now()
+	return common
 }
 
 // IndexedCommit implements memory.Store.
@@ -588,11 +648,21 @@ func (s *Store) Chunks(ctx context.Context, agent string) ([]memory.Chunk, error
 const backfillBatch = 512
 
 // Backfill implements memory.Store: it embeds chunks without a vector in
-// rounds of backfillBatch, each round committed on its own.
+// rounds of backfillBatch, each round committed on its own, then managed
+// skill versions without one.
 func (s *Store) Backfill(ctx context.Context) (int, error) {
 	if !memory.Enabled(s.emb) {
 		return 0, nil
 	}
+	n, err := s.backfillChunks(ctx)
+	if err != nil {
+		return n, err
+	}
+	m, err := s.backfillSkills(ctx)
+	return n + m, err
+}
+
+func (s *Store) backfillChunks(ctx context.Context) (int, error) {
 	done := 0
 	var after int64
 	for {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"testing"
@@ -80,9 +82,10 @@ func TestMigrationsIdempotent(t *testing.T) {
 	schema := testSchema(t)
 	openStore(t, schema, memory.None{})
 	s := openStore(t, schema, memory.None{})
+	files, _ := fs.Glob(migrations, "migrations/*.sql")
 	var n int
-	if err := s.pool.QueryRow(context.Background(), "SELECT count(*) FROM schema_migrations").Scan(&n); err != nil || n != 1 {
-		t.Errorf("schema_migrations rows = %d, %v", n, err)
+	if err := s.pool.QueryRow(context.Background(), "SELECT count(*) FROM schema_migrations").Scan(&n); err != nil || n != len(files) || n < 2 {
+		t.Errorf("schema_migrations rows = %d, %v; want one per file (%d)", n, err, len(files))
 	}
 }
 
@@ -154,5 +157,38 @@ func TestBulkLoadRebuildsVectorIndex(t *testing.T) {
 	hits, err := s.Search(ctx, "a", memory.Query{Text: "kangaroos"})
 	if err != nil || len(hits) == 0 || hits[0].Path != "memory/x.md" {
 		t.Errorf("search after bulk load: %+v, %v", hits, err)
+	}
+}
+
+func TestCommonTermsLeftOutOfQueries(t *testing.T) {
+	if got := textQuery("the cat and the hat", map[string]bool{"the": true, "and": true}); got != "'cat' | 'hat'" {
+		t.Errorf("textQuery = %q", got)
+	}
+	if got := textQuery("the and", map[string]bool{"the": true, "and": true}); got != "'the' | 'and'" {
+		t.Errorf("all-common query = %q; want every term kept", got)
+	}
+	ctx := context.Background()
+	s := openStore(t, testSchema(t), memory.None{})
+	var docs []memory.Document
+	for i := 0; i < 40; i++ {
+		docs = append(docs, memory.NewDocument(fmt.Sprintf("memory/%02d.md", i), "", fmt.Sprintf("a note about everyday things, number%d", i)))
+	}
+	if _, err := s.Index(ctx, "a", "c1", docs); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pool.Exec(ctx, "ANALYZE chunks"); err != nil {
+		t.Fatal(err)
+	}
+	common := s.commonTerms(ctx)
+	if !common["everyday"] || common["number7"] {
+		t.Errorf("common terms = %v; want everyday, not number7", common)
+	}
+	hits, err := s.Search(ctx, "a", memory.Query{Text: "everyday number7"})
+	if err != nil || len(hits) != 1 || hits[0].Path != "memory/07.md" {
+		t.Errorf("hits = %+v, %v; want only memory/07.md", hits, err)
+	}
+	hits, err = s.Search(ctx, "a", memory.Query{Text: "everyday things", Limit: 50})
+	if err != nil || len(hits) != 40 {
+		t.Errorf("all-common query found %d hits, %v; want 40", len(hits), err)
 	}
 }
