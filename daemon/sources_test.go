@@ -3,10 +3,12 @@ package daemon_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -244,5 +246,72 @@ func TestClientZeroValue(t *testing.T) {
 	agents, err := c.Agents(context.Background())
 	if err != nil || len(agents) != 1 || agents[0].Name != "bot" {
 		t.Fatalf("zero client: %+v %v", agents, err)
+	}
+}
+
+// TestConcurrentWritesAndPushes: memory appends from many clients while
+// a person pushes changes lose nothing: every append is in the daily log
+// and in the history, and every push that was accepted is too.
+func TestConcurrentWritesAndPushes(t *testing.T) {
+	ctx := context.Background()
+	td := startDaemon(t, daemon.Options{Now: func() time.Time { return time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC) }})
+	wt := newWorkTree(t, botFiles)
+	td.push(t, wt, "bot")
+	const writers, each = 8, 5
+	errs := make(chan error, writers*each)
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				_, err := td.c.MemoryAppend(ctx, "bot", api.AppendRequest{Text: fmt.Sprintf("entry-%d-%d", w, i)})
+				errs <- err
+			}
+		}(w)
+	}
+	pushed := 0
+	for i := 0; i < 5; i++ {
+		writeFiles(t, wt, map[string]string{"TOOLS.md": fmt.Sprintf("# Tools\n\nrev %d\n", i)})
+		git(t, wt, "commit", "-qam", fmt.Sprintf("tools %d", i))
+		for attempt := 0; attempt < 20; attempt++ {
+			if _, err := gitMay(wt, "push", td.remote+"/bot.git", "main"); err == nil {
+				pushed++
+				break
+			}
+			git(t, wt, "pull", "-q", "--no-rebase", "--no-edit", td.remote+"/bot.git", "main")
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("append: %v", err)
+		}
+	}
+	if pushed != 5 {
+		t.Fatalf("%d of 5 pushes got through", pushed)
+	}
+	f, err := td.c.ReadFile(ctx, "bot", "memory/2026-11-22.md", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for w := 0; w < writers; w++ {
+		for i := 0; i < each; i++ {
+			if !strings.Contains(f.Content, fmt.Sprintf("entry-%d-%d\n", w, i)) {
+				t.Errorf("entry-%d-%d lost", w, i)
+			}
+		}
+	}
+	git(t, wt, "pull", "-q", "--no-rebase", "--no-edit", td.remote+"/bot.git", "main")
+	if n := strings.Count(git(t, wt, "log", "--format=%s", "--author=bot"), "memory entry"); n != writers*each {
+		t.Errorf("%d append commits in the history, want %d", n, writers*each)
+	}
+	if tools, _ := os.ReadFile(filepath.Join(wt, "TOOLS.md")); !strings.Contains(string(tools), "rev 4") {
+		t.Errorf("the last push is lost: %s", tools)
+	}
+	p, err := td.c.Prompt(ctx, "bot", api.PromptRequest{Session: "subagent"})
+	if err != nil || !strings.Contains(p.Prompt, "rev 4") {
+		t.Fatalf("served prompt lacks the last push: %v", err)
 	}
 }
