@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -478,7 +477,8 @@ func (d *Daemon) agent(name string) (agentRef, error) {
 	return agentRef{}, api.Errorf(http.StatusNotFound, "unknown_agent", "no deployed agent %q; GET /v1/agents lists them", name)
 }
 
-// agentNames lists the deployed agents, sorted.
+// agentRefs lists the deployed agents sorted by name; an agent that two
+// sources define is the first source's.
 func (d *Daemon) agentRefs() []agentRef {
 	var out []agentRef
 	seen := map[string]bool{}
@@ -498,5 +498,3 @@ func (d *Daemon) agentRefs() []agentRef {
 	sort.Slice(out, func(i, j int) bool { return out[i].ag.agent.Name < out[j].ag.agent.Name })
 	return out
 }
-
-var _ fs.FS = (*gitsync.Snapshot)(nil)
