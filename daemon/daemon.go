@@ -87,7 +87,7 @@ type Daemon struct {
 	log     *slog.Logger
 	store   memory.Store
 	emb     memory.Embedder
-	tokens  *prompt.TokenCounter
+	tokens  *prompt.Cache
 	host    *gitsync.Host
 	events  *broker
 	metrics *metrics
@@ -157,7 +157,7 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 		opts:    opts,
 		log:     opts.Logger,
 		emb:     opts.Embedder,
-		tokens:  prompt.NewTokenCounter(),
+		tokens:  prompt.NewCache(),
 		events:  newBroker(),
 		metrics: newMetrics(),
 		started: opts.Now(),

@@ -191,7 +191,7 @@ func (d *Daemon) deploy(ctx context.Context, s *source) (*deployment, error) {
 }
 
 func (d *Daemon) build(ctx context.Context, s *source, fsys fs.FS, commit string) (*deployment, error) {
-	ws, err := prompt.Open(fsys, prompt.Options{RootName: s.rootName, Tokens: d.tokens})
+	ws, err := prompt.Open(fsys, prompt.Options{RootName: s.rootName, Cache: d.tokens})
 	if err != nil {
 		return nil, fmt.Errorf("open workspace of %s at %s: %w", s.id(), short(commit), err)
 	}
@@ -234,7 +234,7 @@ func (d *Daemon) validate(ctx context.Context, ref gitsync.RefUpdate, tree *gits
 	if !ref.Name.IsBranch() || strings.HasPrefix(ref.Name.String(), "refs/heads/proposals/") {
 		return nil
 	}
-	ws, err := prompt.Open(tree, prompt.Options{Tokens: d.tokens})
+	ws, err := prompt.Open(tree, prompt.Options{Cache: d.tokens})
 	if err != nil {
 		return []gitsync.Problem{{Message: fmt.Sprintf("cannot read the pushed tree: %v", err)}}
 	}
