@@ -263,7 +263,9 @@ type docKey struct{ user, path string }
 // under a transaction-scoped advisory lock on the agent: the agent's
 // documents, chunks and indexed commit change together or not at all, and
 // a second process waiting on the lock finds the commit already indexed
-// and does nothing.
+// and does nothing. New chunks are embedded before the transaction begins
+// (vectors the database already holds for the same chunk text are reused),
+// so the embedder's latency never holds the lock.
 func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.Document) (memory.IndexStats, error) {
 	stats := memory.IndexStats{Documents: len(docs)}
 	run := &embedRun{}
