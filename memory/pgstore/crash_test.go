@@ -13,17 +13,6 @@ import (
 	"github.com/quirehq/quire/memory"
 )
 
-// hangingEmbedder announces on stdout that the index run reached the
-// embedder (inside the transaction, after the old rows were deleted) and
-// then never returns: the parent kills the process there.
-type hangingEmbedder struct{ memory.Builtin }
-
-func (hangingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	fmt.Println("embedding")
-	os.Stdout.Sync()
-	select {}
-}
-
 const crashEnv = "QUIRE_PGSTORE_CRASH_SCHEMA"
 
 // TestCrashHelper is the index run that TestCrashLeavesPreviousCommit
@@ -33,9 +22,16 @@ func TestCrashHelper(t *testing.T) {
 	if schema == "" {
 		t.Skip("helper process for TestCrashLeavesPreviousCommit")
 	}
-	s, err := Open(context.Background(), Options{URL: databaseURL(t), Schema: schema, Embedder: hangingEmbedder{}})
+	s, err := Open(context.Background(), Options{URL: databaseURL(t), Schema: schema, Embedder: memory.Builtin{}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Announce that the run is inside its transaction, with the old
+	// documents deleted, and never go on: the parent kills us here.
+	testHookInTransaction = func() {
+		fmt.Println("in transaction")
+		os.Stdout.Sync()
+		select {}
 	}
 	_, err = s.Index(context.Background(), "a", "c2", crashDocsV2)
 	t.Fatalf("index returned: %v", err)
@@ -77,7 +73,7 @@ func TestCrashLeavesPreviousCommit(t *testing.T) {
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
-			if sc.Text() == "embedding" {
+			if sc.Text() == "in transaction" {
 				reached <- true
 				return
 			}
@@ -89,12 +85,12 @@ func TestCrashLeavesPreviousCommit(t *testing.T) {
 		if !ok {
 			cmd.Process.Kill()
 			cmd.Wait()
-			t.Fatal("helper exited before reaching the embedder")
+			t.Fatal("helper exited before reaching its transaction")
 		}
 	case <-time.After(30 * time.Second):
 		cmd.Process.Kill()
 		cmd.Wait()
-		t.Fatal("helper did not reach the embedder in 30 s")
+		t.Fatal("helper did not reach its transaction in 30 s")
 	}
 	if err := cmd.Process.Kill(); err != nil { // SIGKILL: no cleanup of any kind
 		t.Fatal(err)

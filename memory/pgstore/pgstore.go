@@ -61,7 +61,6 @@ type Store struct {
 	schemaName string
 	emb        memory.Embedder
 	log        *slog.Logger
-	cache      memory.Cache
 
 	commonMu sync.Mutex
 	common   map[string]bool // see commonTerms
@@ -264,9 +263,17 @@ type docKey struct{ user, path string }
 // under a transaction-scoped advisory lock on the agent: the agent's
 // documents, chunks and indexed commit change together or not at all, and
 // a second process waiting on the lock finds the commit already indexed
-// and does nothing.
+// and does nothing. New chunks are embedded before the transaction begins
+// (vectors the database already holds for the same chunk text are reused),
+// so the embedder's latency never holds the lock.
 func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.Document) (memory.IndexStats, error) {
 	stats := memory.IndexStats{Documents: len(docs)}
+	run := &embedRun{}
+	if memory.Enabled(s.emb) {
+		if err := s.preEmbed(ctx, agent, commit, docs, run); err != nil {
+			return stats, fmt.Errorf("index %s@%s: %w", agent, commit, err)
+		}
+	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		stats = memory.IndexStats{Documents: len(docs)}
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('quire-index:' || $1 || ':' || $2))", s.schema, agent); err != nil {
@@ -328,8 +335,11 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 				return fmt.Errorf("delete documents: %w", err)
 			}
 		}
+		if testHookInTransaction != nil {
+			testHookInTransaction()
+		}
 		if len(changed) > 0 {
-			if err := s.insert(ctx, tx, agent, changed, &stats); err != nil {
+			if err := s.insert(ctx, tx, agent, changed, &stats, run); err != nil {
 				return err
 			}
 		}
@@ -345,7 +355,7 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 
 // insert writes changed documents and their chunks (with CopyFrom),
 // reusing stored vectors of identical chunks and embedding the rest.
-func (s *Store) insert(ctx context.Context, tx pgx.Tx, agent string, docs []memory.Document, stats *memory.IndexStats) error {
+func (s *Store) insert(ctx context.Context, tx pgx.Tx, agent string, docs []memory.Document, stats *memory.IndexStats, run *embedRun) error {
 	users := make([]string, len(docs))
 	paths := make([]string, len(docs))
 	hashes := make([]string, len(docs))
@@ -384,10 +394,15 @@ func (s *Store) insert(ctx context.Context, tx pgx.Tx, agent string, docs []memo
 		for i, c := range chunks {
 			texts[i], chunkHashes[i] = c.Text, c.Hash
 		}
-		if err := s.loadStoredVectors(ctx, tx, chunkHashes); err != nil {
+		if err := loadStoredVectors(ctx, tx, s.emb.Model(), &run.cache, chunkHashes); err != nil {
 			return err
 		}
-		vectors, err = memory.EmbedCached(ctx, s.emb, &s.cache, texts, chunkHashes)
+		if run.err == nil {
+			// Normally every vector is in the cache by now (preEmbed).
+			vectors, err = memory.EmbedCached(ctx, s.emb, &run.cache, texts, chunkHashes)
+		} else {
+			vectors, err = cachedOnly(&run.cache, s.emb.Model(), chunkHashes), run.err
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -465,19 +480,95 @@ func (s *Store) insert(ctx context.Context, tx pgx.Tx, agent string, docs []memo
 // and rebuilt rather than maintained row by row.
 var bulkChunks = 10_000
 
-// loadStoredVectors fills the cache with the vectors the database already
+// embedRun is one Index call's embedding state.
+type embedRun struct {
+	cache memory.Cache
+	// err is the embedder's failure in preEmbed: the transaction does not
+	// call it again, the chunks wait for Backfill.
+	err error
+}
+
+// testHookInTransaction, when set by a test, runs inside Index's
+// transaction after the old documents are deleted.
+var testHookInTransaction func()
+
+// preEmbed embeds, before the transaction, the chunks of the documents
+// that differ from what the database holds, so that a slow or failing
+// remote embedder never holds the agent's lock. Only database errors are
+// returned; the embedder's failure is kept in run.err.
+func (s *Store) preEmbed(ctx context.Context, agent, commit string, docs []memory.Document, run *embedRun) error {
+	if indexed, err := s.IndexedCommit(ctx, agent); err != nil {
+		return err
+	} else if commit != "" && indexed == commit {
+		return nil
+	}
+	stored := map[docKey]string{}
+	rows, err := s.pool.Query(ctx, "SELECT user_id, path, hash FROM documents WHERE agent = $1", agent)
+	if err != nil {
+		return fmt.Errorf("read documents: %w", err)
+	}
+	for rows.Next() {
+		var k docKey
+		var h string
+		if err := rows.Scan(&k.user, &k.path, &h); err != nil {
+			return fmt.Errorf("read documents: %w", err)
+		}
+		stored[k] = h
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read documents: %w", err)
+	}
+	var texts, hashes []string
+	for _, d := range docs {
+		if stored[docKey{d.User, d.Path}] == d.Hash {
+			continue
+		}
+		for _, c := range d.Chunks() {
+			texts, hashes = append(texts, c.Text), append(hashes, c.Hash)
+		}
+	}
+	if len(texts) == 0 {
+		return nil
+	}
+	if err := loadStoredVectors(ctx, s.pool, s.emb.Model(), &run.cache, hashes); err != nil {
+		return err
+	}
+	if _, err := memory.EmbedCached(ctx, s.emb, &run.cache, texts, hashes); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		run.err = err
+	}
+	return nil
+}
+
+// cachedOnly returns the cached vector of each hash, nil where none.
+func cachedOnly(cache *memory.Cache, model string, hashes []string) [][]float32 {
+	out := make([][]float32, len(hashes))
+	for i, h := range hashes {
+		out[i], _ = cache.Lookup(model, h)
+	}
+	return out
+}
+
+// querier is what loadStoredVectors needs of a pool or a transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// loadStoredVectors fills cache with the vectors the database already
 // holds for these chunk hashes (any agent: the column holds one model).
-func (s *Store) loadStoredVectors(ctx context.Context, tx pgx.Tx, hashes []string) error {
+func loadStoredVectors(ctx context.Context, q querier, model string, cache *memory.Cache, hashes []string) error {
 	var missing []string
 	for _, h := range hashes {
-		if _, ok := s.cache.Lookup(s.emb.Model(), h); !ok {
+		if _, ok := cache.Lookup(model, h); !ok {
 			missing = append(missing, h)
 		}
 	}
 	if len(missing) == 0 {
 		return nil
 	}
-	rows, err := tx.Query(ctx, "SELECT DISTINCT ON (hash) hash, embedding FROM chunks WHERE hash = ANY($1) AND embedding IS NOT NULL", missing)
+	rows, err := q.Query(ctx, "SELECT DISTINCT ON (hash) hash, embedding FROM chunks WHERE hash = ANY($1) AND embedding IS NOT NULL", missing)
 	if err != nil {
 		return fmt.Errorf("load stored vectors: %w", err)
 	}
@@ -488,7 +579,7 @@ func (s *Store) loadStoredVectors(ctx context.Context, tx pgx.Tx, hashes []strin
 		if err := rows.Scan(&h, &v); err != nil {
 			return fmt.Errorf("load stored vectors: %w", err)
 		}
-		s.cache.Store(s.emb.Model(), h, v.Slice())
+		cache.Store(model, h, v.Slice())
 	}
 	return rows.Err()
 }
@@ -687,7 +778,8 @@ func (s *Store) backfillChunks(ctx context.Context) (int, error) {
 			return done, nil
 		}
 		after = ids[len(ids)-1]
-		vectors, err := memory.EmbedCached(ctx, s.emb, &s.cache, texts, hashes)
+		var cache memory.Cache
+		vectors, err := memory.EmbedCached(ctx, s.emb, &cache, texts, hashes)
 		if err != nil {
 			return done, fmt.Errorf("backfill: %w", err)
 		}

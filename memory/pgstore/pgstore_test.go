@@ -192,3 +192,36 @@ func TestCommonTermsLeftOutOfQueries(t *testing.T) {
 		t.Errorf("all-common query found %d hits, %v; want 40", len(hits), err)
 	}
 }
+
+type countingEmbedder struct {
+	storetest.Flaky
+	calls int
+}
+
+func (c *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	c.calls++
+	return c.Flaky.Embed(ctx, texts)
+}
+
+// The embedder is called once per Index, before the transaction, and not
+// again inside it — also when it fails.
+func TestEmbedderCalledOutsideTransaction(t *testing.T) {
+	ctx := context.Background()
+	e := &countingEmbedder{Flaky: storetest.Flaky{Embedder: memory.Builtin{}}}
+	s := openStore(t, testSchema(t), e)
+	if _, err := s.Index(ctx, "a", "c1", []memory.Document{memory.NewDocument("MEMORY.md", "", "one"), memory.NewDocument("memory/x.md", "", "two")}); err != nil {
+		t.Fatal(err)
+	}
+	if e.calls != 1 {
+		t.Errorf("embedder called %d times, want 1", e.calls)
+	}
+	e.Down.Store(true)
+	e.calls = 0
+	st, err := s.Index(ctx, "a", "c2", []memory.Document{memory.NewDocument("MEMORY.md", "", "one changed"), memory.NewDocument("memory/x.md", "", "two")})
+	if err != nil || st.Pending != 1 || st.EmbedError == nil {
+		t.Errorf("index during outage: %+v, %v", st, err)
+	}
+	if e.calls != 1 {
+		t.Errorf("embedder called %d times during an outage, want 1", e.calls)
+	}
+}

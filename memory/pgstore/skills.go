@@ -54,7 +54,10 @@ func (s *Store) PutSkill(ctx context.Context, sk ManagedSkill) (int, error) {
 	hash := memory.Hash([]byte(sk.Description + "\x00" + sk.Content))
 	var vector any
 	if memory.Enabled(s.emb) {
-		vs, err := memory.EmbedCached(ctx, s.emb, &s.cache, []string{skillText(sk.Slug, sk.Description)}, []string{"skill:" + memory.Hash([]byte(skillText(sk.Slug, sk.Description)))})
+		vs, err := s.emb.Embed(ctx, []string{skillText(sk.Slug, sk.Description)})
+		if err == nil && (len(vs) != 1 || len(vs[0]) != s.emb.Dimensions()) {
+			err = fmt.Errorf("%w: embedder %s returned an unusable vector", memory.ErrDimensions, s.emb.Model())
+		}
 		if err == nil && vs[0] != nil {
 			vector = pgvector.NewVector(vs[0])
 		} else if err != nil {
@@ -208,7 +211,8 @@ func (s *Store) backfillSkills(ctx context.Context) (int, error) {
 	if len(keys) == 0 {
 		return 0, nil
 	}
-	vectors, err := memory.EmbedCached(ctx, s.emb, &s.cache, texts, hashes)
+	var cache memory.Cache
+	vectors, err := memory.EmbedCached(ctx, s.emb, &cache, texts, hashes)
 	if err != nil {
 		return 0, fmt.Errorf("backfill skills: %w", err)
 	}
