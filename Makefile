@@ -22,8 +22,10 @@ check-fmt:
 vet:
 	$(GO) vet $(PKGS)
 
+# The PostgreSQL store's tests need a database: .ci/testdb.sh installs and
+# starts one (or passes QUIRE_TEST_DATABASE_URL through when it is set).
 unit:
-	$(GO) test -race -count=1 $(PKGS)
+	@url=$$(.ci/testdb.sh) && QUIRE_TEST_DATABASE_URL="$$url" $(GO) test -race -count=1 $(PKGS)
 
 # A short run of every fuzz target, one at a time (go test -fuzz takes one).
 fuzz-smoke:

@@ -49,7 +49,7 @@ func (a *analysis) skillsOf(ag *prompt.Agent, root, home string) *skills.Set {
 
 // analyses keeps the analysis of the current snapshot.
 type analyses struct {
-	tokens *prompt.TokenCounter // shared: unchanged files are never re-tokenised
+	cache *prompt.Cache // shared: unchanged files are never re-tokenised or re-parsed
 	// rootName names the agent at the root of a workspace without
 	// agent.yaml: the root directory's name, as `quire prompt` does.
 	rootName string
@@ -64,7 +64,7 @@ func (c *analyses) of(fsys *overlay) *analysis {
 	if c.last != nil && c.last.fsys == fsys {
 		return c.last
 	}
-	ws, err := prompt.Open(fsys, prompt.Options{Tokens: c.tokens, RootName: c.rootName})
+	ws, err := prompt.Open(fsys, prompt.Options{Cache: c.cache, RootName: c.rootName})
 	c.last = &analysis{fsys: fsys, ws: ws, err: err}
 	return c.last
 }

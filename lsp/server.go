@@ -215,7 +215,7 @@ func newServer(opts Options) *server {
 		initDone:   make(chan struct{}),
 		docs:       map[uri.URI]*document{},
 		published:  map[uri.URI][]protocol.Diagnostic{},
-		analyses:   analyses{tokens: prompt.NewTokenCounter()},
+		analyses:   analyses{cache: prompt.NewCache()},
 		now:        time.Now,
 		checkAgent: opts.CheckAgent,
 		home:       opts.HomeDir,

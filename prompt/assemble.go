@@ -121,7 +121,7 @@ func (w *Workspace) Assemble(req Request) (Result, error) {
 	res := Result{Report: p.report}
 	res.Prompt = render(&res.Report, a, p, &req, local)
 	if req.CountPromptTokens {
-		res.Report.PromptTokens = w.tokens.Count(res.Prompt)
+		res.Report.PromptTokens = w.cache.Count(res.Prompt)
 	}
 	return res, nil
 }

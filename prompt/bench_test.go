@@ -62,21 +62,21 @@ func BenchmarkAssemble(b *testing.B) {
 }
 
 // BenchmarkAssembleCold opens the workspace anew for every request: agent
-// discovery, agent.yaml, reading, counting chars, truncating and clamping.
-// Token counts come from a warm counter, as when the daemon deploys a new
-// commit whose files it has seen before.
+// discovery, reading, counting chars, truncating and clamping. Token counts
+// and parsed agent.yaml files come from a warm Cache, as when the daemon
+// deploys a new commit or the language server takes a new snapshot.
 func BenchmarkAssembleCold(b *testing.B) {
 	fsys := memExamples(b)
-	tokens := NewTokenCounter()
+	cache := NewCache()
 	req := benchRequest()
-	w, _ := Open(fsys, Options{Tokens: tokens})
+	w, _ := Open(fsys, Options{Cache: cache})
 	if _, err := w.Assemble(req); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		w, err := Open(fsys, Options{Tokens: tokens})
+		w, err := Open(fsys, Options{Cache: cache})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -91,14 +91,14 @@ func BenchmarkAssembleCold(b *testing.B) {
 func BenchmarkAssembleColdTokenize(b *testing.B) {
 	fsys := memExamples(b)
 	req := benchRequest()
-	warm := NewTokenCounter()
+	warm := NewCache()
 	warm.Count("load the vocabulary")
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		tc := &TokenCounter{encoding: DefaultEncoding, seed: warm.seed, cache: map[uint64]int{}, codec: warm.codec}
-		tc.once.Do(func() {})
-		w, err := Open(fsys, Options{Tokens: tc})
+		c := &Cache{encoding: DefaultEncoding, seed: warm.seed, counts: map[uint64]int{}, configs: map[uint64]parsedConfig{}, codec: warm.codec}
+		c.once.Do(func() {})
+		w, err := Open(fsys, Options{Cache: c})
 		if err != nil {
 			b.Fatal(err)
 		}

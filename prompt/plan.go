@@ -104,7 +104,7 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 	b := cfg.Budget
 	rep := Report{
 		Agent: a.Name, User: key.user, Session: key.session, Channel: key.channel, Room: key.room,
-		AgentType: cfg.Type, Policy: cfg.Policy, Budget: b, Tokenizer: w.tokens.Encoding(),
+		AgentType: cfg.Type, Policy: cfg.Policy, Budget: b, Tokenizer: w.cache.Encoding(),
 		Files: make([]FileReport, len(files)),
 	}
 	bodies := make([]string, len(files))
@@ -124,7 +124,7 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 		if t.sampled {
 			fr.OriginalTokens, fr.OriginalTokensEstimated = (t.chars+3)/4, true
 		} else {
-			fr.OriginalTokens = w.tokens.Count(t.content())
+			fr.OriginalTokens = w.cache.Count(t.content())
 		}
 		if isBlank(t) {
 			fr.Status, fr.Note = StatusEmpty, "only white space"
@@ -173,7 +173,7 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 			fr.Dropped = []Range{{Start: t.position(tr.HeadEnd), End: t.position(tr.TailStart)}}
 		}
 		fr.InjectedChars = tr.ResultChars
-		fr.InjectedTokens = w.tokens.Count(body)
+		fr.InjectedTokens = w.cache.Count(body)
 		remaining -= tr.ResultChars
 		rep.InjectedChars += fr.InjectedChars
 		rep.InjectedTokens += fr.InjectedTokens

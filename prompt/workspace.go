@@ -16,10 +16,10 @@ type Options struct {
 	// RootName names the agent at the repository root when the repository
 	// has no agent.yaml; "" means "default".
 	RootName string
-	// Tokens counts tokens and caches the counts by content. Share one
-	// counter between workspaces (the daemon, the language server) so a
-	// new revision only tokenises files that changed; nil makes a new one.
-	Tokens *TokenCounter
+	// Cache remembers token counts and parsed agent.yaml files. Share one
+	// between workspaces (the daemon, the language server) so a new
+	// revision only tokenises and parses what changed; nil makes a new one.
+	Cache *Cache
 }
 
 // Workspace is an immutable view of a workspace repository read through an
@@ -29,7 +29,7 @@ type Options struct {
 // A Workspace is safe for concurrent use.
 type Workspace struct {
 	fsys     fs.FS
-	tokens   *TokenCounter
+	cache    *Cache
 	agents   []*Agent
 	byName   map[string]*Agent
 	problems []Problem
@@ -64,14 +64,14 @@ type fileEntry struct {
 func Open(fsys fs.FS, opts Options) (*Workspace, error) {
 	w := &Workspace{
 		fsys:   fsys,
-		tokens: opts.Tokens,
+		cache:  opts.Cache,
 		byName: map[string]*Agent{},
 		seed:   maphash.MakeSeed(),
 		files:  map[string]*fileEntry{},
 		plans:  map[planKey]*plan{},
 	}
-	if w.tokens == nil {
-		w.tokens = NewTokenCounter()
+	if w.cache == nil {
+		w.cache = NewCache()
 	}
 	dirs, err := discover(fsys)
 	if err != nil {
@@ -94,7 +94,7 @@ func Open(fsys fs.FS, opts Options) (*Workspace, error) {
 		data, err := fs.ReadFile(fsys, cfgPath)
 		switch {
 		case err == nil:
-			a.Config, a.Problems = ParseConfig(cfgPath, defName, data)
+			a.Config, a.Problems = w.cache.config(cfgPath, defName, data)
 			a.Name = a.Config.Name
 		case !errors.Is(err, fs.ErrNotExist):
 			a.Problems = append(a.Problems, Problem{Path: cfgPath, Severity: SeverityError, Code: "read", Message: fmt.Sprintf("cannot read agent.yaml: %v", err)})

@@ -69,6 +69,10 @@ type Source struct {
 // server assemble the same bytes; the home tier uses "~/.agents/skills".
 func location(src Source, slug string) string {
 	switch src.Tier {
+	case TierWorkspace:
+		return path.Join("skills", slug, "SKILL.md")
+	case TierWorkspaceAgents:
+		return path.Join(".agents/skills", slug, "SKILL.md")
 	case TierHome:
 		return path.Join("~/.agents/skills", slug, "SKILL.md")
 	case TierManaged:

@@ -46,6 +46,10 @@ func commands() []*command {
 		checkCommand(),
 		promptCommand(),
 		skillsCommand(),
+		searchCommand(),
+		serveCommand(),
+		indexCommand(),
+		statusCommand(),
 		lspCommand(),
 		versionCommand(),
 	}

@@ -29,6 +29,8 @@ func TestScripts(t *testing.T) {
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("EXAMPLES", examples)
 			e.Setenv("XDG_CONFIG_HOME", filepath.Join(e.WorkDir, ".config"))
+			// No script may reach a daemon running on this machine.
+			e.Setenv("XDG_RUNTIME_DIR", filepath.Join(e.WorkDir, ".run"))
 			e.Setenv("GIT_AUTHOR_NAME", "Test")
 			e.Setenv("GIT_AUTHOR_EMAIL", "test@example.com")
 			e.Setenv("GIT_COMMITTER_NAME", "Test")

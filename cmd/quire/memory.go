@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/quirehq/quire/memory"
+	"github.com/quirehq/quire/memory/openai"
+)
+
+// embedderOptions are the flags that choose a memory embedder.
+type embedderOptions struct {
+	embedder, embedURL, embedModel, embedKeyFile string
+	embedDims                                    int
+}
+
+func (o *embedderOptions) define(fs *flag.FlagSet) {
+	fs.StringVar(&o.embedder, "embedder", "builtin", "memory `embedder`: builtin (offline, lexical), openai (an OpenAI-compatible endpoint) or none (full-text only)")
+	fs.StringVar(&o.embedURL, "embed-url", "", "`URL` of the OpenAI-compatible embeddings endpoint (--embedder openai)")
+	fs.StringVar(&o.embedModel, "embed-model", "", "embedding `model` (--embedder openai)")
+	fs.IntVar(&o.embedDims, "embed-dimensions", 0, "vector `length` of the model (0: ask the endpoint)")
+	fs.StringVar(&o.embedKeyFile, "embed-key-file", "", "`file` holding the endpoint's API key")
+}
+
+// open returns the embedder the flags choose.
+func (o *embedderOptions) open(ctx context.Context) (memory.Embedder, error) {
+	switch o.embedder {
+	case "builtin", "":
+		return memory.Builtin{}, nil
+	case "none":
+		return memory.None{}, nil
+	case "openai":
+		if o.embedURL == "" || o.embedModel == "" {
+			return nil, usagef("--embedder openai needs --embed-url and --embed-model")
+		}
+		var key string
+		if o.embedKeyFile != "" {
+			b, err := os.ReadFile(o.embedKeyFile)
+			if err != nil {
+				return nil, fmt.Errorf("--embed-key-file: %w", err)
+			}
+			key = strings.TrimSpace(string(b))
+		}
+		e, err := openai.New(openai.Options{URL: o.embedURL, Model: o.embedModel, Dimensions: o.embedDims, APIKey: key, Timeout: 30 * time.Second})
+		if err != nil {
+			return nil, err
+		}
+		if e.Dimensions() == 0 {
+			if err := e.Probe(ctx); err != nil {
+				return nil, err
+			}
+		}
+		return e, nil
+	default:
+		return nil, usagef("unknown --embedder %q: use builtin, openai or none", o.embedder)
+	}
+}
+
+// cacheFile is where the embedded store keeps its embedding cache:
+// $XDG_CACHE_HOME/quire/embeddings (or ~/.cache/quire/embeddings); "" when
+// neither is known.
+func cacheFile(getenv func(string) string) string {
+	dir := getenv("XDG_CACHE_HOME")
+	if dir == "" {
+		home := getenv("HOME")
+		if home == "" {
+			return ""
+		}
+		dir = filepath.Join(home, ".cache")
+	}
+	return filepath.Join(dir, "quire", "embeddings")
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/quirehq/quire/memory"
+	"github.com/quirehq/quire/memory/memstore"
+)
+
+type searchOptions struct {
+	dir, agent, user, rev string
+	limit                 int
+	minScore              float64
+	rrf, json             bool
+	socket                string
+	local                 bool
+	embedderOptions
+}
+
+func searchCommand() *command {
+	return &command{
+		name:    "search",
+		args:    "QUERY",
+		summary: "hybrid search over an agent's memory (MEMORY.md, memory/**/*.md)",
+		help: `
+Builds the embedded memory index from the workspace (the working tree, or
+--rev) and runs a hybrid search: full-text BM25 and vector candidates,
+0.3 × text + 0.7 × vector, × 1.2 for the user's own memory. Without --user
+only agent-level memory is searched; with it, agent-level memory and that
+user's. Embeddings are cached in $XDG_CACHE_HOME/quire/embeddings.
+
+Without --dir, --rev and --local, a daemon answering on --socket is asked
+instead: it searches what it has deployed and indexed.
+
+Examples:
+  quire search "when do backups run" --agent concierge
+  quire search "allergies" --user alice --limit 3 --json`,
+		flags: func(fs *flag.FlagSet) any {
+			o := &searchOptions{}
+			fs.StringVar(&o.dir, "dir", "", "workspace `directory` (default: the current directory, or a running daemon)")
+			fs.StringVar(&o.agent, "agent", "", "agent `name` (may be left out when the workspace has one agent)")
+			fs.StringVar(&o.user, "user", "", "user `id` whose own memory is searched too")
+			fs.StringVar(&o.rev, "rev", "", "read the workspace at git `revision` REV")
+			fs.IntVar(&o.limit, "limit", memory.DefaultLimit, "number of `hits`")
+			fs.Float64Var(&o.minScore, "min-score", 0, "drop hits scoring below `score`")
+			fs.BoolVar(&o.rrf, "rrf", false, "rank by reciprocal rank fusion instead of weighted scores")
+			fs.BoolVar(&o.json, "json", false, "print JSON")
+			fs.StringVar(&o.socket, "socket", "", "unix socket `path` of a running daemon (default $XDG_RUNTIME_DIR/quire/quire.sock)")
+			fs.BoolVar(&o.local, "local", false, "never ask a running daemon; build the embedded index")
+			o.embedderOptions.define(fs)
+			return o
+		},
+		run: runSearch,
+	}
+}
+
+func runSearch(ctx context.Context, e *env, opts any, args []string) error {
+	o := opts.(*searchOptions)
+	if len(args) != 1 {
+		return usagef("give one QUERY (quote a query of several words)")
+	}
+	if o.limit <= 0 {
+		return usagef("--limit must be positive")
+	}
+	if o.dir == "" && o.rev == "" && !o.local {
+		if done, err := searchDaemon(ctx, e, o, args[0]); done {
+			return err
+		}
+	}
+	if o.dir == "" {
+		o.dir = "."
+	}
+	ws, err := openWorkspace(o.dir, o.rev)
+	if err != nil {
+		return err
+	}
+	a, err := ws.Agent(o.agent)
+	if err != nil {
+		return err
+	}
+	docs, problems, err := memory.Documents(ws.FS(), a.Dir)
+	if err != nil {
+		return err
+	}
+	for _, p := range problems {
+		fmt.Fprintf(e.stderr, "%s: warning: %s\n", displayPath(o.dir, joinAgent(a.Dir, p.Path)), p.Message)
+	}
+	emb, err := o.embedderOptions.open(ctx)
+	if err != nil {
+		return err
+	}
+	store, err := memstore.New(memstore.Options{Embedder: emb, CacheFile: cacheFile(e.getenv)})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	st, err := store.Index(ctx, a.Name, "", docs)
+	if err != nil {
+		return err
+	}
+	if st.EmbedError != nil {
+		fmt.Fprintf(e.stderr, "warning: %v; searching full text only\n", st.EmbedError)
+	}
+	q := memory.Query{Text: args[0], User: o.user, Limit: o.limit, MinScore: o.minScore}
+	if o.rrf {
+		q.Fusion = memory.RRF
+	}
+	hits, err := store.Search(ctx, a.Name, q)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Agent string       `json:"agent"`
+			Query string       `json:"query"`
+			Hits  []memory.Hit `json:"hits"`
+		}{a.Name, args[0], hits})
+	}
+	if len(hits) == 0 {
+		fmt.Fprintf(e.stderr, "no memory matches %q (%d documents searched)\n", args[0], len(docs))
+		return exitError{exitFindings}
+	}
+	for _, h := range hits {
+		loc := joinAgent(a.Dir, h.Path)
+		if h.User != "" {
+			if dir, err := a.UserDir(h.User); err == nil {
+				loc = joinAgent(dir, h.Path)
+			}
+		}
+		fmt.Fprintf(e.stdout, "%s:%d-%d  %.3f  %s\n", displayPath(o.dir, loc), h.StartLine, h.EndLine, h.Score, h.Scope)
+		for _, line := range strings.Split(h.Text, "\n") {
+			fmt.Fprintf(e.stdout, "    %s\n", line)
+		}
+	}
+	return nil
+}
+
+// joinAgent joins a path relative to an agent directory to it.
+func joinAgent(dir, p string) string {
+	if dir == "." || dir == "" {
+		return p
+	}
+	return dir + "/" + p
+}

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/quirehq/quire/daemon"
+	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/gitsync"
+	"github.com/quirehq/quire/memory"
+	"github.com/quirehq/quire/memory/openai"
+)
+
+type serveOptions struct {
+	dir, repos, gitListen, upstream     string
+	socket, apiListen, tokenFile        string
+	gitTokenFile                        string
+	database, embedder, embedURL, model string
+	cacheDir, logLevel                  string
+	poll                                time.Duration
+}
+
+func serveCommand() *command {
+	return &command{
+		name:    "serve",
+		summary: "run the daemon: deploy on git push, serve prompts and memory to chat clients",
+		help: `
+Sources of truth (one or more):
+  --dir PATH        a working tree, watched for changes (dev mode; API writes
+                    go to its files and are not committed)
+  --repos DIR       bare repositories the daemon hosts: push to
+                    http://<git-listen>/<name>.git to deploy
+  --upstream URL    a remote to follow, fetched every --poll (read-only)
+
+Chat clients use the local API on the unix socket (--socket; curl
+--unix-socket works), and optionally on TCP (--api-listen) with bearer tokens
+from --token-file: one token per line followed by the agents it may use, or *.
+
+The memory store is embedded unless --database names a PostgreSQL database
+(with pgvector). Embedders: builtin (offline, default), openai (any
+OpenAI-compatible /v1/embeddings endpoint: --embed-url, --embed-model, key in
+$QUIRE_EMBED_KEY or $OPENAI_API_KEY), none (full-text only).
+
+Examples:
+  quire serve --repos ./repos
+  git push http://127.0.0.1:7480/examples.git main
+  curl --unix-socket $XDG_RUNTIME_DIR/quire/quire.sock -d '{"user":"ines"}' \
+    http://quire/v1/agents/concierge/prompt
+  quire serve --dir examples --socket /tmp/quire.sock`,
+		flags: func(fs *flag.FlagSet) any {
+			o := &serveOptions{}
+			fs.StringVar(&o.dir, "dir", "", "serve the working tree in `directory` (dev mode)")
+			fs.StringVar(&o.repos, "repos", "", "host the bare repositories in `directory` and accept pushes")
+			fs.StringVar(&o.gitListen, "git-listen", "127.0.0.1:7480", "`address` of the git endpoint (with --repos)")
+			fs.StringVar(&o.gitTokenFile, "git-token-file", "", "require HTTP basic auth on the git endpoint: `file` with a user name and a token per line")
+			fs.StringVar(&o.upstream, "upstream", "", "follow the remote at `URL`")
+			fs.DurationVar(&o.poll, "poll", 30*time.Second, "fetch the upstream every `interval`")
+			fs.StringVar(&o.socket, "socket", "", "unix socket `path` of the local API (default $XDG_RUNTIME_DIR/quire/quire.sock)")
+			fs.StringVar(&o.apiListen, "api-listen", "", "also serve the local API on TCP `address` (needs --token-file)")
+			fs.StringVar(&o.tokenFile, "token-file", "", "bearer tokens for --api-listen: `file` with a token and its agents per line")
+			fs.StringVar(&o.database, "database", "", "PostgreSQL `URL` of the memory store (default: embedded)")
+			fs.StringVar(&o.embedder, "embedder", "builtin", "`embedder`: builtin, openai or none")
+			fs.StringVar(&o.embedURL, "embed-url", "", "`URL` of an OpenAI-compatible embeddings endpoint")
+			fs.StringVar(&o.model, "embed-model", "", "embedding `model` name (openai)")
+			fs.StringVar(&o.cacheDir, "cache-dir", "", "`directory` for the embedding cache and upstream mirrors (default: the user cache directory)")
+			fs.StringVar(&o.logLevel, "log-level", "info", "`level`: debug, info, warn or error")
+			return o
+		},
+		run: runServe,
+	}
+}
+
+// newLogger logs text on a terminal and JSON otherwise.
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, usagef("--log-level %q: use debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			return slog.New(slog.NewTextHandler(w, opts)), nil
+		}
+	}
+	return slog.New(slog.NewJSONHandler(w, opts)), nil
+}
+
+func buildEmbedder(ctx context.Context, o *serveOptions, getenv func(string) string) (memory.Embedder, error) {
+	switch o.embedder {
+	case "builtin", "":
+		return memory.Builtin{}, nil
+	case "none":
+		return memory.None{}, nil
+	case "openai":
+		if o.embedURL == "" || o.model == "" {
+			return nil, usagef("--embedder openai needs --embed-url and --embed-model")
+		}
+		key := getenv("QUIRE_EMBED_KEY")
+		if key == "" {
+			key = getenv("OPENAI_API_KEY")
+		}
+		e, err := openai.New(openai.Options{URL: o.embedURL, Model: o.model, APIKey: key})
+		if err != nil {
+			return nil, err
+		}
+		if err := e.Probe(ctx); err != nil {
+			return nil, fmt.Errorf("embedder: %w", err)
+		}
+		return e, nil
+	}
+	return nil, usagef("--embedder %q: use builtin, openai or none", o.embedder)
+}
+
+func runServe(ctx context.Context, e *env, opts any, args []string) error {
+	o := opts.(*serveOptions)
+	if len(args) > 0 {
+		return usagef("unexpected argument %q", args[0])
+	}
+	if o.dir == "" && o.repos == "" && o.upstream == "" {
+		return usagef("give a source of truth: --dir, --repos or --upstream")
+	}
+	if o.apiListen != "" && o.tokenFile == "" {
+		return usagef("--api-listen needs --token-file: the TCP listener only answers bearer tokens")
+	}
+	log, err := newLogger(e.stderr, o.logLevel)
+	if err != nil {
+		return err
+	}
+	var tokens api.Tokens
+	if o.tokenFile != "" {
+		f, err := os.Open(o.tokenFile)
+		if err != nil {
+			return fmt.Errorf("--token-file: %w", err)
+		}
+		tokens, err = api.ParseTokens(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("--token-file %s: %w", o.tokenFile, err)
+		}
+	}
+	var gitAuth func(user, token string) bool
+	if o.gitTokenFile != "" {
+		pairs, err := readGitTokens(o.gitTokenFile)
+		if err != nil {
+			return err
+		}
+		gitAuth = gitsync.Tokens(pairs)
+	}
+	emb, err := buildEmbedder(ctx, o, e.getenv)
+	if err != nil {
+		return err
+	}
+	socket := o.socket
+	if socket == "" {
+		socket = api.DefaultSocket(e.getenv)
+	}
+	d, err := daemon.New(ctx, daemon.Options{
+		Dir: o.dir, ReposDir: o.repos, GitListen: o.gitListen, GitAuthenticate: gitAuth, Upstream: o.upstream, Poll: o.poll,
+		Socket: socket, APIListen: o.apiListen, Tokens: tokens, DatabaseURL: o.database, DatabaseWait: true,
+		Embedder: emb, CacheDir: o.cacheDir, Version: buildVersion(), Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	return d.Run(ctx)
+}
+
+// readGitTokens reads --git-token-file: a user name and a token per line;
+// blank lines and lines starting with # are skipped.
+func readGitTokens(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--git-token-file: %w", err)
+	}
+	defer f.Close()
+	pairs := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fields := strings.Fields(line)
+		if len(fields) != 2 {
+			return nil, fmt.Errorf("--git-token-file %s line %d: want a user name and a token", path, n)
+		}
+		pairs[fields[0]] = fields[1]
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("--git-token-file %s: %w", path, err)
+	}
+	return pairs, nil
+}

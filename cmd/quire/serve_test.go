@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestServeStatusSearch runs `quire serve --dir` and asks it with `quire
+// status` and `quire search` over its socket; cancelling the context
+// (SIGINT/SIGTERM in main) stops it and removes the socket.
+func TestServeStatusSearch(t *testing.T) {
+	tmp, err := os.MkdirTemp("", "qs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	ws := filepath.Join(tmp, "ws")
+	files := map[string]string{
+		"agent.yaml": "name: bot\n",
+		"SOUL.md":    "# Soul\n\nCalm.\n",
+		"MEMORY.md":  "# Memory\n\nThe boiler is serviced every October.\n",
+	}
+	for name, content := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(ws, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sock := filepath.Join(tmp, "run", "q.sock")
+	getenv := func(k string) string {
+		if k == "XDG_RUNTIME_DIR" || k == "XDG_CONFIG_HOME" || k == "HOME" {
+			return tmp
+		}
+		return ""
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var serveErr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--dir", ws, "--socket", sock, "--cache-dir", filepath.Join(tmp, "cache"), "--log-level", "warn"},
+			&env{stdout: &bytes.Buffer{}, stderr: &serveErr, getenv: getenv})
+	}()
+	quire := func(args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), args, &env{stdout: &out, stderr: &errOut, getenv: getenv})
+		return code, out.String(), errOut.String()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		code, out, _ := quire("status", "--socket", sock)
+		if code == 0 && strings.Contains(out, "bot") && strings.Contains(out, "dir:") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status never showed the agent: %d %s\nserve: %s", code, out, serveErr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var out string
+	for {
+		var code int
+		code, out, _ = quire("search", "boiler service", "--socket", sock)
+		if code == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.HasPrefix(out, "bot:MEMORY.md:1-3") {
+		t.Fatalf("search through the daemon: %q", out)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("serve exited %d: %s", code, serveErr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	if _, err := os.Stat(sock); !os.IsNotExist(err) {
+		t.Fatalf("socket left behind: %v", err)
+	}
+	if code, _, errOut := quire("status", "--socket", sock); code != 1 || !strings.Contains(errOut, "is `quire serve` running") {
+		t.Fatalf("status without a daemon: %d %s", code, errOut)
+	}
+	if code, _, errOut := quire("serve"); code != 2 || !strings.Contains(errOut, "source of truth") {
+		t.Fatalf("serve without a source: %d %s", code, errOut)
+	}
+}

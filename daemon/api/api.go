@@ -1,0 +1,253 @@
+// Package api owns the daemon's local API (interfaces.md, "Local API"):
+// the wire types, the one route table, the handlers that decode requests
+// and encode answers, errors as {"error":{"code","message"}}, bearer tokens
+// scoped to agents for TCP listeners, and the newline-delimited JSON event
+// stream. What the routes do is the Backend's business: the daemon
+// implements it.
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/quirehq/quire/memory"
+	"github.com/quirehq/quire/prompt"
+)
+
+// Backend is what the routes call. Every method may return an *Error to
+// choose the HTTP status and code; any other error answers 500.
+type Backend interface {
+	Status(ctx context.Context) Status
+	Agents(ctx context.Context) []Agent
+	Prompt(ctx context.Context, agent string, req PromptRequest) (PromptResponse, error)
+	MemorySearch(ctx context.Context, agent string, req SearchRequest) (SearchResponse, error)
+	MemoryAppend(ctx context.Context, agent string, req AppendRequest) (WriteResponse, error)
+	FlushPlan(ctx context.Context, agent string, req FlushPlanRequest) (FlushPlan, error)
+	ReadFile(ctx context.Context, agent, user, path string) (File, error)
+	// WriteFile writes path; ifMatch is the If-Match header (never empty:
+	// the handler answers 428 first), "*" for "any existing or new file".
+	WriteFile(ctx context.Context, agent, user, path, ifMatch string, content []byte) (WriteResponse, error)
+	SkillsSearch(ctx context.Context, agent string, req SkillsSearchRequest) (SkillsResponse, error)
+	Skills(ctx context.Context, agent, user string) (SkillsResponse, error)
+	Skill(ctx context.Context, agent, user, name string) (SkillBody, error)
+	// Subscribe delivers events until ctx is done; the channel is closed
+	// then.
+	Subscribe(ctx context.Context) <-chan Event
+	// WriteMetrics writes the Prometheus text exposition.
+	WriteMetrics(w http.ResponseWriter)
+}
+
+// Error is an API error: the HTTP status and the body's code and message.
+type Error struct {
+	Status  int    `json:"-"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%s: %s", e.Code, e.Message) }
+
+// Errorf returns an *Error with status, code and a formatted message.
+func Errorf(status int, code, format string, args ...any) *Error {
+	return &Error{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorBody is the JSON body of every error answer.
+type ErrorBody struct {
+	Error Error `json:"error"`
+}
+
+// AsError returns err as an *Error: itself when it is one, else a 500.
+func AsError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &Error{Status: http.StatusInternalServerError, Code: "internal", Message: err.Error()}
+}
+
+// Status is the answer of GET /v1/status.
+type Status struct {
+	Version string        `json:"version"`
+	Started time.Time     `json:"started"`
+	Agents  []AgentStatus `json:"agents"`
+}
+
+// AgentStatus is one agent's deployment, in the manner of Flux or Argo CD.
+type AgentStatus struct {
+	Name string `json:"name"`
+	// Source says where the agent comes from: "repo:<name>",
+	// "upstream:<url>" or "dir:<path>".
+	Source   string    `json:"source"`
+	Deployed string    `json:"deployed_commit"`
+	Indexed  string    `json:"indexed_commit"`
+	DeployAt time.Time `json:"deployed_at"`
+	// LagSeconds is how long the deployed commit has waited for its
+	// index; 0 when the index is current.
+	LagSeconds float64 `json:"lag_seconds"`
+	LastError  string  `json:"last_error,omitempty"`
+}
+
+// Agent is one entry of GET /v1/agents.
+type Agent struct {
+	Name   string           `json:"name"`
+	Type   prompt.AgentType `json:"type"`
+	Source string           `json:"source"`
+	Commit string           `json:"commit"`
+}
+
+// AgentsResponse is the answer of GET /v1/agents.
+type AgentsResponse struct {
+	Agents []Agent `json:"agents"`
+}
+
+// PromptRequest is the body of POST /v1/agents/{agent}/prompt.
+type PromptRequest struct {
+	User         string               `json:"user,omitempty"`
+	Session      prompt.Session       `json:"session,omitempty"`
+	Channel      prompt.Channel       `json:"channel,omitempty"`
+	Room         string               `json:"room,omitempty"`
+	Tools        []prompt.Tool        `json:"tools,omitempty"`
+	Extra        string               `json:"extra,omitempty"`
+	VirtualFiles []prompt.VirtualFile `json:"virtual_files,omitempty"`
+	// Now is the caller's current time; absent means the daemon's clock.
+	Now *time.Time `json:"now,omitempty"`
+	// Skills, when present, replaces the agent.yaml allow list for this
+	// request.
+	Skills []string `json:"skills,omitempty"`
+}
+
+// PromptResponse is the answer of POST /v1/agents/{agent}/prompt.
+type PromptResponse struct {
+	Prompt string        `json:"prompt"`
+	Report prompt.Report `json:"report"`
+	Commit string        `json:"commit"`
+	// Encoded, when set, is this response already encoded as JSON; the
+	// handler sends it as is (the daemon caches encoded prompts).
+	Encoded []byte `json:"-"`
+}
+
+// SearchRequest is the body of POST /v1/agents/{agent}/memory/search.
+type SearchRequest struct {
+	Query    string  `json:"query"`
+	User     string  `json:"user,omitempty"`
+	Limit    int     `json:"limit,omitempty"`
+	MinScore float64 `json:"min_score,omitempty"`
+}
+
+// SearchResponse carries memory hits, best first.
+type SearchResponse struct {
+	Hits []memory.Hit `json:"hits"`
+	// Commit is the indexed commit the hits come from.
+	Commit string `json:"commit"`
+}
+
+// AppendRequest is the body of POST /v1/agents/{agent}/memory/append.
+type AppendRequest struct {
+	User string `json:"user,omitempty"`
+	Text string `json:"text"`
+	// Now is the caller's current time; absent means the daemon's clock.
+	Now *time.Time `json:"now,omitempty"`
+}
+
+// WriteResponse is the answer of an accepted write.
+type WriteResponse struct {
+	// Path is the written file, relative to the agent directory.
+	Path string `json:"path"`
+	// ETag is the new content's tag ("" when the write deleted the file).
+	ETag    string `json:"etag,omitempty"`
+	Deleted bool   `json:"deleted,omitempty"`
+	// Commit is the commit that holds the write; Branch the branch it is
+	// on (a proposals/<agent>/<n> branch for persona files).
+	Commit string `json:"commit"`
+	Branch string `json:"branch"`
+}
+
+// File is the answer of GET /v1/agents/{agent}/files/{path}.
+type File struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+	ETag    string `json:"etag"`
+	Commit  string `json:"commit"`
+}
+
+// FlushPlanRequest is the body of POST /v1/agents/{agent}/memory/flush-plan.
+type FlushPlanRequest struct {
+	User          string `json:"user,omitempty"`
+	TotalTokens   int    `json:"total_tokens"`
+	ContextWindow int    `json:"context_window"`
+	// Cycle numbers the session's compaction cycles; a flush is planned
+	// at most once per cycle.
+	Cycle int `json:"cycle"`
+	// Session names the conversation; cycles are counted per session.
+	Session string `json:"session,omitempty"`
+}
+
+// FlushPlan says whether to flush memory before compaction.
+type FlushPlan struct {
+	Flush          bool   `json:"flush"`
+	ThresholdToken int    `json:"threshold_tokens"`
+	Prompt         string `json:"prompt,omitempty"`
+	Target         string `json:"target,omitempty"`
+	Reason         string `json:"reason"`
+}
+
+// SkillsSearchRequest is the body of POST /v1/agents/{agent}/skills/search.
+type SkillsSearchRequest struct {
+	Query string `json:"query"`
+	User  string `json:"user,omitempty"`
+	Limit int    `json:"limit,omitempty"`
+}
+
+// SkillEntry is one skill in a list or search answer.
+type SkillEntry struct {
+	Name        string  `json:"name"`
+	Description string  `json:"description"`
+	Tier        string  `json:"tier"`
+	Location    string  `json:"location"`
+	Score       float64 `json:"score,omitempty"`
+}
+
+// SkillsResponse lists skills.
+type SkillsResponse struct {
+	Skills []SkillEntry `json:"skills"`
+}
+
+// SkillBody is the answer of GET /v1/agents/{agent}/skills/{name}.
+type SkillBody struct {
+	SkillEntry
+	// Body is the SKILL.md body with {baseDir} resolved.
+	Body string `json:"body"`
+}
+
+// Event is one line of GET /v1/events.
+type Event struct {
+	// Type is "deploy", "index", "write" or "error".
+	Type   string    `json:"type"`
+	Time   time.Time `json:"time"`
+	Agent  string    `json:"agent,omitempty"`
+	Source string    `json:"source,omitempty"`
+	Commit string    `json:"commit,omitempty"`
+	Path   string    `json:"path,omitempty"`
+	User   string    `json:"user,omitempty"`
+	// Chunks is, for an index event, how many chunks this daemon wrote
+	// (0 when another daemon sharing the database had indexed the
+	// commit already).
+	Chunks int `json:"chunks,omitempty"`
+	// Message says what happened in a sentence.
+	Message string `json:"message,omitempty"`
+}
+
+// DefaultSocket returns the local API's default unix socket:
+// $XDG_RUNTIME_DIR/quire/quire.sock, or quire-<uid>/quire.sock under the
+// temporary directory when XDG_RUNTIME_DIR is not set.
+func DefaultSocket(getenv func(string) string) string {
+	if d := getenv("XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "quire", "quire.sock")
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("quire-%d", os.Getuid()), "quire.sock")
+}

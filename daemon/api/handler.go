@@ -1,0 +1,438 @@
+package api
+
+import (
+	"bufio"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// MaxBodyBytes bounds a request body. Writes are further bounded by the
+// agent's write_limit_bytes.
+const MaxBodyBytes = 4 << 20
+
+// route is one entry of the route table.
+type route struct {
+	pattern string // net/http ServeMux pattern, method included
+	handle  func(h *handler, w http.ResponseWriter, r *http.Request) error
+}
+
+// routes is the one route table of the local API.
+var routes = []route{
+	{"GET /v1/status", (*handler).status},
+	{"GET /v1/agents", (*handler).agents},
+	{"POST /v1/agents/{agent}/prompt", (*handler).prompt},
+	{"POST /v1/agents/{agent}/memory/search", (*handler).memorySearch},
+	{"POST /v1/agents/{agent}/memory/append", (*handler).memoryAppend},
+	{"POST /v1/agents/{agent}/memory/flush-plan", (*handler).flushPlan},
+	{"GET /v1/agents/{agent}/files/{path...}", (*handler).readFile},
+	{"PUT /v1/agents/{agent}/files/{path...}", (*handler).writeFile},
+	{"POST /v1/agents/{agent}/skills/search", (*handler).skillsSearch},
+	{"GET /v1/agents/{agent}/skills", (*handler).skills},
+	{"GET /v1/agents/{agent}/skills/{name}", (*handler).skill},
+	{"GET /v1/events", (*handler).events},
+	{"GET /metrics", (*handler).metrics},
+}
+
+// Options configure a Handler.
+type Options struct {
+	// Tokens, when not nil, requires "Authorization: Bearer <token>" on
+	// every request and limits each token to its agents (TCP listeners).
+	// Nil trusts every caller (the unix socket, whose mode is 0600).
+	Tokens Tokens
+	// Logger receives one line per failed request; nil discards.
+	Logger *slog.Logger
+	// Observe, when set, is told every request's route and latency.
+	Observe func(route string, status int, d time.Duration)
+}
+
+// Handler returns the http.Handler of the local API.
+func Handler(b Backend, opts Options) http.Handler {
+	h := &handler{b: b, opts: opts}
+	if h.opts.Logger == nil {
+		h.opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	mux := http.NewServeMux()
+	for _, rt := range routes {
+		rt := rt
+		mux.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) {
+			start := time.Now()
+			sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+			if err := h.authorize(r); err == nil {
+				err = rt.handle(h, sw, r)
+				if err != nil {
+					h.fail(sw, r, err)
+				}
+			} else {
+				h.fail(sw, r, err)
+			}
+			if h.opts.Observe != nil {
+				h.opts.Observe(rt.pattern, sw.status, time.Since(start))
+			}
+		})
+	}
+	// A known path with another method is a 405 that lists the methods.
+	allowed := map[string][]string{}
+	var paths []string
+	for _, rt := range routes {
+		method, p, _ := strings.Cut(rt.pattern, " ")
+		if allowed[p] == nil {
+			paths = append(paths, p)
+		}
+		allowed[p] = append(allowed[p], method)
+	}
+	known := http.NewServeMux() // the paths alone, to tell 405 from 404
+	for _, p := range paths {
+		known.HandleFunc(p, func(http.ResponseWriter, *http.Request) {})
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if _, p := known.Handler(r); p != "" {
+			allow := strings.Join(allowed[p], ", ")
+			w.Header().Set("Allow", allow)
+			h.fail(w, r, Errorf(http.StatusMethodNotAllowed, "method_not_allowed", "%s %s: use %s", r.Method, r.URL.Path, allow))
+			return
+		}
+		h.fail(w, r, Errorf(http.StatusNotFound, "not_found", "no route %s %s; see interfaces.md for the local API", r.Method, r.URL.Path))
+	})
+	return mux
+}
+
+type handler struct {
+	b    Backend
+	opts Options
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Tokens maps a bearer token to the agents it may use; "*" means every
+// agent.
+type Tokens map[string][]string
+
+// ParseTokens reads a token file: one token per line followed by the
+// agents it may use, separated by white space or commas ("*" for all);
+// blank lines and lines starting with # are skipped.
+func ParseTokens(r io.Reader) (Tokens, error) {
+	t := Tokens{}
+	sc := bufio.NewScanner(r)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fields := strings.FieldsFunc(line, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
+		if len(fields) < 2 {
+			return nil, fmt.Errorf("token file line %d: want a token followed by the agents it may use (or *)", n)
+		}
+		t[fields[0]] = fields[1:]
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read token file: %w", err)
+	}
+	return t, nil
+}
+
+// agents returns the agents token may use, and whether it is a token.
+func (t Tokens) agents(token string) ([]string, bool) {
+	for k, v := range t {
+		if subtle.ConstantTimeCompare([]byte(k), []byte(token)) == 1 {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+// Allows reports whether token may use agent ("" for routes that name
+// no agent).
+func (t Tokens) Allows(token, agent string) bool {
+	agents, ok := t.agents(token)
+	if !ok {
+		return false
+	}
+	if agent == "" {
+		return true
+	}
+	for _, a := range agents {
+		if a == "*" || a == agent {
+			return true
+		}
+	}
+	return false
+}
+
+func (h *handler) authorize(r *http.Request) error {
+	if h.opts.Tokens == nil {
+		return nil
+	}
+	auth := r.Header.Get("Authorization")
+	token, ok := strings.CutPrefix(auth, "Bearer ")
+	if !ok || token == "" {
+		return Errorf(http.StatusUnauthorized, "unauthorized", "send Authorization: Bearer <token> (a token from the daemon's --token-file)")
+	}
+	if _, ok := h.opts.Tokens.agents(token); !ok {
+		return Errorf(http.StatusUnauthorized, "unauthorized", "unknown token")
+	}
+	if !h.opts.Tokens.Allows(token, r.PathValue("agent")) {
+		return Errorf(http.StatusForbidden, "forbidden", "this token may not use agent %q", r.PathValue("agent"))
+	}
+	return nil
+}
+
+func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	e := AsError(err)
+	if e.Status >= 500 {
+		h.opts.Logger.Warn("api request failed", "method", r.Method, "path", r.URL.Path, "status", e.Status, "err", e.Message)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(e.Status)
+	_ = json.NewEncoder(w).Encode(ErrorBody{Error: *e})
+}
+
+func reply(w http.ResponseWriter, v any) error {
+	w.Header().Set("Content-Type", "application/json")
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	_, _ = w.Write(b)
+	return nil
+}
+
+func decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, MaxBodyBytes))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return Errorf(http.StatusRequestEntityTooLarge, "too_large", "request body over %d bytes", MaxBodyBytes)
+		}
+		return Errorf(http.StatusBadRequest, "bad_request", "decode JSON body: %v", err)
+	}
+	return nil
+}
+
+func (h *handler) status(w http.ResponseWriter, r *http.Request) error {
+	st := h.b.Status(r.Context())
+	if tok := h.token(r); tok != "" {
+		var kept []AgentStatus
+		for _, a := range st.Agents {
+			if h.opts.Tokens.Allows(tok, a.Name) {
+				kept = append(kept, a)
+			}
+		}
+		st.Agents = kept
+	}
+	if st.Agents == nil {
+		st.Agents = []AgentStatus{}
+	}
+	return reply(w, st)
+}
+
+func (h *handler) token(r *http.Request) string {
+	if h.opts.Tokens == nil {
+		return ""
+	}
+	t, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return t
+}
+
+func (h *handler) agents(w http.ResponseWriter, r *http.Request) error {
+	all := h.b.Agents(r.Context())
+	out := AgentsResponse{Agents: []Agent{}}
+	tok := h.token(r)
+	for _, a := range all {
+		if tok == "" || h.opts.Tokens.Allows(tok, a.Name) {
+			out.Agents = append(out.Agents, a)
+		}
+	}
+	return reply(w, out)
+}
+
+func (h *handler) prompt(w http.ResponseWriter, r *http.Request) error {
+	var req PromptRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	res, err := h.b.Prompt(r.Context(), r.PathValue("agent"), req)
+	if err != nil {
+		return err
+	}
+	if res.Encoded != nil {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(res.Encoded)
+		return nil
+	}
+	return reply(w, res)
+}
+
+func (h *handler) memorySearch(w http.ResponseWriter, r *http.Request) error {
+	var req SearchRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	if strings.TrimSpace(req.Query) == "" {
+		return Errorf(http.StatusBadRequest, "bad_request", "query is empty")
+	}
+	res, err := h.b.MemorySearch(r.Context(), r.PathValue("agent"), req)
+	if err != nil {
+		return err
+	}
+	return reply(w, res)
+}
+
+func (h *handler) memoryAppend(w http.ResponseWriter, r *http.Request) error {
+	var req AppendRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	if strings.TrimSpace(req.Text) == "" {
+		return Errorf(http.StatusBadRequest, "bad_request", "text is empty")
+	}
+	res, err := h.b.MemoryAppend(r.Context(), r.PathValue("agent"), req)
+	if err != nil {
+		return err
+	}
+	return reply(w, res)
+}
+
+func (h *handler) flushPlan(w http.ResponseWriter, r *http.Request) error {
+	var req FlushPlanRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	if req.ContextWindow <= 0 {
+		return Errorf(http.StatusBadRequest, "bad_request", "context_window must be a positive number of tokens")
+	}
+	res, err := h.b.FlushPlan(r.Context(), r.PathValue("agent"), req)
+	if err != nil {
+		return err
+	}
+	return reply(w, res)
+}
+
+func (h *handler) readFile(w http.ResponseWriter, r *http.Request) error {
+	f, err := h.b.ReadFile(r.Context(), r.PathValue("agent"), r.URL.Query().Get("user"), r.PathValue("path"))
+	if err != nil {
+		return err
+	}
+	w.Header().Set("ETag", f.ETag)
+	return reply(w, f)
+}
+
+// FileBody is the JSON form of a PUT body; a body that is not JSON
+// (any other Content-Type) is the file's content itself.
+type FileBody struct {
+	Content string `json:"content"`
+}
+
+func (h *handler) writeFile(w http.ResponseWriter, r *http.Request) error {
+	ifMatch := r.Header.Get("If-Match")
+	if ifMatch == "" {
+		return Errorf(http.StatusPreconditionRequired, "precondition_required", "send If-Match with the ETag of your last read (or * to create a new file)")
+	}
+	var content []byte
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+		var fb FileBody
+		if err := decode(r, &fb); err != nil {
+			return err
+		}
+		content = []byte(fb.Content)
+	} else {
+		b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxBodyBytes))
+		if err != nil {
+			return Errorf(http.StatusRequestEntityTooLarge, "too_large", "request body over %d bytes", MaxBodyBytes)
+		}
+		content = b
+	}
+	res, err := h.b.WriteFile(r.Context(), r.PathValue("agent"), r.URL.Query().Get("user"), r.PathValue("path"), ifMatch, content)
+	if err != nil {
+		return err
+	}
+	if res.ETag != "" {
+		w.Header().Set("ETag", res.ETag)
+	}
+	return reply(w, res)
+}
+
+func (h *handler) skillsSearch(w http.ResponseWriter, r *http.Request) error {
+	var req SkillsSearchRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	res, err := h.b.SkillsSearch(r.Context(), r.PathValue("agent"), req)
+	if err != nil {
+		return err
+	}
+	return reply(w, res)
+}
+
+func (h *handler) skills(w http.ResponseWriter, r *http.Request) error {
+	res, err := h.b.Skills(r.Context(), r.PathValue("agent"), r.URL.Query().Get("user"))
+	if err != nil {
+		return err
+	}
+	return reply(w, res)
+}
+
+func (h *handler) skill(w http.ResponseWriter, r *http.Request) error {
+	res, err := h.b.Skill(r.Context(), r.PathValue("agent"), r.URL.Query().Get("user"), r.PathValue("name"))
+	if err != nil {
+		return err
+	}
+	return reply(w, res)
+}
+
+func (h *handler) events(w http.ResponseWriter, r *http.Request) error {
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	ch := h.b.Subscribe(ctx)
+	tok := h.token(r)
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.WriteHeader(http.StatusOK)
+	flush := func() {
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
+	flush()
+	enc := json.NewEncoder(w)
+	for ev := range ch {
+		if tok != "" && ev.Agent != "" && !h.opts.Tokens.Allows(tok, ev.Agent) {
+			continue
+		}
+		if err := enc.Encode(ev); err != nil {
+			return nil // the client went away
+		}
+		flush()
+	}
+	return nil
+}
+
+func (h *handler) metrics(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+	h.b.WriteMetrics(w)
+	return nil
+}

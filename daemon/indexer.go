@@ -1,0 +1,153 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/memory"
+)
+
+// indexer keeps the store in step with the deployments. It is a
+// coalescing runner: each source has at most one pending deployment (a
+// newer one replaces it), and a size-one wake-up channel collapses a
+// burst of deploys into one run, so a burst of pushes indexes only the
+// newest commit. A failed run (the store is away) is retried with
+// backoff until it succeeds or a newer deployment replaces it.
+type indexer struct {
+	d       *Daemon
+	mu      sync.Mutex
+	pending map[*source]*deployment
+	wake    chan struct{}
+	// unembedded is set when an index run left chunks without vectors
+	// (the embedder failed); Backfill is retried until it embeds them.
+	unembedded bool
+}
+
+func newIndexer(d *Daemon) *indexer {
+	return &indexer{d: d, pending: map[*source]*deployment{}, wake: make(chan struct{}, 1)}
+}
+
+func (ix *indexer) enqueue(s *source, dep *deployment) {
+	ix.mu.Lock()
+	ix.pending[s] = dep
+	ix.mu.Unlock()
+	select {
+	case ix.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (ix *indexer) run(ctx context.Context) error {
+	backoff := time.Duration(0)
+	for {
+		var timer <-chan time.Time
+		if backoff > 0 {
+			timer = time.After(backoff)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ix.wake:
+		case <-timer:
+		}
+		ix.mu.Lock()
+		work := ix.pending
+		ix.pending = map[*source]*deployment{}
+		ix.mu.Unlock()
+		failed := ix.unembedded && !ix.backfill(ctx)
+		for s, dep := range work {
+			if s.cur.Load() != dep {
+				continue // a newer deployment is on its way
+			}
+			if !ix.index(ctx, s, dep) {
+				failed = true
+				ix.mu.Lock()
+				if _, newer := ix.pending[s]; !newer {
+					ix.pending[s] = dep
+				}
+				ix.mu.Unlock()
+			}
+		}
+		switch {
+		case !failed && !ix.unembedded:
+			backoff = 0
+		case backoff == 0:
+			backoff = 500 * time.Millisecond
+		case backoff < 30*time.Second:
+			backoff *= 2
+		}
+	}
+}
+
+// index indexes every agent of dep, reporting whether all succeeded.
+func (ix *indexer) index(ctx context.Context, s *source, dep *deployment) bool {
+	d := ix.d
+	ok := true
+	for _, name := range dep.names {
+		if ctx.Err() != nil {
+			return false
+		}
+		a := dep.agents[name]
+		start := time.Now()
+		docs, problems, err := memory.Documents(dep.fsys, a.agent.Dir)
+		for _, p := range problems {
+			d.log.Warn("memory document skipped", "agent", name, "problem", p.String())
+		}
+		var stats memory.IndexStats
+		if err == nil {
+			stats, err = d.store.Index(ctx, name, dep.commit, docs)
+		}
+		d.metrics.indexed(time.Since(start), err)
+		s.mu.Lock()
+		if err != nil {
+			s.indexErr[name] = err.Error()
+		} else {
+			delete(s.indexErr, name)
+			s.indexed[name] = dep.commit
+			s.stats[name] = stats
+		}
+		close(s.notify)
+		s.notify = make(chan struct{})
+		s.mu.Unlock()
+		if err != nil {
+			ok = false
+			d.log.Warn("index failed", "agent", name, "commit", short(dep.commit), "err", err)
+			d.events.publish(api.Event{Type: "error", Agent: name, Source: s.id(), Commit: dep.commit, Message: fmt.Sprintf("indexing failed: %v", err)})
+			continue
+		}
+		if stats.EmbedError != nil || stats.Pending > 0 {
+			d.log.Warn("embedding failed; text indexed, vectors pending", "agent", name, "pending", stats.Pending, "err", stats.EmbedError)
+			ix.unembedded = true
+		}
+		d.log.Info("indexed", "agent", name, "commit", short(dep.commit), "documents", stats.Documents, "changed", stats.Changed, "chunks", stats.Chunks, "took", time.Since(start))
+		d.events.publish(api.Event{Type: "index", Agent: name, Source: s.id(), Commit: dep.commit, Chunks: stats.Chunks,
+			Message: fmt.Sprintf("%d chunks re-indexed (%d documents changed)", stats.Chunks, stats.Changed)})
+	}
+	return ok
+}
+
+// backfill embeds chunks an earlier run left without vectors, reporting
+// whether none are left.
+func (ix *indexer) backfill(ctx context.Context) bool {
+	n, err := ix.d.store.Backfill(ctx)
+	if err != nil {
+		ix.d.log.Warn("embedding backfill failed", "embedded", n, "err", err)
+		return false
+	}
+	ix.d.log.Info("embedding backfill", "embedded", n)
+	ix.unembedded = false
+	return true
+}
+
+// retryAll queues every source's current deployment again (after the
+// store connected).
+func (ix *indexer) retryAll() {
+	for _, s := range ix.d.sourceList() {
+		if dep := s.cur.Load(); dep != nil {
+			ix.enqueue(s, dep)
+		}
+	}
+}

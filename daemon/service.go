@@ -1,0 +1,282 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"path"
+	"time"
+
+	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/memory"
+	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/skills"
+)
+
+var _ api.Backend = (*Daemon)(nil)
+
+// FlushPrompt is what the model is told when the flush plan says flush.
+const FlushPrompt = "Store durable memories now."
+
+// Flush thresholds of behavior.md §6: flush when the session's tokens
+// reach the context window minus the reserve and the flush's own room.
+const (
+	FlushReserveTokens = 20000
+	FlushPromptTokens  = 4000
+)
+
+// Status implements api.Backend.
+func (d *Daemon) Status(ctx context.Context) api.Status {
+	st := api.Status{Version: d.opts.Version, Started: d.started, Agents: []api.AgentStatus{}}
+	now := d.opts.Now()
+	for _, s := range d.sourceList() {
+		dep := s.cur.Load()
+		s.mu.Lock()
+		if dep == nil {
+			if s.lastErr != "" {
+				st.Agents = append(st.Agents, api.AgentStatus{Source: s.id(), LastError: s.lastErr})
+			}
+			s.mu.Unlock()
+			continue
+		}
+		for _, name := range dep.names {
+			a := api.AgentStatus{Name: name, Source: s.id(), Deployed: dep.commit, DeployAt: dep.at, Indexed: s.indexed[name]}
+			if a.Indexed != a.Deployed {
+				a.LagSeconds = now.Sub(dep.at).Seconds()
+			}
+			a.LastError = s.lastErr
+			if e := s.indexErr[name]; e != "" {
+				a.LastError = "index: " + e
+			}
+			st.Agents = append(st.Agents, a)
+		}
+		s.mu.Unlock()
+	}
+	return st
+}
+
+// Agents implements api.Backend.
+func (d *Daemon) Agents(ctx context.Context) []api.Agent {
+	var out []api.Agent
+	for _, r := range d.agentRefs() {
+		out = append(out, api.Agent{Name: r.ag.agent.Name, Type: r.ag.agent.Config.Type, Source: r.src.id(), Commit: r.dep.commit})
+	}
+	return out
+}
+
+func badRequest(format string, args ...any) *api.Error {
+	return api.Errorf(http.StatusBadRequest, "bad_request", format, args...)
+}
+
+// Prompt implements api.Backend: the prompt is assembled from the
+// in-memory deployment (and cached there, encoded, by agent, day and
+// request); a user's first request seeds their files.
+func (d *Daemon) Prompt(ctx context.Context, agent string, req api.PromptRequest) (api.PromptResponse, error) {
+	ref, err := d.agent(agent)
+	if err != nil {
+		return api.PromptResponse{}, err
+	}
+	now := d.opts.Now()
+	if req.Now != nil {
+		now = *req.Now
+	}
+	reqJSON, err := json.Marshal(req)
+	if err != nil {
+		return api.PromptResponse{}, err
+	}
+	loc := ref.ag.agent.Config.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	key := agent + "\x00" + now.In(loc).Format(time.DateOnly) + "\x00" + string(reqJSON)
+	if b := ref.dep.cachedPrompt(key); b != nil {
+		return api.PromptResponse{Encoded: b}, nil
+	}
+	if req.User != "" {
+		if _, err := prompt.EncodeID(req.User); err != nil {
+			return api.PromptResponse{}, badRequest("user %q: %v", req.User, err)
+		}
+		if seeded, err := d.seedUser(ctx, ref, req.User); err != nil {
+			d.log.Warn("seeding user files failed", "agent", agent, "err", err)
+		} else if seeded {
+			if ref, err = d.agent(agent); err != nil {
+				return api.PromptResponse{}, err
+			}
+		}
+	}
+	sreq := skills.Request{Agent: agent, User: req.User, Allow: ref.ag.agent.Config.Skills}
+	if req.Skills != nil {
+		sreq.Filter = req.Skills
+	}
+	res, err := ref.dep.ws.Assemble(prompt.Request{
+		Agent: agent, User: req.User, Session: req.Session, Channel: req.Channel, Room: req.Room,
+		Tools: req.Tools, Extra: req.Extra, VirtualFiles: req.VirtualFiles, Now: now,
+		Skills: ref.ag.skills.PromptSkills(sreq),
+	})
+	if err != nil {
+		if errors.Is(err, prompt.ErrBadRequest) || errors.Is(err, prompt.ErrBadID) {
+			return api.PromptResponse{}, badRequest("%v", err)
+		}
+		if errors.Is(err, prompt.ErrUnknownAgent) {
+			return api.PromptResponse{}, api.Errorf(http.StatusNotFound, "unknown_agent", "%v", err)
+		}
+		return api.PromptResponse{}, err
+	}
+	out := api.PromptResponse{Prompt: res.Prompt, Report: res.Report, Commit: ref.dep.commit}
+	if b, err := json.Marshal(out); err == nil {
+		out.Encoded = append(b, '\n')
+		ref.dep.cachePrompt(key, out.Encoded)
+	}
+	return out, nil
+}
+
+// MemorySearch implements api.Backend. A store that does not answer is a
+// 503: prompts are still served.
+func (d *Daemon) MemorySearch(ctx context.Context, agent string, req api.SearchRequest) (api.SearchResponse, error) {
+	ref, err := d.agent(agent)
+	if err != nil {
+		return api.SearchResponse{}, err
+	}
+	if req.User != "" {
+		if _, err := prompt.EncodeID(req.User); err != nil {
+			return api.SearchResponse{}, badRequest("user %q: %v", req.User, err)
+		}
+	}
+	if req.Limit < 0 || req.Limit > 100 {
+		return api.SearchResponse{}, badRequest("limit %d: use 1 to 100 (0 means %d)", req.Limit, memory.DefaultLimit)
+	}
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	hits, err := d.store.Search(sctx, agent, memory.Query{Text: req.Query, User: req.User, Limit: req.Limit, MinScore: req.MinScore})
+	if err != nil {
+		if ctx.Err() != nil {
+			return api.SearchResponse{}, ctx.Err()
+		}
+		return api.SearchResponse{}, api.Errorf(http.StatusServiceUnavailable, "store_unavailable",
+			"memory search is unavailable: the memory store does not answer (%v); prompts are still served and the index catches up when it is back", err)
+	}
+	if hits == nil {
+		hits = []memory.Hit{}
+	}
+	ref.src.mu.Lock()
+	indexed := ref.src.indexed[agent]
+	ref.src.mu.Unlock()
+	return api.SearchResponse{Hits: hits, Commit: indexed}, nil
+}
+
+// FlushPlan implements api.Backend (behavior.md §6).
+func (d *Daemon) FlushPlan(ctx context.Context, agent string, req api.FlushPlanRequest) (api.FlushPlan, error) {
+	ref, err := d.agent(agent)
+	if err != nil {
+		return api.FlushPlan{}, err
+	}
+	scope := ""
+	if req.User != "" {
+		if scope, err = ref.ag.agent.UserDir(req.User); err != nil {
+			return api.FlushPlan{}, badRequest("user %q: %v", req.User, err)
+		}
+		scope = relTo(ref.ag.agent.Dir, scope)
+	}
+	threshold := req.ContextWindow - FlushReserveTokens - FlushPromptTokens
+	plan := api.FlushPlan{ThresholdToken: threshold}
+	if req.TotalTokens < threshold {
+		plan.Reason = fmt.Sprintf("%d tokens are below the flush threshold of %d", req.TotalTokens, threshold)
+		return plan, nil
+	}
+	key := agent + "\x00" + req.User + "\x00" + req.Session
+	d.flushMu.Lock()
+	defer d.flushMu.Unlock()
+	if d.flushed[key] == req.Cycle+1 {
+		plan.Reason = fmt.Sprintf("already flushed in compaction cycle %d", req.Cycle)
+		return plan, nil
+	}
+	if len(d.flushed) > 100000 {
+		clear(d.flushed)
+	}
+	d.flushed[key] = req.Cycle + 1
+	plan.Flush = true
+	plan.Prompt = FlushPrompt
+	plan.Target = path.Join(scope, dailyLogPath(d.opts.Now(), ref.ag.agent.Config.Location))
+	plan.Reason = fmt.Sprintf("%d tokens reach the flush threshold of %d", req.TotalTokens, threshold)
+	return plan, nil
+}
+
+func relTo(base, p string) string {
+	if base == "." {
+		return p
+	}
+	return p[len(base)+1:]
+}
+
+func skillEntry(s *skills.Skill, score float64) api.SkillEntry {
+	return api.SkillEntry{Name: s.Slug, Description: s.Description, Tier: s.Tier.String(), Location: s.Location, Score: score}
+}
+
+func (d *Daemon) skillsRequest(ref agentRef, user string) (skills.Request, error) {
+	if user != "" {
+		if _, err := prompt.EncodeID(user); err != nil {
+			return skills.Request{}, badRequest("user %q: %v", user, err)
+		}
+	}
+	return skills.Request{Agent: ref.ag.agent.Name, User: user, Allow: ref.ag.agent.Config.Skills}, nil
+}
+
+// SkillsSearch implements api.Backend.
+func (d *Daemon) SkillsSearch(ctx context.Context, agent string, req api.SkillsSearchRequest) (api.SkillsResponse, error) {
+	ref, err := d.agent(agent)
+	if err != nil {
+		return api.SkillsResponse{}, err
+	}
+	sreq, err := d.skillsRequest(ref, req.User)
+	if err != nil {
+		return api.SkillsResponse{}, err
+	}
+	hits := ref.ag.skills.Search(req.Query, sreq, req.Limit, nil)
+	out := api.SkillsResponse{Skills: []api.SkillEntry{}}
+	for _, h := range hits {
+		out.Skills = append(out.Skills, skillEntry(h.Skill, h.Score))
+	}
+	return out, nil
+}
+
+// Skills implements api.Backend.
+func (d *Daemon) Skills(ctx context.Context, agent, user string) (api.SkillsResponse, error) {
+	ref, err := d.agent(agent)
+	if err != nil {
+		return api.SkillsResponse{}, err
+	}
+	sreq, err := d.skillsRequest(ref, user)
+	if err != nil {
+		return api.SkillsResponse{}, err
+	}
+	out := api.SkillsResponse{Skills: []api.SkillEntry{}}
+	for _, s := range ref.ag.skills.List(sreq) {
+		out.Skills = append(out.Skills, skillEntry(s, 0))
+	}
+	return out, nil
+}
+
+// Skill implements api.Backend.
+func (d *Daemon) Skill(ctx context.Context, agent, user, name string) (api.SkillBody, error) {
+	ref, err := d.agent(agent)
+	if err != nil {
+		return api.SkillBody{}, err
+	}
+	sreq, err := d.skillsRequest(ref, user)
+	if err != nil {
+		return api.SkillBody{}, err
+	}
+	s, ok := ref.ag.skills.Show(sreq, name)
+	if !ok {
+		return api.SkillBody{}, api.Errorf(http.StatusNotFound, "unknown_skill", "agent %q has no skill %q that this request may see", agent, name)
+	}
+	return api.SkillBody{SkillEntry: skillEntry(s, 0), Body: s.ResolvedBody()}, nil
+}
+
+// Subscribe implements api.Backend.
+func (d *Daemon) Subscribe(ctx context.Context) <-chan api.Event { return d.events.subscribe(ctx) }
+
+// WriteMetrics implements api.Backend.
+func (d *Daemon) WriteMetrics(w http.ResponseWriter) { d.metrics.write(w) }

@@ -1,0 +1,410 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/gitsync"
+	"github.com/quirehq/quire/memory"
+	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/skills"
+)
+
+type sourceKind string
+
+const (
+	kindRepo     sourceKind = "repo"
+	kindUpstream sourceKind = "upstream"
+	kindDir      sourceKind = "dir"
+)
+
+// source is one source of truth: a hosted repository, a followed upstream
+// or a working tree. Every agent knows its source.
+type source struct {
+	kind     sourceKind
+	name     string // repository name, upstream URL or directory
+	rootName string // the agent name of a repository without agent.yaml
+	repo     *gitsync.Repository
+	refs     []string // the deployed ref, first that resolves
+	dir      string
+
+	// cur is the deployment requests read: swapped atomically, so a
+	// request sees the old or the new revision, never a mix.
+	cur atomic.Pointer[deployment]
+
+	deployMu sync.Mutex // one deploy at a time
+	writeMu  sync.Mutex // one API write at a time
+	seq      atomic.Uint64
+
+	mu       sync.Mutex
+	lastErr  string
+	indexed  map[string]string            // agent → indexed commit
+	stats    map[string]memory.IndexStats // agent → stats of the last index run
+	indexErr map[string]string            // agent → last index error
+	notify   chan struct{}                // closed and replaced after each index run
+}
+
+func (s *source) init() {
+	s.indexed = map[string]string{}
+	s.stats = map[string]memory.IndexStats{}
+	s.indexErr = map[string]string{}
+	s.notify = make(chan struct{})
+}
+
+func (s *source) id() string { return string(s.kind) + ":" + s.name }
+
+func (s *source) writable() bool { return s.kind != kindUpstream }
+
+func (s *source) setError(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err == nil {
+		s.lastErr = ""
+	} else {
+		s.lastErr = err.Error()
+	}
+}
+
+// head resolves the deployed ref.
+func (s *source) head() (plumbing.Hash, string, error) {
+	var last error
+	for _, r := range s.refs {
+		h, err := s.repo.Resolve(r)
+		if err == nil {
+			return h, r, nil
+		}
+		last = err
+	}
+	return plumbing.ZeroHash, s.refs[0], last
+}
+
+// deployment is one deployed revision of a source: the snapshot, the
+// prompt workspace and every agent's skills, built before it is swapped
+// in.
+type deployment struct {
+	commit string // commit hash, or worktree:<n> for a working tree
+	fsys   fs.FS
+	ws     *prompt.Workspace
+	agents map[string]*deployedAgent
+	names  []string
+	at     time.Time
+
+	// prompts caches encoded prompt responses by agent, day and request:
+	// assembly is deterministic, and a deployment never changes.
+	promptMu sync.RWMutex
+	prompts  map[string][]byte
+}
+
+// maxCachedPrompts bounds a deployment's prompt cache; a full cache is
+// emptied.
+const maxCachedPrompts = 4096
+
+func (dep *deployment) cachedPrompt(key string) []byte {
+	dep.promptMu.RLock()
+	defer dep.promptMu.RUnlock()
+	return dep.prompts[key]
+}
+
+func (dep *deployment) cachePrompt(key string, b []byte) {
+	dep.promptMu.Lock()
+	defer dep.promptMu.Unlock()
+	if len(dep.prompts) >= maxCachedPrompts {
+		clear(dep.prompts)
+	}
+	dep.prompts[key] = b
+}
+
+type deployedAgent struct {
+	agent  *prompt.Agent
+	skills *skills.Set
+}
+
+// deploy builds the source's newest revision and swaps it in. It returns
+// the previous deployment (nil when nothing changed or nothing was
+// deployed before) and the new one.
+func (d *Daemon) deploy(ctx context.Context, s *source) (*deployment, error) {
+	s.deployMu.Lock()
+	defer s.deployMu.Unlock()
+	start := time.Now()
+	var fsys fs.FS
+	var commit string
+	switch s.kind {
+	case kindDir:
+		fsys = os.DirFS(s.dir)
+		commit = fmt.Sprintf("worktree:%d", s.seq.Add(1))
+	default:
+		h, _, err := s.head()
+		if err != nil {
+			if errors.Is(err, plumbing.ErrReferenceNotFound) {
+				return nil, nil // an empty repository: nothing to deploy yet
+			}
+			return nil, fmt.Errorf("resolve %s: %w", s.refs[0], err)
+		}
+		if cur := s.cur.Load(); cur != nil && cur.commit == h.String() {
+			return cur, nil
+		}
+		snap, err := s.repo.SnapshotOf(h)
+		if err != nil {
+			return nil, err
+		}
+		fsys, commit = snap, h.String()
+	}
+	dep, err := d.build(ctx, s, fsys, commit)
+	if err != nil {
+		s.setError(err)
+		return nil, err
+	}
+	s.cur.Store(dep)
+	s.setError(nil)
+	for _, o := range d.sourceList() {
+		if o == s {
+			continue
+		}
+		if od := o.cur.Load(); od != nil {
+			for _, name := range dep.names {
+				if _, ok := od.agents[name]; ok {
+					d.log.Warn("two sources define the same agent; requests go to the first one", "agent", name, "sources", o.id()+" "+s.id())
+				}
+			}
+		}
+	}
+	d.metrics.deployed(time.Since(start))
+	d.indexer.enqueue(s, dep)
+	for _, name := range dep.names {
+		d.events.publish(api.Event{Type: "deploy", Agent: name, Source: s.id(), Commit: dep.commit,
+			Message: fmt.Sprintf("deployed %s", short(dep.commit))})
+	}
+	d.log.Info("deployed", "source", s.id(), "commit", short(dep.commit), "agents", strings.Join(dep.names, ","), "took", time.Since(start))
+	return dep, nil
+}
+
+func (d *Daemon) build(ctx context.Context, s *source, fsys fs.FS, commit string) (*deployment, error) {
+	ws, err := prompt.Open(fsys, prompt.Options{RootName: s.rootName, Cache: d.tokens})
+	if err != nil {
+		return nil, fmt.Errorf("open workspace of %s at %s: %w", s.id(), short(commit), err)
+	}
+	dep := &deployment{commit: commit, fsys: fsys, ws: ws, agents: map[string]*deployedAgent{}, at: d.opts.Now(), prompts: map[string][]byte{}}
+	for _, a := range ws.Agents() {
+		srcs := skills.WorkspaceSources(fsys, a.Dir)
+		if s.kind == kindDir {
+			for i := range srcs {
+				if srcs[i].Tier != skills.TierBuiltin {
+					srcs[i].Dir = joinDir(s.dir, srcs[i].Prefix)
+				}
+			}
+		}
+		set := skills.Load(s.seq.Add(1), srcs, nil)
+		dep.agents[a.Name] = &deployedAgent{agent: a, skills: set}
+		dep.names = append(dep.names, a.Name)
+	}
+	sort.Strings(dep.names)
+	return dep, nil
+}
+
+func joinDir(root, rel string) string {
+	if rel == "." || rel == "" {
+		return root
+	}
+	return root + string(os.PathSeparator) + strings.ReplaceAll(rel, "/", string(os.PathSeparator))
+}
+
+func short(commit string) string {
+	if len(commit) == 40 {
+		return commit[:12]
+	}
+	return commit
+}
+
+// validate is the push validator beyond gitsync's repository checks:
+// prompt's Check errors (reject-policy budgets, agent.yaml) and SKILL.md
+// errors.
+func (d *Daemon) validate(ctx context.Context, ref gitsync.RefUpdate, tree *gitsync.Snapshot, changed []gitsync.Change) []gitsync.Problem {
+	if !ref.Name.IsBranch() || strings.HasPrefix(ref.Name.String(), "refs/heads/proposals/") {
+		return nil
+	}
+	ws, err := prompt.Open(tree, prompt.Options{Cache: d.tokens})
+	if err != nil {
+		return []gitsync.Problem{{Message: fmt.Sprintf("cannot read the pushed tree: %v", err)}}
+	}
+	var out []gitsync.Problem
+	add := func(p prompt.Problem) {
+		if p.Severity != prompt.SeverityError {
+			return
+		}
+		msg := p.Message
+		if p.Line > 0 {
+			msg = fmt.Sprintf("line %d: %s", p.Line, msg)
+		}
+		out = append(out, gitsync.Problem{Path: p.Path, Message: msg})
+	}
+	for _, p := range ws.Check() {
+		add(p)
+	}
+	for _, a := range ws.Agents() {
+		for _, p := range skills.CheckAgent(tree, a.Dir) {
+			add(p)
+		}
+	}
+	return out
+}
+
+// afterPush deploys a hosted repository after an accepted push and writes
+// the deploy report on the client's remote: lines.
+func (d *Daemon) afterPush(ctx context.Context, e gitsync.Event, remote io.Writer) {
+	s, err := d.repoSource(e.Name)
+	if err != nil {
+		fmt.Fprintf(remote, "quire: cannot deploy %s: %v\n", e.Name, err)
+		return
+	}
+	moved := false
+	for _, r := range e.Refs {
+		if r.Name.String() == s.refs[0] {
+			moved = true
+		}
+	}
+	if !moved {
+		for _, r := range e.Refs {
+			if r.Name.IsBranch() && !strings.HasPrefix(r.Name.String(), "refs/heads/proposals/") {
+				fmt.Fprintf(remote, "quire: %s is stored but not deployed: only %s is\n", r.Name.Short(), strings.TrimPrefix(s.refs[0], "refs/heads/"))
+			}
+		}
+		return
+	}
+	prev := s.cur.Load()
+	dep, err := d.deploy(ctx, s)
+	if err != nil {
+		fmt.Fprintf(remote, "quire: deploy failed: %v\n", err)
+		return
+	}
+	if dep == nil {
+		return
+	}
+	writeDeployReport(remote, prev, dep)
+	wctx, cancel := context.WithTimeout(ctx, d.opts.IndexWait)
+	defer cancel()
+	done := s.waitIndexed(wctx, dep)
+	for _, name := range dep.names {
+		if !done {
+			fmt.Fprintf(remote, "%s: memory: indexing continues\n", name)
+			continue
+		}
+		s.mu.Lock()
+		st, errText := s.stats[name], s.indexErr[name]
+		s.mu.Unlock()
+		if errText != "" {
+			fmt.Fprintf(remote, "%s: memory: indexing failed: %s (it will be retried)\n", name, errText)
+			continue
+		}
+		fmt.Fprintf(remote, "%s: memory: %d chunks re-indexed (%d documents changed, %d removed, %d unchanged)\n",
+			name, st.Chunks, st.Changed, st.Removed, st.Unchanged)
+	}
+}
+
+// waitIndexed waits until every agent of dep is indexed at dep's commit
+// (or a later one replaced it), reporting whether that happened before
+// ctx ended.
+func (s *source) waitIndexed(ctx context.Context, dep *deployment) bool {
+	for {
+		s.mu.Lock()
+		done := true
+		for _, name := range dep.names {
+			if s.indexed[name] != dep.commit {
+				done = false
+			}
+		}
+		ch := s.notify
+		s.mu.Unlock()
+		if done || s.cur.Load() != dep {
+			return done
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// writeDeployReport writes one block of remote: lines per agent.
+func writeDeployReport(w io.Writer, prev, dep *deployment) {
+	for _, name := range dep.names {
+		a := dep.agents[name]
+		res, err := dep.ws.Assemble(prompt.Request{Agent: name, Session: prompt.SessionMain, Channel: prompt.ChannelDM,
+			Skills: a.skills.PromptSkills(skills.Request{Agent: name, Allow: a.agent.Config.Skills}), CountPromptTokens: true})
+		if err != nil {
+			fmt.Fprintf(w, "%s: cannot assemble the prompt: %v\n", name, err)
+			continue
+		}
+		r := res.Report
+		pct := 0
+		if r.Budget.TotalChars > 0 {
+			pct = r.InjectedChars * 100 / r.Budget.TotalChars
+		}
+		fmt.Fprintf(w, "%s: deployed %s: prompt %d chars / %d tokens; context files %d of %d chars (%d%% of the total budget)\n",
+			name, short(dep.commit), r.PromptChars, r.PromptTokens, r.InjectedChars, r.Budget.TotalChars, pct)
+		for _, f := range r.Files {
+			switch f.Status {
+			case prompt.StatusTruncated, prompt.StatusClamped:
+				fmt.Fprintf(w, "%s: %s %s: kept %d + %d of %d chars\n", name, f.Status, f.Name, f.HeadChars, f.TailChars, f.OriginalChars)
+			case prompt.StatusDropped:
+				fmt.Fprintf(w, "%s: dropped %s (%d chars): the total budget was used up\n", name, f.Name, f.OriginalChars)
+			}
+		}
+		var before *skills.Set
+		if prev != nil {
+			if pa, ok := prev.agents[name]; ok {
+				before = pa.skills
+			}
+		}
+		added, changed, removed := skillChanges(before, a.skills)
+		var parts []string
+		for _, c := range []struct {
+			what  string
+			slugs []string
+		}{{"added", added}, {"changed", changed}, {"removed", removed}} {
+			if len(c.slugs) > 0 {
+				parts = append(parts, c.what+" "+strings.Join(c.slugs, ", "))
+			}
+		}
+		if len(parts) > 0 {
+			fmt.Fprintf(w, "%s: skills %s\n", name, strings.Join(parts, "; "))
+		}
+	}
+}
+
+// skillChanges compares the skills of two sets by slug.
+func skillChanges(before, after *skills.Set) (added, changed, removed []string) {
+	old := map[string]*skills.Skill{}
+	if before != nil {
+		for _, sk := range before.Skills() {
+			old[sk.Slug] = sk
+		}
+	}
+	for _, sk := range after.Skills() {
+		o, ok := old[sk.Slug]
+		switch {
+		case !ok:
+			added = append(added, sk.Slug)
+		case o.Description != sk.Description || o.Body != sk.Body || o.Path != sk.Path:
+			changed = append(changed, sk.Slug)
+		}
+		delete(old, sk.Slug)
+	}
+	for slug := range old {
+		removed = append(removed, slug)
+	}
+	sort.Strings(removed)
+	return added, changed, removed
+}

@@ -1,0 +1,317 @@
+package daemon_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/quirehq/quire/daemon"
+	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/daemon/client"
+	"github.com/quirehq/quire/gitsync"
+	"github.com/quirehq/quire/memory"
+	"github.com/quirehq/quire/memory/memstore"
+)
+
+// TestDirSource serves a working tree: a saved file is served after the
+// watcher's debounce, and an append writes the daily log on disk.
+func TestDirSource(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	writeFiles(t, dir, botFiles)
+	td := startDaemon(t, daemon.Options{Dir: dir})
+	p, err := td.c.Prompt(ctx, "bot", api.PromptRequest{})
+	if err != nil || !strings.Contains(p.Prompt, "MARKER-ONE") {
+		t.Fatalf("prompt: %v", err)
+	}
+	writeFiles(t, dir, map[string]string{"SOUL.md": "# Soul\n\nMARKER-TWO\n"})
+	waitFor(t, "the saved SOUL.md to be served", func() bool {
+		p, err := td.c.Prompt(ctx, "bot", api.PromptRequest{})
+		return err == nil && strings.Contains(p.Prompt, "MARKER-TWO")
+	})
+	w, err := td.c.MemoryAppend(ctx, "bot", api.AppendRequest{Text: "Dev mode entry."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(w.Path)))
+	if err != nil || !strings.Contains(string(b), "Dev mode entry.") {
+		t.Fatalf("daily log on disk: %q %v", b, err)
+	}
+}
+
+// TestUpstreamSource follows a remote: a commit pushed there is served
+// after the next poll; writes are refused (the upstream owns the branch).
+func TestUpstreamSource(t *testing.T) {
+	ctx := context.Background()
+	bare := filepath.Join(t.TempDir(), "up.git")
+	git(t, t.TempDir(), "init", "-q", "--bare", "-b", "main", bare)
+	wt := newWorkTree(t, botFiles)
+	git(t, wt, "push", "-q", bare, "main")
+	td := startDaemon(t, daemon.Options{Upstream: "file://" + bare, Poll: 100 * time.Millisecond})
+	waitFor(t, "the upstream to be deployed", func() bool {
+		p, err := td.c.Prompt(ctx, "bot", api.PromptRequest{})
+		return err == nil && strings.Contains(p.Prompt, "MARKER-ONE")
+	})
+	writeFiles(t, wt, map[string]string{"SOUL.md": "# Soul\n\nMARKER-UPSTREAM\n"})
+	git(t, wt, "commit", "-qam", "upstream change")
+	git(t, wt, "push", "-q", bare, "main")
+	waitFor(t, "the upstream change to be served", func() bool {
+		p, err := td.c.Prompt(ctx, "bot", api.PromptRequest{})
+		return err == nil && strings.Contains(p.Prompt, "MARKER-UPSTREAM")
+	})
+	if _, err := td.c.MemoryAppend(ctx, "bot", api.AppendRequest{Text: "x"}); apiStatus(err) != http.StatusConflict {
+		t.Fatalf("append to an upstream agent: %v", err)
+	}
+}
+
+// TestPruneDailyLogs deletes daily logs past the retention in a commit.
+func TestPruneDailyLogs(t *testing.T) {
+	ctx := context.Background()
+	td := startDaemon(t, daemon.Options{PruneInterval: 50 * time.Millisecond})
+	wt := newWorkTree(t, botFiles)
+	td.push(t, wt, "bot")
+	waitFor(t, "the old daily log to be pruned", func() bool {
+		_, err := td.c.ReadFile(ctx, "bot", "memory/2020-01-01.md", "")
+		return apiStatus(err) == http.StatusNotFound
+	})
+	git(t, wt, "pull", "-q", td.remote+"/bot.git", "main")
+	if log := git(t, wt, "log", "-1", "--format=%an %s"); !strings.Contains(log, "bot bot: prune daily logs older than 30 days") {
+		t.Fatalf("prune commit: %s", log)
+	}
+	if _, err := os.Stat(filepath.Join(wt, "MEMORY.md")); err != nil {
+		t.Fatal("pruning removed MEMORY.md")
+	}
+}
+
+// TestShutdownWithEventStream: an open event stream does not hold up a
+// graceful shutdown, and the socket file is removed.
+func TestShutdownWithEventStream(t *testing.T) {
+	td := startDaemon(t, daemon.Options{})
+	streamDone := make(chan error, 1)
+	go func() { streamDone <- td.c.Events(context.Background(), func(api.Event) bool { return true }) }()
+	time.Sleep(100 * time.Millisecond)
+	start := time.Now()
+	td.stop()
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("shutdown took %v", d)
+	}
+	select {
+	case <-streamDone:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the event stream did not end")
+	}
+	if _, err := os.Stat(td.c.Socket); !os.IsNotExist(err) {
+		t.Fatalf("socket left behind: %v", err)
+	}
+}
+
+// TestGitAuth: with tokens, the git endpoint refuses anonymous pushes
+// and deploys authenticated ones.
+func TestGitAuth(t *testing.T) {
+	td := startDaemon(t, daemon.Options{GitAuthenticate: gitsync.Tokens(map[string]string{"ann": "s3cret"})})
+	wt := newWorkTree(t, botFiles)
+	if out, err := gitMay(wt, "push", td.remote+"/bot.git", "main"); err == nil {
+		t.Fatalf("anonymous push accepted:\n%s", out)
+	}
+	authed := strings.Replace(td.remote, "http://", "http://ann:s3cret@", 1)
+	if out := git(t, wt, "push", authed+"/bot.git", "main"); !strings.Contains(out, "bot: deployed") {
+		t.Fatalf("authenticated push:\n%s", out)
+	}
+}
+
+// TestDirSymlinkEscape: in dev mode a symbolic link cannot carry a write
+// out of the working tree.
+func TestDirSymlinkEscape(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	outside := t.TempDir()
+	writeFiles(t, dir, botFiles)
+	if err := os.Symlink(outside, filepath.Join(dir, "memory", "notes")); err != nil {
+		t.Fatal(err)
+	}
+	td := startDaemon(t, daemon.Options{Dir: dir})
+	_, err := td.c.WriteFile(ctx, "bot", "memory/notes/x.md", "", "*", []byte("escaped"))
+	if err == nil {
+		t.Fatal("a write followed a symbolic link out of the tree")
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+		t.Fatalf("files written outside: %v", entries)
+	}
+}
+
+// flakyEmbedder fails while down is set and counts the texts it embeds.
+type flakyEmbedder struct {
+	memory.Builtin
+	down     atomic.Bool
+	embedded atomic.Int64
+}
+
+func (e *flakyEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if e.down.Load() {
+		return nil, errors.New("embedding endpoint unreachable")
+	}
+	e.embedded.Add(int64(len(texts)))
+	return e.Builtin.Embed(ctx, texts)
+}
+
+// TestEmbedderBackfill: chunks indexed while the embedder fails get their
+// vectors once it is back.
+func TestEmbedderBackfill(t *testing.T) {
+	emb := &flakyEmbedder{}
+	emb.down.Store(true)
+	store, err := memstore.New(memstore.Options{Embedder: emb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	td := startDaemon(t, daemon.Options{Store: store, Embedder: emb})
+	wt := newWorkTree(t, botFiles)
+	td.push(t, wt, "bot")
+	ctx := context.Background()
+	waitFor(t, "full-text search while the embedder is down", func() bool {
+		res, err := td.c.MemorySearch(ctx, "bot", api.SearchRequest{Query: "wifi password"})
+		return err == nil && len(res.Hits) > 0
+	})
+	emb.down.Store(false)
+	waitFor(t, "the backfill to embed the chunks", func() bool { return emb.embedded.Load() >= 2 })
+}
+
+// TestPushRefusals: each kind of invalid tree is refused, the refusal
+// names the file, and the served prompt does not change.
+func TestPushRefusals(t *testing.T) {
+	ctx := context.Background()
+	td := startDaemon(t, daemon.Options{})
+	wt := newWorkTree(t, botFiles)
+	td.push(t, wt, "bot")
+	before, err := td.c.Prompt(ctx, "bot", api.PromptRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  string
+	}{
+		{"reject policy over budget", map[string]string{
+			"agent.yaml": "name: bot\npolicy: reject\nbudget:\n  per_file: 100\n",
+			"SOUL.md":    strings.Repeat("Too long a soul. ", 20),
+		}, "SOUL.md"},
+		{"bad SKILL.md", map[string]string{"skills/broken/SKILL.md": "---\nname: [unclosed\n---\nbody\n"}, "skills/broken/SKILL.md"},
+		{"bad agent.yaml", map[string]string{"agent.yaml": "name: bot\ncolour: blue\n"}, "agent.yaml"},
+		{"not UTF-8", map[string]string{"MEMORY.md": "caf\xe9\n"}, "MEMORY.md"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			writeFiles(t, wt, tt.files)
+			git(t, wt, "add", "-A")
+			git(t, wt, "commit", "-qm", tt.name)
+			defer git(t, wt, "reset", "-q", "--hard", "HEAD~1")
+			out, err := gitMay(wt, "push", td.remote+"/bot.git", "main")
+			if err == nil || !strings.Contains(out, "remote rejected") || !strings.Contains(out, tt.want) {
+				t.Fatalf("push not refused naming %s: %v\n%s", tt.want, err, out)
+			}
+			after, err := td.c.Prompt(ctx, "bot", api.PromptRequest{})
+			if err != nil || after.Commit != before.Commit || after.Prompt != before.Prompt {
+				t.Fatal("a refused push changed the served prompt")
+			}
+		})
+	}
+	// Another branch is stored, not deployed, and the pusher is told.
+	git(t, wt, "checkout", "-q", "-b", "draft")
+	writeFiles(t, wt, map[string]string{"SOUL.md": "# Soul\n\nDRAFT\n"})
+	git(t, wt, "commit", "-qam", "draft")
+	out := git(t, wt, "push", td.remote+"/bot.git", "draft")
+	if !strings.Contains(out, "draft is stored but not deployed: only main is") {
+		t.Fatalf("push of another branch:\n%s", out)
+	}
+	if after, _ := td.c.Prompt(ctx, "bot", api.PromptRequest{}); after.Commit != before.Commit {
+		t.Fatal("a push to another branch was deployed")
+	}
+}
+
+// TestClientZeroValue: a zero client finds the daemon on the default
+// socket.
+func TestClientZeroValue(t *testing.T) {
+	t.Setenv("XDG_RUNTIME_DIR", shortTempDir(t))
+	td := startDaemon(t, daemon.Options{Socket: api.DefaultSocket(os.Getenv)})
+	td.push(t, newWorkTree(t, botFiles), "bot")
+	var c client.Client
+	agents, err := c.Agents(context.Background())
+	if err != nil || len(agents) != 1 || agents[0].Name != "bot" {
+		t.Fatalf("zero client: %+v %v", agents, err)
+	}
+}
+
+// TestConcurrentWritesAndPushes: memory appends from many clients while
+// a person pushes changes lose nothing: every append is in the daily log
+// and in the history, and every push that was accepted is too.
+func TestConcurrentWritesAndPushes(t *testing.T) {
+	ctx := context.Background()
+	td := startDaemon(t, daemon.Options{Now: func() time.Time { return time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC) }})
+	wt := newWorkTree(t, botFiles)
+	td.push(t, wt, "bot")
+	const writers, each = 8, 5
+	errs := make(chan error, writers*each)
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				_, err := td.c.MemoryAppend(ctx, "bot", api.AppendRequest{Text: fmt.Sprintf("entry-%d-%d", w, i)})
+				errs <- err
+			}
+		}(w)
+	}
+	pushed := 0
+	for i := 0; i < 5; i++ {
+		writeFiles(t, wt, map[string]string{"TOOLS.md": fmt.Sprintf("# Tools\n\nrev %d\n", i)})
+		git(t, wt, "commit", "-qam", fmt.Sprintf("tools %d", i))
+		for attempt := 0; attempt < 20; attempt++ {
+			if _, err := gitMay(wt, "push", td.remote+"/bot.git", "main"); err == nil {
+				pushed++
+				break
+			}
+			git(t, wt, "pull", "-q", "--no-rebase", "--no-edit", td.remote+"/bot.git", "main")
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("append: %v", err)
+		}
+	}
+	if pushed != 5 {
+		t.Fatalf("%d of 5 pushes got through", pushed)
+	}
+	f, err := td.c.ReadFile(ctx, "bot", "memory/2026-11-22.md", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for w := 0; w < writers; w++ {
+		for i := 0; i < each; i++ {
+			if !strings.Contains(f.Content, fmt.Sprintf("entry-%d-%d\n", w, i)) {
+				t.Errorf("entry-%d-%d lost", w, i)
+			}
+		}
+	}
+	git(t, wt, "pull", "-q", "--no-rebase", "--no-edit", td.remote+"/bot.git", "main")
+	if n := strings.Count(git(t, wt, "log", "--format=%s", "--author=bot"), "memory entry"); n != writers*each {
+		t.Errorf("%d append commits in the history, want %d", n, writers*each)
+	}
+	if tools, _ := os.ReadFile(filepath.Join(wt, "TOOLS.md")); !strings.Contains(string(tools), "rev 4") {
+		t.Errorf("the last push is lost: %s", tools)
+	}
+	p, err := td.c.Prompt(ctx, "bot", api.PromptRequest{Session: "subagent"})
+	if err != nil || !strings.Contains(p.Prompt, "rev 4") {
+		t.Fatalf("served prompt lacks the last push: %v", err)
+	}
+}

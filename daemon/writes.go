@@ -1,0 +1,533 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/gitsync"
+	"github.com/quirehq/quire/memory"
+	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/templates"
+)
+
+// virtualFiles are supplied by the caller and rendered in the system
+// prompt; they are not workspace files.
+var virtualFiles = map[string]bool{"DELEGATION.md": true, "TEAM.md": true, "AVAILABILITY.md": true}
+
+// personaFiles may only change through a proposal branch.
+var personaFiles = map[string]bool{prompt.AgentsFile: true, prompt.SoulFile: true, prompt.IdentityFile: true, prompt.ToolsFile: true}
+
+// fileClass says what the daemon may do with a path written through the API.
+type fileClass int
+
+const (
+	classRefused fileClass = iota
+	classWritable
+	classPersona
+)
+
+// ETag returns the entity tag of content: its memory hash, quoted.
+func ETag(content []byte) string { return `"` + memory.Hash(content) + `"` }
+
+// cleanPath checks a file path of the API: relative, slash-separated,
+// without . or .. elements. A path that tries to escape is a 400.
+func cleanPath(p string) (string, error) {
+	if p == "" || strings.Contains(p, `\`) || strings.ContainsRune(p, 0) || !fs.ValidPath(p) || p == "." {
+		return "", api.Errorf(http.StatusBadRequest, "bad_path", "path %q is not a clean relative path inside the agent workspace", p)
+	}
+	for _, el := range strings.Split(p, "/") {
+		if el == ".git" {
+			return "", api.Errorf(http.StatusBadRequest, "bad_path", "path %q reaches into .git", p)
+		}
+	}
+	return p, nil
+}
+
+func isMemoryPath(rel string) bool {
+	return rel == prompt.MemoryFile || rel == prompt.MemoryFallbackFile ||
+		strings.HasPrefix(rel, prompt.MemoryDir+"/") && strings.HasSuffix(rel, ".md")
+}
+
+func classify(rel string, perUser bool) (fileClass, string) {
+	switch {
+	case isMemoryPath(rel):
+		return classWritable, ""
+	case rel == prompt.UserFile || rel == prompt.BootstrapFile:
+		if perUser {
+			return classWritable, ""
+		}
+		return classRefused, fmt.Sprintf("%s is written per user: pass ?user=ID", rel)
+	case personaFiles[rel]:
+		return classPersona, ""
+	}
+	return classRefused, fmt.Sprintf("%s is outside the write allow list (memory files, and a user's USER.md and BOOTSTRAP.md; persona files become proposals)", rel)
+}
+
+// scope returns the directory of the request's files relative to the
+// agent directory: "" for agent-level files, users/<dir> for a user's.
+func scope(user string) (string, error) {
+	if user == "" {
+		return "", nil
+	}
+	enc, err := prompt.EncodeID(user)
+	if err != nil {
+		return "", api.Errorf(http.StatusBadRequest, "bad_user", "user %q cannot name a directory: %v", user, err)
+	}
+	return prompt.UsersDir + "/" + enc, nil
+}
+
+func joinSlash(elems ...string) string {
+	var kept []string
+	for _, e := range elems {
+		if e != "" && e != "." {
+			kept = append(kept, e)
+		}
+	}
+	return path.Join(kept...)
+}
+
+// ReadFile implements api.Backend.
+func (d *Daemon) ReadFile(ctx context.Context, agent, user, p string) (api.File, error) {
+	ref, err := d.agent(agent)
+	if err != nil {
+		return api.File{}, err
+	}
+	rel, err := cleanPath(p)
+	if err != nil {
+		return api.File{}, err
+	}
+	if virtualFiles[rel] {
+		return api.File{}, api.Errorf(http.StatusUnprocessableEntity, "virtual_file", "%s is a virtual file: the caller supplies it and it is already in the system prompt", rel)
+	}
+	sc, err := scope(user)
+	if err != nil {
+		return api.File{}, err
+	}
+	full := joinSlash(ref.ag.agent.Dir, sc, rel)
+	b, err := fs.ReadFile(ref.dep.fsys, full)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return api.File{}, api.Errorf(http.StatusNotFound, "not_found", "agent %q has no file %s", agent, joinSlash(sc, rel))
+		}
+		return api.File{}, api.Errorf(http.StatusBadRequest, "bad_path", "read %s: %v", joinSlash(sc, rel), err)
+	}
+	return api.File{Path: joinSlash(sc, rel), Content: string(b), ETag: ETag(b), Commit: ref.dep.commit}, nil
+}
+
+func ifMatches(ifMatch string, cur []byte, exists bool) bool {
+	if ifMatch == "*" {
+		return true
+	}
+	if !exists {
+		return false
+	}
+	want := ETag(cur)
+	for _, t := range strings.Split(ifMatch, ",") {
+		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+		if t == want || `"`+t+`"` == want {
+			return true
+		}
+	}
+	return false
+}
+
+// WriteFile implements api.Backend (behavior.md §7).
+func (d *Daemon) WriteFile(ctx context.Context, agent, user, p, ifMatch string, content []byte) (api.WriteResponse, error) {
+	ref, err := d.agent(agent)
+	if err != nil {
+		return api.WriteResponse{}, err
+	}
+	rel, err := cleanPath(p)
+	if err != nil {
+		return api.WriteResponse{}, err
+	}
+	sc, err := scope(user)
+	if err != nil {
+		return api.WriteResponse{}, err
+	}
+	if virtualFiles[rel] {
+		return api.WriteResponse{}, api.Errorf(http.StatusUnprocessableEntity, "virtual_file", "%s is a virtual file supplied by the caller; it cannot be written", rel)
+	}
+	class, why := classify(rel, user != "")
+	if class == classRefused {
+		return api.WriteResponse{}, api.Errorf(http.StatusUnprocessableEntity, "not_writable", "%s", why)
+	}
+	cfg := ref.ag.agent.Config
+	if limit := cfg.WriteLimitBytes; limit > 0 && len(content) > limit {
+		return api.WriteResponse{}, api.Errorf(http.StatusRequestEntityTooLarge, "write_limit",
+			"%d bytes exceed agent %q's write_limit_bytes of %d; nothing was written (writes are never truncated)", len(content), agent, limit)
+	}
+	if !utf8.Valid(content) {
+		return api.WriteResponse{}, api.Errorf(http.StatusUnprocessableEntity, "not_utf8", "%s must be valid UTF-8", rel)
+	}
+	full := joinSlash(ref.ag.agent.Dir, sc, rel)
+	del := templates.DeletesWhenEmpty(path.Base(rel), content)
+	build := func(fsys fs.FS) ([]gitsync.FileWrite, error) {
+		cur, err := fs.ReadFile(fsys, full)
+		exists := err == nil
+		if !ifMatches(ifMatch, cur, exists) {
+			if !exists {
+				return nil, api.Errorf(http.StatusConflict, "stale", "%s does not exist (any more); send If-Match: * to create it", joinSlash(sc, rel))
+			}
+			return nil, api.Errorf(http.StatusConflict, "stale", "%s changed since you read it: its ETag is now %s; read it again and retry", joinSlash(sc, rel), ETag(cur))
+		}
+		if del {
+			if !exists {
+				return nil, nil
+			}
+			return []gitsync.FileWrite{{Path: full, Delete: true}}, nil
+		}
+		return []gitsync.FileWrite{{Path: full, Content: content}}, nil
+	}
+	msg := fmt.Sprintf("%s: write %s", agent, joinSlash(sc, rel))
+	if del {
+		msg = fmt.Sprintf("%s: delete %s (the first run is over)", agent, joinSlash(sc, rel))
+	}
+	res := api.WriteResponse{Path: joinSlash(sc, rel), Deleted: del}
+	if !del {
+		res.ETag = ETag(content)
+	}
+	if class == classPersona {
+		if ref.src.kind != kindRepo {
+			return api.WriteResponse{}, api.Errorf(http.StatusUnprocessableEntity, "not_writable",
+				"%s is a persona file: changes become proposal branches, which need a hosted repository (--repos)", rel)
+		}
+		res.Commit, res.Branch, err = d.propose(ctx, ref, user, msg, build)
+		if err != nil {
+			return api.WriteResponse{}, err
+		}
+		d.events.publish(api.Event{Type: "write", Agent: agent, Source: ref.src.id(), Commit: res.Commit, Path: res.Path, User: user,
+			Message: "proposed on " + res.Branch})
+		return res, nil
+	}
+	res.Commit, res.Branch, err = d.commitChange(ctx, ref, user, msg, build)
+	return res, err
+}
+
+// dailyLogPath is memory/YYYY-MM-DD.md of now's date in loc.
+func dailyLogPath(now time.Time, loc *time.Location) string {
+	if loc == nil {
+		loc = time.UTC
+	}
+	return prompt.MemoryDir + "/" + now.In(loc).Format("2006-01-02") + ".md"
+}
+
+// appendEntry adds a "## HH:MM" entry to a daily log.
+func appendEntry(cur []byte, now time.Time, text string) []byte {
+	var b bytes.Buffer
+	if len(bytes.TrimSpace(cur)) == 0 {
+		fmt.Fprintf(&b, "# %s\n", now.Format("2006-01-02"))
+	} else {
+		b.Write(bytes.TrimRight(cur, " \t\r\n"))
+		b.WriteByte('\n')
+	}
+	fmt.Fprintf(&b, "\n## %s\n\n%s\n", now.Format("15:04"), strings.TrimSpace(text))
+	return b.Bytes()
+}
+
+// MemoryAppend implements api.Backend: a "## HH:MM" entry in today's
+// daily log (agent timezone), the user's own when a user is given.
+func (d *Daemon) MemoryAppend(ctx context.Context, agent string, req api.AppendRequest) (api.WriteResponse, error) {
+	ref, err := d.agent(agent)
+	if err != nil {
+		return api.WriteResponse{}, err
+	}
+	sc, err := scope(req.User)
+	if err != nil {
+		return api.WriteResponse{}, err
+	}
+	cfg := ref.ag.agent.Config
+	if limit := cfg.WriteLimitBytes; limit > 0 && len(req.Text) > limit {
+		return api.WriteResponse{}, api.Errorf(http.StatusRequestEntityTooLarge, "write_limit",
+			"%d bytes exceed agent %q's write_limit_bytes of %d; nothing was written (writes are never truncated)", len(req.Text), agent, limit)
+	}
+	if !utf8.ValidString(req.Text) {
+		return api.WriteResponse{}, api.Errorf(http.StatusUnprocessableEntity, "not_utf8", "text must be valid UTF-8")
+	}
+	now := d.opts.Now()
+	if req.Now != nil {
+		now = *req.Now
+	}
+	loc := cfg.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	now = now.In(loc)
+	rel := dailyLogPath(now, loc)
+	full := joinSlash(ref.ag.agent.Dir, sc, rel)
+	var written []byte
+	build := func(fsys fs.FS) ([]gitsync.FileWrite, error) {
+		cur, _ := fs.ReadFile(fsys, full)
+		written = appendEntry(cur, now, req.Text)
+		if len(written) > gitsync.MaxFileBytes {
+			return nil, api.Errorf(http.StatusRequestEntityTooLarge, "file_limit", "%s would grow past the %d-byte file limit", rel, gitsync.MaxFileBytes)
+		}
+		return []gitsync.FileWrite{{Path: full, Content: written}}, nil
+	}
+	res := api.WriteResponse{Path: joinSlash(sc, rel)}
+	res.Commit, res.Branch, err = d.commitChange(ctx, ref, req.User, fmt.Sprintf("%s: memory entry in %s", agent, res.Path), build)
+	if err != nil {
+		return api.WriteResponse{}, err
+	}
+	res.ETag = ETag(written)
+	return res, nil
+}
+
+// buildFunc computes the writes of one commit from the tree it goes on;
+// no writes means nothing to commit.
+type buildFunc func(fsys fs.FS) ([]gitsync.FileWrite, error)
+
+func author(agent string, now time.Time) object.Signature {
+	return object.Signature{Name: agent, Email: agent + "@quire.invalid", When: now}
+}
+
+// commitChange commits a change on the deployed branch (or writes it to
+// the working tree of a --dir source), deploys the result at once and
+// announces it. It returns the commit and the branch.
+func (d *Daemon) commitChange(ctx context.Context, ref agentRef, user, message string, build buildFunc) (string, string, error) {
+	s := ref.src
+	agent := ref.ag.agent.Name
+	if !s.writable() {
+		return "", "", api.Errorf(http.StatusConflict, "read_only",
+			"agent %q follows the upstream %s: write there (or host the repository with --repos)", agent, s.name)
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if s.kind == kindDir {
+		writes, err := build(os.DirFS(s.dir))
+		if err != nil || len(writes) == 0 {
+			return "", "", err
+		}
+		// os.Root keeps every write inside the tree, symbolic links
+		// included.
+		root, err := os.OpenRoot(s.dir)
+		if err != nil {
+			return "", "", err
+		}
+		defer root.Close()
+		for _, w := range writes {
+			p := filepath.FromSlash(w.Path)
+			if w.Delete {
+				if err := root.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return "", "", err
+				}
+				continue
+			}
+			if err := root.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return "", "", err
+			}
+			if err := root.WriteFile(p, w.Content, 0o644); err != nil {
+				return "", "", api.Errorf(http.StatusBadRequest, "bad_path", "write %s: %v", w.Path, err)
+			}
+		}
+		dep, err := d.deploy(ctx, s)
+		if err != nil {
+			return "", "", err
+		}
+		d.announceWrites(s, agent, user, dep.commit, writes)
+		return dep.commit, "", nil
+	}
+	for attempt := 0; ; attempt++ {
+		head, refName, err := s.head()
+		if err != nil {
+			return "", "", fmt.Errorf("resolve %s: %w", s.refs[0], err)
+		}
+		snap, err := s.repo.SnapshotOf(head)
+		if err != nil {
+			return "", "", err
+		}
+		writes, err := build(snap)
+		if err != nil || len(writes) == 0 {
+			return "", "", err
+		}
+		h, err := s.repo.Commit(ctx, gitsync.CommitRequest{Ref: refName, Expect: head, Writes: writes,
+			Author: author(agent, d.opts.Now()), User: user, Message: message})
+		if errors.Is(err, gitsync.ErrStale) && attempt < 5 {
+			continue // a push moved the branch: re-check against it
+		}
+		if err != nil {
+			return "", "", err
+		}
+		if _, err := d.deploy(ctx, s); err != nil {
+			d.log.Warn("deploy after a write failed", "agent", agent, "err", err)
+		}
+		d.announceWrites(s, agent, user, h.String(), writes)
+		return h.String(), strings.TrimPrefix(refName, "refs/heads/"), nil
+	}
+}
+
+func (d *Daemon) announceWrites(s *source, agent, user, commit string, writes []gitsync.FileWrite) {
+	for _, w := range writes {
+		msg := "written"
+		if w.Delete {
+			msg = "deleted"
+		}
+		d.events.publish(api.Event{Type: "write", Agent: agent, Source: s.id(), Commit: commit, Path: w.Path, User: user, Message: msg})
+	}
+}
+
+// propose commits a persona-file change to a new proposals/<agent>/<n>
+// branch that starts at the deployed commit; the deployed branch does
+// not move.
+func (d *Daemon) propose(ctx context.Context, ref agentRef, user, message string, build buildFunc) (string, string, error) {
+	s := ref.src
+	agent := ref.ag.agent.Name
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	head, _, err := s.head()
+	if err != nil {
+		return "", "", err
+	}
+	snap, err := s.repo.SnapshotOf(head)
+	if err != nil {
+		return "", "", err
+	}
+	writes, err := build(snap)
+	if err != nil {
+		return "", "", err
+	}
+	if len(writes) == 0 {
+		return "", "", api.Errorf(http.StatusUnprocessableEntity, "no_change", "nothing to propose")
+	}
+	prefix := "refs/heads/proposals/" + agent + "/"
+	n := 0
+	iter, err := s.repo.Git().References()
+	if err != nil {
+		return "", "", err
+	}
+	_ = iter.ForEach(func(r *plumbing.Reference) error {
+		if rest, ok := strings.CutPrefix(r.Name().String(), prefix); ok {
+			if k, err := strconv.Atoi(rest); err == nil && k > n {
+				n = k
+			}
+		}
+		return nil
+	})
+	iter.Close()
+	branch := plumbing.ReferenceName(prefix + strconv.Itoa(n+1))
+	// The branch starts at the deployed commit; gitsync's Commit would
+	// start a missing branch from the empty tree.
+	if err := s.repo.Git().Storer.SetReference(plumbing.NewHashReference(branch, head)); err != nil {
+		return "", "", fmt.Errorf("create %s: %w", branch, err)
+	}
+	h, err := s.repo.Commit(ctx, gitsync.CommitRequest{Ref: branch.String(), Expect: head, Writes: writes,
+		Author: author(agent, d.opts.Now()), User: user, Message: message + " (proposal)"})
+	if err != nil {
+		return "", "", err
+	}
+	return h.String(), strings.TrimPrefix(branch.String(), "refs/heads/"), nil
+}
+
+// seedUser creates a user's files on their first request
+// (templates.UserFiles), never overwriting. It reports whether it wrote.
+func (d *Daemon) seedUser(ctx context.Context, ref agentRef, user string) (bool, error) {
+	if !ref.src.writable() {
+		return false, nil
+	}
+	dir, err := ref.ag.agent.UserDir(user)
+	if err != nil {
+		return false, err
+	}
+	if _, err := fs.Stat(ref.dep.fsys, dir); err == nil {
+		return false, nil
+	}
+	a := ref.ag.agent
+	build := func(fsys fs.FS) ([]gitsync.FileWrite, error) {
+		if _, err := fs.Stat(fsys, dir); err == nil {
+			return nil, nil
+		}
+		agentUser, err := fs.ReadFile(fsys, joinSlash(a.Dir, prompt.UserFile))
+		if err != nil {
+			agentUser = nil
+		}
+		var writes []gitsync.FileWrite
+		for _, f := range templates.UserFiles(a.Config.Type, agentUser) {
+			writes = append(writes, gitsync.FileWrite{Path: joinSlash(dir, f.Name), Content: f.Content})
+		}
+		return writes, nil
+	}
+	commit, _, err := d.commitChange(ctx, ref, user, fmt.Sprintf("%s: seed the files of a new user", a.Name), build)
+	return commit != "", err
+}
+
+var dailyLogName = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2})\.md$`)
+
+// pruneLoop deletes daily logs older than each agent's retention, soon
+// after start and then every PruneInterval.
+func (d *Daemon) pruneLoop(ctx context.Context) error {
+	t := time.NewTimer(min(time.Minute, d.opts.PruneInterval))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		for _, r := range d.agentRefs() {
+			if err := d.pruneDailyLogs(ctx, r); err != nil {
+				d.log.Warn("pruning daily logs failed", "agent", r.ag.agent.Name, "err", err)
+			}
+		}
+		t.Reset(d.opts.PruneInterval)
+	}
+}
+
+// pruneDailyLogs deletes the agent's (and its users') daily logs older
+// than daily_log_retention_days in one commit.
+func (d *Daemon) pruneDailyLogs(ctx context.Context, ref agentRef) error {
+	cfg := ref.ag.agent.Config
+	if cfg.DailyLogRetentionDays <= 0 || !ref.src.writable() {
+		return nil
+	}
+	loc := cfg.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	today := d.opts.Now().In(loc)
+	cutoff := time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, -cfg.DailyLogRetentionDays)
+	agentDir := ref.ag.agent.Dir
+	build := func(fsys fs.FS) ([]gitsync.FileWrite, error) {
+		dirs := []string{joinSlash(agentDir, prompt.MemoryDir)}
+		users, _ := fs.ReadDir(fsys, joinSlash(agentDir, prompt.UsersDir))
+		for _, u := range users {
+			if u.IsDir() {
+				dirs = append(dirs, joinSlash(agentDir, prompt.UsersDir, u.Name(), prompt.MemoryDir))
+			}
+		}
+		var writes []gitsync.FileWrite
+		for _, dir := range dirs {
+			entries, _ := fs.ReadDir(fsys, dir)
+			for _, e := range entries {
+				m := dailyLogName.FindStringSubmatch(e.Name())
+				if m == nil || e.IsDir() {
+					continue
+				}
+				day, err := time.Parse("2006-01-02", m[1])
+				if err == nil && day.Before(cutoff) {
+					writes = append(writes, gitsync.FileWrite{Path: joinSlash(dir, e.Name()), Delete: true})
+				}
+			}
+		}
+		sort.Slice(writes, func(i, j int) bool { return writes[i].Path < writes[j].Path })
+		return writes, nil
+	}
+	_, _, err := d.commitChange(ctx, ref, "", fmt.Sprintf("%s: prune daily logs older than %d days", ref.ag.agent.Name, cfg.DailyLogRetentionDays), build)
+	return err
+}

@@ -1,0 +1,400 @@
+// Package memstore is the embedded, in-process memory store: the
+// zero-setup default. Per agent it keeps the chunks in memory with a BM25
+// index (memory/bm25, rebuilt when the agent's memory changes) and
+// brute-force cosine over the vectors. Nothing but the embedding cache is
+// persisted: the store is rebuilt from the workspace at start, and the
+// cache on disk spares re-embedding unchanged chunks.
+package memstore
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/quirehq/quire/memory"
+	"github.com/quirehq/quire/memory/bm25"
+)
+
+// Options configures a Store.
+type Options struct {
+	// Embedder embeds chunks and queries; nil means memory.None{}.
+	Embedder memory.Embedder
+	// CacheFile, when set, is where the embedding cache is loaded from and
+	// saved to.
+	CacheFile string
+	// Logger receives warnings; nil discards them.
+	Logger *slog.Logger
+}
+
+// Store is the embedded memory store. It is safe for concurrent use.
+type Store struct {
+	opts  Options
+	cache *memory.Cache
+	log   *slog.Logger
+
+	indexMu sync.Mutex // serialises Index calls
+	mu      sync.RWMutex
+	agents  map[string]*agentIndex
+}
+
+var _ memory.Store = (*Store)(nil)
+
+// agentIndex is one agent's memory. It is replaced, never mutated, once
+// published, except for vectors filled in by Backfill under the write lock.
+type agentIndex struct {
+	commit  string
+	docs    map[docKey]string // hash by document
+	chunks  []memory.Chunk    // by user, path, line
+	vectors [][]float32       // unit length, aligned with chunks; nil = pending
+	text    *bm25.Index       // document id = chunk position
+	byUser  map[string][]int  // chunk positions by user ("" = agent-level)
+}
+
+type docKey struct{ user, path string }
+
+// New returns an empty store, loading the embedding cache from
+// opts.CacheFile when it exists.
+func New(opts Options) (*Store, error) {
+	if opts.Embedder == nil {
+		opts.Embedder = memory.None{}
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Store{opts: opts, cache: &memory.Cache{}, log: log, agents: map[string]*agentIndex{}}
+	if opts.CacheFile != "" {
+		data, err := os.ReadFile(opts.CacheFile)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return nil, fmt.Errorf("read embedding cache: %w", err)
+		default:
+			if err := s.cache.UnmarshalBinary(data); err != nil {
+				log.Warn("embedding cache unreadable, starting empty", "file", opts.CacheFile, "err", err)
+			}
+			s.cache.ClearDirty()
+		}
+	}
+	return s, nil
+}
+
+// Index implements memory.Store.
+func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.Document) (memory.IndexStats, error) {
+	stats := memory.IndexStats{Documents: len(docs)}
+	s.indexMu.Lock()
+	defer s.indexMu.Unlock()
+	s.mu.RLock()
+	old := s.agents[agent]
+	s.mu.RUnlock()
+	if old != nil && commit != "" && old.commit == commit {
+		stats.Unchanged = len(docs)
+		return stats, nil
+	}
+
+	// Keep the chunks (and vectors) of unchanged documents.
+	kept := map[docKey]bool{}
+	next := &agentIndex{commit: commit, docs: map[docKey]string{}}
+	var fresh []memory.Chunk
+	for _, d := range docs {
+		k := docKey{d.User, d.Path}
+		if _, dup := next.docs[k]; dup {
+			return stats, fmt.Errorf("index %s: document %s of user %q appears twice", agent, d.Path, d.User)
+		}
+		next.docs[k] = d.Hash
+		if old != nil && old.docs[k] == d.Hash {
+			kept[k] = true
+			stats.Unchanged++
+			continue
+		}
+		stats.Changed++
+		fresh = append(fresh, d.Chunks()...)
+	}
+	if old != nil {
+		for k := range old.docs {
+			if _, ok := next.docs[k]; !ok {
+				stats.Removed++
+			}
+		}
+	}
+	texts := make([]string, len(fresh))
+	hashes := make([]string, len(fresh))
+	for i, c := range fresh {
+		texts[i], hashes[i] = c.Text, c.Hash
+	}
+	vectors, err := memory.EmbedCached(ctx, s.opts.Embedder, s.cache, texts, hashes)
+	if err != nil {
+		if ctx.Err() != nil {
+			return stats, fmt.Errorf("index %s: %w", agent, ctx.Err())
+		}
+		stats.EmbedError = err
+		s.log.Warn("embedder failed; text indexed, vectors pending", "agent", agent, "err", err)
+	}
+	type item struct {
+		c memory.Chunk
+		v []float32
+	}
+	var items []item
+	if old != nil {
+		s.mu.RLock() // Backfill may fill in old.vectors
+		for i, c := range old.chunks {
+			if kept[docKey{c.User, c.Path}] {
+				items = append(items, item{c, old.vectors[i]})
+			}
+		}
+		s.mu.RUnlock()
+	}
+	for i, c := range fresh {
+		items = append(items, item{c, unit(vectors[i])})
+		stats.Chunks++
+	}
+	slices.SortFunc(items, func(a, b item) int {
+		return cmp.Or(cmp.Compare(a.c.User, b.c.User), cmp.Compare(a.c.Path, b.c.Path), cmp.Compare(a.c.StartLine, b.c.StartLine))
+	})
+	var b bm25.Builder
+	next.byUser = map[string][]int{}
+	for i, it := range items {
+		next.byUser[it.c.User] = append(next.byUser[it.c.User], i)
+		next.chunks = append(next.chunks, it.c)
+		next.vectors = append(next.vectors, it.v)
+		b.Add(it.c.Text)
+	}
+	next.text = b.Build()
+	if memory.Enabled(s.opts.Embedder) {
+		for _, v := range vectors {
+			if v == nil {
+				stats.Pending++
+			} else {
+				stats.Embedded++
+			}
+		}
+	}
+	s.mu.Lock()
+	s.agents[agent] = next
+	s.mu.Unlock()
+	if err := s.saveCache(); err != nil {
+		return stats, err
+	}
+	return stats, nil
+}
+
+// unit returns a unit-length copy of v (nil stays nil).
+func unit(v []float32) []float32 {
+	if v == nil {
+		return nil
+	}
+	u := slices.Clone(v)
+	memory.Normalize(u)
+	return u
+}
+
+// Search implements memory.Store.
+func (s *Store) Search(ctx context.Context, agent string, q memory.Query) ([]memory.Hit, error) {
+	n := memory.CandidateLimit(q.Limit)
+	var qv []float32
+	if memory.Enabled(s.opts.Embedder) {
+		vs, err := s.opts.Embedder.Embed(ctx, []string{q.Text})
+		if err != nil || len(vs) != 1 || len(vs[0]) != s.opts.Embedder.Dimensions() {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			s.log.Warn("query embedding failed; full-text only", "agent", agent, "err", err)
+		} else {
+			qv = unit(vs[0])
+		}
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	ix := s.agents[agent]
+	if ix == nil {
+		return []memory.Hit{}, nil
+	}
+	visible := func(i int) bool { u := ix.chunks[i].User; return u == "" || u == q.User }
+	var text []memory.Candidate
+	for _, h := range ix.text.Search(q.Text, n, nil, visible) {
+		text = append(text, memory.Candidate{Chunk: ix.chunks[h.Doc], Score: h.Score})
+	}
+	var vector []memory.Candidate
+	if qv != nil {
+		vector = nearest(ix, qv, n, q.User)
+	}
+	return memory.Rank(text, vector, q.RankOptions()), nil
+}
+
+// nearest returns the n chunks visible to user whose vectors are closest
+// to qv.
+func nearest(ix *agentIndex, qv []float32, n int, user string) []memory.Candidate {
+	type scored struct {
+		i     int
+		score float64
+	}
+	worse := func(a, b scored) bool { return a.score < b.score || (a.score == b.score && a.i > b.i) }
+	heap := make([]scored, 0, n) // min-heap: worst at heap[0]
+	scopes := [][]int{ix.byUser[""]}
+	if user != "" {
+		scopes = append(scopes, ix.byUser[user])
+	}
+	for _, positions := range scopes {
+		for _, i := range positions {
+			v := ix.vectors[i]
+			if len(v) != len(qv) {
+				continue // pending, or of another embedder
+			}
+			c := scored{i, float64(dot(v, qv))}
+			if len(heap) < n {
+				heap = append(heap, c)
+				for k := len(heap) - 1; k > 0; {
+					p := (k - 1) / 2
+					if !worse(heap[k], heap[p]) {
+						break
+					}
+					heap[k], heap[p] = heap[p], heap[k]
+					k = p
+				}
+				continue
+			}
+			if !worse(heap[0], c) {
+				continue
+			}
+			heap[0] = c
+			for k := 0; ; {
+				l, m := 2*k+1, k
+				if l < len(heap) && worse(heap[l], heap[m]) {
+					m = l
+				}
+				if r := l + 1; r < len(heap) && worse(heap[r], heap[m]) {
+					m = r
+				}
+				if m == k {
+					break
+				}
+				heap[k], heap[m] = heap[m], heap[k]
+				k = m
+			}
+		}
+	}
+	out := make([]memory.Candidate, len(heap))
+	for j, c := range heap {
+		out[j] = memory.Candidate{Chunk: ix.chunks[c.i], Score: c.score}
+	}
+	return out
+}
+
+// dot returns the dot product of two vectors of equal length.
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return s0 + s1 + s2 + s3
+}
+
+// IndexedCommit implements memory.Store.
+func (s *Store) IndexedCommit(_ context.Context, agent string) (string, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if ix := s.agents[agent]; ix != nil {
+		return ix.commit, nil
+	}
+	return "", nil
+}
+
+// Chunks implements memory.Store.
+func (s *Store) Chunks(_ context.Context, agent string) ([]memory.Chunk, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if ix := s.agents[agent]; ix != nil {
+		return slices.Clone(ix.chunks), nil
+	}
+	return []memory.Chunk{}, nil
+}
+
+// Backfill implements memory.Store.
+func (s *Store) Backfill(ctx context.Context) (int, error) {
+	if !memory.Enabled(s.opts.Embedder) {
+		return 0, nil
+	}
+	s.mu.RLock()
+	type pending struct {
+		ix *agentIndex
+		i  int
+	}
+	var todo []pending
+	var texts, hashes []string
+	for _, ix := range s.agents {
+		for i, v := range ix.vectors {
+			if v == nil {
+				todo = append(todo, pending{ix, i})
+				texts = append(texts, ix.chunks[i].Text)
+				hashes = append(hashes, ix.chunks[i].Hash)
+			}
+		}
+	}
+	s.mu.RUnlock()
+	vectors, err := memory.EmbedCached(ctx, s.opts.Embedder, s.cache, texts, hashes)
+	done := 0
+	s.mu.Lock()
+	for j, p := range todo {
+		if vectors[j] != nil && p.ix.vectors[p.i] == nil {
+			p.ix.vectors[p.i] = unit(vectors[j])
+			done++
+		}
+	}
+	s.mu.Unlock()
+	if serr := s.saveCache(); serr != nil && err == nil {
+		err = serr
+	}
+	if err != nil {
+		return done, fmt.Errorf("backfill: %w", err)
+	}
+	return done, nil
+}
+
+// saveCache writes the embedding cache atomically when it changed.
+func (s *Store) saveCache() error {
+	if s.opts.CacheFile == "" || !s.cache.Dirty() {
+		return nil
+	}
+	data, err := s.cache.MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("encode embedding cache: %w", err)
+	}
+	dir := filepath.Dir(s.opts.CacheFile)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("save embedding cache: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, ".embeddings-*")
+	if err != nil {
+		return fmt.Errorf("save embedding cache: %w", err)
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("save embedding cache: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), s.opts.CacheFile); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("save embedding cache: %w", err)
+	}
+	s.cache.ClearDirty()
+	return nil
+}
+
+// Close saves the embedding cache.
+func (s *Store) Close() error { return s.saveCache() }

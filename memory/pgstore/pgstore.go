@@ -1,0 +1,798 @@
+// Package pgstore is the memory store on PostgreSQL with pgvector: several
+// daemons may share one database. It owns the schema (embedded, versioned
+// migrations), the documents and chunks tables scoped by agent and user, a
+// generated tsvector ('simple') with a GIN index for full-text search, and
+// an HNSW cosine index whose dimension follows the configured embedder.
+// It is the only package that imports pgx and pgvector.
+package pgstore
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/pgvector/pgvector-go"
+	pgxvec "github.com/pgvector/pgvector-go/pgx"
+
+	"github.com/quirehq/quire/memory"
+	"github.com/quirehq/quire/memory/bm25"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// DefaultEFSearch is hnsw.ef_search for vector queries: with
+// hnsw.iterative_scan = relaxed_order it keeps scoped top-k queries full
+// (without iterative scan a scoped top-10 can return ~4 rows).
+const DefaultEFSearch = 100
+
+// Options configures a Store.
+type Options struct {
+	// URL is the PostgreSQL connection string.
+	URL string
+	// Schema holds Quire's tables; "" means "quire". It is created when
+	// missing. The vector extension lives in public (created there when
+	// missing, which needs the privilege to do so).
+	Schema string
+	// Embedder embeds chunks and queries; nil means memory.None{}.
+	Embedder memory.Embedder
+	// EFSearch is hnsw.ef_search; 0 means DefaultEFSearch.
+	EFSearch int
+	// MaxConns caps the pool; 0 means pgxpool's default.
+	MaxConns int32
+	// Logger receives warnings; nil discards them.
+	Logger *slog.Logger
+}
+
+// Store is the PostgreSQL memory store. It is safe for concurrent use.
+type Store struct {
+	pool       *pgxpool.Pool
+	schema     string // quoted identifier
+	schemaName string
+	emb        memory.Embedder
+	log        *slog.Logger
+
+	commonMu sync.Mutex
+	common   map[string]bool // see commonTerms
+	commonAt time.Time
+}
+
+var _ memory.Store = (*Store)(nil)
+
+// Open connects, applies migrations and matches the vector column to the
+// embedder: when the embedder's model or dimension differs from the one
+// the stored vectors came from, the vectors are dropped and the HNSW index
+// is rebuilt for the new dimension; Backfill then re-embeds every chunk.
+func Open(ctx context.Context, opts Options) (*Store, error) {
+	if opts.Schema == "" {
+		opts.Schema = "quire"
+	}
+	if opts.Embedder == nil {
+		opts.Embedder = memory.None{}
+	}
+	if opts.EFSearch <= 0 {
+		opts.EFSearch = DefaultEFSearch
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	cfg, err := pgxpool.ParseConfig(opts.URL)
+	if err != nil {
+		return nil, fmt.Errorf("parse database URL: %w", err)
+	}
+	schema := pgx.Identifier{opts.Schema}.Sanitize()
+	cfg.ConnConfig.RuntimeParams["search_path"] = opts.Schema + ", public"
+	if opts.MaxConns > 0 {
+		cfg.MaxConns = opts.MaxConns
+	}
+
+	// The extension must exist before the pool registers its types.
+	conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig.Copy())
+	if err != nil {
+		return nil, fmt.Errorf("connect to database: %w", err)
+	}
+	if _, err := conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA public"); err != nil {
+		conn.Close(ctx)
+		return nil, fmt.Errorf("create extension vector (install pgvector, or have a superuser run CREATE EXTENSION vector): %w", err)
+	}
+	if err := migrate(ctx, conn, opts.Schema); err != nil {
+		conn.Close(ctx)
+		return nil, err
+	}
+	conn.Close(ctx)
+
+	ef := opts.EFSearch
+	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
+		if err := pgxvec.RegisterTypes(ctx, c); err != nil {
+			return fmt.Errorf("register vector types: %w", err)
+		}
+		_, err := c.Exec(ctx, "SET hnsw.ef_search = "+strconv.Itoa(ef)+"; SET hnsw.iterative_scan = relaxed_order")
+		return err
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to database: %w", err)
+	}
+	s := &Store{pool: pool, schema: schema, schemaName: opts.Schema, emb: opts.Embedder, log: log}
+	if err := s.matchEmbedder(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// migrate applies the embedded migrations not yet recorded in
+// schema_migrations, each in its own transaction, under an advisory lock.
+func migrate(ctx context.Context, conn *pgx.Conn, schema string) error {
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('quire-migrate:' || $1))", schema); err != nil {
+		return fmt.Errorf("migrate: lock: %w", err)
+	}
+	ident := pgx.Identifier{schema}.Sanitize()
+	if _, err := tx.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+ident+
+		"; CREATE TABLE IF NOT EXISTS "+ident+".schema_migrations (version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"); err != nil {
+		return fmt.Errorf("migrate: create schema %s: %w", schema, err)
+	}
+	applied := map[int]bool{}
+	rows, err := tx.Query(ctx, "SELECT version FROM "+ident+".schema_migrations")
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		applied[v] = true
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	for _, name := range names {
+		base := strings.TrimPrefix(name, "migrations/")
+		num, _, _ := strings.Cut(base, "_")
+		version, err := strconv.Atoi(num)
+		if err != nil {
+			return fmt.Errorf("migrate: migration %s has no version number", base)
+		}
+		if applied[version] {
+			continue
+		}
+		sql, err := migrations.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "SET LOCAL search_path = "+ident+", public"); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		if _, err := tx.Exec(ctx, string(sql)); err != nil {
+			return fmt.Errorf("migrate: apply %s: %w", base, err)
+		}
+		if _, err := tx.Exec(ctx, "INSERT INTO "+ident+".schema_migrations (version, name) VALUES ($1, $2)", version, base); err != nil {
+			return fmt.Errorf("migrate: record %s: %w", base, err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("migrate: commit: %w", err)
+	}
+	return nil
+}
+
+// matchEmbedder makes chunks.embedding a vector of the embedder's
+// dimension with an HNSW cosine index, dropping vectors of another model.
+func (s *Store) matchEmbedder(ctx context.Context) error {
+	model, dims := s.emb.Model(), s.emb.Dimensions()
+	if !memory.Enabled(s.emb) {
+		model, dims = "none", 0
+	}
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('quire-embedder:' || $1))", s.schema); err != nil {
+			return fmt.Errorf("lock embedder config: %w", err)
+		}
+		var oldModel string
+		var oldDims int
+		err := tx.QueryRow(ctx, "SELECT model, dimensions FROM embedder_config").Scan(&oldModel, &oldDims)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("read embedder config: %w", err)
+		}
+		if err == nil && oldModel == model && oldDims == dims {
+			if dims > 0 { // tables added by later migrations
+				_, err := tx.Exec(ctx, fmt.Sprintf("ALTER TABLE skill_versions ADD COLUMN IF NOT EXISTS embedding vector(%d)", dims))
+				return err
+			}
+			return nil
+		}
+		if err == nil {
+			s.log.Info("embedder changed; dropping vectors to re-embed", "from", oldModel, "to", model, "dimensions", dims)
+		}
+		stmts := []string{"DROP INDEX IF EXISTS chunks_embedding_hnsw", "ALTER TABLE chunks DROP COLUMN IF EXISTS embedding",
+			"ALTER TABLE skill_versions DROP COLUMN IF EXISTS embedding"}
+		if dims > 0 {
+			stmts = append(stmts,
+				fmt.Sprintf("ALTER TABLE chunks ADD COLUMN embedding vector(%d)", dims),
+				"CREATE INDEX chunks_embedding_hnsw ON chunks USING hnsw (embedding vector_cosine_ops)",
+				fmt.Sprintf("ALTER TABLE skill_versions ADD COLUMN embedding vector(%d)", dims))
+		}
+		stmts = append(stmts, "DELETE FROM embedder_config")
+		for _, q := range stmts {
+			if _, err := tx.Exec(ctx, q); err != nil {
+				return fmt.Errorf("configure embedder %s (%d dimensions): %s: %w", model, dims, q, err)
+			}
+		}
+		if _, err := tx.Exec(ctx, "INSERT INTO embedder_config (model, dimensions) VALUES ($1, $2)", model, dims); err != nil {
+			return fmt.Errorf("record embedder config: %w", err)
+		}
+		return nil
+	})
+}
+
+// Close closes the pool.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+type docRow struct {
+	id   int64
+	hash string
+}
+
+type docKey struct{ user, path string }
+
+// Index implements memory.Store. Everything happens in one transaction
+// under a transaction-scoped advisory lock on the agent: the agent's
+// documents, chunks and indexed commit change together or not at all, and
+// a second process waiting on the lock finds the commit already indexed
+// and does nothing. New chunks are embedded before the transaction begins
+// (vectors the database already holds for the same chunk text are reused),
+// so the embedder's latency never holds the lock.
+func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.Document) (memory.IndexStats, error) {
+	stats := memory.IndexStats{Documents: len(docs)}
+	run := &embedRun{}
+	if memory.Enabled(s.emb) {
+		if err := s.preEmbed(ctx, agent, commit, docs, run); err != nil {
+			return stats, fmt.Errorf("index %s@%s: %w", agent, commit, err)
+		}
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		stats = memory.IndexStats{Documents: len(docs)}
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('quire-index:' || $1 || ':' || $2))", s.schema, agent); err != nil {
+			return fmt.Errorf("lock: %w", err)
+		}
+		var indexed string
+		err := tx.QueryRow(ctx, "SELECT indexed_commit FROM agents WHERE agent = $1", agent).Scan(&indexed)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		if commit != "" && indexed == commit {
+			stats.Unchanged = len(docs)
+			return nil
+		}
+		existing := map[docKey]docRow{}
+		rows, err := tx.Query(ctx, "SELECT id, user_id, path, hash FROM documents WHERE agent = $1", agent)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var k docKey
+			var r docRow
+			if err := rows.Scan(&r.id, &k.user, &k.path, &r.hash); err != nil {
+				return err
+			}
+			existing[k] = r
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		seen := map[docKey]bool{}
+		var drop []int64
+		var changed []memory.Document
+		for _, d := range docs {
+			k := docKey{d.User, d.Path}
+			if seen[k] {
+				return fmt.Errorf("document %s of user %q appears twice", d.Path, d.User)
+			}
+			seen[k] = true
+			old, ok := existing[k]
+			if ok && old.hash == d.Hash {
+				stats.Unchanged++
+				continue
+			}
+			if ok {
+				drop = append(drop, old.id)
+			}
+			stats.Changed++
+			changed = append(changed, d)
+		}
+		for k, r := range existing {
+			if !seen[k] {
+				drop = append(drop, r.id)
+				stats.Removed++
+			}
+		}
+		if len(drop) > 0 {
+			if _, err := tx.Exec(ctx, "DELETE FROM documents WHERE id = ANY($1)", drop); err != nil {
+				return fmt.Errorf("delete documents: %w", err)
+			}
+		}
+		if testHookInTransaction != nil {
+			testHookInTransaction()
+		}
+		if len(changed) > 0 {
+			if err := s.insert(ctx, tx, agent, changed, &stats, run); err != nil {
+				return err
+			}
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO agents (agent, indexed_commit, indexed_at) VALUES ($1, $2, now())
+			ON CONFLICT (agent) DO UPDATE SET indexed_commit = excluded.indexed_commit, indexed_at = excluded.indexed_at`, agent, commit)
+		return err
+	})
+	if err != nil {
+		return stats, fmt.Errorf("index %s@%s: %w", agent, commit, err)
+	}
+	return stats, nil
+}
+
+// insert writes changed documents and their chunks (with CopyFrom),
+// reusing stored vectors of identical chunks and embedding the rest.
+func (s *Store) insert(ctx context.Context, tx pgx.Tx, agent string, docs []memory.Document, stats *memory.IndexStats, run *embedRun) error {
+	users := make([]string, len(docs))
+	paths := make([]string, len(docs))
+	hashes := make([]string, len(docs))
+	for i, d := range docs {
+		users[i], paths[i], hashes[i] = d.User, d.Path, d.Hash
+	}
+	rows, err := tx.Query(ctx, `INSERT INTO documents (agent, user_id, path, hash)
+		SELECT $1, u, p, h FROM unnest($2::text[], $3::text[], $4::text[]) AS t(u, p, h)
+		RETURNING id, user_id, path`, agent, users, paths, hashes)
+	if err != nil {
+		return fmt.Errorf("insert documents: %w", err)
+	}
+	ids := map[docKey]int64{}
+	for rows.Next() {
+		var id int64
+		var k docKey
+		if err := rows.Scan(&id, &k.user, &k.path); err != nil {
+			return err
+		}
+		ids[k] = id
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("insert documents: %w", err)
+	}
+
+	var chunks []memory.Chunk
+	for _, d := range docs {
+		chunks = append(chunks, d.Chunks()...)
+	}
+	stats.Chunks = len(chunks)
+	enabled := memory.Enabled(s.emb)
+	var vectors [][]float32
+	if enabled {
+		texts := make([]string, len(chunks))
+		chunkHashes := make([]string, len(chunks))
+		for i, c := range chunks {
+			texts[i], chunkHashes[i] = c.Text, c.Hash
+		}
+		if err := loadStoredVectors(ctx, tx, s.emb.Model(), &run.cache, chunkHashes); err != nil {
+			return err
+		}
+		if run.err == nil {
+			// Normally every vector is in the cache by now (preEmbed).
+			vectors, err = memory.EmbedCached(ctx, s.emb, &run.cache, texts, chunkHashes)
+		} else {
+			vectors, err = cachedOnly(&run.cache, s.emb.Model(), chunkHashes), run.err
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			stats.EmbedError = err
+			s.log.Warn("embedder failed; text indexed, vectors pending", "agent", agent, "err", err)
+		}
+		for _, v := range vectors {
+			if v == nil {
+				stats.Pending++
+			} else {
+				stats.Embedded++
+			}
+		}
+	}
+	// A bulk load builds the HNSW index once afterwards: maintaining it row
+	// by row costs milliseconds per chunk. The DDL is part of the
+	// transaction, so a crash leaves the old index in place.
+	rebuild := false
+	if enabled && len(chunks) >= bulkChunks {
+		var existing int
+		if err := tx.QueryRow(ctx, "SELECT count(*) FROM chunks").Scan(&existing); err != nil {
+			return fmt.Errorf("count chunks: %w", err)
+		}
+		// Only when the load at least doubles the table: rebuilding
+		// the index of a large table for a modest addition costs more than
+		// it saves, and the drop locks the table for the transaction.
+		rebuild = len(chunks) >= existing
+	}
+	loadStart := time.Now()
+	if rebuild {
+		if _, err := tx.Exec(ctx, "DROP INDEX IF EXISTS chunks_embedding_hnsw"); err != nil {
+			return fmt.Errorf("drop vector index for bulk load: %w", err)
+		}
+	}
+	columns := []string{"document_id", "agent", "user_id", "path", "start_line", "end_line", "text", "hash"}
+	if enabled {
+		columns = append(columns, "embedding")
+	}
+	_, err = tx.CopyFrom(ctx, pgx.Identifier{"chunks"}, columns, pgx.CopyFromSlice(len(chunks), func(i int) ([]any, error) {
+		c := chunks[i]
+		row := []any{ids[docKey{c.User, c.Path}], agent, c.User, c.Path, c.StartLine, c.EndLine, c.Text, c.Hash}
+		if enabled {
+			if vectors[i] != nil {
+				row = append(row, pgvector.NewVector(vectors[i]))
+			} else {
+				row = append(row, nil)
+			}
+		}
+		return row, nil
+	}))
+	if err != nil {
+		return fmt.Errorf("copy chunks: %w", err)
+	}
+	if rebuild {
+		copied := time.Since(loadStart)
+		buildStart := time.Now()
+		defer func() {
+			s.log.Info("bulk load", "agent", agent, "chunks", len(chunks), "copy", copied, "vector_index_build", time.Since(buildStart))
+		}()
+		for _, q := range []string{
+			"SET LOCAL maintenance_work_mem = '1GB'",
+			"SET LOCAL max_parallel_maintenance_workers = 2",
+			"CREATE INDEX chunks_embedding_hnsw ON chunks USING hnsw (embedding vector_cosine_ops)",
+		} {
+			if _, err := tx.Exec(ctx, q); err != nil {
+				return fmt.Errorf("rebuild vector index after bulk load: %s: %w", q, err)
+			}
+		}
+	}
+	return nil
+}
+
+// bulkChunks is the size of an insert from which the HNSW index is dropped
+// and rebuilt rather than maintained row by row.
+var bulkChunks = 10_000
+
+// embedRun is one Index call's embedding state.
+type embedRun struct {
+	cache memory.Cache
+	// err is the embedder's failure in preEmbed: the transaction does not
+	// call it again, the chunks wait for Backfill.
+	err error
+}
+
+// testHookInTransaction, when set by a test, runs inside Index's
+// transaction after the old documents are deleted.
+var testHookInTransaction func()
+
+// preEmbed embeds, before the transaction, the chunks of the documents
+// that differ from what the database holds, so that a slow or failing
+// remote embedder never holds the agent's lock. Only database errors are
+// returned; the embedder's failure is kept in run.err.
+func (s *Store) preEmbed(ctx context.Context, agent, commit string, docs []memory.Document, run *embedRun) error {
+	if indexed, err := s.IndexedCommit(ctx, agent); err != nil {
+		return err
+	} else if commit != "" && indexed == commit {
+		return nil
+	}
+	stored := map[docKey]string{}
+	rows, err := s.pool.Query(ctx, "SELECT user_id, path, hash FROM documents WHERE agent = $1", agent)
+	if err != nil {
+		return fmt.Errorf("read documents: %w", err)
+	}
+	for rows.Next() {
+		var k docKey
+		var h string
+		if err := rows.Scan(&k.user, &k.path, &h); err != nil {
+			return fmt.Errorf("read documents: %w", err)
+		}
+		stored[k] = h
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read documents: %w", err)
+	}
+	var texts, hashes []string
+	for _, d := range docs {
+		if stored[docKey{d.User, d.Path}] == d.Hash {
+			continue
+		}
+		for _, c := range d.Chunks() {
+			texts, hashes = append(texts, c.Text), append(hashes, c.Hash)
+		}
+	}
+	if len(texts) == 0 {
+		return nil
+	}
+	if err := loadStoredVectors(ctx, s.pool, s.emb.Model(), &run.cache, hashes); err != nil {
+		return err
+	}
+	if _, err := memory.EmbedCached(ctx, s.emb, &run.cache, texts, hashes); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		run.err = err
+	}
+	return nil
+}
+
+// cachedOnly returns the cached vector of each hash, nil where none.
+func cachedOnly(cache *memory.Cache, model string, hashes []string) [][]float32 {
+	out := make([][]float32, len(hashes))
+	for i, h := range hashes {
+		out[i], _ = cache.Lookup(model, h)
+	}
+	return out
+}
+
+// querier is what loadStoredVectors needs of a pool or a transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// loadStoredVectors fills cache with the vectors the database already
+// holds for these chunk hashes (any agent: the column holds one model).
+func loadStoredVectors(ctx context.Context, q querier, model string, cache *memory.Cache, hashes []string) error {
+	var missing []string
+	for _, h := range hashes {
+		if _, ok := cache.Lookup(model, h); !ok {
+			missing = append(missing, h)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	rows, err := q.Query(ctx, "SELECT DISTINCT ON (hash) hash, embedding FROM chunks WHERE hash = ANY($1) AND embedding IS NOT NULL", missing)
+	if err != nil {
+		return fmt.Errorf("load stored vectors: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var h string
+		var v pgvector.Vector
+		if err := rows.Scan(&h, &v); err != nil {
+			return fmt.Errorf("load stored vectors: %w", err)
+		}
+		cache.Store(model, h, v.Slice())
+	}
+	return rows.Err()
+}
+
+const selectChunk = "SELECT user_id, path, start_line, end_line, text, hash, "
+
+// Search implements memory.Store: the full-text and the vector candidates
+// are fetched in one round trip (a pgx.Batch) and merged by memory.Rank.
+func (s *Store) Search(ctx context.Context, agent string, q memory.Query) ([]memory.Hit, error) {
+	n := memory.CandidateLimit(q.Limit)
+	var qv []float32
+	if memory.Enabled(s.emb) {
+		vs, err := s.emb.Embed(ctx, []string{q.Text})
+		if err != nil || len(vs) != 1 || len(vs[0]) != s.emb.Dimensions() {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			s.log.Warn("query embedding failed; full-text only", "agent", agent, "err", err)
+		} else {
+			qv = vs[0]
+		}
+	}
+	tsquery := textQuery(q.Text, s.commonTerms(ctx))
+	if tsquery == "" && qv == nil {
+		return []memory.Hit{}, nil
+	}
+	var batch pgx.Batch
+	var text, vector []memory.Candidate
+	if tsquery != "" {
+		batch.Queue(selectChunk+`ts_rank(tsv, query) AS score
+			FROM chunks, to_tsquery('simple', $3) AS query
+			WHERE agent = $1 AND (user_id = '' OR user_id = $2) AND tsv @@ query
+			ORDER BY score DESC, path, start_line, user_id LIMIT $4`, agent, q.User, tsquery, n).
+			Query(func(rows pgx.Rows) error { return scanCandidates(rows, &text) })
+	}
+	if qv != nil {
+		batch.Queue(selectChunk+`1 - (embedding <=> $3) AS score
+			FROM chunks
+			WHERE agent = $1 AND (user_id = '' OR user_id = $2) AND embedding IS NOT NULL
+			ORDER BY embedding <=> $3 LIMIT $4`, agent, q.User, pgvector.NewVector(qv), n).
+			Query(func(rows pgx.Rows) error { return scanCandidates(rows, &vector) })
+	}
+	if err := s.pool.SendBatch(ctx, &batch).Close(); err != nil {
+		return nil, fmt.Errorf("search %s: %w", agent, err)
+	}
+	return memory.Rank(text, vector, q.RankOptions()), nil
+}
+
+func scanCandidates(rows pgx.Rows, out *[]memory.Candidate) error {
+	for rows.Next() {
+		var c memory.Candidate
+		var score float64
+		if err := rows.Scan(&c.User, &c.Path, &c.StartLine, &c.EndLine, &c.Text, &c.Hash, &score); err != nil {
+			return err
+		}
+		c.Score = score
+		*out = append(*out, c)
+	}
+	return rows.Err()
+}
+
+// TextQuery turns a natural-language query into a to_tsquery('simple')
+// expression that matches chunks containing any of its words: the words
+// are the full-text tokens (bm25.Tokenize), each quoted, joined with |.
+// Ranking, not the query, prefers chunks with more of them.
+func TextQuery(text string) string { return textQuery(text, nil) }
+
+// textQuery is TextQuery leaving out the common terms, unless every term
+// of the query is common.
+func textQuery(text string, common map[string]bool) string {
+	seen := map[string]bool{}
+	var terms, rare []string
+	for _, w := range bm25.Tokenize(text) {
+		if !seen[w] {
+			seen[w] = true
+			terms = append(terms, "'"+w+"'")
+			if !common[w] {
+				rare = append(rare, "'"+w+"'")
+			}
+		}
+	}
+	if len(rare) > 0 {
+		terms = rare
+	}
+	return strings.Join(terms, " | ")
+}
+
+// commonShare is the share of chunks above which a term is common: its
+// BM25 IDF, ln(1 + (N − df + 0.5)/(df + 0.5)), is then below ln(4) ≈ 1.4
+// against 7–11 for a rare term, so it barely moves a ranking, yet it makes
+// the OR query match (and ts_rank score) a large part of the table.
+const commonShare = 0.25
+
+// commonTTL is how long commonTerms trusts its last look at the statistics.
+const commonTTL = 5 * time.Minute
+
+// commonTerms returns the terms that ANALYZE found in more than
+// commonShare of the chunks (pg_stats.most_common_elems of chunks.tsv),
+// cached for commonTTL. On error, or before the first ANALYZE, it returns
+// none: every query term is then used.
+func (s *Store) commonTerms(ctx context.Context) map[string]bool {
+	s.commonMu.Lock()
+	defer s.commonMu.Unlock()
+	if s.common != nil && time.Since(s.commonAt) < commonTTL {
+		return s.common
+	}
+	common := map[string]bool{}
+	rows, err := s.pool.Query(ctx, `SELECT e FROM pg_stats, unnest(most_common_elems::text::text[], most_common_elem_freqs) AS u(e, f)
+		WHERE schemaname = $1 AND tablename = 'chunks' AND attname = 'tsv' AND e IS NOT NULL AND f > $2`, s.schemaName, commonShare)
+	if err == nil {
+		for rows.Next() {
+			var e string
+			if rows.Scan(&e) == nil {
+				common[e] = true
+			}
+		}
+		err = rows.Err()
+	}
+	if err != nil {
+		s.log.Warn("reading term statistics failed; using every query term", "err", err)
+	}
+	s.common, s.commonAt = common, time.Now()
+	return common
+}
+
+// IndexedCommit implements memory.Store.
+func (s *Store) IndexedCommit(ctx context.Context, agent string) (string, error) {
+	var c string
+	err := s.pool.QueryRow(ctx, "SELECT indexed_commit FROM agents WHERE agent = $1", agent).Scan(&c)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("indexed commit of %s: %w", agent, err)
+	}
+	return c, nil
+}
+
+// Chunks implements memory.Store.
+func (s *Store) Chunks(ctx context.Context, agent string) ([]memory.Chunk, error) {
+	rows, err := s.pool.Query(ctx, "SELECT user_id, path, start_line, end_line, text, hash FROM chunks WHERE agent = $1 ORDER BY user_id, path, start_line", agent)
+	if err != nil {
+		return nil, fmt.Errorf("chunks of %s: %w", agent, err)
+	}
+	out := []memory.Chunk{}
+	for rows.Next() {
+		var c memory.Chunk
+		if err := rows.Scan(&c.User, &c.Path, &c.StartLine, &c.EndLine, &c.Text, &c.Hash); err != nil {
+			return nil, fmt.Errorf("chunks of %s: %w", agent, err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// backfillBatch is how many chunks Backfill embeds per round.
+const backfillBatch = 512
+
+// Backfill implements memory.Store: it embeds chunks without a vector in
+// rounds of backfillBatch, each round committed on its own, then managed
+// skill versions without one.
+func (s *Store) Backfill(ctx context.Context) (int, error) {
+	if !memory.Enabled(s.emb) {
+		return 0, nil
+	}
+	n, err := s.backfillChunks(ctx)
+	if err != nil {
+		return n, err
+	}
+	m, err := s.backfillSkills(ctx)
+	return n + m, err
+}
+
+func (s *Store) backfillChunks(ctx context.Context) (int, error) {
+	done := 0
+	var after int64
+	for {
+		rows, err := s.pool.Query(ctx, "SELECT id, text, hash FROM chunks WHERE embedding IS NULL AND id > $1 ORDER BY id LIMIT $2", after, backfillBatch)
+		if err != nil {
+			return done, fmt.Errorf("backfill: %w", err)
+		}
+		var ids []int64
+		var texts, hashes []string
+		for rows.Next() {
+			var id int64
+			var text, hash string
+			if err := rows.Scan(&id, &text, &hash); err != nil {
+				return done, fmt.Errorf("backfill: %w", err)
+			}
+			ids, texts, hashes = append(ids, id), append(texts, text), append(hashes, hash)
+		}
+		if err := rows.Err(); err != nil {
+			return done, fmt.Errorf("backfill: %w", err)
+		}
+		if len(ids) == 0 {
+			return done, nil
+		}
+		after = ids[len(ids)-1]
+		var cache memory.Cache
+		vectors, err := memory.EmbedCached(ctx, s.emb, &cache, texts, hashes)
+		if err != nil {
+			return done, fmt.Errorf("backfill: %w", err)
+		}
+		vs := make([]pgvector.Vector, len(vectors))
+		for i, v := range vectors {
+			vs[i] = pgvector.NewVector(v)
+		}
+		tag, err := s.pool.Exec(ctx, `UPDATE chunks AS c SET embedding = u.e
+			FROM unnest($1::bigint[], $2::vector[]) AS u(id, e)
+			WHERE c.id = u.id AND c.embedding IS NULL`, ids, vs)
+		if err != nil {
+			return done, fmt.Errorf("backfill: %w", err)
+		}
+		done += int(tag.RowsAffected())
+	}
+}

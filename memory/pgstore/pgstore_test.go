@@ -1,0 +1,227 @@
+package pgstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/quirehq/quire/memory"
+	"github.com/quirehq/quire/memory/storetest"
+)
+
+// databaseURL returns QUIRE_TEST_DATABASE_URL or skips the test loudly.
+// `make test` always sets it (.ci/testdb.sh).
+func databaseURL(t testing.TB) string {
+	t.Helper()
+	url := os.Getenv("QUIRE_TEST_DATABASE_URL")
+	if url == "" {
+		t.Skip("\n" + strings.Repeat("!", 72) + "\n!! QUIRE_TEST_DATABASE_URL is not set: the PostgreSQL store is NOT tested.\n!! Run `make test` (it installs PostgreSQL + pgvector) or set the variable.\n" + strings.Repeat("!", 72))
+	}
+	return url
+}
+
+// testSchema returns a fresh schema name, dropped when t ends.
+func testSchema(t testing.TB) string {
+	t.Helper()
+	url := databaseURL(t)
+	var b [6]byte
+	rand.Read(b[:])
+	schema := "quire_test_" + hex.EncodeToString(b[:])
+	t.Cleanup(func() {
+		ctx := context.Background()
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	return schema
+}
+
+func openStore(t testing.TB, schema string, e memory.Embedder) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), Options{URL: databaseURL(t), Schema: schema, Embedder: e, MaxConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	databaseURL(t)
+	storetest.Run(t, func(t *testing.T, e memory.Embedder) memory.Store {
+		return openStore(t, testSchema(t), e)
+	})
+}
+
+func TestTextQuery(t *testing.T) {
+	for in, want := range map[string]string{
+		"convert a pdf to markdown":  "'convert' | 'pdf' | 'to' | 'markdown'",
+		"it's O'Brien's   pdf, pdf!": "'it' | 'brien' | 'pdf'",
+		"a ! ?":                      "",
+	} {
+		if got := TextQuery(in); got != want {
+			t.Errorf("TextQuery(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestMigrationsIdempotent(t *testing.T) {
+	schema := testSchema(t)
+	openStore(t, schema, memory.None{})
+	s := openStore(t, schema, memory.None{})
+	files, _ := fs.Glob(migrations, "migrations/*.sql")
+	var n int
+	if err := s.pool.QueryRow(context.Background(), "SELECT count(*) FROM schema_migrations").Scan(&n); err != nil || n != len(files) || n < 2 {
+		t.Errorf("schema_migrations rows = %d, %v; want one per file (%d)", n, err, len(files))
+	}
+}
+
+// Changing the embedder (model or dimension) drops the old vectors, sizes
+// the column for the new dimension, and Backfill re-embeds every chunk.
+func TestEmbedderChangeReembeds(t *testing.T) {
+	ctx := context.Background()
+	schema := testSchema(t)
+	s := openStore(t, schema, memory.Builtin{Dims: 64})
+	docs := []memory.Document{memory.NewDocument("MEMORY.md", "", "alpha beta\n\n"+strings.Repeat("gamma ", 120)), memory.NewDocument("memory/x.md", "", "delta")}
+	if _, err := s.Index(ctx, "a", "c1", docs); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s2 := openStore(t, schema, memory.Builtin{Dims: 32})
+	var typ string
+	if err := s2.pool.QueryRow(ctx, "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'chunks'::regclass AND attname = 'embedding'").Scan(&typ); err != nil || typ != "vector(32)" {
+		t.Errorf("embedding column = %q, %v; want vector(32)", typ, err)
+	}
+	n, err := s2.Backfill(ctx)
+	if err != nil || n != 2 {
+		t.Errorf("backfill after embedder change = %d, %v; want 2", n, err)
+	}
+	hits, err := s2.Search(ctx, "a", memory.Query{Text: "delta"})
+	if err != nil || len(hits) == 0 || hits[0].Path != "memory/x.md" {
+		t.Errorf("search after re-embed: %+v %v", hits, err)
+	}
+	// Same embedder again: nothing dropped.
+	s2.Close()
+	s3 := openStore(t, schema, memory.Builtin{Dims: 32})
+	if n, err := s3.Backfill(ctx); err != nil || n != 0 {
+		t.Errorf("backfill with unchanged embedder = %d, %v; want 0", n, err)
+	}
+}
+
+// Two stores sharing a database: the second Index of the same commit finds
+// it indexed and does nothing.
+func TestSameCommitIndexedOnce(t *testing.T) {
+	ctx := context.Background()
+	schema := testSchema(t)
+	a := openStore(t, schema, memory.Builtin{})
+	b := openStore(t, schema, memory.Builtin{})
+	docs := []memory.Document{memory.NewDocument("MEMORY.md", "", "hello world")}
+	if st, err := a.Index(ctx, "x", "c1", docs); err != nil || st.Changed != 1 {
+		t.Fatal(st, err)
+	}
+	st, err := b.Index(ctx, "x", "c1", docs)
+	if err != nil || st.Changed != 0 || st.Chunks != 0 {
+		t.Errorf("second index of c1: %+v, %v; want nothing done", st, err)
+	}
+}
+
+// A bulk load drops the HNSW index and builds it again at the end of the
+// same transaction.
+func TestBulkLoadRebuildsVectorIndex(t *testing.T) {
+	ctx := context.Background()
+	defer func(n int) { bulkChunks = n }(bulkChunks)
+	bulkChunks = 2
+	s := openStore(t, testSchema(t), memory.Builtin{})
+	docs := []memory.Document{memory.NewDocument("MEMORY.md", "", "one\n\n"+strings.Repeat("filler ", 100)+"\n\n"+strings.Repeat("second ", 100)), memory.NewDocument("memory/x.md", "", "kangaroo")}
+	st, err := s.Index(ctx, "a", "c1", docs)
+	if err != nil || st.Chunks < 2 {
+		t.Fatal(st, err)
+	}
+	var def string
+	if err := s.pool.QueryRow(ctx, "SELECT indexdef FROM pg_indexes WHERE indexname = 'chunks_embedding_hnsw' AND schemaname = current_schema()").Scan(&def); err != nil || !strings.Contains(def, "hnsw") {
+		t.Errorf("vector index after bulk load: %q, %v", def, err)
+	}
+	hits, err := s.Search(ctx, "a", memory.Query{Text: "kangaroos"})
+	if err != nil || len(hits) == 0 || hits[0].Path != "memory/x.md" {
+		t.Errorf("search after bulk load: %+v, %v", hits, err)
+	}
+}
+
+func TestCommonTermsLeftOutOfQueries(t *testing.T) {
+	if got := textQuery("the cat and the hat", map[string]bool{"the": true, "and": true}); got != "'cat' | 'hat'" {
+		t.Errorf("textQuery = %q", got)
+	}
+	if got := textQuery("the and", map[string]bool{"the": true, "and": true}); got != "'the' | 'and'" {
+		t.Errorf("all-common query = %q; want every term kept", got)
+	}
+	ctx := context.Background()
+	s := openStore(t, testSchema(t), memory.None{})
+	var docs []memory.Document
+	for i := 0; i < 40; i++ {
+		docs = append(docs, memory.NewDocument(fmt.Sprintf("memory/%02d.md", i), "", fmt.Sprintf("a note about everyday things, number%d", i)))
+	}
+	if _, err := s.Index(ctx, "a", "c1", docs); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pool.Exec(ctx, "ANALYZE chunks"); err != nil {
+		t.Fatal(err)
+	}
+	common := s.commonTerms(ctx)
+	if !common["everyday"] || common["number7"] {
+		t.Errorf("common terms = %v; want everyday, not number7", common)
+	}
+	hits, err := s.Search(ctx, "a", memory.Query{Text: "everyday number7"})
+	if err != nil || len(hits) != 1 || hits[0].Path != "memory/07.md" {
+		t.Errorf("hits = %+v, %v; want only memory/07.md", hits, err)
+	}
+	hits, err = s.Search(ctx, "a", memory.Query{Text: "everyday things", Limit: 50})
+	if err != nil || len(hits) != 40 {
+		t.Errorf("all-common query found %d hits, %v; want 40", len(hits), err)
+	}
+}
+
+type countingEmbedder struct {
+	storetest.Flaky
+	calls int
+}
+
+func (c *countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	c.calls++
+	return c.Flaky.Embed(ctx, texts)
+}
+
+// The embedder is called once per Index, before the transaction, and not
+// again inside it — also when it fails.
+func TestEmbedderCalledOutsideTransaction(t *testing.T) {
+	ctx := context.Background()
+	e := &countingEmbedder{Flaky: storetest.Flaky{Embedder: memory.Builtin{}}}
+	s := openStore(t, testSchema(t), e)
+	if _, err := s.Index(ctx, "a", "c1", []memory.Document{memory.NewDocument("MEMORY.md", "", "one"), memory.NewDocument("memory/x.md", "", "two")}); err != nil {
+		t.Fatal(err)
+	}
+	if e.calls != 1 {
+		t.Errorf("embedder called %d times, want 1", e.calls)
+	}
+	e.Down.Store(true)
+	e.calls = 0
+	st, err := s.Index(ctx, "a", "c2", []memory.Document{memory.NewDocument("MEMORY.md", "", "one changed"), memory.NewDocument("memory/x.md", "", "two")})
+	if err != nil || st.Pending != 1 || st.EmbedError == nil {
+		t.Errorf("index during outage: %+v, %v", st, err)
+	}
+	if e.calls != 1 {
+		t.Errorf("embedder called %d times during an outage, want 1", e.calls)
+	}
+}

@@ -1,0 +1,67 @@
+package memory
+
+import "context"
+
+// Query is a memory search.
+type Query struct {
+	// Text is the natural-language query.
+	Text string
+	// User scopes the search: "" sees agent-level memory only; a user id
+	// sees agent-level memory and that user's own.
+	User string
+	// Limit is the most hits; 0 means DefaultLimit.
+	Limit int
+	// MinScore drops weaker hits.
+	MinScore float64
+	// Fusion chooses the ranking (Weighted by default).
+	Fusion Fusion
+}
+
+// RankOptions returns the ranking options of q.
+func (q Query) RankOptions() RankOptions {
+	return RankOptions{Limit: q.Limit, MinScore: q.MinScore, Fusion: q.Fusion}
+}
+
+// IndexStats says what an Index call did.
+type IndexStats struct {
+	// Documents is the number of documents in the snapshot.
+	Documents int
+	// Changed counts new or changed documents (re-chunked); Unchanged the
+	// ones skipped by hash; Removed those no longer in the snapshot.
+	Changed, Unchanged, Removed int
+	// Chunks is the number of chunks written.
+	Chunks int
+	// Embedded counts chunks that got a vector (from the cache or the
+	// embedder); Pending those left without one because the embedder
+	// failed (EmbedError). Backfill embeds them later.
+	Embedded, Pending int
+	// EmbedError is the embedder's failure, if any; the text side was
+	// indexed regardless.
+	EmbedError error
+}
+
+// Store keeps the memory chunks of agents searchable. Both the embedded
+// index and the PostgreSQL store implement it and pass the conformance
+// suite in memory/storetest.
+type Store interface {
+	// Index makes docs the whole memory of agent as of commit: new and
+	// changed documents (by hash) are re-chunked and embedded, unchanged
+	// ones are left alone, documents missing from docs are removed, and
+	// the agent's indexed commit becomes commit — all or nothing. When
+	// commit (not "") is already the indexed commit, nothing is done. An
+	// embedder failure does not fail the call: the text is indexed and the
+	// vectors are left for Backfill.
+	Index(ctx context.Context, agent, commit string, docs []Document) (IndexStats, error)
+	// Search runs a hybrid search over agent's memory.
+	Search(ctx context.Context, agent string, q Query) ([]Hit, error)
+	// IndexedCommit returns the commit of the agent's last completed
+	// Index, "" if none.
+	IndexedCommit(ctx context.Context, agent string) (string, error)
+	// Chunks returns the agent's chunks ordered by user, path and line.
+	Chunks(ctx context.Context, agent string) ([]Chunk, error)
+	// Backfill embeds chunks that have no vector yet and returns how many
+	// it embedded.
+	Backfill(ctx context.Context) (int, error)
+	// Close releases the store's resources.
+	Close() error
+}
