@@ -66,9 +66,14 @@ PG_CONFIG=/usr/lib/postgresql/$PGMAJOR/bin/pg_config
 if [ ! -f "$("$PG_CONFIG" --sharedir)/extension/vector.control" ]; then
 	apt_dir=$STATE/apt
 	mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial" "$apt_dir/sources.list.d" "$apt_dir/preferences.d"
-	cat >"$apt_dir/sources.list.d/trixie-src.sources" <<-'EOF'
+	# The mirror this machine already uses for Debian (the first URIs: of
+	# its deb822 sources, or the first deb line of sources.list).
+	mirror=$(awk '/^URIs:/ && $2 !~ /security/ {print $2; exit}' /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
+	[ -n "$mirror" ] || mirror=$(awk '$1 == "deb" && $0 !~ /security/ {for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) {print $i; exit}}' /etc/apt/sources.list 2>/dev/null || true)
+	[ -n "$mirror" ] || die "cannot find this machine's Debian mirror in /etc/apt; set QUIRE_TEST_DATABASE_URL instead"
+	cat >"$apt_dir/sources.list.d/trixie-src.sources" <<-EOF
 		Types: deb-src
-		URIs: http://deb.debian.org/debian
+		URIs: $mirror
 		Suites: trixie
 		Components: main
 		Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
