@@ -3,6 +3,7 @@ package prompt
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -29,6 +30,30 @@ type plan struct {
 	contextCont int
 	bootstrap   bool   // BOOTSTRAP.md is injected
 	report      Report // request-independent parts filled in
+
+	// renders remembers the last few results rendered from this plan, by
+	// renderKey: a chat back-end asks for the same prompt many times.
+	mu      sync.Mutex
+	renders map[uint64]Result
+}
+
+// maxRendersPerPlan bounds the results a plan remembers.
+const maxRendersPerPlan = 16
+
+func (p *plan) rendered(key uint64) (Result, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r, ok := p.renders[key]
+	return r, ok
+}
+
+func (p *plan) remember(key uint64, r Result) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.renders == nil || len(p.renders) >= maxRendersPerPlan {
+		p.renders = make(map[uint64]Result, maxRendersPerPlan)
+	}
+	p.renders[key] = r
 }
 
 // contextPlan returns the plan for key, computing it on first use.
