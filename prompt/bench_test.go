@@ -88,6 +88,31 @@ func BenchmarkAssembleRender(b *testing.B) {
 	}
 }
 
+// BenchmarkAssembleUncached is a first request to an opened workspace:
+// every context file is read, counted, truncated and clamped, and the
+// prompt rendered (agent discovery and agent.yaml are already done).
+func BenchmarkAssembleUncached(b *testing.B) {
+	w, err := Open(memExamples(b), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := benchRequest()
+	if _, err := w.Assemble(req); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		w.mu.Lock()
+		clear(w.plans)
+		clear(w.files)
+		w.mu.Unlock()
+		if _, err := w.Assemble(req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkAssembleCold opens the workspace anew for every request: agent
 // discovery, reading, counting chars, truncating and clamping. Token counts
 // and parsed agent.yaml files come from a warm Cache, as when the daemon
