@@ -1,8 +1,10 @@
 package prompt
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"strconv"
 	"strings"
 	"time"
@@ -118,12 +120,68 @@ func (w *Workspace) Assemble(req Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	rkey := w.renderKey(&req, local)
+	if res, ok := p.rendered(rkey); ok {
+		if req.CountPromptTokens && res.Report.PromptTokens == 0 {
+			res.Report.PromptTokens = w.cache.Count(res.Prompt)
+			p.remember(rkey, res)
+		}
+		if !req.CountPromptTokens {
+			res.Report.PromptTokens = 0
+		}
+		return res, nil
+	}
 	res := Result{Report: p.report}
 	res.Prompt = render(&res.Report, a, p, &req, local)
 	if req.CountPromptTokens {
 		res.Report.PromptTokens = w.cache.Count(res.Prompt)
 	}
+	p.remember(rkey, res)
 	return res, nil
+}
+
+// renderKey fingerprints everything render reads from req besides the
+// plan: a request that matches a remembered one gets the same bytes back
+// without rendering them again.
+func (w *Workspace) renderKey(req *Request, local time.Time) uint64 {
+	var h maphash.Hash
+	h.SetSeed(w.seed)
+	str := func(s string) {
+		var n [8]byte
+		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.WriteString(s)
+	}
+	for _, t := range req.Tools {
+		str(t.Name)
+		str(t.Description)
+	}
+	h.WriteByte(0xff)
+	for _, s := range req.Skills {
+		str(s.Name)
+		str(s.Description)
+		str(s.Location)
+	}
+	h.WriteByte(0xff)
+	for _, v := range req.VirtualFiles {
+		str(v.Name)
+		str(v.Content)
+	}
+	h.WriteByte(0xff)
+	str(req.Extra)
+	str(req.Sandbox)
+	str(req.Model)
+	var flags byte
+	if req.ShowTime {
+		flags |= 1
+		h.WriteByte(byte(local.Hour()))
+		h.WriteByte(byte(local.Minute()))
+	}
+	if req.CanSpawn {
+		flags |= 2
+	}
+	h.WriteByte(flags)
+	return h.Sum64()
 }
 
 // render writes the sections in order. rep is the plan's report, to be
@@ -131,7 +189,7 @@ func (w *Workspace) Assemble(req Request) (Result, error) {
 func render(rep *Report, a *Agent, p *plan, req *Request, local time.Time) string {
 	full := req.Session.Full()
 	var b promptWriter
-	b.Grow(2048 + len(p.context) + len(req.Extra) + 160*len(req.Tools) + 300*len(req.Skills) + virtualBytes(req.VirtualFiles))
+	b.Grow(sectionBytes + len(p.context) + len(req.Extra) + toolBytes(req.Tools) + skillBytes(req.Skills) + virtualBytes(req.VirtualFiles))
 	stable := -1 // length of the stable prefix, once known
 	unstable := func() {
 		if stable < 0 {
@@ -329,6 +387,26 @@ func inlineSkills(skills []Skill) bool {
 	return chars/4 <= InlineSkillTokens
 }
 
+// sectionBytes bounds the fixed texts of all sections plus the identity,
+// user, date and runtime lines; the Grow estimate only has to be close.
+const sectionBytes = 4096
+
+func toolBytes(ts []Tool) int {
+	n := 0
+	for _, t := range ts {
+		n += len(t.Name) + len(t.Description) + 4
+	}
+	return n
+}
+
+func skillBytes(ss []Skill) int {
+	n := 0
+	for _, s := range ss {
+		n += len(s.Name) + len(s.Description) + len(s.Location) + 96
+	}
+	return n
+}
+
 func virtualBytes(vs []VirtualFile) int {
 	n := 0
 	for _, v := range vs {
@@ -344,6 +422,13 @@ func oneLine(s string) string {
 		return s
 	}
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// needsEscape reports whether s has a character XML escapes. Five
+// vectorised byte searches beat one byte-by-byte set lookup.
+func needsEscape(s string) bool {
+	return strings.IndexByte(s, '&') >= 0 || strings.IndexByte(s, '<') >= 0 || strings.IndexByte(s, '>') >= 0 ||
+		strings.IndexByte(s, '"') >= 0 || strings.IndexByte(s, '\'') >= 0
 }
 
 // promptWriter builds the prompt and counts its code points as it goes:
@@ -376,7 +461,7 @@ func (w *promptWriter) bytes(b []byte) { w.Write(b) }
 func (w *promptWriter) esc(s string) {
 	n, _ := countChars(s)
 	w.cont += len(s) - n
-	if !strings.ContainsAny(s, `&<>"'`) {
+	if !needsEscape(s) {
 		w.WriteString(s)
 		return
 	}

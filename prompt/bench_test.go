@@ -42,7 +42,8 @@ func memExamples(b *testing.B) fstest.MapFS {
 }
 
 // BenchmarkAssemble is a request against a prepared workspace: files read,
-// budgeted and tokenised by an earlier request, as in the daemon.
+// budgeted, tokenised and rendered by an earlier identical request, as when
+// a chat back-end asks the daemon for the same prompt again.
 func BenchmarkAssemble(b *testing.B) {
 	w, err := Open(memExamples(b), Options{})
 	if err != nil {
@@ -55,6 +56,57 @@ func BenchmarkAssemble(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
+		if _, err := w.Assemble(req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAssembleRender is a prepared workspace asked for prompts it
+// has not rendered yet: the plan is cached, the sections are written anew.
+func BenchmarkAssembleRender(b *testing.B) {
+	w, err := Open(memExamples(b), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	reqs := make([]Request, 4*maxRendersPerPlan)
+	for i := range reqs {
+		reqs[i] = benchRequest()
+		reqs[i].Model = fmt.Sprintf("model-%02d", i)
+	}
+	if _, err := w.Assemble(reqs[0]); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		if _, err := w.Assemble(reqs[i%len(reqs)]); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
+
+// BenchmarkAssembleUncached is a first request to an opened workspace:
+// every context file is read, counted, truncated and clamped, and the
+// prompt rendered (agent discovery and agent.yaml are already done).
+func BenchmarkAssembleUncached(b *testing.B) {
+	w, err := Open(memExamples(b), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := benchRequest()
+	if _, err := w.Assemble(req); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		w.mu.Lock()
+		clear(w.plans)
+		clear(w.files)
+		w.mu.Unlock()
 		if _, err := w.Assemble(req); err != nil {
 			b.Fatal(err)
 		}

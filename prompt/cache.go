@@ -57,7 +57,15 @@ func (c *Cache) Count(s string) int {
 	if s == "" {
 		return 0
 	}
-	key := maphash.String(c.seed, s)
+	return c.countKeyed(maphash.String(c.seed, s), s)
+}
+
+// countKeyed is Count for a caller that already has s's key,
+// maphash.String(c.seed, s) (a file's fingerprint).
+func (c *Cache) countKeyed(key uint64, s string) int {
+	if s == "" {
+		return 0
+	}
 	c.mu.Lock()
 	n, ok := c.counts[key]
 	c.mu.Unlock()

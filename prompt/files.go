@@ -2,6 +2,7 @@ package prompt
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"path"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Context file names (behavior.md §1).
@@ -144,15 +146,12 @@ func completeText(b []byte) *text {
 // pure ASCII. It looks at eight bytes at a time: a code point starts at
 // every byte that is not a continuation byte (10xxxxxx).
 func countChars(s string) (int, bool) {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	cont, high := 0, uint64(0)
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
-		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-		high |= w & hi
-		// A continuation byte has bit 7 set and bit 6 clear.
-		cont += bits.OnesCount64((w & hi) >> 7 & (^w >> 6) & lo)
+		w := word(s, i)
+		high |= w & hiBits
+		cont += bits.OnesCount64(contBits(w))
 	}
 	for ; i < len(s); i++ {
 		high |= uint64(s[i] & 0x80)
@@ -162,6 +161,17 @@ func countChars(s string) (int, bool) {
 	}
 	return len(s) - cont, high == 0
 }
+
+const loBits, hiBits = 0x0101010101010101, 0x8080808080808080
+
+// word loads the eight bytes of s at i as a little-endian integer.
+func word(s string, i int) uint64 {
+	return binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8))
+}
+
+// contBits has bit 0 of each byte set where that byte of w is a UTF-8
+// continuation byte: bit 7 set and bit 6 clear.
+func contBits(w uint64) uint64 { return (w & hiBits) >> 7 & (^w >> 6) & loBits }
 
 // replaceInvalid returns b with every byte that is not part of a valid
 // UTF-8 sequence replaced by U+FFFD, and how many were replaced.

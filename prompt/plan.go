@@ -3,6 +3,7 @@ package prompt
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -29,6 +30,30 @@ type plan struct {
 	contextCont int
 	bootstrap   bool   // BOOTSTRAP.md is injected
 	report      Report // request-independent parts filled in
+
+	// renders remembers the last few results rendered from this plan, by
+	// renderKey: a chat back-end asks for the same prompt many times.
+	mu      sync.Mutex
+	renders map[uint64]Result
+}
+
+// maxRendersPerPlan bounds the results a plan remembers.
+const maxRendersPerPlan = 16
+
+func (p *plan) rendered(key uint64) (Result, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r, ok := p.renders[key]
+	return r, ok
+}
+
+func (p *plan) remember(key uint64, r Result) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.renders == nil || len(p.renders) >= maxRendersPerPlan {
+		p.renders = make(map[uint64]Result, maxRendersPerPlan)
+	}
+	p.renders[key] = r
 }
 
 // contextPlan returns the plan for key, computing it on first use.
@@ -108,6 +133,7 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 		Files: make([]FileReport, len(files)),
 	}
 	bodies := make([]string, len(files))
+	bodyChars := make([]int, len(files))
 	remaining := b.TotalChars
 	var used []string // files that have taken from the total, in charge order
 	for n, i := range chargeOrder(files, cfg.Order) {
@@ -124,7 +150,7 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 		if t.sampled {
 			fr.OriginalTokens, fr.OriginalTokensEstimated = (t.chars+3)/4, true
 		} else {
-			fr.OriginalTokens = w.cache.Count(t.content())
+			fr.OriginalTokens = w.cache.countKeyed(r.file.key, t.content())
 		}
 		if isBlank(t) {
 			fr.Status, fr.Note = StatusEmpty, "only white space"
@@ -173,11 +199,15 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 			fr.Dropped = []Range{{Start: t.position(tr.HeadEnd), End: t.position(tr.TailStart)}}
 		}
 		fr.InjectedChars = tr.ResultChars
-		fr.InjectedTokens = w.cache.Count(body)
+		if tr.Truncated {
+			fr.InjectedTokens = w.cache.Count(body)
+		} else {
+			fr.InjectedTokens = fr.OriginalTokens
+		}
 		remaining -= tr.ResultChars
 		rep.InjectedChars += fr.InjectedChars
 		rep.InjectedTokens += fr.InjectedTokens
-		bodies[i] = body
+		bodies[i], bodyChars[i] = body, tr.ResultChars
 		used = append(used, r.name)
 	}
 	rep.RemainingChars = remaining
@@ -191,7 +221,7 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 		cw.lit("<context_file name=\"")
 		cw.esc(files[i].name)
 		cw.lit("\">\n")
-		cw.str(body)
+		cw.pre(body, len(body)-bodyChars[i])
 		if !strings.HasSuffix(body, "\n") {
 			cw.lit("\n")
 		}

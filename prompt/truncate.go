@@ -1,6 +1,7 @@
 package prompt
 
 import (
+	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -132,11 +133,21 @@ func groupThousands(n int) string {
 }
 
 // charsToBytes returns the byte offset in s after its first n code points.
+// It skips eight bytes at a time while the code points starting in them
+// are fewer than what is left to skip.
 func charsToBytes(s string, n int, ascii bool) int {
 	if ascii {
 		return min(n, len(s))
 	}
-	for i := 0; i < len(s); i++ {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		starts := 8 - bits.OnesCount64(contBits(word(s, i)))
+		if starts > n {
+			break
+		}
+		n -= starts
+	}
+	for ; i < len(s); i++ {
 		if s[i]&0xC0 != 0x80 {
 			if n == 0 {
 				return i

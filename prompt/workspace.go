@@ -66,13 +66,13 @@ func Open(fsys fs.FS, opts Options) (*Workspace, error) {
 		fsys:   fsys,
 		cache:  opts.Cache,
 		byName: map[string]*Agent{},
-		seed:   maphash.MakeSeed(),
 		files:  map[string]*fileEntry{},
 		plans:  map[planKey]*plan{},
 	}
 	if w.cache == nil {
 		w.cache = NewCache()
 	}
+	w.seed = w.cache.seed // fingerprints double as token-count keys
 	dirs, err := discover(fsys)
 	if err != nil {
 		return nil, err
@@ -251,6 +251,9 @@ func (w *Workspace) file(a *Agent, p, name, user string) (*File, error) {
 }
 
 func (w *Workspace) fingerprint(t *text) uint64 {
+	if !t.sampled {
+		return maphash.String(w.seed, t.content()) // the key Cache.Count uses
+	}
 	var h maphash.Hash
 	h.SetSeed(w.seed)
 	h.WriteString(t.head)

@@ -448,3 +448,49 @@ func TestDiscovery(t *testing.T) {
 		t.Fatalf("without agent.yaml the root is one agent named after the repository: %v %v", a, err)
 	}
 }
+
+// Assemble remembers rendered prompts; every input of a request must be
+// part of what it remembers them by.
+func TestRememberedPromptsFollowEveryInput(t *testing.T) {
+	w := openMap(t, allFiles(), "")
+	base := Request{User: "u3", Now: noon, Tools: []Tool{{"t", "d"}}, Skills: []Skill{{"s", "d", "l"}}} // u3 has no BOOTSTRAP.md, so virtual files show
+	first := assemble(t, w, base).Prompt
+	if again := assemble(t, w, base).Prompt; again != first {
+		t.Fatalf("the same request must give the same bytes")
+	}
+	variants := map[string]func(r *Request){
+		"tool":     func(r *Request) { r.Tools = []Tool{{"t2", "d"}} },
+		"tool doc": func(r *Request) { r.Tools = []Tool{{"t", "d2"}} },
+		"skill":    func(r *Request) { r.Skills = []Skill{{"s", "d", "l2"}} },
+		"extra":    func(r *Request) { r.Extra = "x" },
+		"virtual":  func(r *Request) { r.VirtualFiles = []VirtualFile{{"TEAM.md", "t"}} },
+		"sandbox":  func(r *Request) { r.Sandbox = "box" },
+		"model":    func(r *Request) { r.Model = "m" },
+		"spawn":    func(r *Request) { r.CanSpawn = true },
+		"time":     func(r *Request) { r.ShowTime = true },
+		"minute":   func(r *Request) { r.ShowTime, r.Now = true, noon.Add(time.Minute) },
+		"day":      func(r *Request) { r.Now = noon.Add(24 * time.Hour) },
+		"user":     func(r *Request) { r.User = "u1" },
+		"channel":  func(r *Request) { r.Channel = ChannelGroup },
+	}
+	seen := map[string]string{"base": first}
+	for name, change := range variants {
+		r := base
+		change(&r)
+		p := assemble(t, w, r).Prompt
+		for other, q := range seen {
+			if p == q {
+				t.Errorf("changing the %s gives the same prompt as %s", name, other)
+			}
+		}
+		seen[name] = p
+	}
+	tok := base
+	tok.CountPromptTokens = true
+	if n := assemble(t, w, tok).Report.PromptTokens; n == 0 {
+		t.Fatalf("a remembered prompt still gets its tokens counted when asked")
+	}
+	if n := assemble(t, w, base).Report.PromptTokens; n != 0 {
+		t.Fatalf("prompt tokens are reported only when asked")
+	}
+}
