@@ -129,11 +129,21 @@ func loadText(fsys fs.FS, name string, window int) (*text, error) {
 }
 
 // newText makes a complete text from content already in memory.
+// completeText makes a complete text of b, taking ownership of it: the
+// caller must not modify b afterwards (it becomes the text's string
+// without a copy).
 func completeText(b []byte) *text {
+	if len(b) == 0 {
+		return newText("")
+	}
+	return newText(unsafe.String(unsafe.SliceData(b), len(b)))
+}
+
+// newText makes a complete text of s.
+func newText(s string) *text {
 	t := &text{}
-	s := string(b)
-	if !utf8.Valid(b) {
-		s, t.invalid = replaceInvalid(b)
+	if !utf8.ValidString(s) {
+		s, t.invalid = replaceInvalid([]byte(s))
 	}
 	t.head = s
 	t.size = int64(len(s))

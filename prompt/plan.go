@@ -214,6 +214,11 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 
 	p := &plan{report: rep}
 	var cw promptWriter
+	size := 0
+	for i, body := range bodies {
+		size += len(body) + len(files[i].name) + len("<context_file name=\"\">\n\n</context_file>\n")
+	}
+	cw.Grow(size)
 	for i, body := range bodies {
 		if body == "" {
 			continue

@@ -40,7 +40,7 @@ type Truncation struct {
 // Invalid UTF-8 in content is first replaced byte by byte with U+FFFD.
 // When limit cannot hold the marker, Truncate returns "" and Dropped.
 func Truncate(name, content string, limit int, headRatio, tailRatio float64) (string, Truncation) {
-	t := completeText([]byte(content))
+	t := newText(content)
 	return truncateText(t, name, limit, headRatio, tailRatio)
 }
 
