@@ -407,32 +407,32 @@ func (d *Daemon) propose(ctx context.Context, ref agentRef, user, message string
 		return "", "", api.Errorf(http.StatusUnprocessableEntity, "no_change", "nothing to propose")
 	}
 	prefix := "refs/heads/proposals/" + agent + "/"
+	existing, err := s.repo.RefNames(prefix)
+	if err != nil {
+		return "", "", err
+	}
 	n := 0
-	iter, err := s.repo.Git().References()
-	if err != nil {
-		return "", "", err
-	}
-	_ = iter.ForEach(func(r *plumbing.Reference) error {
-		if rest, ok := strings.CutPrefix(r.Name().String(), prefix); ok {
-			if k, err := strconv.Atoi(rest); err == nil && k > n {
-				n = k
-			}
+	for _, name := range existing {
+		if k, err := strconv.Atoi(strings.TrimPrefix(name, prefix)); err == nil && k > n {
+			n = k
 		}
-		return nil
-	})
-	iter.Close()
-	branch := plumbing.ReferenceName(prefix + strconv.Itoa(n+1))
-	// The branch starts at the deployed commit; gitsync's Commit would
-	// start a missing branch from the empty tree.
-	if err := s.repo.Git().Storer.SetReference(plumbing.NewHashReference(branch, head)); err != nil {
-		return "", "", fmt.Errorf("create %s: %w", branch, err)
 	}
-	h, err := s.repo.Commit(ctx, gitsync.CommitRequest{Ref: branch.String(), Expect: head, Writes: writes,
-		Author: author(agent, d.opts.Now()), User: user, Message: message + " (proposal)"})
+	// Take the next free number; a concurrent proposal that took it first
+	// makes Commit refuse (Create), and the next number is tried.
+	var h plumbing.Hash
+	var branch string
+	for try := 0; ; try++ {
+		branch = prefix + strconv.Itoa(n+1+try)
+		h, err = s.repo.Commit(ctx, gitsync.CommitRequest{Ref: branch, Start: head.String(), Create: true, Writes: writes,
+			Author: author(agent, d.opts.Now()), User: user, Message: message + " (proposal)"})
+		if !errors.Is(err, gitsync.ErrStale) || try >= 100 {
+			break
+		}
+	}
 	if err != nil {
 		return "", "", err
 	}
-	return h.String(), strings.TrimPrefix(branch.String(), "refs/heads/"), nil
+	return h.String(), strings.TrimPrefix(branch, "refs/heads/"), nil
 }
 
 // seedUser creates a user's files on their first request

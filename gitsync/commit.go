@@ -73,6 +73,9 @@ type CommitRequest struct {
 	// starts from (e.g. "main" for a proposal branch); empty starts an
 	// orphan branch.
 	Start string
+	// Create requires Ref not to exist yet (ErrStale otherwise): a new
+	// branch such as proposals/<agent>/<n> never lands on another's.
+	Create bool
 	// Writes are the file changes; only the trees on their paths are
 	// rebuilt.
 	Writes []FileWrite
@@ -125,6 +128,9 @@ func (r *Repository) Commit(ctx context.Context, req CommitRequest) (plumbing.Ha
 		}
 		if !req.Expect.IsZero() && cur != req.Expect {
 			return fmt.Errorf("%w: %s is at %s, not %s", ErrStale, ref, cur, req.Expect)
+		}
+		if req.Create && !cur.IsZero() {
+			return fmt.Errorf("%w: %s already exists (at %s)", ErrStale, ref, cur)
 		}
 		var root plumbing.Hash
 		var parents []plumbing.Hash

@@ -211,3 +211,39 @@ func TestCommitMatchAndStart(t *testing.T) {
 		t.Fatalf("proposal tree: %s", files)
 	}
 }
+
+// Create starts a branch only if it does not exist: two proposals that
+// picked the same number never end up on one branch.
+func TestCommitCreate(t *testing.T) {
+	dir := newBare(t)
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	agent := object.Signature{Name: "Ada", Email: "ada@agents.invalid"}
+	base, err := r.Commit(ctx, CommitRequest{Ref: "main", Writes: []FileWrite{{Path: "SOUL.md", Content: []byte("s\n")}}, Author: agent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := CommitRequest{Ref: "proposals/ada/1", Start: base.String(), Create: true, Author: agent,
+		Writes: []FileWrite{{Path: "SOUL.md", Content: []byte("s2\n")}}}
+	h, err := r.Commit(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if parent := strings.Fields(git(t, dir, "rev-list", "--parents", "-n1", h.String())); len(parent) != 2 || parent[1] != base.String() {
+		t.Fatalf("the new branch must start at main: %v", parent)
+	}
+	req.Writes = []FileWrite{{Path: "SOUL.md", Content: []byte("s3\n")}}
+	if _, err := r.Commit(ctx, req); !errors.Is(err, ErrStale) {
+		t.Fatalf("a second Create of the same branch: %v, want ErrStale", err)
+	}
+	if got := strings.TrimSpace(git(t, dir, "rev-parse", "proposals/ada/1")); got != h.String() {
+		t.Fatalf("the refused commit moved the branch to %s", got)
+	}
+	names, err := r.RefNames("refs/heads/proposals/")
+	if err != nil || len(names) != 1 || names[0] != "refs/heads/proposals/ada/1" {
+		t.Fatalf("RefNames = %v, %v", names, err)
+	}
+}

@@ -3,6 +3,8 @@ package gitsync
 import (
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"sync"
 
 	gogit "github.com/go-git/go-git/v5"
@@ -135,4 +137,28 @@ func (r *Repository) SnapshotOf(h plumbing.Hash) (*Snapshot, error) {
 	s.repo = r
 	s.access = r.withStore
 	return s, nil
+}
+
+// RefNames returns the full names of the references that start with
+// prefix (e.g. "refs/heads/proposals/concierge/"), sorted.
+func (r *Repository) RefNames(prefix string) ([]string, error) {
+	var names []string
+	err := r.withStore(func(storer.EncodedObjectStorer) error {
+		iter, err := r.repo.References()
+		if err != nil {
+			return err
+		}
+		defer iter.Close()
+		return iter.ForEach(func(ref *plumbing.Reference) error {
+			if n := ref.Name().String(); strings.HasPrefix(n, prefix) {
+				names = append(names, n)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list refs %s* in %s: %w", prefix, r.path, err)
+	}
+	sort.Strings(names)
+	return names, nil
 }
