@@ -88,6 +88,31 @@ func BenchmarkAssembleRender(b *testing.B) {
 	}
 }
 
+// BenchmarkAssembleBudget is a request whose files are loaded (read and
+// counted) but whose budgets were never applied: truncation, clamping,
+// token lookups, the report and rendering, as when GoClaw builds a prompt
+// from context files it holds in memory.
+func BenchmarkAssembleBudget(b *testing.B) {
+	w, err := Open(memExamples(b), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := benchRequest()
+	if _, err := w.Assemble(req); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		w.mu.Lock()
+		clear(w.plans)
+		w.mu.Unlock()
+		if _, err := w.Assemble(req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkAssembleUncached is a first request to an opened workspace:
 // every context file is read, counted, truncated and clamped, and the
 // prompt rendered (agent discovery and agent.yaml are already done).

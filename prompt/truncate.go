@@ -69,20 +69,22 @@ func truncateText(t *text, name string, limit int, headRatio, tailRatio float64)
 	}
 
 	head := t.head
-	hb := charsToBytes(head, h, t.ascii)
-	hb = backToLineStart(head, hb)
+	cut := charsToBytes(head, h, t.ascii)
+	hb := backToLineStart(head, cut)
 	headStr := head[:hb]
-	tr.HeadChars, _ = countChars(headStr)
+	moved, _ := countChars(head[hb:cut]) // at most lineSlack chars
+	tr.HeadChars = h - moved
 	tr.HeadEnd = int64(hb)
 
 	tail, tailBase := t.tail, t.size-int64(len(t.tail))
 	if !t.sampled {
 		tail, tailBase = t.head, 0
 	}
-	tb := len(tail) - charsFromEndToBytes(tail, tl, t.ascii && !t.sampled)
-	tb = forwardToLineStart(tail, tb)
+	start := len(tail) - charsFromEndToBytes(tail, tl, t.ascii && !t.sampled)
+	tb := forwardToLineStart(tail, start)
 	tailStr := tail[tb:]
-	tr.TailChars, _ = countChars(tailStr)
+	moved, _ = countChars(tail[start:tb])
+	tr.TailChars = tl - moved
 	tr.TailStart = tailBase + int64(tb)
 
 	var b strings.Builder
@@ -158,12 +160,28 @@ func charsToBytes(s string, n int, ascii bool) int {
 	return len(s)
 }
 
-// charsFromEndToBytes returns how many bytes the last n code points of s take.
+// charsFromEndToBytes returns how many bytes the last n code points of s
+// take, skipping eight bytes at a time like charsToBytes.
 func charsFromEndToBytes(s string, n int, ascii bool) int {
 	if ascii {
 		return min(n, len(s))
 	}
 	i := len(s)
+	for ; i >= 8; i -= 8 {
+		starts := 8 - bits.OnesCount64(contBits(word(s, i-8)))
+		if starts > n {
+			break
+		}
+		n -= starts
+	}
+	if n == 0 {
+		// s[i:] holds exactly the code points wanted, but may begin with
+		// the continuation bytes of one that starts before i.
+		for i < len(s) && s[i]&0xC0 == 0x80 {
+			i++
+		}
+		return len(s) - i
+	}
 	for n > 0 && i > 0 {
 		i--
 		for i > 0 && s[i]&0xC0 == 0x80 {

@@ -256,3 +256,18 @@ func FuzzCountChars(f *testing.F) {
 		}
 	})
 }
+
+func TestCharOffsets(t *testing.T) {
+	for _, s := range []string{"", "abc", "日本語🐟é and more ascii text here", strings.Repeat("🐟x日é", 13), strings.Repeat("é", 40)} {
+		runes := []rune(s)
+		for n := 0; n <= len(runes)+2; n++ {
+			k := min(n, len(runes))
+			if got, want := charsToBytes(s, n, false), len(string(runes[:k])); got != want {
+				t.Errorf("charsToBytes(%q, %d) = %d, want %d", s, n, got, want)
+			}
+			if got, want := charsFromEndToBytes(s, n, false), len(string(runes[len(runes)-k:])); got != want {
+				t.Errorf("charsFromEndToBytes(%q, %d) = %d, want %d", s, n, got, want)
+			}
+		}
+	}
+}
