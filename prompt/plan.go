@@ -1,7 +1,10 @@
 package prompt
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/maphash"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -132,8 +135,9 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 		AgentType: cfg.Type, Policy: cfg.Policy, Budget: b, Tokenizer: w.cache.Encoding(),
 		Files: make([]FileReport, len(files)),
 	}
-	bodies := make([]string, len(files))
+	bodies := make([]excerpt, len(files))
 	bodyChars := make([]int, len(files))
+	limits := make([]int, len(files))
 	remaining := b.TotalChars
 	var used []string // files that have taken from the total, in charge order
 	for n, i := range chargeOrder(files, cfg.Order) {
@@ -199,35 +203,37 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 			fr.Dropped = []Range{{Start: t.position(tr.HeadEnd), End: t.position(tr.TailStart)}}
 		}
 		fr.InjectedChars = tr.ResultChars
-		if tr.Truncated {
-			fr.InjectedTokens = w.cache.Count(body)
-		} else {
-			fr.InjectedTokens = fr.OriginalTokens
-		}
 		remaining -= tr.ResultChars
 		rep.InjectedChars += fr.InjectedChars
-		rep.InjectedTokens += fr.InjectedTokens
-		bodies[i], bodyChars[i] = body, tr.ResultChars
+		bodies[i], bodyChars[i], limits[i] = body, tr.ResultChars, limit
 		used = append(used, r.name)
 	}
 	rep.RemainingChars = remaining
 
+	// Write the injected files straight into the context block; each
+	// body's tokens are then counted on its span of the block.
 	p := &plan{report: rep}
 	var cw promptWriter
 	size := 0
 	for i, body := range bodies {
-		size += len(body) + len(files[i].name) + len("<context_file name=\"\">\n\n</context_file>\n")
+		size += body.Len() + len(files[i].name) + len("<context_file name=\"\">\n\n</context_file>\n")
 	}
 	cw.Grow(size)
+	spans := make([][2]int, len(files))
 	for i, body := range bodies {
-		if body == "" {
+		if body.Len() == 0 {
 			continue
 		}
 		cw.lit("<context_file name=\"")
 		cw.esc(files[i].name)
 		cw.lit("\">\n")
-		cw.pre(body, len(body)-bodyChars[i])
-		if !strings.HasSuffix(body, "\n") {
+		start := cw.Len()
+		cont := body.Len() - bodyChars[i]
+		cw.pre(body.head, cont)
+		cw.lit(body.marker)
+		cw.lit(body.tail)
+		spans[i] = [2]int{start, cw.Len()}
+		if !body.endsInNewline() {
 			cw.lit("\n")
 		}
 		cw.lit("</context_file>\n")
@@ -236,7 +242,34 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 		}
 	}
 	p.context, p.contextCont = cw.String(), cw.cont
+	for i, body := range bodies {
+		if body.Len() == 0 {
+			continue
+		}
+		fr := &p.report.Files[i]
+		if body.marker == "" {
+			fr.InjectedTokens = fr.OriginalTokens
+		} else {
+			fr.InjectedTokens = w.cache.countKeyed(w.excerptKey(files[i].file, files[i].name, limits[i], &b), p.context[spans[i][0]:spans[i][1]])
+		}
+		p.report.InjectedTokens += fr.InjectedTokens
+	}
 	return p, nil
+}
+
+// excerptKey identifies what truncating file f (shown as name) to limit
+// with b's ratios keeps, without hashing the excerpt itself.
+func (w *Workspace) excerptKey(f *File, name string, limit int, b *Budget) uint64 {
+	var h maphash.Hash
+	h.SetSeed(w.seed)
+	var n [32]byte
+	binary.LittleEndian.PutUint64(n[0:], f.key)
+	binary.LittleEndian.PutUint64(n[8:], uint64(limit))
+	binary.LittleEndian.PutUint64(n[16:], math.Float64bits(b.HeadRatio))
+	binary.LittleEndian.PutUint64(n[24:], math.Float64bits(b.TailRatio))
+	h.Write(n[:])
+	h.WriteString(name)
+	return h.Sum64()
 }
 
 // chargeOrder returns indexes into files in the order they are charged

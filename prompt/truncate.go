@@ -41,14 +41,45 @@ type Truncation struct {
 // When limit cannot hold the marker, Truncate returns "" and Dropped.
 func Truncate(name, content string, limit int, headRatio, tailRatio float64) (string, Truncation) {
 	t := newText(content)
-	return truncateText(t, name, limit, headRatio, tailRatio)
+	parts, tr := truncateText(t, name, limit, headRatio, tailRatio)
+	return parts.String(), tr
 }
 
-func truncateText(t *text, name string, limit int, headRatio, tailRatio float64) (string, Truncation) {
+// excerpt is what truncation keeps of a text, in three parts that are
+// written one after the other: the head, the marker (with the line break
+// before it when the head does not end in one) and the tail. A text that
+// fits is all head.
+type excerpt struct {
+	head, marker, tail string
+}
+
+// String joins the parts.
+func (e excerpt) String() string {
+	if e.marker == "" && e.tail == "" {
+		return e.head
+	}
+	return e.head + e.marker + e.tail
+}
+
+// endsInNewline reports whether the joined parts end with a line break.
+func (e excerpt) endsInNewline() bool {
+	switch {
+	case e.tail != "":
+		return e.tail[len(e.tail)-1] == '\n'
+	case e.marker != "":
+		return e.marker[len(e.marker)-1] == '\n'
+	}
+	return e.head != "" && e.head[len(e.head)-1] == '\n'
+}
+
+// Len is the length of the joined parts in bytes.
+func (e excerpt) Len() int { return len(e.head) + len(e.marker) + len(e.tail) }
+
+func truncateText(t *text, name string, limit int, headRatio, tailRatio float64) (excerpt, Truncation) {
 	tr := Truncation{OriginalChars: t.chars}
 	if t.chars <= limit {
 		tr.HeadChars, tr.HeadEnd, tr.TailStart, tr.ResultChars = t.chars, t.size, t.size, t.chars
-		return t.content(), tr
+		return excerpt{head: t.content()}, tr
 	}
 	tr.Truncated = true
 	maxMarker := markerChars(name, t.chars, t.chars, t.chars) + 1 // +1: a newline before it
@@ -56,7 +87,7 @@ func truncateText(t *text, name string, limit int, headRatio, tailRatio float64)
 	if avail < 2 {
 		tr.Dropped = true
 		tr.HeadEnd, tr.TailStart = 0, t.size
-		return "", tr
+		return excerpt{}, tr
 	}
 	h := int(float64(limit) * headRatio)
 	tl := int(float64(limit) * tailRatio)
@@ -87,20 +118,13 @@ func truncateText(t *text, name string, limit int, headRatio, tailRatio float64)
 	tr.TailChars = tl - moved
 	tr.TailStart = tailBase + int64(tb)
 
-	var b strings.Builder
 	m := marker(name, tr.HeadChars, tr.TailChars, t.chars)
-	sep := ""
 	if len(headStr) > 0 && headStr[len(headStr)-1] != '\n' {
-		sep = "\n"
+		m = "\n" + m
 	}
-	b.Grow(len(headStr) + len(sep) + len(m) + len(tailStr))
-	b.WriteString(headStr)
-	b.WriteString(sep)
-	b.WriteString(m)
-	b.WriteString(tailStr)
 	mc, _ := countChars(m)
-	tr.ResultChars = tr.HeadChars + len(sep) + mc + tr.TailChars
-	return b.String(), tr
+	tr.ResultChars = tr.HeadChars + mc + tr.TailChars
+	return excerpt{head: headStr, marker: m, tail: tailStr}, tr
 }
 
 // marker is the text between head and tail. It always ends in a newline.
