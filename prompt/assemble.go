@@ -189,7 +189,7 @@ func (w *Workspace) renderKey(req *Request, local time.Time) uint64 {
 func render(rep *Report, a *Agent, p *plan, req *Request, local time.Time) string {
 	full := req.Session.Full()
 	var b promptWriter
-	b.Grow(sectionBytes + len(p.context) + len(req.Extra) + toolBytes(req.Tools) + skillBytes(req.Skills) + virtualBytes(req.VirtualFiles))
+	b.Grow(sectionBytes + p.contextBytes + len(req.Extra) + toolBytes(req.Tools) + skillBytes(req.Skills) + virtualBytes(req.VirtualFiles))
 	stable := -1 // length of the stable prefix, once known
 	unstable := func() {
 		if stable < 0 {
@@ -321,9 +321,20 @@ func render(rep *Report, a *Agent, p *plan, req *Request, local time.Time) strin
 	if p.bootstrap {
 		virtual = nil
 	}
-	if p.context != "" || len(virtual) > 0 {
+	if len(p.files) > 0 || len(virtual) > 0 {
 		b.lit(sectionProjectContext)
-		b.pre(p.context, p.contextCont)
+		for _, f := range p.files {
+			b.lit("<context_file name=\"")
+			b.esc(f.name)
+			b.lit("\">\n")
+			b.pre(f.body.head, f.cont)
+			b.lit(f.body.marker)
+			b.lit(f.body.tail)
+			if !f.body.endsInNewline() {
+				b.lit("\n")
+			}
+			b.lit("</context_file>\n")
+		}
 		if len(virtual) > 0 {
 			rep.Virtual = make([]string, len(virtual))
 		}

@@ -89,6 +89,14 @@ func (c *Cache) countKeyed(key uint64, s string) int {
 	return n
 }
 
+// cachedCount returns the count remembered under key, if any.
+func (c *Cache) cachedCount(key uint64) (int, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, ok := c.counts[key]
+	return n, ok
+}
+
 // config is ParseConfig, remembered by its inputs. The result is shared:
 // callers must not modify it.
 func (c *Cache) config(path, defaultName string, data []byte) (Config, []Problem) {

@@ -27,18 +27,31 @@ type planKey struct {
 // plan is the budgeted context files of one planKey: rendered once, then
 // reused by every request with the same key.
 type plan struct {
-	// context is the rendered <context_file> blocks, in prompt order, and
-	// contextCont the UTF-8 continuation bytes in it.
-	context     string
-	contextCont int
-	bootstrap   bool   // BOOTSTRAP.md is injected
-	report      Report // request-independent parts filled in
+	// files are the injected context files in prompt order; contextBytes
+	// and contextCont are the bytes and UTF-8 continuation bytes of their
+	// rendered <context_file> blocks.
+	files        []planFile
+	contextBytes int
+	contextCont  int
+	bootstrap    bool   // BOOTSTRAP.md is injected
+	report       Report // request-independent parts filled in
 
 	// renders remembers the last few results rendered from this plan, by
 	// renderKey: a chat back-end asks for the same prompt many times.
 	mu      sync.Mutex
 	renders map[uint64]Result
 }
+
+// planFile is one injected context file: its name and what of it is
+// injected, with the UTF-8 continuation bytes in that.
+type planFile struct {
+	name string
+	body excerpt
+	cont int
+}
+
+// contextBlockBytes is what <context_file name=""> … </context_file> adds.
+const contextBlockBytes = len("<context_file name=\"\">\n\n</context_file>\n")
 
 // maxRendersPerPlan bounds the results a plan remembers.
 const maxRendersPerPlan = 16
@@ -210,47 +223,28 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 	}
 	rep.RemainingChars = remaining
 
-	// Write the injected files straight into the context block; each
-	// body's tokens are then counted on its span of the block.
 	p := &plan{report: rep}
-	var cw promptWriter
-	size := 0
-	for i, body := range bodies {
-		size += body.Len() + len(files[i].name) + len("<context_file name=\"\">\n\n</context_file>\n")
-	}
-	cw.Grow(size)
-	spans := make([][2]int, len(files))
 	for i, body := range bodies {
 		if body.Len() == 0 {
 			continue
 		}
-		cw.lit("<context_file name=\"")
-		cw.esc(files[i].name)
-		cw.lit("\">\n")
-		start := cw.Len()
-		cont := body.Len() - bodyChars[i]
-		cw.pre(body.head, cont)
-		cw.lit(body.marker)
-		cw.lit(body.tail)
-		spans[i] = [2]int{start, cw.Len()}
-		if !body.endsInNewline() {
-			cw.lit("\n")
-		}
-		cw.lit("</context_file>\n")
-		if files[i].name == BootstrapFile {
+		f := planFile{name: files[i].name, body: body, cont: body.Len() - bodyChars[i]}
+		p.files = append(p.files, f)
+		p.contextBytes += body.Len() + len(f.name) + contextBlockBytes
+		p.contextCont += f.cont
+		if f.name == BootstrapFile {
 			p.bootstrap = true
-		}
-	}
-	p.context, p.contextCont = cw.String(), cw.cont
-	for i, body := range bodies {
-		if body.Len() == 0 {
-			continue
 		}
 		fr := &p.report.Files[i]
 		if body.marker == "" {
 			fr.InjectedTokens = fr.OriginalTokens
 		} else {
-			fr.InjectedTokens = w.cache.countKeyed(w.excerptKey(files[i].file, files[i].name, limits[i], &b), p.context[spans[i][0]:spans[i][1]])
+			key := w.excerptKey(files[i].file, f.name, limits[i], &b)
+			n, ok := w.cache.cachedCount(key)
+			if !ok {
+				n = w.cache.countKeyed(key, body.String())
+			}
+			fr.InjectedTokens = n
 		}
 		p.report.InjectedTokens += fr.InjectedTokens
 	}
