@@ -22,11 +22,17 @@ import (
 	"github.com/quirehq/quire/memory/memstore"
 	"github.com/quirehq/quire/memory/pgstore"
 	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/skills"
 )
 
 // Options configure a Daemon. At least one source (Dir, ReposDir or
 // Upstream) is required.
 type Options struct {
+	// SkillsDir is the managed skills directory (tier 4 of every agent's
+	// skills); HomeDir, when set, adds HomeDir/.agents/skills (tier 3).
+	// Both are watched: a change re-deploys every agent's skills.
+	SkillsDir string
+	HomeDir   string
 	// Dir is a working tree served in dev mode: watched for changes,
 	// writes go to its files (not committed).
 	Dir string
@@ -427,6 +433,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 		}
 	}
 	g.Go(func() error { return d.pruneLoop(gctx) })
+	if d.opts.SkillsDir != "" || d.opts.HomeDir != "" {
+		w := skills.NewWatcher(d.sharedSkills(), d.log)
+		g.Go(func() error { return quiet(gctx, w.Run(gctx)) })
+		g.Go(func() error { return d.redeploySkills(gctx, w.Updates()) })
+	}
 	if d.host != nil {
 		g.Go(func() error { return quiet(gctx, d.host.Maintain(gctx, 10*time.Minute, 2000)) })
 	}

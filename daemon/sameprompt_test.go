@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,4 +70,28 @@ func TestServedPromptEqualsLocalAssembly(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSharedSkillTiers: the managed skills directory and ~/.agents/skills
+// reach every agent's prompt, and a skill added there is served after the
+// watcher's debounce, without a push.
+func TestSharedSkillTiers(t *testing.T) {
+	ctx := context.Background()
+	managed, home := t.TempDir(), t.TempDir()
+	writeFiles(t, managed, map[string]string{"team-etiquette/SKILL.md": "---\nname: team-etiquette\ndescription: How the team writes to guests.\n---\nBe kind.\n"})
+	dir := t.TempDir()
+	writeFiles(t, dir, botFiles)
+	td := startDaemon(t, daemon.Options{Dir: dir, SkillsDir: managed, HomeDir: home})
+	p, err := td.c.Prompt(ctx, "bot", api.PromptRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(p.Prompt, "<name>team-etiquette</name>") || !strings.Contains(p.Prompt, "<location>managed/team-etiquette/SKILL.md</location>") {
+		t.Fatalf("the managed skill is not in the prompt")
+	}
+	writeFiles(t, home, map[string]string{".agents/skills/my-shortcuts/SKILL.md": "---\nname: my-shortcuts\ndescription: The operator's own shortcuts.\n---\nUse them.\n"})
+	waitFor(t, "a skill added to ~/.agents/skills to be served", func() bool {
+		p, err := td.c.Prompt(ctx, "bot", api.PromptRequest{})
+		return err == nil && strings.Contains(p.Prompt, "<name>my-shortcuts</name>")
+	})
 }

@@ -205,12 +205,55 @@ func (d *Daemon) build(ctx context.Context, s *source, fsys fs.FS, commit string
 				}
 			}
 		}
+		srcs = append(srcs, d.sharedSkills().Sources()...)
 		set := skills.Load(s.seq.Add(1), srcs, nil)
 		dep.agents[a.Name] = &deployedAgent{agent: a, skills: set}
 		dep.names = append(dep.names, a.Name)
 	}
 	sort.Strings(dep.names)
 	return dep, nil
+}
+
+// sharedSkills names the skill tiers every agent shares besides the
+// built-ins (which WorkspaceSources already adds): ~/.agents/skills and the
+// managed directory.
+func (d *Daemon) sharedSkills() skills.Options {
+	return skills.Options{HomeDir: d.opts.HomeDir, ManagedDir: d.opts.SkillsDir, NoBuiltin: true}
+}
+
+// redeploySkills rebuilds every source's current deployment when a shared
+// skill tier changes on disk, so the next prompt lists the new skills.
+// The commit stays the same; memory is not re-indexed.
+func (d *Daemon) redeploySkills(ctx context.Context, updates <-chan struct{}) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-updates:
+		}
+		for _, s := range d.sourceList() {
+			if err := d.rebuild(ctx, s); err != nil {
+				d.log.Warn("reload shared skills failed", "source", s.id(), "err", err)
+			}
+		}
+	}
+}
+
+// rebuild re-reads the skills of s's current deployment.
+func (d *Daemon) rebuild(ctx context.Context, s *source) error {
+	s.deployMu.Lock()
+	defer s.deployMu.Unlock()
+	cur := s.cur.Load()
+	if cur == nil {
+		return nil
+	}
+	dep, err := d.build(ctx, s, cur.fsys, cur.commit)
+	if err != nil {
+		return err
+	}
+	s.cur.Store(dep)
+	d.log.Info("reloaded shared skills", "source", s.id(), "commit", short(dep.commit))
+	return nil
 }
 
 func joinDir(root, rel string) string {

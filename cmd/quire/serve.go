@@ -23,7 +23,7 @@ type serveOptions struct {
 	socket, apiListen, tokenFile        string
 	gitTokenFile                        string
 	database, embedder, embedURL, model string
-	cacheDir, logLevel                  string
+	cacheDir, logLevel, skillsDir       string
 	poll                                time.Duration
 }
 
@@ -38,6 +38,11 @@ Sources of truth (one or more):
   --repos DIR       bare repositories the daemon hosts: push to
                     http://<git-listen>/<name>.git to deploy
   --upstream URL    a remote to follow, fetched every --poll (read-only)
+
+Every agent's skills come from its workspace (skills/, .agents/skills/),
+then ~/.agents/skills of the user running the daemon, the managed directory
+(--skills-dir) and the skills built into quire. The shared directories are
+watched: a change reaches the next prompt after half a second.
 
 Chat clients use the local API on the unix socket (--socket; curl
 --unix-socket works), and optionally on TCP (--api-listen) with bearer tokens
@@ -65,6 +70,7 @@ Examples:
 			fs.StringVar(&o.socket, "socket", "", "unix socket `path` of the local API (default $XDG_RUNTIME_DIR/quire/quire.sock)")
 			fs.StringVar(&o.apiListen, "api-listen", "", "also serve the local API on TCP `address` (needs --token-file)")
 			fs.StringVar(&o.tokenFile, "token-file", "", "bearer tokens for --api-listen: `file` with a token and its agents per line")
+			fs.StringVar(&o.skillsDir, "skills-dir", "", "managed skills `directory` shared by every agent (<slug>/SKILL.md)")
 			fs.StringVar(&o.database, "database", "", "PostgreSQL `URL` of the memory store (default: embedded)")
 			fs.StringVar(&o.embedder, "embedder", "builtin", "`embedder`: builtin, openai or none")
 			fs.StringVar(&o.embedURL, "embed-url", "", "`URL` of an OpenAI-compatible embeddings endpoint")
@@ -165,6 +171,7 @@ func runServe(ctx context.Context, e *env, opts any, args []string) error {
 		Dir: o.dir, ReposDir: o.repos, GitListen: o.gitListen, GitAuthenticate: gitAuth, Upstream: o.upstream, Poll: o.poll,
 		Socket: socket, APIListen: o.apiListen, Tokens: tokens, DatabaseURL: o.database, DatabaseWait: true,
 		Embedder: emb, CacheDir: o.cacheDir, Version: buildVersion(), Logger: log,
+		SkillsDir: o.skillsDir, HomeDir: e.getenv("HOME"),
 	})
 	if err != nil {
 		return err
