@@ -41,51 +41,49 @@ func memExamples(b *testing.B) fstest.MapFS {
 	return m
 }
 
-// BenchmarkAssemble is a request against a prepared workspace: files read,
-// budgeted, tokenised and rendered by an earlier identical request, as when
-// a chat back-end asks the daemon for the same prompt again.
-func BenchmarkAssemble(b *testing.B) {
+// benchPrepared runs requests against a workspace that has served
+// benchRequest once; forget, when set, drops caches before each request.
+func benchPrepared(b *testing.B, next func(i int) Request, forget func(w *Workspace)) {
 	w, err := Open(memExamples(b), Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := benchRequest()
-	if _, err := w.Assemble(req); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		if _, err := w.Assemble(req); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkAssembleRender is a prepared workspace asked for prompts it
-// has not rendered yet: the plan is cached, the sections are written anew.
-func BenchmarkAssembleRender(b *testing.B) {
-	w, err := Open(memExamples(b), Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	reqs := make([]Request, 4*maxRendersPerPlan)
-	for i := range reqs {
-		reqs[i] = benchRequest()
-		reqs[i].Model = fmt.Sprintf("model-%02d", i)
-	}
-	if _, err := w.Assemble(reqs[0]); err != nil {
+	if _, err := w.Assemble(benchRequest()); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	i := 0
 	for b.Loop() {
-		if _, err := w.Assemble(reqs[i%len(reqs)]); err != nil {
+		if forget != nil {
+			w.mu.Lock()
+			forget(w)
+			w.mu.Unlock()
+		}
+		if _, err := w.Assemble(next(i)); err != nil {
 			b.Fatal(err)
 		}
 		i++
 	}
+}
+
+// BenchmarkAssemble is a request against a prepared workspace: files read,
+// budgeted, tokenised and rendered by an earlier identical request, as when
+// a chat back-end asks the daemon for the same prompt again.
+func BenchmarkAssemble(b *testing.B) {
+	req := benchRequest()
+	benchPrepared(b, func(int) Request { return req }, nil)
+}
+
+// BenchmarkAssembleRender is a prepared workspace asked for prompts it
+// has not rendered yet: the plan is cached, the sections are written anew.
+func BenchmarkAssembleRender(b *testing.B) {
+	reqs := make([]Request, 4*maxRendersPerPlan)
+	for i := range reqs {
+		reqs[i] = benchRequest()
+		reqs[i].Model = fmt.Sprintf("model-%02d", i)
+	}
+	benchPrepared(b, func(i int) Request { return reqs[i%len(reqs)] }, nil)
 }
 
 // BenchmarkAssembleBudget is a request whose files are loaded (read and
@@ -93,49 +91,16 @@ func BenchmarkAssembleRender(b *testing.B) {
 // token lookups, the report and rendering, as when GoClaw builds a prompt
 // from context files it holds in memory.
 func BenchmarkAssembleBudget(b *testing.B) {
-	w, err := Open(memExamples(b), Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
 	req := benchRequest()
-	if _, err := w.Assemble(req); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		w.mu.Lock()
-		clear(w.plans)
-		w.mu.Unlock()
-		if _, err := w.Assemble(req); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchPrepared(b, func(int) Request { return req }, func(w *Workspace) { clear(w.plans) })
 }
 
 // BenchmarkAssembleUncached is a first request to an opened workspace:
 // every context file is read, counted, truncated and clamped, and the
 // prompt rendered (agent discovery and agent.yaml are already done).
 func BenchmarkAssembleUncached(b *testing.B) {
-	w, err := Open(memExamples(b), Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
 	req := benchRequest()
-	if _, err := w.Assemble(req); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		w.mu.Lock()
-		clear(w.plans)
-		clear(w.files)
-		w.mu.Unlock()
-		if _, err := w.Assemble(req); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchPrepared(b, func(int) Request { return req }, func(w *Workspace) { clear(w.plans); clear(w.files) })
 }
 
 // BenchmarkAssembleCold opens the workspace anew for every request: agent
