@@ -148,9 +148,12 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 		AgentType: cfg.Type, Policy: cfg.Policy, Budget: b, Tokenizer: w.cache.Encoding(),
 		Files: make([]FileReport, len(files)),
 	}
-	bodies := make([]excerpt, len(files))
-	bodyChars := make([]int, len(files))
-	limits := make([]int, len(files))
+	// What each file injects, by index into files.
+	type injected struct {
+		body         excerpt
+		chars, limit int
+	}
+	bodies := make([]injected, len(files))
 	remaining := b.TotalChars
 	var used []string // files that have taken from the total, in charge order
 	for n, i := range chargeOrder(files, cfg.Order) {
@@ -218,17 +221,18 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 		fr.InjectedChars = tr.ResultChars
 		remaining -= tr.ResultChars
 		rep.InjectedChars += fr.InjectedChars
-		bodies[i], bodyChars[i], limits[i] = body, tr.ResultChars, limit
+		bodies[i] = injected{body: body, chars: tr.ResultChars, limit: limit}
 		used = append(used, r.name)
 	}
 	rep.RemainingChars = remaining
 
 	p := &plan{report: rep}
-	for i, body := range bodies {
+	for i, in := range bodies {
+		body := in.body
 		if body.Len() == 0 {
 			continue
 		}
-		f := planFile{name: files[i].name, body: body, cont: body.Len() - bodyChars[i]}
+		f := planFile{name: files[i].name, body: body, cont: body.Len() - in.chars}
 		p.files = append(p.files, f)
 		p.contextBytes += body.Len() + len(f.name) + contextBlockBytes
 		p.contextCont += f.cont
@@ -239,7 +243,7 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 		if body.marker == "" {
 			fr.InjectedTokens = fr.OriginalTokens
 		} else {
-			key := w.excerptKey(files[i].file, f.name, limits[i], &b)
+			key := w.excerptKey(files[i].file, f.name, in.limit, &b)
 			n, ok := w.cache.cachedCount(key)
 			if !ok {
 				n = w.cache.countKeyed(key, body.String())
