@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -222,4 +223,42 @@ func hasSkill(ss []api.SkillEntry, name string) bool {
 		}
 	}
 	return false
+}
+
+// TestPromptAnswerCache: a repeated prompt request is answered from the
+// cache with the same bytes and a Content-Length, a request the decoder
+// refuses is refused every time, and the caller's "now" is part of what
+// is cached.
+func TestPromptAnswerCache(t *testing.T) {
+	td := startDaemon(t, daemon.Options{})
+	wt := newWorkTree(t, copyTree(t, filepath.Join("..", "examples", "agents")))
+	td.push(t, wt, "agents")
+	const path = "/v1/agents/studybuddy/prompt"
+
+	var first string
+	for i := 0; i < 3; i++ {
+		code, hdr, body := td.raw(t, "POST", path, nil, `{"user":"alice"}`)
+		if code != http.StatusOK {
+			t.Fatalf("request %d: %d %s", i, code, body)
+		}
+		if got := hdr.Get("Content-Length"); got != strconv.Itoa(len(body)) {
+			t.Fatalf("request %d: Content-Length %q for %d bytes", i, got, len(body))
+		}
+		if i == 0 {
+			first = body
+		} else if body != first {
+			t.Fatalf("request %d answered differently from the first", i)
+		}
+	}
+	for i := 0; i < 2; i++ {
+		if code, _, body := td.raw(t, "POST", path, nil, `{"user":"alice","bogus":1}`); code != http.StatusBadRequest {
+			t.Fatalf("unknown field, request %d: %d %s", i, code, body)
+		}
+	}
+	for _, day := range []string{"2020-01-02", "2020-01-03", "2020-01-02"} {
+		code, _, body := td.raw(t, "POST", path, nil, `{"user":"alice","now":"`+day+`T10:00:00Z"}`)
+		if code != http.StatusOK || !strings.Contains(body, day) {
+			t.Fatalf("now %s: %d, answer names the day: %v", day, code, strings.Contains(body, day))
+		}
+	}
 }

@@ -82,15 +82,14 @@ func (d *Daemon) Prompt(ctx context.Context, agent string, req api.PromptRequest
 	if req.Now != nil {
 		now = *req.Now
 	}
-	reqJSON, err := json.Marshal(req)
-	if err != nil {
-		return api.PromptResponse{}, err
+	body := req.Body
+	if body == nil {
+		if body, err = json.Marshal(req); err != nil {
+			return api.PromptResponse{}, err
+		}
 	}
-	loc := ref.ag.agent.Config.Location
-	if loc == nil {
-		loc = time.UTC
-	}
-	key := agent + "\x00" + now.In(loc).Format(time.DateOnly) + "\x00" + string(reqJSON)
+	var kb [512]byte
+	key := promptKey(kb[:0], ref, d.opts.Now(), body)
 	if b := ref.dep.cachedPrompt(key); b != nil {
 		return api.PromptResponse{Encoded: b}, nil
 	}
@@ -127,9 +126,35 @@ func (d *Daemon) Prompt(ctx context.Context, agent string, req api.PromptRequest
 	out := api.PromptResponse{Prompt: res.Prompt, Report: res.Report, Commit: ref.dep.commit}
 	if b, err := json.Marshal(out); err == nil {
 		out.Encoded = append(b, '\n')
-		ref.dep.cachePrompt(key, out.Encoded)
+		ref.dep.cachePrompt(string(key), out.Encoded)
 	}
 	return out, nil
+}
+
+// CachedPrompt implements api.PromptCache: the answer an identical
+// request got today from the deployed revision, or nil.
+func (d *Daemon) CachedPrompt(agent string, body []byte) []byte {
+	ref, err := d.agent(agent)
+	if err != nil {
+		return nil
+	}
+	var kb [512]byte
+	return ref.dep.cachedPrompt(promptKey(kb[:0], ref, d.opts.Now(), body))
+}
+
+// promptKey appends the prompt cache key of a request to dst: the agent,
+// today in the agent's time zone (the prompt names the day) and the
+// body, which holds the caller's "now" when it sets one.
+func promptKey(dst []byte, ref agentRef, now time.Time, body []byte) []byte {
+	loc := ref.ag.agent.Config.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	dst = append(dst, ref.ag.agent.Name...)
+	dst = append(dst, 0)
+	dst = now.In(loc).AppendFormat(dst, time.DateOnly)
+	dst = append(dst, 0)
+	return append(dst, body...)
 }
 
 // MemorySearch implements api.Backend. A store that does not answer is a

@@ -111,10 +111,10 @@ type deployment struct {
 // emptied.
 const maxCachedPrompts = 4096
 
-func (dep *deployment) cachedPrompt(key string) []byte {
+func (dep *deployment) cachedPrompt(key []byte) []byte {
 	dep.promptMu.RLock()
 	defer dep.promptMu.RUnlock()
-	return dep.prompts[key]
+	return dep.prompts[string(key)]
 }
 
 func (dep *deployment) cachePrompt(key string, b []byte) {

@@ -119,6 +119,18 @@ type PromptRequest struct {
 	// Skills, when present, replaces the agent.yaml allow list for this
 	// request.
 	Skills []string `json:"skills,omitempty"`
+
+	// Body is the request as it arrived, set by the handler: a backend
+	// that caches answers keys them by it (see PromptCache).
+	Body []byte `json:"-"`
+}
+
+// PromptCache is implemented by a Backend that remembers its encoded
+// prompt answers by agent and request body. The handler asks it before
+// decoding a request, so a repeated request costs a map lookup.
+type PromptCache interface {
+	// CachedPrompt returns the encoded answer to body, or nil.
+	CachedPrompt(agent string, body []byte) []byte
 }
 
 // PromptResponse is the answer of POST /v1/agents/{agent}/prompt.

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -10,7 +11,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -105,8 +108,9 @@ func Handler(b Backend, opts Options) http.Handler {
 }
 
 type handler struct {
-	b    Backend
-	opts Options
+	b      Backend
+	opts   Options
+	bodies sync.Pool // *bytes.Buffer for request bodies
 }
 
 type statusWriter struct {
@@ -211,27 +215,73 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 func reply(w http.ResponseWriter, v any) error {
-	w.Header().Set("Content-Type", "application/json")
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	b = append(b, '\n')
-	_, _ = w.Write(b)
+	writeJSON(w, append(b, '\n'))
 	return nil
+}
+
+// writeJSON writes an encoded JSON answer with its length, so that it
+// goes out in one write instead of as chunks.
+func writeJSON(w http.ResponseWriter, b []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	_, _ = w.Write(b)
 }
 
 func decode(r *http.Request, v any) error {
 	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, MaxBodyBytes))
+	return decodeWith(dec, v)
+}
+
+// decodeBytes decodes a body already read, with decode's rules.
+func decodeBytes(body []byte, v any) error {
+	return decodeWith(json.NewDecoder(bytes.NewReader(body)), v)
+}
+
+func decodeWith(dec *json.Decoder, v any) error {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return Errorf(http.StatusRequestEntityTooLarge, "too_large", "request body over %d bytes", MaxBodyBytes)
+			return tooLarge()
 		}
 		return Errorf(http.StatusBadRequest, "bad_request", "decode JSON body: %v", err)
 	}
 	return nil
+}
+
+func tooLarge() error {
+	return Errorf(http.StatusRequestEntityTooLarge, "too_large", "request body over %d bytes", MaxBodyBytes)
+}
+
+// getBody returns a buffer to read a request into.
+func (h *handler) getBody() *bytes.Buffer {
+	if buf, ok := h.bodies.Get().(*bytes.Buffer); ok {
+		return buf
+	}
+	return new(bytes.Buffer)
+}
+
+// putBody keeps buf for the next request unless a large request grew it.
+func (h *handler) putBody(buf *bytes.Buffer) {
+	if buf.Cap() <= 64<<10 {
+		buf.Reset()
+		h.bodies.Put(buf)
+	}
+}
+
+// readBody reads r's body, up to MaxBodyBytes, into buf.
+func readBody(r *http.Request, buf *bytes.Buffer) ([]byte, error) {
+	if _, err := buf.ReadFrom(io.LimitReader(r.Body, MaxBodyBytes+1)); err != nil {
+		return nil, Errorf(http.StatusBadRequest, "bad_request", "read body: %v", err)
+	}
+	if buf.Len() > MaxBodyBytes {
+		return nil, tooLarge()
+	}
+	return buf.Bytes(), nil
 }
 
 func (h *handler) status(w http.ResponseWriter, r *http.Request) error {
@@ -272,17 +322,30 @@ func (h *handler) agents(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handler) prompt(w http.ResponseWriter, r *http.Request) error {
-	var req PromptRequest
-	if err := decode(r, &req); err != nil {
+	buf := h.getBody()
+	defer h.putBody(buf)
+	body, err := readBody(r, buf)
+	if err != nil {
 		return err
 	}
-	res, err := h.b.Prompt(r.Context(), r.PathValue("agent"), req)
+	agent := r.PathValue("agent")
+	if pc, ok := h.b.(PromptCache); ok {
+		if b := pc.CachedPrompt(agent, body); b != nil {
+			writeJSON(w, b)
+			return nil
+		}
+	}
+	var req PromptRequest
+	if err := decodeBytes(body, &req); err != nil {
+		return err
+	}
+	req.Body = body
+	res, err := h.b.Prompt(r.Context(), agent, req)
 	if err != nil {
 		return err
 	}
 	if res.Encoded != nil {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(res.Encoded)
+		writeJSON(w, res.Encoded)
 		return nil
 	}
 	return reply(w, res)

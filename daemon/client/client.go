@@ -56,6 +56,9 @@ func (c *Client) http() *http.Client {
 				return d.DialContext(ctx, "unix", sock)
 			},
 			MaxIdleConnsPerHost: 64,
+			// A prompt answer is tens of kilobytes: read it in one or
+			// two system calls rather than in 4 KB pieces.
+			ReadBufferSize: 64 << 10,
 		}
 		c.hc = &http.Client{Transport: tr}
 	})
