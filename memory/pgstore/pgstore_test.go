@@ -160,18 +160,36 @@ func TestBulkLoadRebuildsVectorIndex(t *testing.T) {
 	}
 }
 
-func TestCommonTermsLeftOutOfQueries(t *testing.T) {
-	if got := textQuery("the cat and the hat", map[string]bool{"the": true, "and": true}); got != "'cat' | 'hat'" {
-		t.Errorf("textQuery = %q", got)
+func TestTextQueries(t *testing.T) {
+	shares := map[string]float64{"the": 0.6, "and": 0.4, "floor": 0.08, "printer": 0.04, "second": 0.015}
+	tests := []struct {
+		text, match, rank string
+	}{
+		{"the cat and the hat", "'cat' | 'hat'", "'cat' | 'hat'"},
+		{"the and", "'and'", "'the' | 'and'"}, // all common: every term ranks, the rarest selects
+		{"printer toner on the second floor", "'toner' | 'on' | 'second'", "'printer' | 'toner' | 'on' | 'second' | 'floor'"},
+		{"printer floor", "'printer'", "'printer' | 'floor'"},
+		{"Printer, printer!", "'printer'", "'printer'"},
+		{"", "", ""},
 	}
-	if got := textQuery("the and", map[string]bool{"the": true, "and": true}); got != "'the' | 'and'" {
-		t.Errorf("all-common query = %q; want every term kept", got)
+	for _, tt := range tests {
+		match, rank := textQueries(tt.text, shares)
+		if match != tt.match || rank != tt.rank {
+			t.Errorf("textQueries(%q) = %q, %q; want %q, %q", tt.text, match, rank, tt.match, tt.rank)
+		}
 	}
+}
+
+func TestTermStatisticsShapeQueries(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t, testSchema(t), memory.None{})
 	var docs []memory.Document
-	for i := 0; i < 40; i++ {
-		docs = append(docs, memory.NewDocument(fmt.Sprintf("memory/%02d.md", i), "", fmt.Sprintf("a note about everyday things, number%d", i)))
+	for i := 0; i < 200; i++ {
+		text := fmt.Sprintf("a note about everyday things, number%d", i)
+		if i%20 == 0 {
+			text += " with the printer" // 5 %: ranks, does not select
+		}
+		docs = append(docs, memory.NewDocument(fmt.Sprintf("memory/%03d.md", i), "", text))
 	}
 	if _, err := s.Index(ctx, "a", "c1", docs); err != nil {
 		t.Fatal(err)
@@ -179,17 +197,23 @@ func TestCommonTermsLeftOutOfQueries(t *testing.T) {
 	if _, err := s.pool.Exec(ctx, "ANALYZE chunks"); err != nil {
 		t.Fatal(err)
 	}
-	common := s.commonTerms(ctx)
-	if !common["everyday"] || common["number7"] {
-		t.Errorf("common terms = %v; want everyday, not number7", common)
+	shares := s.termShares(ctx)
+	if shares["everyday"] < 0.9 || shares["printer"] < 0.04 || shares["printer"] > 0.06 {
+		t.Errorf("term shares: everyday %v, printer %v", shares["everyday"], shares["printer"])
 	}
 	hits, err := s.Search(ctx, "a", memory.Query{Text: "everyday number7"})
-	if err != nil || len(hits) != 1 || hits[0].Path != "memory/07.md" {
-		t.Errorf("hits = %+v, %v; want only memory/07.md", hits, err)
+	if err != nil || len(hits) != 1 || hits[0].Path != "memory/007.md" {
+		t.Errorf("hits = %+v, %v; want only memory/007.md", hits, err)
+	}
+	// number40 selects; printer only ranks, so number40's chunk (which
+	// has both) comes first and the other printer chunks are not hits.
+	hits, err = s.Search(ctx, "a", memory.Query{Text: "printer number40", Limit: 50})
+	if err != nil || len(hits) != 1 || hits[0].Path != "memory/040.md" {
+		t.Errorf("hits = %+v, %v; want only memory/040.md", hits, err)
 	}
 	hits, err = s.Search(ctx, "a", memory.Query{Text: "everyday things", Limit: 50})
-	if err != nil || len(hits) != 40 {
-		t.Errorf("all-common query found %d hits, %v; want 40", len(hits), err)
+	if err != nil || len(hits) != 50 {
+		t.Errorf("all-common query found %d hits, %v; want 50", len(hits), err)
 	}
 }
 

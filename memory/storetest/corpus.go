@@ -27,8 +27,9 @@ type Corpus struct {
 	Queries []string
 
 	// Where each chunk text came from, and each query's chunk, for
-	// MixtureEmbedder.
+	// MixtureEmbedder and Source.
 	chunkTopic, chunkDoc []int
+	chunkText            []string
 	chunkIndex           map[string]int
 	queryChunk           map[string]int
 	topics               int
@@ -79,6 +80,7 @@ func NewCorpus(chunks int, seed uint64) *Corpus {
 			c.chunkIndex[text] = len(paragraphs)
 			c.chunkTopic = append(c.chunkTopic, topicID)
 			c.chunkDoc = append(c.chunkDoc, d)
+			c.chunkText = append(c.chunkText, text)
 			paragraphs = append(paragraphs, text)
 			doc.WriteString(text)
 			doc.WriteString("\n\n")
@@ -103,6 +105,18 @@ func NewCorpus(chunks int, seed uint64) *Corpus {
 		c.Queries = append(c.Queries, query)
 	}
 	return c
+}
+
+// Source returns the text of the chunk query was drawn from and a user
+// who can see it: its document's owner, or for agent-level memory the
+// given fallback user.
+func (c *Corpus) Source(query, fallback string) (text, user string) {
+	i := c.queryChunk[query]
+	user = c.Docs[c.chunkDoc[i]].User
+	if user == "" {
+		user = fallback
+	}
+	return c.chunkText[i], user
 }
 
 // Percentile returns the p-th percentile (0–100) of ds, which it sorts.
