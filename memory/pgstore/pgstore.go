@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
 	pgxvec "github.com/pgvector/pgvector-go/pgx"
@@ -440,13 +441,13 @@ func (s *Store) insert(ctx context.Context, tx pgx.Tx, agent string, docs []memo
 			return err
 		}
 	}
-	columns := []string{"document_id", "agent", "user_id", "path", "start_line", "end_line", "text", "hash"}
+	columns := []string{"document_id", "agent", "user_id", "path", "start_line", "end_line", "text", "hash", "tsv"}
 	if enabled {
 		columns = append(columns, "embedding")
 	}
 	_, err = tx.CopyFrom(ctx, pgx.Identifier{"chunks"}, columns, pgx.CopyFromSlice(len(chunks), func(i int) ([]any, error) {
 		c := chunks[i]
-		row := []any{ids[docKey{c.User, c.Path}], agent, c.User, c.Path, c.StartLine, c.EndLine, c.Text, c.Hash}
+		row := []any{ids[docKey{c.User, c.Path}], agent, c.User, c.Path, c.StartLine, c.EndLine, c.Text, c.Hash, TextVector(c.Text)}
 		if enabled {
 			if vectors[i] != nil {
 				row = append(row, pgvector.NewVector(vectors[i]))
@@ -646,7 +647,7 @@ func (s *Store) Search(ctx context.Context, agent string, q memory.Query) ([]mem
 	var text, vector []memory.Candidate
 	if match != "" {
 		batch.Queue(selectChunk+`ts_rank(tsv, rank) AS score
-			FROM chunks, to_tsquery('simple', $3) AS match, to_tsquery('simple', $5) AS rank
+			FROM chunks, CAST($3 AS tsquery) AS match, CAST($5 AS tsquery) AS rank
 			WHERE agent = $1 AND (user_id = '' OR user_id = $2) AND tsv @@ match
 			ORDER BY score DESC, path, start_line, user_id LIMIT $4`, agent, q.User, match, n, rank).
 			Query(func(rows pgx.Rows) error { return scanCandidates(rows, &text) })
@@ -677,10 +678,42 @@ func scanCandidates(rows pgx.Rows, out *[]memory.Candidate) error {
 	return rows.Err()
 }
 
-// TextQuery turns a natural-language query into a to_tsquery('simple')
-// expression that matches chunks containing any of its words: the words
-// are the full-text tokens (bm25.Tokenize), each quoted, joined with |.
-// Ranking, not the query, prefers chunks with more of them.
+// TextVector is the tsvector stored with a chunk: its full-text tokens
+// (bm25.Tokenize, the tokens of queries and of the embedded store) with
+// their positions. Tokens PostgreSQL cannot hold (over 2,047 bytes) are
+// left out, as to_tsvector leaves them out; positions past 16,383 count
+// as 16,383 and a token keeps its first 256, as in to_tsvector.
+func TextVector(text string) pgtype.TSVector {
+	const (
+		maxLexeme    = 2047
+		maxPosition  = 1<<14 - 1
+		maxPositions = 256
+	)
+	at := map[string]int{} // token → index in lexemes
+	var lexemes []pgtype.TSVectorLexeme
+	for i, tok := range bm25.Tokenize(text) {
+		if len(tok) > maxLexeme {
+			continue
+		}
+		pos := uint16(min(i+1, maxPosition))
+		j, ok := at[tok]
+		if !ok {
+			j = len(lexemes)
+			at[tok] = j
+			lexemes = append(lexemes, pgtype.TSVectorLexeme{Word: tok})
+		}
+		ps := lexemes[j].Positions
+		if len(ps) < maxPositions && (len(ps) == 0 || ps[len(ps)-1].Position < pos) {
+			lexemes[j].Positions = append(ps, pgtype.TSVectorPosition{Position: pos})
+		}
+	}
+	return pgtype.TSVector{Lexemes: lexemes, Valid: true}
+}
+
+// TextQuery turns a natural-language query into a tsquery that matches
+// chunks containing any of its words: the words are the full-text tokens
+// (bm25.Tokenize), each quoted, joined with |. Ranking, not the query,
+// prefers chunks with more of them.
 func TextQuery(text string) string {
 	match, _ := textQueries(text, nil)
 	return match
