@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -68,17 +69,42 @@ func (b Builtin) Dimensions() int {
 	return b.Dims
 }
 
-// Embed returns the hashed feature vector of each text.
+// Embed returns the hashed feature vector of each text. A large batch (a
+// bulk index) is split over the available cores.
 func (b Builtin) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	workers := min(runtime.GOMAXPROCS(0), len(texts)/builtinBatchPerCore)
+	if workers <= 1 {
+		for i, t := range texts {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			out[i] = b.vector(t)
 		}
-		out[i] = b.vector(t)
+		return out, nil
+	}
+	var wg sync.WaitGroup
+	per := (len(texts) + workers - 1) / workers
+	for lo := 0; lo < len(texts); lo += per {
+		hi := min(lo+per, len(texts))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := lo; i < hi && ctx.Err() == nil; i++ {
+				out[i] = b.vector(texts[i])
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
+
+// builtinBatchPerCore is the batch size from which Builtin.Embed uses
+// another core: below it, starting goroutines costs more than it saves.
+const builtinBatchPerCore = 256
 
 func (b Builtin) vector(text string) []float32 {
 	dims := uint64(b.Dimensions())
@@ -89,9 +115,9 @@ func (b Builtin) vector(text string) []float32 {
 		}
 		v[sum%dims] += weight
 	}
-	var padded []byte
-	for _, w := range bm25.Tokenize(text) {
-		add(fnv1a(fnv1a(fnvOffset, "w:"), w), 1)
+	var padded, buf []byte
+	bm25.EachToken(text, buf, func(w []byte) {
+		add(fnv1aBytes(fnv1a(fnvOffset, "w:"), w), 1)
 		// Character trigrams of " word ", on code point boundaries.
 		padded = append(append(append(padded[:0], ' '), w...), ' ')
 		var starts [4]int // byte offsets of the last code points
@@ -108,7 +134,7 @@ func (b Builtin) vector(text string) []float32 {
 			g := padded[starts[(n-3)%4]:]
 			add(fnv1aBytes(fnv1a(fnvOffset, "g:"), g), 0.5)
 		}
-	}
+	})
 	Normalize(v)
 	return v
 }

@@ -3,8 +3,10 @@ package memory
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -173,4 +175,27 @@ func FuzzBuiltin(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestBuiltinBatchEqualsSingle: a batch large enough to be split over
+// cores embeds every text exactly as a batch of one does, in order.
+func TestBuiltinBatchEqualsSingle(t *testing.T) {
+	ctx := context.Background()
+	texts := make([]string, 3*builtinBatchPerCore+7)
+	for i := range texts {
+		texts[i] = fmt.Sprintf("note %d about the printer on floor %d", i, i%7)
+	}
+	batch, err := Builtin{}.Embed(ctx, texts)
+	if err != nil || len(batch) != len(texts) {
+		t.Fatalf("batch: %d vectors, %v", len(batch), err)
+	}
+	for i, text := range texts {
+		one, err := Builtin{}.Embed(ctx, []string{text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(one[0], batch[i]) {
+			t.Fatalf("text %d: the batch's vector differs from the single one", i)
+		}
+	}
 }

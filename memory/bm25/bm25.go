@@ -64,9 +64,15 @@ func Tokenize(s string) []string {
 	return out
 }
 
-// eachToken calls yield with each token of s, lower-cased into buf (grown as
-// needed and returned for reuse). The slice passed to yield is valid only
-// during the call.
+// EachToken calls yield with each token of s (as Tokenize splits it),
+// lower-cased into buf, which it grows as needed and returns for reuse:
+// it allocates nothing once buf is large enough. The slice passed to
+// yield is valid only during the call.
+func EachToken(s string, buf []byte, yield func(tok []byte)) []byte {
+	return eachToken(s, buf, yield)
+}
+
+// eachToken is EachToken.
 func eachToken(s string, buf []byte, yield func(tok []byte)) []byte {
 	buf = buf[:0]
 	runes := 0

@@ -691,22 +691,25 @@ func TextVector(text string) pgtype.TSVector {
 	)
 	at := map[string]int{} // token → index in lexemes
 	var lexemes []pgtype.TSVectorLexeme
-	for i, tok := range bm25.Tokenize(text) {
+	i := 0
+	bm25.EachToken(text, nil, func(tok []byte) {
+		i++
 		if len(tok) > maxLexeme {
-			continue
+			return
 		}
-		pos := uint16(min(i+1, maxPosition))
-		j, ok := at[tok]
+		pos := uint16(min(i, maxPosition))
+		j, ok := at[string(tok)]
 		if !ok {
 			j = len(lexemes)
-			at[tok] = j
-			lexemes = append(lexemes, pgtype.TSVectorLexeme{Word: tok})
+			word := string(tok)
+			at[word] = j
+			lexemes = append(lexemes, pgtype.TSVectorLexeme{Word: word})
 		}
 		ps := lexemes[j].Positions
 		if len(ps) < maxPositions && (len(ps) == 0 || ps[len(ps)-1].Position < pos) {
 			lexemes[j].Positions = append(ps, pgtype.TSVectorPosition{Position: pos})
 		}
-	}
+	})
 	return pgtype.TSVector{Lexemes: lexemes, Valid: true}
 }
 
