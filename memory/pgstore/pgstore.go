@@ -685,7 +685,6 @@ func scanCandidates(rows pgx.Rows, out *[]memory.Candidate) error {
 // as 16,383 and a token keeps its first 256, as in to_tsvector.
 func TextVector(text string) pgtype.TSVector {
 	const (
-		maxLexeme    = 2047
 		maxPosition  = 1<<14 - 1
 		maxPositions = 256
 	)
@@ -712,6 +711,10 @@ func TextVector(text string) pgtype.TSVector {
 	})
 	return pgtype.TSVector{Lexemes: lexemes, Valid: true}
 }
+
+// maxLexeme is the longest token, in bytes, PostgreSQL's full-text types
+// hold; longer ones are neither stored nor searched.
+const maxLexeme = 2047
 
 // TextQuery turns a natural-language query into a tsquery that matches
 // chunks containing any of its words: the words are the full-text tokens
@@ -742,7 +745,7 @@ func textQueries(text string, shares map[string]float64) (match, rank string) {
 	seen := map[string]bool{}
 	var terms []term
 	for _, w := range bm25.Tokenize(text) {
-		if !seen[w] {
+		if !seen[w] && len(w) <= maxLexeme {
 			seen[w] = true
 			terms = append(terms, term{"'" + w + "'", shares[w]})
 		}

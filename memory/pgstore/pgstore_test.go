@@ -172,6 +172,7 @@ func TestTextQueries(t *testing.T) {
 		{"printer toner on the second floor", "'toner' | 'on' | 'second'", "'printer' | 'toner' | 'on' | 'second' | 'floor'"},
 		{"printer floor", "'printer'", "'printer' | 'floor'"},
 		{"Printer, printer!", "'printer'", "'printer'"},
+		{"toner " + strings.Repeat("x", 2048), "'toner'", "'toner'"}, // too long for PostgreSQL
 		{"", "", ""},
 	}
 	for _, tt := range tests {
@@ -293,6 +294,9 @@ func TestTextVectorInPostgres(t *testing.T) {
 				t.Errorf("text %d: token %q not found: %v", i, tok, err)
 			}
 		}
+	}
+	if hits, err := s.Search(ctx, "a", memory.Query{Text: long + " before"}); err != nil || len(hits) != 1 {
+		t.Errorf("search with a token too long to index: %+v, %v; want the chunk with \"before\"", hits, err)
 	}
 	var positions int
 	if err := s.pool.QueryRow(ctx, "SELECT array_length(positions, 1) FROM chunks, unnest(tsv) WHERE lexeme = 'ab'").Scan(&positions); err != nil || positions != 256 {
