@@ -1,8 +1,9 @@
 // Package pgstore is the memory store on PostgreSQL with pgvector: several
 // daemons may share one database. It owns the schema (embedded, versioned
 // migrations), the documents and chunks tables scoped by agent and user, a
-// generated tsvector ('simple') with a GIN index for full-text search, and
-// an HNSW cosine index whose dimension follows the configured embedder.
+// tsvector of each chunk's bm25 tokens (TextVector, the tokens of queries
+// and of the embedded store) with a GIN index for full-text search, and an
+// HNSW cosine index whose dimension follows the configured embedder.
 // It is the only package that imports pgx and pgvector.
 package pgstore
 
