@@ -1,100 +1,121 @@
 package daemon
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"net/http"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // metrics counts what the daemon does, exposed in the Prometheus text
-// format at /metrics.
+// format at /metrics. Latencies are histograms, so that an operator can
+// read percentiles off them; recording one takes no lock.
 type metrics struct {
-	mu       sync.Mutex
-	pushes   int64
-	deploys  summary
-	index    summary
-	indexErr int64
-	requests map[[2]string]*summary // route, status
+	pushes   atomic.Int64
+	deploys  histogram
+	index    histogram
+	indexErr atomic.Int64
+	requests sync.Map // requestKey → *histogram
 }
 
-type summary struct {
-	count int64
-	sum   float64
+type requestKey struct {
+	route  string
+	status int
 }
 
-func (s *summary) add(d time.Duration) { s.count++; s.sum += d.Seconds() }
+// latencyBuckets are the upper bounds, in seconds, of every histogram's
+// buckets: from a cached prompt (≈ 0.1 ms) to a large index run.
+var latencyBuckets = [...]float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
 
-func newMetrics() *metrics { return &metrics{requests: map[[2]string]*summary{}} }
-
-func (m *metrics) deployed(d time.Duration) {
-	m.mu.Lock()
-	m.deploys.add(d)
-	m.mu.Unlock()
+// histogram is a Prometheus histogram over latencyBuckets.
+type histogram struct {
+	counts [len(latencyBuckets) + 1]atomic.Uint64 // per bucket, not cumulative; the last is +Inf
+	nanos  atomic.Int64                           // sum of the observations
 }
+
+func (h *histogram) observe(d time.Duration) {
+	s := d.Seconds()
+	i, _ := slices.BinarySearch(latencyBuckets[:], s) // first bound ≥ s
+	h.counts[i].Add(1)
+	h.nanos.Add(int64(d))
+}
+
+// write prints h as the metric name with labels (without braces, may be
+// empty).
+func (h *histogram) write(w io.Writer, name, labels string) {
+	sep := ""
+	if labels != "" {
+		sep = ","
+	}
+	var total uint64
+	for i := range h.counts {
+		total += h.counts[i].Load()
+		le := "+Inf"
+		if i < len(latencyBuckets) {
+			le = strconv.FormatFloat(latencyBuckets[i], 'g', -1, 64)
+		}
+		fmt.Fprintf(w, "%s_bucket{%s%sle=%q} %d\n", name, labels, sep, le, total)
+	}
+	if labels != "" {
+		labels = "{" + labels + "}"
+	}
+	fmt.Fprintf(w, "%s_sum%s %g\n%s_count%s %d\n", name, labels, time.Duration(h.nanos.Load()).Seconds(), name, labels, total)
+}
+
+func newMetrics() *metrics { return &metrics{} }
+
+func (m *metrics) deployed(d time.Duration) { m.deploys.observe(d) }
 
 func (m *metrics) indexed(d time.Duration, err error) {
-	m.mu.Lock()
-	m.index.add(d)
+	m.index.observe(d)
 	if err != nil {
-		m.indexErr++
+		m.indexErr.Add(1)
 	}
-	m.mu.Unlock()
 }
 
 func (m *metrics) observeRequest(route string, status int, d time.Duration) {
-	k := [2]string{route, strconv.Itoa(status)}
-	m.mu.Lock()
-	s := m.requests[k]
-	if s == nil {
-		s = &summary{}
-		m.requests[k] = s
+	k := requestKey{route, status}
+	h, ok := m.requests.Load(k)
+	if !ok {
+		h, _ = m.requests.LoadOrStore(k, new(histogram))
 	}
-	s.add(d)
-	m.mu.Unlock()
+	h.(*histogram).observe(d)
 }
 
 // countPushes wraps the git endpoint to count receive-pack requests.
 func (m *metrics) countPushes(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/git-receive-pack") {
-			m.mu.Lock()
-			m.pushes++
-			m.mu.Unlock()
+			m.pushes.Add(1)
 		}
 		h.ServeHTTP(w, r)
 	})
 }
 
 func (m *metrics) write(w io.Writer) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	fmt.Fprintf(w, "# HELP quire_pushes_total Pushes received by the git endpoint.\n# TYPE quire_pushes_total counter\nquire_pushes_total %d\n", m.pushes)
-	writeSummary(w, "quire_deploy_seconds", "Time to build and swap in a new revision.", "", m.deploys)
-	writeSummary(w, "quire_index_seconds", "Time of one agent's index run.", "", m.index)
-	fmt.Fprintf(w, "# HELP quire_index_errors_total Failed index runs.\n# TYPE quire_index_errors_total counter\nquire_index_errors_total %d\n", m.indexErr)
-	keys := make([][2]string, 0, len(m.requests))
-	for k := range m.requests {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i][0] != keys[j][0] {
-			return keys[i][0] < keys[j][0]
-		}
-		return keys[i][1] < keys[j][1]
+	fmt.Fprintf(w, "# HELP quire_pushes_total Pushes received by the git endpoint.\n# TYPE quire_pushes_total counter\nquire_pushes_total %d\n", m.pushes.Load())
+	fmt.Fprint(w, "# HELP quire_deploy_seconds Time to build and swap in a new revision.\n# TYPE quire_deploy_seconds histogram\n")
+	m.deploys.write(w, "quire_deploy_seconds", "")
+	fmt.Fprint(w, "# HELP quire_index_seconds Time of one agent's index run.\n# TYPE quire_index_seconds histogram\n")
+	m.index.write(w, "quire_index_seconds", "")
+	fmt.Fprintf(w, "# HELP quire_index_errors_total Failed index runs.\n# TYPE quire_index_errors_total counter\nquire_index_errors_total %d\n", m.indexErr.Load())
+	var keys []requestKey
+	m.requests.Range(func(k, _ any) bool {
+		keys = append(keys, k.(requestKey))
+		return true
 	})
-	fmt.Fprint(w, "# HELP quire_api_request_seconds Local API request latency.\n# TYPE quire_api_request_seconds summary\n")
+	slices.SortFunc(keys, func(a, b requestKey) int {
+		return cmp.Or(cmp.Compare(a.route, b.route), cmp.Compare(a.status, b.status))
+	})
+	fmt.Fprint(w, "# HELP quire_api_request_seconds Local API request latency.\n# TYPE quire_api_request_seconds histogram\n")
 	for _, k := range keys {
-		labels := fmt.Sprintf("{route=%q,code=%q}", k[0], k[1])
-		s := m.requests[k]
-		fmt.Fprintf(w, "quire_api_request_seconds_sum%s %g\nquire_api_request_seconds_count%s %d\n", labels, s.sum, labels, s.count)
+		h, _ := m.requests.Load(k)
+		h.(*histogram).write(w, "quire_api_request_seconds", fmt.Sprintf("route=%q,code=\"%d\"", k.route, k.status))
 	}
-}
-
-func writeSummary(w io.Writer, name, help, labels string, s summary) {
-	fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s summary\n%s_sum%s %g\n%s_count%s %d\n", name, help, name, name, labels, s.sum, name, labels, s.count)
 }
