@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/quirehq/quire/memory/bm25"
 )
@@ -59,7 +60,7 @@ type Builtin struct {
 }
 
 // Model names the builtin embedder and its version.
-func (b Builtin) Model() string { return fmt.Sprintf("builtin-hash-v1-%d", b.Dimensions()) }
+func (b Builtin) Model() string { return fmt.Sprintf("builtin-hash-v2-%d", b.Dimensions()) }
 
 // Dimensions returns the vector length.
 func (b Builtin) Dimensions() int {
@@ -118,7 +119,11 @@ func (b Builtin) vector(text string) []float32 {
 	var padded, buf []byte
 	bm25.EachToken(text, buf, func(w []byte) {
 		add(fnv1aBytes(fnv1a(fnvOffset, "w:"), w), 1)
-		// Character trigrams of " word ", on code point boundaries.
+		// Character trigrams of " word ", on code point boundaries; a
+		// word of n code points has n of them, and together they weigh
+		// as much as the word, so that the trigrams every word shares
+		// ("ing", "the") do not outweigh the words themselves.
+		gram := 1 / float32(utf8.RuneCount(w))
 		padded = append(append(append(padded[:0], ' '), w...), ' ')
 		var starts [4]int // byte offsets of the last code points
 		n := 0
@@ -127,12 +132,12 @@ func (b Builtin) vector(text string) []float32 {
 			n++
 			if n >= 4 {
 				g := padded[starts[(n-4)%4]:i]
-				add(fnv1aBytes(fnv1a(fnvOffset, "g:"), g), 0.5)
+				add(fnv1aBytes(fnv1a(fnvOffset, "g:"), g), gram)
 			}
 		}
 		if n >= 3 {
 			g := padded[starts[(n-3)%4]:]
-			add(fnv1aBytes(fnv1a(fnvOffset, "g:"), g), 0.5)
+			add(fnv1aBytes(fnv1a(fnvOffset, "g:"), g), gram)
 		}
 	})
 	Normalize(v)

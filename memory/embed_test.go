@@ -144,8 +144,9 @@ func referenceVector(dims int, text string) []float32 {
 	for _, w := range bm25.Tokenize(text) {
 		add("w:"+w, 1)
 		r := []rune(" " + w + " ")
+		gram := 1 / float32(len(r)-2)
 		for i := 0; i+3 <= len(r); i++ {
-			add("g:"+string(r[i:i+3]), 0.5)
+			add("g:"+string(r[i:i+3]), gram)
 		}
 	}
 	Normalize(v)
