@@ -24,7 +24,7 @@ func TestEndToEnd(t *testing.T) {
 	wt := newWorkTree(t, copyTree(t, filepath.Join("..", "examples", "agents")))
 
 	out := td.push(t, wt, "agents")
-	for _, want := range []string{"remote: concierge: deployed", "remote: studybuddy: deployed", "tokens", "truncated SOUL.md", "skills added", "chunks re-indexed"} {
+	for _, want := range []string{"remote: concierge: deployed", "remote: studybuddy: deployed", "tokens", "truncated SOUL.md", "of 25,215 chars", "skills added", "chunks re-indexed"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("push output lacks %q:\n%s", want, out)
 		}

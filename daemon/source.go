@@ -350,8 +350,8 @@ func (d *Daemon) afterPush(ctx context.Context, e gitsync.Event, remote io.Write
 			fmt.Fprintf(remote, "%s: memory: indexing failed: %s (it will be retried)\n", name, errText)
 			continue
 		}
-		fmt.Fprintf(remote, "%s: memory: %d chunks re-indexed (%d documents changed, %d removed, %d unchanged)\n",
-			name, st.Chunks, st.Changed, st.Removed, st.Unchanged)
+		fmt.Fprintf(remote, "%s: memory: %s chunks re-indexed (%s documents changed, %s removed, %s unchanged)\n",
+			name, prompt.GroupThousands(st.Chunks), prompt.GroupThousands(st.Changed), prompt.GroupThousands(st.Removed), prompt.GroupThousands(st.Unchanged))
 	}
 }
 
@@ -395,14 +395,15 @@ func writeDeployReport(w io.Writer, prev, dep *deployment) {
 		if r.Budget.TotalChars > 0 {
 			pct = r.InjectedChars * 100 / r.Budget.TotalChars
 		}
-		fmt.Fprintf(w, "%s: deployed %s: prompt %d chars / %d tokens; context files %d of %d chars (%d%% of the total budget)\n",
-			name, short(dep.commit), r.PromptChars, r.PromptTokens, r.InjectedChars, r.Budget.TotalChars, pct)
+		n := prompt.GroupThousands
+		fmt.Fprintf(w, "%s: deployed %s: prompt %s chars / %s tokens; context files %s of %s chars (%d%% of the total budget)\n",
+			name, short(dep.commit), n(r.PromptChars), n(r.PromptTokens), n(r.InjectedChars), n(r.Budget.TotalChars), pct)
 		for _, f := range r.Files {
 			switch f.Status {
 			case prompt.StatusTruncated, prompt.StatusClamped:
-				fmt.Fprintf(w, "%s: %s %s: kept %d + %d of %d chars\n", name, f.Status, f.Name, f.HeadChars, f.TailChars, f.OriginalChars)
+				fmt.Fprintf(w, "%s: %s %s: kept %s + %s of %s chars\n", name, f.Status, f.Name, n(f.HeadChars), n(f.TailChars), n(f.OriginalChars))
 			case prompt.StatusDropped:
-				fmt.Fprintf(w, "%s: dropped %s (%d chars): the total budget was used up\n", name, f.Name, f.OriginalChars)
+				fmt.Fprintf(w, "%s: dropped %s (%s chars): the total budget was used up\n", name, f.Name, n(f.OriginalChars))
 			}
 		}
 		var before *skills.Set

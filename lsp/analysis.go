@@ -1,7 +1,6 @@
 package lsp
 
 import (
-	"fmt"
 	"io/fs"
 	"path"
 	"path/filepath"
@@ -142,23 +141,6 @@ func (a *analysis) fileReport(p string, now time.Time) (prompt.FileReport, *prom
 	return prompt.FileReport{}, &res.Report, req, false
 }
 
-// groupThousands formats n with commas: 25000 → "25,000".
-func groupThousands(n int) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
 
 // percent is part of whole in whole percent, rounded.
 func percent(part, whole int) int {

@@ -160,16 +160,16 @@ func budgetMessage(f prompt.FileReport, rep *prompt.Report, rejection string) st
 	switch f.Status {
 	case prompt.StatusTruncated:
 		msg = fmt.Sprintf("%s is %s chars, over the per-file budget of %s: these %s chars are cut from the prompt (kept %s + %s)",
-			f.Name, groupThousands(f.OriginalChars), groupThousands(rep.Budget.PerFileChars), groupThousands(cut),
-			groupThousands(f.HeadChars), groupThousands(f.TailChars))
+			f.Name, prompt.GroupThousands(f.OriginalChars), prompt.GroupThousands(rep.Budget.PerFileChars), prompt.GroupThousands(cut),
+			prompt.GroupThousands(f.HeadChars), prompt.GroupThousands(f.TailChars))
 	case prompt.StatusClamped:
 		msg = fmt.Sprintf("%s is clamped by the total budget of %s: %s used %s chars before it, leaving %s; these %s chars are cut from the prompt (kept %s + %s of %s)",
-			f.Name, groupThousands(rep.Budget.TotalChars), usedByText(f.UsedBy), groupThousands(rep.Budget.TotalChars-f.RemainingBeforeChars),
-			groupThousands(f.RemainingBeforeChars), groupThousands(cut), groupThousands(f.HeadChars), groupThousands(f.TailChars), groupThousands(f.OriginalChars))
+			f.Name, prompt.GroupThousands(rep.Budget.TotalChars), usedByText(f.UsedBy), prompt.GroupThousands(rep.Budget.TotalChars-f.RemainingBeforeChars),
+			prompt.GroupThousands(f.RemainingBeforeChars), prompt.GroupThousands(cut), prompt.GroupThousands(f.HeadChars), prompt.GroupThousands(f.TailChars), prompt.GroupThousands(f.OriginalChars))
 	case prompt.StatusDropped:
 		msg = fmt.Sprintf("%s is not in the prompt: %s used %s of the total budget of %s chars, leaving %s",
-			f.Name, usedByText(f.UsedBy), groupThousands(rep.Budget.TotalChars-f.RemainingBeforeChars),
-			groupThousands(rep.Budget.TotalChars), groupThousands(f.RemainingBeforeChars))
+			f.Name, usedByText(f.UsedBy), prompt.GroupThousands(rep.Budget.TotalChars-f.RemainingBeforeChars),
+			prompt.GroupThousands(rep.Budget.TotalChars), prompt.GroupThousands(f.RemainingBeforeChars))
 	default:
 		msg = f.Name + ": " + f.Note
 	}

@@ -56,7 +56,7 @@ func TestTruncationDiagnosticIsTheDroppedRange(t *testing.T) {
 	// after it are what the prompt keeps, and their sizes are in the message.
 	head, tail := utf8.RuneCountInString(soul[:start]), utf8.RuneCountInString(soul[end:])
 	msg := string(d.Message.(protocol.String))
-	if !strings.Contains(msg, "kept "+groupThousands(head)+" + "+groupThousands(tail)) {
+	if !strings.Contains(msg, "kept "+prompt.GroupThousands(head)+" + "+prompt.GroupThousands(tail)) {
 		t.Errorf("range keeps %d + %d chars, message says %q", head, tail, msg)
 	}
 	if !strings.Contains(msg, "25,000 chars") || !strings.Contains(msg, "20,000") {

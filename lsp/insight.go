@@ -48,7 +48,7 @@ func previewArgument(b budgetOf) protocol.LSPAny {
 // "3,412 / 20,000 chars · 14 % of total · Preview prompt".
 func codeLensTitle(f prompt.FileReport, rep *prompt.Report) string {
 	return fmt.Sprintf("%s / %s chars · %d %% of total · Preview prompt",
-		groupThousands(f.OriginalChars), groupThousands(rep.Budget.PerFileChars), percent(f.InjectedChars, rep.Budget.TotalChars))
+		prompt.GroupThousands(f.OriginalChars), prompt.GroupThousands(rep.Budget.PerFileChars), percent(f.InjectedChars, rep.Budget.TotalChars))
 }
 
 // CodeLens implements protocol.Server: the budget summary on line 1,
@@ -60,7 +60,7 @@ func (s *server) CodeLens(ctx context.Context, params *protocol.CodeLensParams) 
 			return []protocol.CodeLens{}, nil
 		}
 		// agent.yaml: the agent's total.
-		title := fmt.Sprintf("context %s / %s chars · Preview prompt", groupThousands(b.rep.InjectedChars), groupThousands(b.rep.Budget.TotalChars))
+		title := fmt.Sprintf("context %s / %s chars · Preview prompt", prompt.GroupThousands(b.rep.InjectedChars), prompt.GroupThousands(b.rep.Budget.TotalChars))
 		return []protocol.CodeLens{{Range: protocol.Range{}, Command: protocol.Command{Title: title, Command: CommandPreviewPrompt, Arguments: []protocol.LSPAny{previewArgument(b)}}}}, nil
 	}
 	return []protocol.CodeLens{{
@@ -85,17 +85,17 @@ func (s *server) Hover(ctx context.Context, params *protocol.HoverParams) (*prot
 	var w strings.Builder
 	fmt.Fprintf(&w, "**%s** — %s, %s of %d files charged against the total budget\n\n", f.Name, f.Status, ordinal(f.Order), len(rep.Files))
 	fmt.Fprintf(&w, "| | chars | tokens |\n|---|---:|---:|\n")
-	fmt.Fprintf(&w, "| file | %s | %s |\n", groupThousands(f.OriginalChars), groupThousands(f.OriginalTokens))
-	fmt.Fprintf(&w, "| in the prompt | %s | %s |\n\n", groupThousands(f.InjectedChars), groupThousands(f.InjectedTokens))
+	fmt.Fprintf(&w, "| file | %s | %s |\n", prompt.GroupThousands(f.OriginalChars), prompt.GroupThousands(f.OriginalTokens))
+	fmt.Fprintf(&w, "| in the prompt | %s | %s |\n\n", prompt.GroupThousands(f.InjectedChars), prompt.GroupThousands(f.InjectedTokens))
 	fmt.Fprintf(&w, "Per-file budget %s chars: the file is %d %% of it. Total budget %s chars: this file takes %d %%, all context files %d %% (%s left).\n\n",
-		groupThousands(rep.Budget.PerFileChars), percent(f.OriginalChars, rep.Budget.PerFileChars),
-		groupThousands(rep.Budget.TotalChars), percent(f.InjectedChars, rep.Budget.TotalChars),
-		percent(rep.InjectedChars, rep.Budget.TotalChars), groupThousands(rep.RemainingChars))
+		prompt.GroupThousands(rep.Budget.PerFileChars), percent(f.OriginalChars, rep.Budget.PerFileChars),
+		prompt.GroupThousands(rep.Budget.TotalChars), percent(f.InjectedChars, rep.Budget.TotalChars),
+		percent(rep.InjectedChars, rep.Budget.TotalChars), prompt.GroupThousands(rep.RemainingChars))
 	var hoverRange *protocol.Range
 	for _, r := range f.Dropped {
 		start, end := int(r.Start.Offset), int(r.End.Offset)
 		cut := utf8.RuneCountInString(safeSlice(b.doc.text, start, end))
-		fmt.Fprintf(&w, "Cut: lines %d–%d, %s chars.", r.Start.Line, r.End.Line, groupThousands(cut))
+		fmt.Fprintf(&w, "Cut: lines %d–%d, %s chars.", r.Start.Line, r.End.Line, prompt.GroupThousands(cut))
 		if len(f.UsedBy) > 0 {
 			fmt.Fprintf(&w, " The total budget was used by %s.", usedByText(f.UsedBy))
 		}
@@ -129,7 +129,7 @@ func (s *server) InlayHint(ctx context.Context, params *protocol.InlayHintParams
 	for _, r := range b.file.Dropped {
 		start, end := int(r.Start.Offset), int(r.End.Offset)
 		cut := utf8.RuneCountInString(safeSlice(b.doc.text, start, end))
-		label := fmt.Sprintf("✂ %s chars cut from the prompt", groupThousands(cut))
+		label := fmt.Sprintf("✂ %s chars cut from the prompt", prompt.GroupThousands(cut))
 		if b.file.Status == prompt.StatusDropped {
 			label = "✂ not in the prompt"
 		}

@@ -63,7 +63,7 @@ func fileProblems(f FileReport, user string) []Problem {
 		add(SeverityWarning, "invalid-utf8", 0, "%d bytes are not valid UTF-8; they reach the prompt as U+FFFD (the git endpoint refuses such files): re-save the file as UTF-8", f.InvalidBytes)
 	}
 	if f.OriginalBytes > MaxFileBytes {
-		add(SeverityError, "file-too-large", 0, "%s is %s bytes; files over %s bytes are refused by the git endpoint and only head and tail are read", f.Name, groupThousands(int(f.OriginalBytes)), groupThousands(MaxFileBytes))
+		add(SeverityError, "file-too-large", 0, "%s is %s bytes; files over %s bytes are refused by the git endpoint and only head and tail are read", f.Name, GroupThousands(int(f.OriginalBytes)), GroupThousands(MaxFileBytes))
 	}
 	session := " in a private session without a user"
 	if user != "" {
@@ -74,12 +74,12 @@ func fileProblems(f FileReport, user string) []Problem {
 		if !f.OverBudget { // the reject policy already reported it as an error
 			r := f.Dropped[0]
 			add(SeverityWarning, "budget-truncated", r.Start.Line, "%s is %s chars, over the per-file budget of %s: lines %d–%d (%s chars) are cut from the prompt",
-				f.Name, groupThousands(f.OriginalChars), groupThousands(f.LimitChars), r.Start.Line, r.End.Line, groupThousands(f.OriginalChars-f.HeadChars-f.TailChars))
+				f.Name, GroupThousands(f.OriginalChars), GroupThousands(f.LimitChars), r.Start.Line, r.End.Line, GroupThousands(f.OriginalChars-f.HeadChars-f.TailChars))
 		}
 	case StatusClamped:
 		r := f.Dropped[0]
 		add(SeverityWarning, "budget-clamped", r.Start.Line, "%s is cut to the %s chars the total budget has left after %s%s: lines %d–%d are cut",
-			f.Name, groupThousands(f.LimitChars), strings.Join(f.UsedBy, ", "), session, r.Start.Line, r.End.Line)
+			f.Name, GroupThousands(f.LimitChars), strings.Join(f.UsedBy, ", "), session, r.Start.Line, r.End.Line)
 	case StatusDropped:
 		add(SeverityWarning, "budget-dropped", 0, "%s does not reach the prompt%s: %s used up the total budget", f.Name, session, strings.Join(f.UsedBy, ", "))
 	}

@@ -180,13 +180,13 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 			fr.OverBudget = true
 			rep.Problems = append(rep.Problems, Problem{Path: r.file.Path, Severity: SeverityError, Code: "budget-reject",
 				Message: fmt.Sprintf("%s is %s chars; the per-file budget is %s and this agent's policy is reject: shorten it by %s chars",
-					r.name, groupThousands(t.chars), groupThousands(b.PerFileChars), groupThousands(t.chars-b.PerFileChars))})
+					r.name, GroupThousands(t.chars), GroupThousands(b.PerFileChars), GroupThousands(t.chars-b.PerFileChars))})
 		}
 		if remaining < b.MinFileChars {
 			fr.Status, fr.UsedBy = StatusDropped, append([]string(nil), used...)
 			fr.Dropped = []Range{fullRange(t)}
 			fr.Note = fmt.Sprintf("dropped: only %s chars of the total budget of %s were left (less than the minimum of %s)",
-				groupThousands(remaining), groupThousands(b.TotalChars), groupThousands(b.MinFileChars))
+				GroupThousands(remaining), GroupThousands(b.TotalChars), GroupThousands(b.MinFileChars))
 			continue
 		}
 		limit := b.PerFileChars
@@ -205,14 +205,14 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 		case tr.Dropped:
 			fr.Status = StatusDropped
 			fr.Dropped = []Range{fullRange(t)}
-			fr.Note = fmt.Sprintf("dropped: the %s chars left of the total budget cannot hold a truncation marker", groupThousands(remaining))
+			fr.Note = fmt.Sprintf("dropped: the %s chars left of the total budget cannot hold a truncation marker", GroupThousands(remaining))
 			continue
 		case fr.Status == StatusTruncated:
 			fr.Note = fmt.Sprintf("truncated to the per-file budget of %s chars: kept %s + %s of %s",
-				groupThousands(limit), groupThousands(tr.HeadChars), groupThousands(tr.TailChars), groupThousands(t.chars))
+				GroupThousands(limit), GroupThousands(tr.HeadChars), GroupThousands(tr.TailChars), GroupThousands(t.chars))
 		case fr.Status == StatusClamped:
 			fr.Note = fmt.Sprintf("clamped to the %s chars left of the total budget of %s: kept %s + %s of %s",
-				groupThousands(limit), groupThousands(b.TotalChars), groupThousands(tr.HeadChars), groupThousands(tr.TailChars), groupThousands(t.chars))
+				GroupThousands(limit), GroupThousands(b.TotalChars), GroupThousands(tr.HeadChars), GroupThousands(tr.TailChars), GroupThousands(t.chars))
 		}
 		if tr.Truncated {
 			fr.HeadChars, fr.TailChars = tr.HeadChars, tr.TailChars

@@ -20,7 +20,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "agent %s (%s, policy %s) · session %s · channel %s%s\n", r.Agent, r.AgentType, r.Policy, r.Session, r.Channel, who)
 	fmt.Fprintf(&b, "budget: %s chars per file · %s total · stop below %s · head %.0f %% · tail %.0f %% · tokens: %s\n\n",
-		groupThousands(r.Budget.PerFileChars), groupThousands(r.Budget.TotalChars), groupThousands(r.Budget.MinFileChars),
+		GroupThousands(r.Budget.PerFileChars), GroupThousands(r.Budget.TotalChars), GroupThousands(r.Budget.MinFileChars),
 		100*r.Budget.HeadRatio, 100*r.Budget.TailRatio, r.Tokenizer)
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tfile\tstatus\tchars\tinjected\ttokens\tinjected")
@@ -29,7 +29,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		if f.User != "" {
 			name += " (user)"
 		}
-		tok := groupThousands(f.OriginalTokens)
+		tok := GroupThousands(f.OriginalTokens)
 		if f.OriginalTokensEstimated {
 			tok = "~" + tok
 		}
@@ -38,7 +38,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			continue
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", f.Order, name, f.Status,
-			groupThousands(f.OriginalChars), groupThousands(f.InjectedChars), tok, groupThousands(f.InjectedTokens))
+			GroupThousands(f.OriginalChars), GroupThousands(f.InjectedChars), tok, GroupThousands(f.InjectedTokens))
 	}
 	tw.Flush()
 	fmt.Fprintln(&b)
@@ -63,12 +63,12 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "%s\n", p)
 	}
 	fmt.Fprintf(&b, "context files: %s of %s chars (%s left) · %s tokens\n",
-		groupThousands(r.InjectedChars), groupThousands(r.Budget.TotalChars), groupThousands(r.RemainingChars), groupThousands(r.InjectedTokens))
-	fmt.Fprintf(&b, "prompt: %s chars · %s bytes", groupThousands(r.PromptChars), groupThousands(r.PromptBytes))
+		GroupThousands(r.InjectedChars), GroupThousands(r.Budget.TotalChars), GroupThousands(r.RemainingChars), GroupThousands(r.InjectedTokens))
+	fmt.Fprintf(&b, "prompt: %s chars · %s bytes", GroupThousands(r.PromptChars), GroupThousands(r.PromptBytes))
 	if r.PromptTokens > 0 {
-		fmt.Fprintf(&b, " · %s tokens", groupThousands(r.PromptTokens))
+		fmt.Fprintf(&b, " · %s tokens", GroupThousands(r.PromptTokens))
 	}
-	fmt.Fprintf(&b, " · stable prefix %s bytes · skills: %s", groupThousands(r.StablePrefixBytes), r.SkillsMode)
+	fmt.Fprintf(&b, " · stable prefix %s bytes · skills: %s", GroupThousands(r.StablePrefixBytes), r.SkillsMode)
 	if r.SkillCount > 0 {
 		fmt.Fprintf(&b, " (%d)", r.SkillCount)
 	}

@@ -130,7 +130,7 @@ func truncateText(t *text, name string, limit int, headRatio, tailRatio float64)
 // marker is the text between head and tail. It always ends in a newline.
 func marker(name string, headChars, tailChars, total int) string {
 	return "[...truncated, read " + name + " for full content...]\n(" + name + ": kept " +
-		groupThousands(headChars) + " + " + groupThousands(tailChars) + " of " + groupThousands(total) + " chars)\n"
+		GroupThousands(headChars) + " + " + GroupThousands(tailChars) + " of " + GroupThousands(total) + " chars)\n"
 }
 
 func markerChars(name string, h, t, total int) int {
@@ -138,19 +138,25 @@ func markerChars(name string, h, t, total int) int {
 	return n
 }
 
-// groupThousands formats n with commas: 25000 → "25,000".
-func groupThousands(n int) string {
+// GroupThousands formats n with commas, as budget reports print counts:
+// 25000 → "25,000", -1234 → "-1,234".
+func GroupThousands(n int) string {
 	s := strconv.Itoa(n)
-	if n < 0 || len(s) <= 3 {
-		return s
+	sign := ""
+	if n < 0 {
+		sign, s = "-", s[1:]
+	}
+	if len(s) <= 3 {
+		return sign + s
 	}
 	var b strings.Builder
+	b.WriteString(sign)
 	pre := len(s) % 3
 	if pre > 0 {
 		b.WriteString(s[:pre])
 	}
 	for i := pre; i < len(s); i += 3 {
-		if b.Len() > 0 {
+		if i > 0 {
 			b.WriteByte(',')
 		}
 		b.WriteString(s[i : i+3])

@@ -120,7 +120,7 @@ func TestTruncateMarkerText(t *testing.T) {
 	content := strings.Repeat("x", 25000)
 	out, tr := Truncate("SOUL.md", content, 20000, 0.7, 0.2)
 	want := fmt.Sprintf("[...truncated, read SOUL.md for full content...]\n(SOUL.md: kept %s + %s of 25,000 chars)\n",
-		groupThousands(tr.HeadChars), groupThousands(tr.TailChars))
+		GroupThousands(tr.HeadChars), GroupThousands(tr.TailChars))
 	if !strings.Contains(out, want) {
 		t.Fatalf("result lacks %q", want)
 	}
@@ -208,9 +208,9 @@ func TestDefectMarkerNotCharged(t *testing.T) {
 }
 
 func TestGroupThousands(t *testing.T) {
-	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 25000: "25,000", 1234567: "1,234,567", -5: "-5"} {
-		if got := groupThousands(n); got != want {
-			t.Errorf("groupThousands(%d) = %q, want %q", n, got, want)
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 25000: "25,000", 1234567: "1,234,567", -5: "-5", -1234: "-1,234", -123456: "-123,456"} {
+		if got := GroupThousands(n); got != want {
+			t.Errorf("GroupThousands(%d) = %q, want %q", n, got, want)
 		}
 	}
 }
