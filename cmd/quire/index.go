@@ -79,7 +79,7 @@ func runIndex(ctx context.Context, e *env, opts any, args []string) error {
 		agents = agents[:0:0]
 		agents = append(agents, a)
 	}
-	emb, err := o.embedderOptions.open(ctx)
+	emb, err := o.embedderOptions.open(ctx, e.getenv)
 	if err != nil {
 		return err
 	}

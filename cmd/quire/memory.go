@@ -13,32 +13,42 @@ import (
 	"github.com/quirehq/quire/memory/openai"
 )
 
-// embedderOptions are the flags that choose a memory embedder.
+// embedderOptions are the flags that choose a memory embedder, shared by
+// serve, index and search.
 type embedderOptions struct {
-	embedder, embedURL, embedModel, embedKeyFile string
-	embedDims                                    int
+	embedder, embedURL, embedModel, embedKeyFile, embedFile string
+	embedDims                                               int
 }
 
 func (o *embedderOptions) define(fs *flag.FlagSet) {
-	fs.StringVar(&o.embedder, "embedder", "builtin", "memory `embedder`: builtin (offline, lexical), openai (an OpenAI-compatible endpoint) or none (full-text only)")
+	fs.StringVar(&o.embedder, "embedder", "builtin", "memory `embedder`: builtin (offline, lexical), glove (offline, a word vectors file), openai (an OpenAI-compatible endpoint) or none (full-text only)")
 	fs.StringVar(&o.embedURL, "embed-url", "", "`URL` of the OpenAI-compatible embeddings endpoint (--embedder openai)")
 	fs.StringVar(&o.embedModel, "embed-model", "", "embedding `model` (--embedder openai)")
-	fs.IntVar(&o.embedDims, "embed-dimensions", 0, "vector `length` of the model (0: ask the endpoint)")
-	fs.StringVar(&o.embedKeyFile, "embed-key-file", "", "`file` holding the endpoint's API key")
+	fs.IntVar(&o.embedDims, "embed-dimensions", 0, "vector `length` of the model (--embedder openai; 0: ask the endpoint)")
+	fs.StringVar(&o.embedKeyFile, "embed-key-file", "", "`file` holding the endpoint's API key (default: $QUIRE_EMBED_KEY, then $OPENAI_API_KEY)")
+	fs.StringVar(&o.embedFile, "embed-file", "", "GloVe or word2vec text `file` of word vectors (--embedder glove)")
 }
 
 // open returns the embedder the flags choose.
-func (o *embedderOptions) open(ctx context.Context) (memory.Embedder, error) {
+func (o *embedderOptions) open(ctx context.Context, getenv func(string) string) (memory.Embedder, error) {
 	switch o.embedder {
 	case "builtin", "":
 		return memory.Builtin{}, nil
 	case "none":
 		return memory.None{}, nil
+	case "glove":
+		if o.embedFile == "" {
+			return nil, usagef("--embedder glove needs --embed-file: a GloVe or word2vec text file, such as glove.6B.100d.txt")
+		}
+		return memory.OpenWordVectors(o.embedFile)
 	case "openai":
 		if o.embedURL == "" || o.embedModel == "" {
 			return nil, usagef("--embedder openai needs --embed-url and --embed-model")
 		}
-		var key string
+		key := getenv("QUIRE_EMBED_KEY")
+		if key == "" {
+			key = getenv("OPENAI_API_KEY")
+		}
 		if o.embedKeyFile != "" {
 			b, err := os.ReadFile(o.embedKeyFile)
 			if err != nil {
@@ -52,12 +62,12 @@ func (o *embedderOptions) open(ctx context.Context) (memory.Embedder, error) {
 		}
 		if e.Dimensions() == 0 {
 			if err := e.Probe(ctx); err != nil {
-				return nil, err
+				return nil, fmt.Errorf("embedder: %w (give --embed-dimensions to start without asking the endpoint)", err)
 			}
 		}
 		return e, nil
 	default:
-		return nil, usagef("unknown --embedder %q: use builtin, openai or none", o.embedder)
+		return nil, usagef("unknown --embedder %q: use builtin, glove, openai or none", o.embedder)
 	}
 }
 

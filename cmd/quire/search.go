@@ -89,7 +89,7 @@ func runSearch(ctx context.Context, e *env, opts any, args []string) error {
 	for _, p := range problems {
 		fmt.Fprintf(e.stderr, "%s: warning: %s\n", displayPath(o.dir, joinAgent(a.Dir, p.Path)), p.Message)
 	}
-	emb, err := o.embedderOptions.open(ctx)
+	emb, err := o.embedderOptions.open(ctx, e.getenv)
 	if err != nil {
 		return err
 	}

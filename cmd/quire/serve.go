@@ -14,17 +14,16 @@ import (
 	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/gitsync"
-	"github.com/quirehq/quire/memory"
-	"github.com/quirehq/quire/memory/openai"
 )
 
 type serveOptions struct {
-	dir, repos, gitListen, upstream     string
-	socket, apiListen, tokenFile        string
-	gitTokenFile                        string
-	database, embedder, embedURL, model string
-	cacheDir, logLevel, skillsDir       string
-	poll                                time.Duration
+	dir, repos, gitListen, upstream string
+	socket, apiListen, tokenFile    string
+	gitTokenFile                    string
+	database, cacheDir, logLevel    string
+	skillsDir                       string
+	embedderOptions
+	poll time.Duration
 }
 
 func serveCommand() *command {
@@ -49,9 +48,11 @@ Chat clients use the local API on the unix socket (--socket; curl
 from --token-file: one token per line followed by the agents it may use, or *.
 
 The memory store is embedded unless --database names a PostgreSQL database
-(with pgvector). Embedders: builtin (offline, default), openai (any
-OpenAI-compatible /v1/embeddings endpoint: --embed-url, --embed-model, key in
-$QUIRE_EMBED_KEY or $OPENAI_API_KEY), none (full-text only).
+(with pgvector). Embedders: builtin (offline, lexical, default), glove
+(offline word vectors from a GloVe or word2vec text file: --embed-file),
+openai (any OpenAI-compatible /v1/embeddings endpoint: --embed-url,
+--embed-model, key in --embed-key-file, $QUIRE_EMBED_KEY or $OPENAI_API_KEY),
+none (full-text only).
 
 Examples:
   quire serve --repos ./repos
@@ -72,9 +73,7 @@ Examples:
 			fs.StringVar(&o.tokenFile, "token-file", "", "bearer tokens for --api-listen: `file` with a token and its agents per line")
 			fs.StringVar(&o.skillsDir, "skills-dir", "", "managed skills `directory` shared by every agent (<slug>/SKILL.md)")
 			fs.StringVar(&o.database, "database", "", "PostgreSQL `URL` of the memory store (default: embedded)")
-			fs.StringVar(&o.embedder, "embedder", "builtin", "`embedder`: builtin, openai or none")
-			fs.StringVar(&o.embedURL, "embed-url", "", "`URL` of an OpenAI-compatible embeddings endpoint")
-			fs.StringVar(&o.model, "embed-model", "", "embedding `model` name (openai)")
+			o.embedderOptions.define(fs)
 			fs.StringVar(&o.cacheDir, "cache-dir", "", "`directory` for the embedding cache and upstream mirrors (default: the user cache directory)")
 			fs.StringVar(&o.logLevel, "log-level", "info", "`level`: debug, info, warn or error")
 			return o
@@ -96,32 +95,6 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 		}
 	}
 	return slog.New(slog.NewJSONHandler(w, opts)), nil
-}
-
-func buildEmbedder(ctx context.Context, o *serveOptions, getenv func(string) string) (memory.Embedder, error) {
-	switch o.embedder {
-	case "builtin", "":
-		return memory.Builtin{}, nil
-	case "none":
-		return memory.None{}, nil
-	case "openai":
-		if o.embedURL == "" || o.model == "" {
-			return nil, usagef("--embedder openai needs --embed-url and --embed-model")
-		}
-		key := getenv("QUIRE_EMBED_KEY")
-		if key == "" {
-			key = getenv("OPENAI_API_KEY")
-		}
-		e, err := openai.New(openai.Options{URL: o.embedURL, Model: o.model, APIKey: key})
-		if err != nil {
-			return nil, err
-		}
-		if err := e.Probe(ctx); err != nil {
-			return nil, fmt.Errorf("embedder: %w", err)
-		}
-		return e, nil
-	}
-	return nil, usagef("--embedder %q: use builtin, openai or none", o.embedder)
 }
 
 func runServe(ctx context.Context, e *env, opts any, args []string) error {
@@ -159,7 +132,7 @@ func runServe(ctx context.Context, e *env, opts any, args []string) error {
 		}
 		gitAuth = gitsync.Tokens(pairs)
 	}
-	emb, err := buildEmbedder(ctx, o, e.getenv)
+	emb, err := o.embedderOptions.open(ctx, e.getenv)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,168 @@
+package memory
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+
+	"github.com/quirehq/quire/memory/bm25"
+)
+
+// WordVectors is the offline embedder with word-level semantics: it reads
+// pre-trained word vectors from a GloVe or word2vec text file (one word
+// and its components per line; word2vec's "count dimensions" first line is
+// skipped) and embeds a text as the weighted mean of the vectors of its
+// words (bm25.Tokenize), L2-normalised. Unlike Builtin, "car" and
+// "automobile" are close when the file says so. Words the file does not
+// know are left out; a text with none is the zero vector.
+//
+// The files list words from the most to the least frequent, and a word's
+// weight follows its rank r (from 1): r / (r + 50). Very frequent words
+// ("the", "of") barely count, words past the first few hundred count
+// almost fully: a smooth inverse-frequency weighting (Arora et al.'s SIF
+// with Zipf frequencies) that needs no word counts.
+type WordVectors struct {
+	model string
+	dims  int
+	index map[string]int32 // word → row
+	vecs  []float32        // rows of dims components
+}
+
+// wordRankHalf is the rank at which a word weighs one half.
+const wordRankHalf = 50
+
+// OpenWordVectors reads a word vectors file (see WordVectors).
+func OpenWordVectors(path string) (*WordVectors, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("word vectors: %w", err)
+	}
+	defer f.Close()
+	wv, err := LoadWordVectors(f)
+	if err != nil {
+		return nil, fmt.Errorf("word vectors %s: %w", path, err)
+	}
+	return wv, nil
+}
+
+// LoadWordVectors reads word vectors in the GloVe or word2vec text format
+// from r. Every line must have the same number of components; a word seen
+// twice keeps its first vector.
+func LoadWordVectors(r io.Reader) (*WordVectors, error) {
+	h := sha256.New()
+	br := bufio.NewReaderSize(io.TeeReader(r, h), 1<<20)
+	wv := &WordVectors{index: map[string]int32{}}
+	for line := 1; ; line++ {
+		text, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			return nil, fmt.Errorf("line %d: longer than %d bytes", line, br.Size())
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("line %d: %w", line, err)
+		}
+		if perr := wv.parseLine(line, text); perr != nil {
+			return nil, perr
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+	}
+	if wv.dims == 0 {
+		return nil, errors.New("no word vectors: want lines of a word and its components, as GloVe writes them")
+	}
+	wv.model = fmt.Sprintf("wordvectors-%s-%d", hex.EncodeToString(h.Sum(nil)[:6]), wv.dims)
+	return wv, nil
+}
+
+// parseLine adds the vector on one line (with or without its newline).
+func (wv *WordVectors) parseLine(line int, text []byte) error {
+	fields := bytes.Fields(text)
+	if len(fields) == 0 {
+		return nil
+	}
+	if line == 1 && len(fields) == 2 { // word2vec: "count dimensions"
+		if _, err := strconv.Atoi(string(fields[0])); err == nil {
+			if _, err := strconv.Atoi(string(fields[1])); err == nil {
+				return nil
+			}
+		}
+	}
+	if wv.dims == 0 {
+		wv.dims = len(fields) - 1
+		if wv.dims < 1 {
+			return fmt.Errorf("line %d: a word without components", line)
+		}
+	}
+	if len(fields) != wv.dims+1 {
+		return fmt.Errorf("line %d: %d components, want %d like the first line", line, len(fields)-1, wv.dims)
+	}
+	row := len(wv.vecs)
+	for i, f := range fields[1:] {
+		x, err := strconv.ParseFloat(string(f), 32)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Errorf("line %d: component %d: %q is not a finite number", line, i+1, f)
+		}
+		wv.vecs = append(wv.vecs, float32(x))
+	}
+	word := string(bytes.ToLower(fields[0]))
+	if _, dup := wv.index[word]; dup {
+		wv.vecs = wv.vecs[:row]
+		return nil
+	}
+	wv.index[word] = int32(row / wv.dims)
+	return nil
+}
+
+// Model names the file's vectors: a digest of its content and the length.
+func (wv *WordVectors) Model() string { return wv.model }
+
+// Dimensions returns the vector length of the file.
+func (wv *WordVectors) Dimensions() int { return wv.dims }
+
+// Words returns the number of words the file holds.
+func (wv *WordVectors) Words() int { return len(wv.index) }
+
+// Embed returns the weighted mean vector of each text's known words.
+func (wv *WordVectors) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	var buf []byte
+	sum := make([]float64, wv.dims) // float64: no sum of float32s overflows it
+	for i, t := range texts {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		clear(sum)
+		buf = bm25.EachToken(t, buf, func(tok []byte) {
+			row, ok := wv.index[string(tok)]
+			if !ok {
+				return
+			}
+			rank := float64(row + 1)
+			w := rank / (rank + wordRankHalf)
+			for j, x := range wv.vecs[int(row)*wv.dims : int(row+1)*wv.dims] {
+				sum[j] += w * float64(x)
+			}
+		})
+		var norm float64
+		for _, x := range sum {
+			norm += x * x
+		}
+		v := make([]float32, wv.dims)
+		if norm > 0 && !math.IsInf(norm, 0) {
+			inv := 1 / math.Sqrt(norm)
+			for j, x := range sum {
+				v[j] = float32(x * inv)
+			}
+		}
+		out[i] = v
+	}
+	return out, nil
+}
