@@ -78,7 +78,8 @@ func (d *Daemon) Prompt(ctx context.Context, agent string, req api.PromptRequest
 	if err != nil {
 		return api.PromptResponse{}, err
 	}
-	now := d.opts.Now()
+	today := d.opts.Now() // one reading: the key's day is the prompt's
+	now := today
 	if req.Now != nil {
 		now = *req.Now
 	}
@@ -89,7 +90,7 @@ func (d *Daemon) Prompt(ctx context.Context, agent string, req api.PromptRequest
 		}
 	}
 	var kb [512]byte
-	key := promptKey(kb[:0], ref, d.opts.Now(), body)
+	key := promptKey(kb[:0], ref, today, body)
 	if b := ref.dep.cachedPrompt(key); b != nil {
 		return api.PromptResponse{Encoded: b}, nil
 	}

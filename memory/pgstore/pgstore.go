@@ -421,11 +421,11 @@ func (s *Store) insert(ctx context.Context, tx pgx.Tx, agent string, docs []memo
 			}
 		}
 	}
-	// A bulk load builds the HNSW index once afterwards: maintaining it row
-	// by row costs milliseconds per chunk. The DDL is part of the
-	// transaction, so a crash leaves the old index in place.
+	// A bulk load builds the indexes once afterwards: maintaining them row
+	// by row (the HNSW index above all) costs much more. The DDL is part of
+	// the transaction, so a crash leaves the old indexes in place.
 	rebuild := false
-	if enabled && len(chunks) >= bulkChunks {
+	if len(chunks) >= bulkChunks {
 		var existing int
 		if err := tx.QueryRow(ctx, "SELECT count(*) FROM chunks").Scan(&existing); err != nil {
 			return fmt.Errorf("count chunks: %w", err)
@@ -471,7 +471,7 @@ func (s *Store) insert(ctx context.Context, tx pgx.Tx, agent string, docs []memo
 			"SET LOCAL maintenance_work_mem = '1GB'",
 			"SET LOCAL max_parallel_maintenance_workers = 2",
 		}, rebuilt...)
-		if !slices.ContainsFunc(rebuilt, func(q string) bool { return strings.Contains(q, "chunks_embedding_hnsw") }) {
+		if enabled && !slices.ContainsFunc(rebuilt, func(q string) bool { return strings.Contains(q, "chunks_embedding_hnsw") }) {
 			stmts = append(stmts, "CREATE INDEX chunks_embedding_hnsw ON chunks USING hnsw (embedding vector_cosine_ops)")
 		}
 		for _, q := range stmts {

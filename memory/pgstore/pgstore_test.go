@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"strings"
 	"testing"
@@ -140,25 +141,48 @@ func TestSameCommitIndexedOnce(t *testing.T) {
 	}
 }
 
-// A bulk load drops the HNSW index and builds it again at the end of the
-// same transaction.
-func TestBulkLoadRebuildsVectorIndex(t *testing.T) {
-	ctx := context.Background()
-	defer func(n int) { bulkChunks = n }(bulkChunks)
-	bulkChunks = 2
-	s := openStore(t, testSchema(t), memory.Builtin{})
-	docs := []memory.Document{memory.NewDocument("MEMORY.md", "", "one\n\n"+strings.Repeat("filler ", 100)+"\n\n"+strings.Repeat("second ", 100)), memory.NewDocument("memory/x.md", "", "kangaroo")}
-	st, err := s.Index(ctx, "a", "c1", docs)
-	if err != nil || st.Chunks < 2 {
-		t.Fatal(st, err)
-	}
-	var def string
-	if err := s.pool.QueryRow(ctx, "SELECT indexdef FROM pg_indexes WHERE indexname = 'chunks_embedding_hnsw' AND schemaname = current_schema()").Scan(&def); err != nil || !strings.Contains(def, "hnsw") {
-		t.Errorf("vector index after bulk load: %q, %v", def, err)
-	}
-	hits, err := s.Search(ctx, "a", memory.Query{Text: "kangaroos"})
-	if err != nil || len(hits) == 0 || hits[0].Path != "memory/x.md" {
-		t.Errorf("search after bulk load: %+v, %v", hits, err)
+// A bulk load drops the secondary indexes and builds them again at the end
+// of the same transaction: every index is back, with its definition.
+func TestBulkLoadRebuildsIndexes(t *testing.T) {
+	for _, e := range []memory.Embedder{memory.Builtin{}, memory.None{}} {
+		t.Run(e.Model(), func(t *testing.T) {
+			ctx := context.Background()
+			defer func(n int) { bulkChunks = n }(bulkChunks)
+			bulkChunks = 2
+			s := openStore(t, testSchema(t), e)
+			indexes := func() map[string]string {
+				rows, err := s.pool.Query(ctx, "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'chunks' AND schemaname = current_schema()")
+				if err != nil {
+					t.Fatal(err)
+				}
+				out := map[string]string{}
+				for rows.Next() {
+					var name, def string
+					if err := rows.Scan(&name, &def); err != nil {
+						t.Fatal(err)
+					}
+					out[name] = def
+				}
+				return out
+			}
+			before := indexes()
+			_, hnsw := before["chunks_embedding_hnsw"]
+			if len(before) < 5 || hnsw != memory.Enabled(e) {
+				t.Fatalf("indexes of a new store: %v", before)
+			}
+			docs := []memory.Document{memory.NewDocument("MEMORY.md", "", "one\n\n"+strings.Repeat("filler ", 100)+"\n\n"+strings.Repeat("second ", 100)), memory.NewDocument("memory/x.md", "", "kangaroo")}
+			st, err := s.Index(ctx, "a", "c1", docs)
+			if err != nil || st.Chunks < 2 {
+				t.Fatal(st, err)
+			}
+			if after := indexes(); !maps.Equal(before, after) {
+				t.Errorf("indexes after a bulk load:\n%v\nwant\n%v", after, before)
+			}
+			hits, err := s.Search(ctx, "a", memory.Query{Text: "kangaroos kangaroo"})
+			if err != nil || len(hits) == 0 || hits[0].Path != "memory/x.md" {
+				t.Errorf("search after bulk load: %+v, %v", hits, err)
+			}
+		})
 	}
 }
 
