@@ -141,7 +141,6 @@ func (a *analysis) fileReport(p string, now time.Time) (prompt.FileReport, *prom
 	return prompt.FileReport{}, &res.Report, req, false
 }
 
-
 // percent is part of whole in whole percent, rounded.
 func percent(part, whole int) int {
 	if whole <= 0 {
