@@ -116,8 +116,8 @@ func (b Builtin) vector(text string) []float32 {
 		}
 		v[sum%dims] += weight
 	}
-	var padded, buf []byte
-	bm25.EachToken(text, buf, func(w []byte) {
+	var padded []byte
+	bm25.EachToken(text, nil, func(w []byte) {
 		add(fnv1aBytes(fnv1a(fnvOffset, "w:"), w), 1)
 		// Character trigrams of " word ", on code point boundaries; a
 		// word of n code points has n of them, and together they weigh
