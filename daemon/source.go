@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -251,9 +252,37 @@ func (d *Daemon) rebuild(ctx context.Context, s *source) error {
 	if err != nil {
 		return err
 	}
+	if sameSkills(cur, dep) {
+		return nil // a write of the same content, or the watcher's first look
+	}
 	s.cur.Store(dep)
 	d.log.Info("reloaded shared skills", "source", s.id(), "commit", short(dep.commit))
 	return nil
+}
+
+// sameSkills reports whether every agent of a and b has the same skills,
+// problems and shadows: then b would serve exactly what a serves, and a
+// (with its cached prompts) stays.
+func sameSkills(a, b *deployment) bool {
+	if len(a.agents) != len(b.agents) {
+		return false
+	}
+	for name, aa := range a.agents {
+		ba, ok := b.agents[name]
+		if !ok {
+			return false
+		}
+		x, y := aa.skills, ba.skills
+		if len(x.Skills()) != len(y.Skills()) || !reflect.DeepEqual(x.Problems(), y.Problems()) || !reflect.DeepEqual(x.Shadows(), y.Shadows()) {
+			return false
+		}
+		for i, sk := range x.Skills() {
+			if !reflect.DeepEqual(*sk, *y.Skills()[i]) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func joinDir(root, rel string) string {
