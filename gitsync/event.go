@@ -30,7 +30,8 @@ type Event struct {
 	Refs []RefUpdate
 	// Paths are the changed files of a work tree, slash-separated and
 	// relative to its root, sorted. Rescan is set instead when events
-	// were lost (queue overflow): consider every file changed.
+	// were lost (queue overflow), or could not be seen (when the watcher
+	// starts): consider every file changed.
 	Paths  []string
 	Rescan bool
 }

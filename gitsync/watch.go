@@ -85,7 +85,9 @@ func ignored(rel string) bool {
 		strings.HasPrefix(base, ".#") || base == "4913" || strings.HasSuffix(base, ".tmp")
 }
 
-// Run watches until ctx is done.
+// Run watches until ctx is done. Once its watches are in place it reports
+// a Rescan: whatever changed before then had no watch to see it (a file
+// saved while the daemon was deploying the tree, say).
 func (w *Watcher) Run(ctx context.Context) error {
 	log := w.Logger
 	if log == nil {
@@ -107,6 +109,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	if _, err := w.addTree(fw, root, root); err != nil {
 		return err
 	}
+	w.emit(Event{Source: SourceWorkTree, Name: root, Rescan: true})
 
 	// pending holds, per changed path, when it last changed. Paths are
 	// batched by their delay: a batch is reported once its newest change

@@ -48,7 +48,16 @@ func TestWatcher(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
-	time.Sleep(100 * time.Millisecond) // let it add its watches
+	// Once its watches are in place it reports a rescan: what changed
+	// before then could not be seen.
+	select {
+	case e := <-events:
+		if !e.Rescan || e.Paths != nil {
+			t.Fatalf("first event %+v, want the start's rescan", e)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no rescan at the start")
+	}
 
 	next := func(what string) (Event, time.Duration) {
 		t.Helper()
