@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"context"
-	"slices"
 	"testing"
 	"time"
 
@@ -32,26 +31,5 @@ func benchSearch(b *testing.B, corpus *storetest.Corpus, e memory.Embedder) {
 		b.Fatal(err)
 	}
 	b.Logf("indexed %d chunks in %v", corpus.Chunks, time.Since(start))
-	lat := make([]time.Duration, 0, b.N)
-	found := 0
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		q := corpus.Queries[i%len(corpus.Queries)]
-		src, user := corpus.Source(q, corpus.Users[i%len(corpus.Users)])
-		t0 := time.Now()
-		hits, err := s.Search(ctx, "bench", memory.Query{Text: q, User: user})
-		lat = append(lat, time.Since(t0))
-		if err != nil || len(hits) == 0 {
-			b.Fatalf("search: %d hits, %v", len(hits), err)
-		}
-		if slices.ContainsFunc(hits, func(h memory.Hit) bool { return h.Text == src }) {
-			found++
-		}
-	}
-	b.StopTimer()
-	b.ReportMetric(float64(storetest.Percentile(lat, 50).Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(storetest.Percentile(lat, 99).Microseconds())/1000, "p99-ms")
-	// As in pgstore's BenchmarkSearch: how often the query's source chunk
-	// is among the hits.
-	b.ReportMetric(float64(found)/float64(b.N), "source@6")
+	corpus.BenchSearch(b, s)
 }

@@ -128,28 +128,7 @@ func benchSearch(b *testing.B, kind string) {
 	for _, q := range corpus.Queries[:20] { // warm up
 		s.Search(ctx, "bench", memory.Query{Text: q, User: corpus.Users[0]})
 	}
-	lat := make([]time.Duration, 0, b.N)
-	found := 0
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		q := corpus.Queries[i%len(corpus.Queries)]
-		src, user := corpus.Source(q, corpus.Users[i%len(corpus.Users)])
-		start := time.Now()
-		hits, err := s.Search(ctx, "bench", memory.Query{Text: q, User: user})
-		lat = append(lat, time.Since(start))
-		if err != nil || len(hits) == 0 {
-			b.Fatalf("search: %d hits, %v", len(hits), err)
-		}
-		if slices.ContainsFunc(hits, func(h memory.Hit) bool { return h.Text == src }) {
-			found++
-		}
-	}
-	b.StopTimer()
-	b.ReportMetric(float64(storetest.Percentile(lat, 50).Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(storetest.Percentile(lat, 99).Microseconds())/1000, "p99-ms")
-	// The share of queries whose source chunk is among the hits (6): the
-	// quality a speed-up must not cost.
-	b.ReportMetric(float64(found)/float64(b.N), "source@6")
+	corpus.BenchSearch(b, s)
 }
 
 // BenchmarkRecall compares the HNSW top 10 with the scope filter against

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/quirehq/quire/memory"
@@ -194,4 +195,33 @@ func (m *mixture) vector(text string) []float32 {
 	}
 	memory.Normalize(v)
 	return v
+}
+
+// BenchSearch runs b.N searches of the corpus's queries on s (agent
+// "bench", each as a user who can see the query's source chunk) and
+// reports the latency's p50 and p99 and source@6: the share of queries
+// whose source chunk is among the hits, the quality a speed-up must not
+// cost. Both stores' BenchmarkSearch use it, so their numbers compare.
+func (c *Corpus) BenchSearch(b *testing.B, s memory.Store) {
+	ctx := context.Background()
+	lat := make([]time.Duration, 0, b.N)
+	found := 0
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		q := c.Queries[i%len(c.Queries)]
+		src, user := c.Source(q, c.Users[i%len(c.Users)])
+		start := time.Now()
+		hits, err := s.Search(ctx, "bench", memory.Query{Text: q, User: user})
+		lat = append(lat, time.Since(start))
+		if err != nil || len(hits) == 0 {
+			b.Fatalf("search: %d hits, %v", len(hits), err)
+		}
+		if slices.ContainsFunc(hits, func(h memory.Hit) bool { return h.Text == src }) {
+			found++
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(Percentile(lat, 50).Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(Percentile(lat, 99).Microseconds())/1000, "p99-ms")
+	b.ReportMetric(float64(found)/float64(b.N), "source@6")
 }
