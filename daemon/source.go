@@ -20,6 +20,7 @@ import (
 	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/prompt/workspace"
 	"github.com/quirehq/quire/skills"
 )
 
@@ -104,13 +105,21 @@ type deployment struct {
 
 	// prompts caches encoded prompt responses by agent, day and request:
 	// assembly is deterministic, and a deployment never changes.
-	promptMu sync.RWMutex
-	prompts  map[string][]byte
+	// promptBytes is what the keys and answers in it hold.
+	promptMu    sync.RWMutex
+	prompts     map[string][]byte
+	promptBytes int
 }
 
-// maxCachedPrompts bounds a deployment's prompt cache; a full cache is
-// emptied.
-const maxCachedPrompts = 4096
+// Bounds of a deployment's prompt cache, in bytes, so that no client can
+// grow the daemon by sending distinct requests: an answer whose key and
+// body together exceed maxCachedPromptBytes is not kept (a request with a
+// large "extra" is not worth keeping), and a cache that would pass
+// maxPromptCacheBytes is emptied first.
+const (
+	maxCachedPromptBytes = 256 << 10
+	maxPromptCacheBytes  = 32 << 20
+)
 
 func (dep *deployment) cachedPrompt(key []byte) []byte {
 	dep.promptMu.RLock()
@@ -119,12 +128,21 @@ func (dep *deployment) cachedPrompt(key []byte) []byte {
 }
 
 func (dep *deployment) cachePrompt(key string, b []byte) {
+	n := len(key) + len(b)
+	if n > maxCachedPromptBytes {
+		return
+	}
 	dep.promptMu.Lock()
 	defer dep.promptMu.Unlock()
-	if len(dep.prompts) >= maxCachedPrompts {
+	if old, ok := dep.prompts[key]; ok {
+		dep.promptBytes -= len(key) + len(old)
+	}
+	if dep.promptBytes+n > maxPromptCacheBytes {
 		clear(dep.prompts)
+		dep.promptBytes = 0
 	}
 	dep.prompts[key] = b
+	dep.promptBytes += n
 }
 
 type deployedAgent struct {
@@ -143,7 +161,7 @@ func (d *Daemon) deploy(ctx context.Context, s *source) (*deployment, error) {
 	var commit string
 	switch s.kind {
 	case kindDir:
-		fsys = os.DirFS(s.dir)
+		fsys = workspace.DirFS(s.dir)
 		commit = fmt.Sprintf("worktree:%d", s.seq.Add(1))
 	default:
 		h, _, err := s.head()

@@ -24,6 +24,7 @@ import (
 	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/prompt/workspace"
 	"github.com/quirehq/quire/templates"
 )
 
@@ -311,7 +312,7 @@ func (d *Daemon) commitChange(ctx context.Context, ref agentRef, user, message s
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	if s.kind == kindDir {
-		writes, err := build(os.DirFS(s.dir))
+		writes, err := build(workspace.DirFS(s.dir))
 		if err != nil || len(writes) == 0 {
 			return "", "", err
 		}
