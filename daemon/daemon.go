@@ -89,6 +89,9 @@ type Options struct {
 	// IndexWait is how long the deploy report of a push waits for the
 	// index before saying "indexing continues" (default 1 s).
 	IndexWait time.Duration
+	// IndexTimeout bounds one agent's index run (default 2 min): a store
+	// that stops answering is reported, and the run retried.
+	IndexTimeout time.Duration
 }
 
 // Daemon is `quire serve`: sources of truth deployed atomically, the
@@ -107,6 +110,9 @@ type Daemon struct {
 
 	mu      sync.RWMutex
 	sources []*source
+	// claimMu makes "no other source defines this agent" and the swap of
+	// a deployment one step.
+	claimMu sync.Mutex
 
 	flushMu sync.Mutex
 	flushed map[string]int // agent/user/session → last flushed cycle + 1
@@ -147,6 +153,9 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	}
 	if opts.IndexWait <= 0 {
 		opts.IndexWait = time.Second
+	}
+	if opts.IndexTimeout <= 0 {
+		opts.IndexTimeout = 2 * time.Minute
 	}
 	if opts.Socket == "" {
 		opts.Socket = api.DefaultSocket(os.Getenv)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"reflect"
 	"sort"
@@ -55,13 +56,18 @@ type source struct {
 	indexed  map[string]string            // agent → indexed commit
 	stats    map[string]memory.IndexStats // agent → stats of the last index run
 	indexErr map[string]string            // agent → last index error
-	notify   chan struct{}                // closed and replaced after each index run
+	// unindexedSince is, per agent, when the oldest deployment not yet
+	// indexed was deployed: the lag that status reports, which a newer
+	// deployment does not reset.
+	unindexedSince map[string]time.Time
+	notify         chan struct{} // closed and replaced after each index run
 }
 
 func (s *source) init() {
 	s.indexed = map[string]string{}
 	s.stats = map[string]memory.IndexStats{}
 	s.indexErr = map[string]string{}
+	s.unindexedSince = map[string]time.Time{}
 	s.notify = make(chan struct{})
 }
 
@@ -102,6 +108,8 @@ type deployment struct {
 	agents map[string]*deployedAgent
 	names  []string
 	at     time.Time
+	// logLevel is the level its deploy and index lines are logged at.
+	logLevel slog.Level
 
 	// prompts caches encoded prompt responses by agent, day and request:
 	// assembly is deterministic, and a deployment never changes.
@@ -154,6 +162,13 @@ type deployedAgent struct {
 // the previous deployment (nil when nothing changed or nothing was
 // deployed before) and the new one.
 func (d *Daemon) deploy(ctx context.Context, s *source) (*deployment, error) {
+	return d.deployLogged(ctx, s, slog.LevelInfo)
+}
+
+// deployLogged is deploy, logging the deployment and its index run at
+// level: an agent's own write (many a minute) logs at debug, so that info
+// stays for what an operator acts on (pushes, fetches, errors).
+func (d *Daemon) deployLogged(ctx context.Context, s *source, level slog.Level) (*deployment, error) {
 	s.deployMu.Lock()
 	defer s.deployMu.Unlock()
 	start := time.Now()
@@ -185,8 +200,12 @@ func (d *Daemon) deploy(ctx context.Context, s *source) (*deployment, error) {
 		s.setError(err)
 		return nil, err
 	}
-	s.cur.Store(dep)
-	s.setError(nil)
+	dep.logLevel = level
+	// An agent belongs to the first source that deployed it: another
+	// source defining the same name is not deployed (it would take over
+	// the agent's prompt and memory index), and says why in status.
+	d.claimMu.Lock()
+	defer d.claimMu.Unlock()
 	for _, o := range d.sourceList() {
 		if o == s {
 			continue
@@ -194,18 +213,23 @@ func (d *Daemon) deploy(ctx context.Context, s *source) (*deployment, error) {
 		if od := o.cur.Load(); od != nil {
 			for _, name := range dep.names {
 				if _, ok := od.agents[name]; ok {
-					d.log.Warn("two sources define the same agent; requests go to the first one", "agent", name, "sources", o.id()+" "+s.id())
+					err := fmt.Errorf("agent %q is already defined by %s; rename it in %s (agent.yaml name:) or remove it there", name, o.id(), s.id())
+					d.log.Error("not deployed: two sources define one agent", "agent", name, "deployed", o.id(), "refused", s.id())
+					s.setError(err)
+					return nil, err
 				}
 			}
 		}
 	}
+	s.cur.Store(dep)
+	s.setError(nil)
 	d.metrics.deployed(time.Since(start))
 	d.indexer.enqueue(s, dep)
 	for _, name := range dep.names {
 		d.events.publish(api.Event{Type: "deploy", Agent: name, Source: s.id(), Commit: dep.commit,
 			Message: fmt.Sprintf("deployed %s", short(dep.commit))})
 	}
-	d.log.Info("deployed", "source", s.id(), "commit", short(dep.commit), "agents", strings.Join(dep.names, ","), "took", time.Since(start))
+	d.log.Log(ctx, level, "deployed", "source", s.id(), "commit", short(dep.commit), "agents", strings.Join(dep.names, ","), "took", time.Since(start))
 	return dep, nil
 }
 

@@ -384,3 +384,43 @@ func TestConcurrentWritesAndPushes(t *testing.T) {
 		t.Fatalf("served prompt lacks the last push: %v", err)
 	}
 }
+
+// TestAgentNameTakenByAnotherRepository: a second repository that defines
+// an agent another repository already serves does not take it over; the
+// refusal names both places in status.
+func TestAgentNameTakenByAnotherRepository(t *testing.T) {
+	ctx := context.Background()
+	td := startDaemon(t, daemon.Options{})
+	td.push(t, newWorkTree(t, botFiles), "solo")
+	intruder := map[string]string{}
+	for k, v := range botFiles {
+		intruder[k] = v
+	}
+	intruder["SOUL.md"] = "# Soul\n\nINTRUDER\n"
+	intruder["MEMORY.md"] = "# Memory\n\nThe intruder's memory.\n"
+	out, _ := gitMay(newWorkTree(t, intruder), "push", td.remote+"/other.git", "main")
+	p, err := td.c.Prompt(ctx, "bot", api.PromptRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(p.Prompt, "INTRUDER") || !strings.Contains(p.Prompt, "MARKER-ONE") {
+		t.Fatalf("the second repository took the agent over; push said:\n%s", out)
+	}
+	st, err := td.c.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, a := range st.Agents {
+		if a.Source == "repo:other" && strings.Contains(a.LastError, `agent "bot" is already defined by repo:solo`) {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("status does not explain the refusal: %+v", st.Agents)
+	}
+	res, err := td.c.MemorySearch(ctx, "bot", api.SearchRequest{Query: "intruder memory"})
+	if err == nil && len(res.Hits) > 0 && strings.Contains(res.Hits[0].Text, "intruder") {
+		t.Fatalf("the intruder's memory is indexed for bot: %+v", res.Hits)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"os"
 	"path"
@@ -338,7 +339,7 @@ func (d *Daemon) commitChange(ctx context.Context, ref agentRef, user, message s
 				return "", "", api.Errorf(http.StatusBadRequest, "bad_path", "write %s: %v", w.Path, err)
 			}
 		}
-		dep, err := d.deploy(ctx, s)
+		dep, err := d.deployLogged(ctx, s, slog.LevelDebug)
 		if err != nil {
 			return "", "", err
 		}
@@ -366,7 +367,7 @@ func (d *Daemon) commitChange(ctx context.Context, ref agentRef, user, message s
 		if err != nil {
 			return "", "", err
 		}
-		if _, err := d.deploy(ctx, s); err != nil {
+		if _, err := d.deployLogged(ctx, s, slog.LevelDebug); err != nil {
 			d.log.Warn("deploy after a write failed", "agent", agent, "err", err)
 		}
 		d.announceWrites(s, agent, user, h.String(), writes)
