@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/daemon/api"
@@ -49,6 +50,8 @@ func TestFileWrites(t *testing.T) {
 		{"escape with ..", "..%2F..%2Fetc%2Fpasswd", "", "*", "x", http.StatusBadRequest},
 		{"escape into memory", "memory%2F..%2F..%2Fx.md", "", "*", "x", http.StatusBadRequest},
 		{"into .git", "memory%2F.git%2Fconfig", "", "*", "x", http.StatusBadRequest},
+		{"into .GIT", "memory%2F.GIT%2Fx.md", "", "*", "x", http.StatusBadRequest},
+		{"weak ETag", "MEMORY.md", "", "W/" + f.ETag, "new", http.StatusConflict},
 		{"over the write limit", "MEMORY.md", "", "*", strings.Repeat("x", 201), http.StatusRequestEntityTooLarge},
 		{"empty user id", "USER.md", "", "*", "x", http.StatusUnprocessableEntity},
 	}
@@ -156,6 +159,31 @@ func TestFileWrites(t *testing.T) {
 	}
 	if _, err := td.c.Prompt(ctx, "bot", api.PromptRequest{User: strings.Repeat("x", 400)}); apiStatus(err) != http.StatusBadRequest {
 		t.Errorf("overlong user id: %v", err)
+	}
+}
+
+// TestAppendRefusals: appended text cannot forge an entry heading, and a
+// caller-chosen time cannot name a daily log outside the calendar's sane
+// years; neither writes anything.
+func TestAppendRefusals(t *testing.T) {
+	ctx := context.Background()
+	td := startDaemon(t, daemon.Options{})
+	td.push(t, newWorkTree(t, botFiles), "bot")
+	ancient := time.Date(0, 12, 31, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		req  api.AppendRequest
+		want int
+	}{
+		{api.AppendRequest{Text: "Fine.\n## 09:15\nForged entry."}, http.StatusUnprocessableEntity},
+		{api.AppendRequest{Text: "##  7:30 forged"}, http.StatusUnprocessableEntity},
+		{api.AppendRequest{Text: "ok", Now: &ancient}, http.StatusBadRequest},
+	} {
+		if _, err := td.c.MemoryAppend(ctx, "bot", tc.req); apiStatus(err) != tc.want {
+			t.Errorf("append %+v: %v, want %d", tc.req, err, tc.want)
+		}
+	}
+	if _, err := td.c.MemoryAppend(ctx, "bot", api.AppendRequest{Text: "## Summary\nA markdown heading is fine."}); err != nil {
+		t.Errorf("an ordinary heading was refused: %v", err)
 	}
 }
 

@@ -99,6 +99,8 @@ func TestErrorsAreJSON(t *testing.T) {
 		{"PUT", "/v1/agents/bot/files/MEMORY.md", "t", "x", http.StatusPreconditionRequired},
 		{"POST", "/v1/agents/bot/prompt", "t", "{not json", http.StatusBadRequest},
 		{"POST", "/v1/agents/bot/prompt", "t", `{"unknown_field":1}`, http.StatusBadRequest},
+		{"POST", "/v1/agents/bot/memory/search", "t", `{"query":"x"} GARBAGE`, http.StatusBadRequest},
+		{"POST", "/v1/agents/bot/memory/search", "t", `{"query":"x"}{"query":"y"}`, http.StatusBadRequest},
 		{"POST", "/v1/agents/bot/memory/search", "t", `{"query":"  "}`, http.StatusBadRequest},
 		{"POST", "/v1/agents/bot/memory/flush-plan", "t", `{"total_tokens":5}`, http.StatusBadRequest},
 	}

@@ -269,6 +269,16 @@ func decodeWith(dec *json.Decoder, v any) error {
 		}
 		return Errorf(http.StatusBadRequest, "bad_request", "decode JSON body: %v", err)
 	}
+	if dec.More() {
+		return Errorf(http.StatusBadRequest, "bad_request", "decode JSON body: data after the JSON object (at byte %d); send exactly one object", dec.InputOffset())
+	}
+	if _, err := dec.Token(); err != nil && !errors.Is(err, io.EOF) {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return tooLarge()
+		}
+		return Errorf(http.StatusBadRequest, "bad_request", "decode JSON body: data after the JSON object (at byte %d); send exactly one object", dec.InputOffset())
+	}
 	return nil
 }
 
