@@ -2,6 +2,7 @@ package daemon_test
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -250,11 +251,15 @@ func TestSocket(t *testing.T) {
 	if _, err := td.c.Status(context.Background()); err != nil {
 		t.Fatalf("first daemon lost its socket: %v", err)
 	}
-	// After a stop, the file is gone; a stale file is replaced.
+	// After a stop, the file is gone; a stale socket (a crashed daemon's)
+	// is replaced.
 	td.stop()
-	if err := os.WriteFile(td.c.Socket, nil, 0o600); err != nil {
+	l, err := net.Listen("unix", td.c.Socket)
+	if err != nil {
 		t.Fatal(err)
 	}
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	l.Close()
 	td3 := startDaemon(t, daemon.Options{Socket: td.c.Socket})
 	if _, err := td3.c.Status(context.Background()); err != nil {
 		t.Fatal(err)
