@@ -64,9 +64,9 @@ type Host struct {
 
 	pushes chan struct{} // push slots
 
-	pushMu    sync.Mutex
-	lastPush  map[string]PushRecord
-	maintain  chan struct{} // wakes Maintain: many packs were written
+	pushMu   sync.Mutex
+	lastPush map[string]PushRecord
+	maintain chan struct{} // wakes Maintain: many packs were written
 }
 
 // NewHost serves the repositories under dir, creating dir if needed.
