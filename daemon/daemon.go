@@ -42,6 +42,9 @@ type Options struct {
 	// GitListen is the address of the git endpoint (default
 	// 127.0.0.1:7480 when ReposDir is set).
 	GitListen string
+	// AllowCreate lets a push to a new name create a hosted repository
+	// (off: only existing repositories accept pushes).
+	AllowCreate bool
 	// GitAuthenticate, when set, requires HTTP basic auth on the git
 	// endpoint.
 	GitAuthenticate func(user, token string) bool
@@ -245,6 +248,7 @@ func (d *Daemon) openSources(ctx context.Context) error {
 			Validator:    gitsync.Validators{gitsync.RepositoryChecks(), gitsync.ValidatorFunc(d.validate)},
 			AfterPush:    d.afterPush,
 			Authenticate: d.opts.GitAuthenticate,
+			AllowCreate:  d.opts.AllowCreate,
 			Logger:       d.log,
 		})
 		if err != nil {
@@ -284,7 +288,7 @@ func (d *Daemon) openSources(ctx context.Context) error {
 	d.mu.RUnlock()
 	for _, s := range srcs {
 		if _, err := d.deploy(ctx, s); err != nil {
-			d.log.Warn("initial deploy failed", "source", s.id(), "err", err)
+			d.log.Error("initial deploy failed", "source", s.id(), "err", err)
 			s.setError(err)
 		}
 	}
@@ -313,6 +317,11 @@ func (d *Daemon) repoSource(name string) (*source, error) {
 	repo, err := d.host.Repository(name)
 	if err != nil {
 		return nil, err
+	}
+	if err := repo.Check(); err != nil {
+		// A damaged ref (left by a crash of an older version): deploying
+		// it fails and /v1/status shows the error; a push can replace it.
+		d.log.Error("hosted repository has broken refs", "repo", name, "err", err)
 	}
 	return d.addSource(&source{kind: kindRepo, name: name, rootName: name, repo: repo, refs: []string{"refs/heads/main"}}), nil
 }

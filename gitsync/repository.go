@@ -134,6 +134,16 @@ func isNotFound(err error) bool {
 func (r *Repository) Resolve(rev string) (plumbing.Hash, error) {
 	var h plumbing.Hash
 	err := r.withStore(func(storer.EncodedObjectStorer) error {
+		// go-git's ResolveRevision reports a damaged ref as missing (an
+		// empty repository); look at the ref names rev may mean first.
+		for _, n := range []string{rev, "refs/" + rev, "refs/heads/" + rev, "refs/tags/" + rev} {
+			if n != "HEAD" && !validRefName(plumbing.ReferenceName(n)) {
+				continue
+			}
+			if _, err := r.st.refs.read(plumbing.ReferenceName(n)); errors.Is(err, ErrBrokenRef) {
+				return err
+			}
+		}
 		p, err := r.repo.ResolveRevision(plumbing.Revision(rev))
 		if err != nil {
 			return err
