@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os/exec"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -52,14 +51,15 @@ func advertisement(r *Repository, caps string, log *slog.Logger) ([]byte, error)
 }
 
 // The fetch side is git's own upload-pack (`git upload-pack
-// --stateless-rpc`): it streams the pack as it builds it, speaks
-// protocol v0 and v2, supports shallow clones and filters, serves only
-// objects reachable from the refs, and reads the repository without any
-// of this package's locks, so a clone never stalls a commit.
-
-// gitProtocolRE is what a Git-Protocol header may hold ("version=2",
-// several such keys separated by ':').
-var gitProtocolRE = regexp.MustCompile(`^[A-Za-z0-9._=:-]{1,256}$`)
+// --stateless-rpc`): it streams the pack as it builds it, supports
+// shallow clones, serves only objects reachable from the refs, and reads
+// the repository without any of this package's locks, so a clone never
+// stalls a commit.
+//
+// It always speaks protocol v0: git's v2 upload-pack hands out any
+// object by id, reachable or not (a commit dropped from every ref would
+// stay fetchable). A client asking for v2 (Git-Protocol: version=2)
+// falls back to v0 by itself.
 
 // uploadPack runs git upload-pack on r with in as its input and out as its
 // output; advertise lists the refs instead of answering a request.
@@ -70,11 +70,7 @@ func (h *Host) uploadPack(ctx context.Context, r *Repository, req *http.Request,
 	}
 	args = append(args, r.st.refs.commonDir)
 	cmd := exec.CommandContext(ctx, "git", args...)
-	env := gitEnv()
-	if p := req.Header.Get("Git-Protocol"); gitProtocolRE.MatchString(p) {
-		env = append(env, "GIT_PROTOCOL="+p)
-	}
-	cmd.Env = env
+	cmd.Env = gitEnv()
 	cmd.Stdin = in
 	cmd.Stdout = out
 	var stderr strings.Builder
@@ -103,14 +99,11 @@ func (l *limitedWriter) Write(p []byte) (int, error) {
 
 func (h *Host) serveUploadRefs(w http.ResponseWriter, req *http.Request, r *Repository) {
 	w.Header().Set("Content-Type", "application/x-git-upload-pack-advertisement")
-	if !strings.Contains(req.Header.Get("Git-Protocol"), "version=2") {
-		// v0 and v1: the service line first (v2 has none).
-		var pre []byte
-		pre = appendPkt(pre, "# service=git-upload-pack\n")
-		pre = append(pre, "0000"...)
-		if _, err := w.Write(pre); err != nil {
-			return
-		}
+	var pre []byte
+	pre = appendPkt(pre, "# service=git-upload-pack\n")
+	pre = append(pre, "0000"...)
+	if _, err := w.Write(pre); err != nil {
+		return
 	}
 	if err := h.uploadPack(req.Context(), r, req, nil, w, true); err != nil {
 		h.opts.Logger.Error("advertise refs", "repo", r.path, "err", err)
