@@ -90,7 +90,7 @@ func TestCrashKill9(t *testing.T) {
 	}
 	dir := t.TempDir()
 	bare := filepath.Join(dir, "ws.git")
-	var acked []string      // commits whose Commit returned
+	var acked []string       // commits whose Commit returned
 	var pushedAcked []string // commits whose git push succeeded
 	start := func() (*exec.Cmd, string, chan string) {
 		os.Remove(filepath.Join(dir, "addr"))
