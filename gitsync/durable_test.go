@@ -1,9 +1,11 @@
 package gitsync
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http/httptest"
 	"os"
@@ -261,5 +263,17 @@ func TestWriteThroughFile(t *testing.T) {
 	}
 	if got := git(t, dir, "show", "main:memory/2026-01-01.md"); got != "# log" {
 		t.Fatalf("the log is %q", got)
+	}
+}
+
+func TestLimitReader(t *testing.T) {
+	for _, tt := range []struct {
+		size, limit int
+		tooLarge    bool
+	}{{10, 10, false}, {11, 10, true}, {0, 0, false}, {1, 0, true}, {100000, 99999, true}, {5, 100, false}} {
+		got, err := io.ReadAll(&limitReader{r: bytes.NewReader(make([]byte, tt.size)), n: int64(tt.limit)})
+		if tt.tooLarge != errors.Is(err, errTooLarge) || (!tt.tooLarge && (err != nil || len(got) != tt.size)) || len(got) > tt.limit {
+			t.Errorf("size %d limit %d: %d bytes, %v", tt.size, tt.limit, len(got), err)
+		}
 	}
 }

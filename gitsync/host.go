@@ -36,8 +36,9 @@ type HostOptions struct {
 	// Authenticate, when set, requires HTTP basic auth on every request
 	// and reports whether the user name and token are valid.
 	Authenticate func(user, token string) bool
-	// MaxRequestBytes bounds a request body (compressed, as sent) and
-	// the inflated objects of one push. Default 256 MiB.
+	// MaxRequestBytes bounds a request body (as sent, and once
+	// inflated when gzip-encoded) and so the pack of one push, refused
+	// while it arrives. Default 256 MiB.
 	MaxRequestBytes int64
 	// RequestTimeout bounds one request. Default 5 minutes.
 	RequestTimeout time.Duration
@@ -277,9 +278,34 @@ func (h *Host) body(w http.ResponseWriter, req *http.Request) (io.Reader, error)
 		if err != nil {
 			return nil, fmt.Errorf("gzip body: %w", err)
 		}
-		r = io.LimitReader(zr, h.opts.MaxRequestBytes)
+		r = &limitReader{r: zr, n: h.opts.MaxRequestBytes}
 	}
 	return r, nil
+}
+
+// errTooLarge is a request body over MaxRequestBytes.
+var errTooLarge = errors.New("request too large")
+
+// limitReader fails with errTooLarge past n bytes (io.LimitReader would
+// end the body quietly and the pack would look cut).
+type limitReader struct {
+	r io.Reader
+	n int64
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.n < 0 {
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > l.n+1 {
+		p = p[:l.n+1] // one byte more tells "over the limit" from "at it"
+	}
+	n, err := l.r.Read(p)
+	l.n -= int64(n)
+	if l.n < 0 {
+		return n - 1, errTooLarge
+	}
+	return n, err
 }
 
 // capabilities advertised by each service.

@@ -89,7 +89,7 @@ func receivePack(ctx context.Context, r *Repository, body io.Reader, limit int64
 			msg = msg[i+len("fatal: "):]
 		}
 		var mbe *http.MaxBytesError
-		if errors.As(copyErr, &mbe) || strings.Contains(msg, "maximum allowed size") {
+		if errors.As(copyErr, &mbe) || errors.Is(copyErr, errTooLarge) || strings.Contains(msg, "maximum allowed size") {
 			msg = fmt.Sprintf("push exceeds the %d-byte limit", limit)
 		}
 		if msg == "" {
