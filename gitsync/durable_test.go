@@ -277,3 +277,45 @@ func TestLimitReader(t *testing.T) {
 		}
 	}
 }
+
+// TestPushSlotsAndRecord: a push over MaxConcurrentPushes waits, then
+// gets a clear 503; every push's outcome is kept for status, and the
+// client is told which commit a ref is at.
+func TestPushSlotsAndRecord(t *testing.T) {
+	h, url, _ := testHost(t, HostOptions{MaxConcurrentPushes: 1})
+	h.pushWait = 100 * time.Millisecond
+	src := newWorkRepo(t, map[string]string{"AGENTS.md": "a\n"})
+	out := git(t, src, "push", url+"/ws.git", "main")
+	head := git(t, src, "rev-parse", "HEAD")
+	if !strings.Contains(out, "refs/heads/main is at "+head) {
+		t.Errorf("the push output does not name the commit:\n%s", out)
+	}
+	recs := h.LastPushes()
+	if len(recs) != 1 || recs[0].Repo != "ws" || recs[0].Result != "ok" || len(recs[0].Refs) != 1 || recs[0].Refs[0].New != head {
+		t.Fatalf("LastPushes = %+v", recs)
+	}
+
+	h.pushes <- struct{}{} // another push holds the only slot
+	commitFiles(t, src, map[string]string{"memory/a.md": "a\n"}, "more")
+	out, err := gitTry(src, "push", url+"/ws.git", "main")
+	<-h.pushes
+	if err == nil || !strings.Contains(out, "503") {
+		t.Fatalf("a push over the bound: %v\n%s", err, out)
+	}
+	git(t, src, "push", "-q", url+"/ws.git", "main")
+
+	commitFiles(t, src, map[string]string{"link.md": "x"}, "bad")
+	git(t, src, "rm", "-q", "link.md")
+	if err := os.Symlink("/etc/passwd", filepath.Join(src, "link.md")); err != nil {
+		t.Fatal(err)
+	}
+	git(t, src, "add", "-A")
+	git(t, src, "commit", "-q", "-m", "symlink")
+	if _, err := gitTry(src, "push", url+"/ws.git", "main"); err == nil {
+		t.Fatal("a symbolic link was accepted")
+	}
+	recs = h.LastPushes()
+	if len(recs) != 1 || recs[0].Result != "refused" || !strings.Contains(recs[0].Refs[0].Result, "symbolic link") {
+		t.Fatalf("LastPushes after a refusal = %+v", recs)
+	}
+}

@@ -63,7 +63,8 @@ type Host struct {
 	mu    sync.Mutex
 	repos map[string]*Repository
 
-	pushes chan struct{} // push slots
+	pushes   chan struct{} // push slots
+	pushWait time.Duration
 
 	pushMu   sync.Mutex
 	lastPush map[string]PushRecord
@@ -91,7 +92,7 @@ func NewHost(dir string, opts HostOptions) (*Host, error) {
 		opts.MaxConcurrentPushes = 4
 	}
 	return &Host{dir: dir, opts: opts, repos: map[string]*Repository{},
-		pushes: make(chan struct{}, opts.MaxConcurrentPushes), lastPush: map[string]PushRecord{},
+		pushes: make(chan struct{}, opts.MaxConcurrentPushes), pushWait: pushWait, lastPush: map[string]PushRecord{},
 		maintain: make(chan struct{}, 1)}, nil
 }
 

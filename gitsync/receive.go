@@ -101,9 +101,9 @@ func (h *Host) serveReceivePack(ctx context.Context, w http.ResponseWriter, req 
 	_, _ = w.Write([]byte("0000"))
 }
 
-// acquirePush takes a push slot, waiting up to pushWait.
+// acquirePush takes a push slot, waiting up to h.pushWait.
 func (h *Host) acquirePush(ctx context.Context) bool {
-	t := time.NewTimer(pushWait)
+	t := time.NewTimer(h.pushWait)
 	defer t.Stop()
 	select {
 	case h.pushes <- struct{}{}:
