@@ -53,7 +53,7 @@ func helperDaemon() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	d, err := daemon.New(ctx, daemon.Options{Store: store, Embedder: emb, ReposDir: os.Getenv("QUIRE_HELPER_REPOS"),
+	d, err := daemon.New(ctx, daemon.Options{Store: store, Embedder: emb, ReposDir: os.Getenv("QUIRE_HELPER_REPOS"), AllowCreate: true,
 		GitListen: "127.0.0.1:0", Socket: os.Getenv("QUIRE_HELPER_SOCKET"), CacheDir: os.Getenv("QUIRE_HELPER_CACHE")})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -50,6 +50,9 @@ type Options struct {
 	// AllowedHosts are host names (besides the listeners' own addresses
 	// and localhost) that the git endpoint and the TCP API answer to.
 	AllowedHosts []string
+	// AllowCreate lets a push to a new name create a hosted repository
+	// (off: only existing repositories accept pushes).
+	AllowCreate bool
 	// Upstream is a remote to follow, fetched every Poll (default 30 s).
 	Upstream string
 	Poll     time.Duration
@@ -259,6 +262,7 @@ func (d *Daemon) openSources(ctx context.Context) error {
 			Validator:    gitsync.Validators{gitsync.RepositoryChecks(), gitsync.ValidatorFunc(d.validate)},
 			AfterPush:    d.afterPush,
 			Authenticate: d.gitUser(),
+			AllowCreate:  d.opts.AllowCreate,
 			Logger:       d.log,
 		})
 		if err != nil {
@@ -298,7 +302,7 @@ func (d *Daemon) openSources(ctx context.Context) error {
 	d.mu.RUnlock()
 	for _, s := range srcs {
 		if _, err := d.deploy(ctx, s); err != nil {
-			d.log.Warn("initial deploy failed", "source", s.id(), "err", err)
+			d.log.Error("initial deploy failed", "source", s.id(), "err", err)
 			s.setError(err)
 		}
 	}
@@ -327,6 +331,11 @@ func (d *Daemon) repoSource(name string) (*source, error) {
 	repo, err := d.host.Repository(name)
 	if err != nil {
 		return nil, err
+	}
+	if err := repo.Check(); err != nil {
+		// A damaged ref (left by a crash of an older version): deploying
+		// it fails and /v1/status shows the error; a push can replace it.
+		d.log.Error("hosted repository has broken refs", "repo", name, "err", err)
 	}
 	return d.addSource(&source{kind: kindRepo, name: name, rootName: name, repo: repo, refs: []string{"refs/heads/main"}}), nil
 }

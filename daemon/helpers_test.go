@@ -131,6 +131,7 @@ func startDaemon(t testing.TB, opts daemon.Options) *testDaemon {
 	if opts.GitListen == "" {
 		opts.GitListen = "127.0.0.1:0"
 	}
+	opts.AllowCreate = true // the tests create repositories by pushing
 	if opts.Socket == "" {
 		opts.Socket = filepath.Join(tmp, "run", "q.sock")
 	}

@@ -54,6 +54,15 @@ func (d *Daemon) Status(ctx context.Context) api.Status {
 		}
 		s.mu.Unlock()
 	}
+	if d.host != nil {
+		for _, p := range d.host.LastPushes() {
+			ps := api.PushStatus{Repo: p.Repo, User: p.User, At: p.At, Result: p.Result, Unpack: p.Unpack}
+			for _, r := range p.Refs {
+				ps.Refs = append(ps.Refs, api.PushedRef{Name: r.Name, Old: r.Old, New: r.New, Result: r.Result})
+			}
+			st.Pushes = append(st.Pushes, ps)
+		}
+	}
 	return st
 }
 

@@ -133,9 +133,11 @@ func (d *Daemon) ReadFile(ctx context.Context, agent, user, p string) (api.File,
 	return api.File{Path: joinSlash(sc, rel), Content: string(b), ETag: ETag(b), Commit: ref.dep.commit}, nil
 }
 
+// ifMatches applies If-Match: "*" creates a file and never replaces one;
+// otherwise one of the listed ETags must be the file's.
 func ifMatches(ifMatch string, cur []byte, exists bool) bool {
 	if ifMatch == "*" {
-		return true
+		return !exists
 	}
 	if !exists {
 		return false
@@ -190,6 +192,9 @@ func (d *Daemon) WriteFile(ctx context.Context, agent, user, p, ifMatch string, 
 		cur, err := fs.ReadFile(fsys, full)
 		exists := err == nil
 		if !ifMatches(ifMatch, cur, exists) {
+			if ifMatch == "*" {
+				return nil, api.Errorf(http.StatusConflict, "exists", "%s already exists: If-Match: * only creates a file; send its ETag %s to replace it", joinSlash(sc, rel), ETag(cur))
+			}
 			if !exists {
 				return nil, api.Errorf(http.StatusConflict, "stale", "%s does not exist (any more); send If-Match: * to create it", joinSlash(sc, rel))
 			}
@@ -201,7 +206,13 @@ func (d *Daemon) WriteFile(ctx context.Context, agent, user, p, ifMatch string, 
 			}
 			return []gitsync.FileWrite{{Path: full, Delete: true}}, nil
 		}
-		return []gitsync.FileWrite{{Path: full, Content: content}}, nil
+		w := gitsync.FileWrite{Path: full, Content: content}
+		if ifMatch == "*" {
+			// Checked again under the writer lock: the file must still
+			// not exist.
+			w.Match = new(plumbing.Hash)
+		}
+		return []gitsync.FileWrite{w}, nil
 	}
 	msg := fmt.Sprintf("%s: write %s", agent, joinSlash(sc, rel))
 	if del {
@@ -218,14 +229,24 @@ func (d *Daemon) WriteFile(ctx context.Context, agent, user, p, ifMatch string, 
 		}
 		res.Commit, res.Branch, err = d.propose(ctx, ref, user, msg, build)
 		if err != nil {
-			return api.WriteResponse{}, err
+			return api.WriteResponse{}, pathConflict(err)
 		}
 		d.events.publish(api.Event{Type: "write", Agent: agent, Source: ref.src.id(), Commit: res.Commit, Path: res.Path, User: user,
 			Message: "proposed on " + res.Branch})
 		return res, nil
 	}
 	res.Commit, res.Branch, err = d.commitChange(ctx, ref, user, msg, build)
-	return res, err
+	return res, pathConflict(err)
+}
+
+// pathConflict turns a write through a file (memory/<day>.md/x.md) or
+// over a directory into a 409; nothing was written.
+func pathConflict(err error) error {
+	var pc *gitsync.PathConflictError
+	if errors.As(err, &pc) {
+		return api.Errorf(http.StatusConflict, "path_conflict", "%v; nothing was written", pc)
+	}
+	return err
 }
 
 // dailyLogPath is memory/YYYY-MM-DD.md of now's date in loc.

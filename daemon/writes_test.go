@@ -55,6 +55,13 @@ func TestFileWrites(t *testing.T) {
 		{"weak ETag", "MEMORY.md", "", "W/" + f.ETag, "new", http.StatusConflict},
 		{"over the write limit", "MEMORY.md", "", "*", strings.Repeat("x", 201), http.StatusRequestEntityTooLarge},
 		{"empty user id", "USER.md", "", "*", "x", http.StatusUnprocessableEntity},
+		// If-Match: * creates and never replaces (issue 11 item 8).
+		{"* never replaces", "MEMORY.md", "", "*", "x", http.StatusConflict},
+		{"* never replaces a daily log", "memory%2F2020-01-01.md", "", "*", "x", http.StatusConflict},
+		// A file where a directory would be: the log is not deleted to
+		// make a directory.
+		{"parent is a file", "memory%2F2020-01-01.md%2Fsub.md", "", "*", "x", http.StatusConflict},
+		{"parent is a file, deeper", "memory%2F2020-01-01.md%2Fa%2Fb.md", "", "*", "x", http.StatusConflict},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -76,6 +83,9 @@ func TestFileWrites(t *testing.T) {
 			}
 		})
 	}
+	if day, err := td.c.ReadFile(ctx, "bot", "memory/2020-01-01.md", ""); err != nil || !strings.Contains(day.Content, "An old day.") {
+		t.Fatalf("the daily log after refused writes: %+v %v", day, err)
+	}
 	_, _, body := td.raw(t, http.MethodPut, "/v1/agents/bot/files/MEMORY.md", http.Header{"If-Match": {"*"}}, strings.Repeat("x", 201))
 	if !strings.Contains(body, "200") {
 		t.Errorf("413 does not name the limit: %s", body)
@@ -96,14 +106,18 @@ func TestFileWrites(t *testing.T) {
 
 	// A persona file goes to a proposal branch; main does not move.
 	before := head()
-	pw, err := td.c.WriteFile(ctx, "bot", "SOUL.md", "", "*", []byte("# Soul\n\nProposed soul.\n"))
+	soul, err := td.c.ReadFile(ctx, "bot", "SOUL.md", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, err := td.c.WriteFile(ctx, "bot", "SOUL.md", "", soul.ETag, []byte("# Soul\n\nProposed soul.\n"))
 	if err != nil || pw.Branch != "proposals/bot/1" {
 		t.Fatalf("proposal: %+v %v", pw, err)
 	}
 	if head() != before {
 		t.Fatal("a persona write moved main")
 	}
-	pw2, err := td.c.WriteFile(ctx, "bot", "SOUL.md", "", "*", []byte("# Soul\n\nAnother.\n"))
+	pw2, err := td.c.WriteFile(ctx, "bot", "SOUL.md", "", soul.ETag, []byte("# Soul\n\nAnother.\n"))
 	if err != nil || pw2.Branch != "proposals/bot/2" {
 		t.Fatalf("second proposal: %+v %v", pw2, err)
 	}

@@ -60,6 +60,25 @@ func (e *ConflictError) Error() string {
 // Is makes a ConflictError match ErrStale.
 func (e *ConflictError) Is(target error) bool { return target == ErrStale }
 
+// PathConflictError is a write whose path runs through a file (a/b.md/c.md
+// where a/b.md is a file) or that would replace a directory with a file.
+// Nothing is written: a commit never deletes a file or a directory that
+// its writes do not name.
+type PathConflictError struct {
+	Path string
+	// Conflict is the existing file or directory in the way.
+	Conflict string
+	// IsDir says Conflict is a directory (else a file).
+	IsDir bool
+}
+
+func (e *PathConflictError) Error() string {
+	if e.IsDir {
+		return fmt.Sprintf("%s: is a directory; write a file inside it instead", e.Path)
+	}
+	return fmt.Sprintf("%s: %s is a file, not a directory", e.Path, e.Conflict)
+}
+
 // CommitRequest is one commit the daemon makes on behalf of an agent.
 type CommitRequest struct {
 	// Ref is the branch to commit on, e.g. "refs/heads/main". A short
@@ -150,7 +169,8 @@ func (r *Repository) Commit(ctx context.Context, req CommitRequest) (plumbing.Ha
 			root = c.TreeHash
 			parents = []plumbing.Hash{base}
 		}
-		newRoot, err := writeTree(st, root, req.Writes)
+		p := newPending(st)
+		newRoot, err := writeTree(p, root, req.Writes)
 		if err != nil {
 			return err
 		}
@@ -165,11 +185,15 @@ func (r *Repository) Commit(ctx context.Context, req CommitRequest) (plumbing.Ha
 			TreeHash:     newRoot,
 			ParentHashes: parents,
 		}
-		o := st.NewEncodedObject()
+		o := p.NewEncodedObject()
 		if err := c.Encode(o); err != nil {
 			return err
 		}
-		if h, err = st.SetEncodedObject(o); err != nil {
+		if h, err = p.SetEncodedObject(o); err != nil {
+			return err
+		}
+		// The objects are durable before the ref names them.
+		if err := r.st.writePending(p); err != nil {
 			return err
 		}
 		return r.setRef(ref, cur, h)
@@ -210,45 +234,33 @@ func checkWritePath(p string) error {
 	return nil
 }
 
-// refValue reads a ref's commit (zero when it does not exist). Callers
-// hold r.mu.
+// refValue reads a ref's commit (zero when it does not exist; a
+// *BrokenRefError when its file is damaged). Callers hold r.mu.
 func (r *Repository) refValue(name plumbing.ReferenceName) (plumbing.Hash, error) {
-	ref, err := r.repo.Storer.Reference(name)
+	ref, err := r.st.refs.read(name)
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {
 		return plumbing.ZeroHash, nil
 	}
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("read %s: %w", name, err)
 	}
+	if ref.Type() != plumbing.HashReference {
+		return plumbing.ZeroHash, fmt.Errorf("read %s: a symbolic ref", name)
+	}
 	return ref.Hash(), nil
 }
 
 // setRef moves name from old to new (zero new deletes, zero old creates)
-// if it still has the value old. Callers hold r.writeMu and r.mu, which
-// makes the check and the move atomic for this process; go-git's own
-// check on the ref file covers other go-git writers.
+// if it still has the value old, under the ref's lock file: the check and
+// the move are atomic against this process and any git. The new value is
+// synced and renamed over the ref, so a crash leaves the old or the new
+// value. Callers hold r.writeMu and r.mu.
 func (r *Repository) setRef(name plumbing.ReferenceName, old, new plumbing.Hash) error {
-	cur, err := r.refValue(name)
-	if err != nil {
-		return err
+	var ref *plumbing.Reference
+	if !new.IsZero() {
+		ref = plumbing.NewHashReference(name, new)
 	}
-	if cur != old {
-		return fmt.Errorf("%w: %s is at %s, expected %s", ErrStale, name, cur, old)
-	}
-	if new.IsZero() {
-		if err := r.repo.Storer.RemoveReference(name); err != nil {
-			return fmt.Errorf("delete %s: %w", name, err)
-		}
-		return nil
-	}
-	var oldRef *plumbing.Reference
-	if !old.IsZero() {
-		oldRef = plumbing.NewHashReference(name, old)
-	}
-	if err := r.repo.Storer.CheckAndSetReference(plumbing.NewHashReference(name, new), oldRef); err != nil {
-		return fmt.Errorf("update %s: %w", name, err)
-	}
-	return nil
+	return r.st.refs.update(name, ref, &old)
 }
 
 // writeTree applies writes to the tree root (zero: the empty tree),
@@ -294,6 +306,9 @@ func writeSubtree(st storer.EncodedObjectStorer, h plumbing.Hash, writes []FileW
 				return plumbing.ZeroHash, false, &ConflictError{Path: prefix + first, Want: *w.Match, Have: have}
 			}
 		}
+		if !w.Delete && i >= 0 && entries[i].Mode == filemode.Dir {
+			return plumbing.ZeroHash, false, &PathConflictError{Path: prefix + first, Conflict: prefix + first, IsDir: true}
+		}
 		if w.Delete {
 			if i >= 0 && entries[i].Mode != filemode.Dir {
 				entries = slices.Delete(entries, i, i+1)
@@ -333,6 +348,15 @@ func writeSubtree(st storer.EncodedObjectStorer, h plumbing.Hash, writes []FileW
 		var old plumbing.Hash
 		if i >= 0 && entries[i].Mode == filemode.Dir {
 			old = entries[i].Hash
+		} else if i >= 0 {
+			deletesOnly := true
+			for _, w := range sub[name] {
+				deletesOnly = deletesOnly && w.Delete && w.Match == nil
+			}
+			if deletesOnly {
+				continue // nothing under a file to delete
+			}
+			return plumbing.ZeroHash, false, &PathConflictError{Path: prefix + name + "/" + sub[name][0].Path, Conflict: prefix + name}
 		}
 		nh, empty, err := writeSubtree(st, old, sub[name], prefix+name+"/")
 		if err != nil {

@@ -101,15 +101,19 @@ func TestCommitConcurrentAndRepack(t *testing.T) {
 	if n := git(t, dir, "rev-list", "--count", "main"); n != "20" {
 		t.Fatalf("history has %s commits, want 20", n)
 	}
+	// Every commit is one pack, never loose objects.
 	loose, err := r.LooseObjects()
-	if err != nil || loose == 0 {
-		t.Fatalf("LooseObjects = %d, %v", loose, err)
+	if err != nil || loose != 0 {
+		t.Fatalf("LooseObjects = %d, %v; want 0", loose, err)
+	}
+	if n := packFiles(t, dir); n != 20 {
+		t.Fatalf("%d packs after 20 commits", n)
 	}
 	if err := r.Repack(); err != nil {
 		t.Fatal(err)
 	}
-	if loose, _ := r.LooseObjects(); loose != 0 {
-		t.Errorf("%d loose objects after repack", loose)
+	if n := packFiles(t, dir); n != 1 {
+		t.Errorf("%d packs after repack, want 1", n)
 	}
 	git(t, dir, "fsck", "--strict")
 	s, err := r.Snapshot("main")

@@ -4,31 +4,56 @@
 // before any ref moves, following an upstream remote and watching a working
 // tree.
 //
-// All git work goes through go-git; the git CLI is only a test client.
+// Reads and the daemon's commits go through go-git; the git CLI (2.39 or
+// later) is a run-time dependency for three things it does better: serving
+// fetches (git upload-pack), indexing pushed packs (git index-pack) and
+// consolidating packs (git repack --geometric).
+//
+// Nothing acknowledged is lost on a crash (kill -9, power loss):
+//
+//   - Every ref moves the way git moves it: "<ref>.lock" is created
+//     exclusively (so a concurrent git is excluded too), written, synced
+//     and renamed over the ref, and the directory is synced; the old value
+//     is compared under the lock (loose or packed-refs). A crash leaves the
+//     old or the new value, never an empty file; a damaged ref is a
+//     *BrokenRefError naming it (Repository.Check), never an empty
+//     repository, and a push can replace it.
+//   - Objects are durable before a ref names them: a commit's few objects
+//     are written as one small pack, pack and index synced, the pack
+//     renamed into place before its index, the directory synced. No loose
+//     objects are written. Host.Maintain rolls the small packs up with a
+//     geometric repack that holds none of this package's locks.
+//
+// The parts:
 //
 //   - Open a repository (bare, or any directory of a work tree) and take
 //     Snapshot(rev) of any revision: an fs.FS over the commit's tree,
 //     read without checkout. Changes lists the paths that differ between
-//     two commits (no rename detection). Reads reload go-git's pack index
-//     when another process (git gc) repacked the repository.
+//     two commits (no rename detection). Reads reload the pack index when
+//     another process (git repack) changed the packs.
 //   - Commit writes the daemon's commits: only the trees on the written
 //     paths are rebuilt, the ref moves with compare-and-swap, writers to
 //     one Repository are serialized, the agent is the author and the user
 //     goes in a "Quire-User:" trailer. FileWrite.Match is If-Match on a
-//     file's blob hash. Repack packs the loose objects go-git writes.
+//     file's blob hash; a write through a file or over a directory is a
+//     *PathConflictError.
 //   - Host keeps bare repositories under a directory and is the smart-HTTP
-//     endpoint (/<name>.git) for clone, fetch and push by the git CLI. A
-//     push is parsed into an in-memory overlay (so thin packs resolve),
-//     every updated ref's new tree is checked by a Validator (default:
-//     RepositoryChecks; compose with Validators), and only then are
-//     objects written and refs moved with compare-and-swap. AfterPush
-//     receives an Event and can print remote: lines.
+//     endpoint (/<name>.git) for clone, fetch and push. Fetches are git
+//     upload-pack (streamed, shallow clones, only objects the refs reach,
+//     no locks held, answered in protocol v0). A push streams to a
+//     quarantine on disk (bounded as it arrives, at most
+//     MaxConcurrentPushes at once), every updated ref's new tree is checked
+//     by a Validator (default: RepositoryChecks; compose with Validators)
+//     and every other new commit by the file limits, and only then does
+//     the pack join the repository and the refs move. AfterPush receives
+//     an Event and can print remote: lines; LastPushes keeps each
+//     repository's last push and its outcome.
 //   - Follower fetches an upstream remote on an interval and on demand;
 //     Watcher reports changed files of a working tree. Both, like pushes,
 //     produce Events.
 //
 // Locking: a Repository serializes go-git object access (go-git's storage
 // is not safe for concurrent use) and has one writer lock for commits,
-// pushes, fetches and repacks. Share one Repository per path: Host hands
-// out one instance per hosted name.
+// pushes and fetches; serving a fetch and repacking take neither. Share
+// one Repository per path: Host hands out one instance per hosted name.
 package gitsync

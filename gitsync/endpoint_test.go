@@ -25,6 +25,7 @@ import (
 func testHost(t testing.TB, opts HostOptions) (*Host, string, string) {
 	t.Helper()
 	dir := t.TempDir()
+	opts.AllowCreate = true // most tests create ws by pushing
 	h, err := NewHost(dir, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -51,6 +52,16 @@ func commitFiles(t testing.TB, dir string, files map[string]string, msg string) 
 	git(t, dir, "add", "-A")
 	git(t, dir, "commit", "-q", "-m", msg)
 	return git(t, dir, "rev-parse", "HEAD")
+}
+
+// packFiles counts the packs of a bare repository.
+func packFiles(t testing.TB, bare string) int {
+	t.Helper()
+	ms, err := filepath.Glob(filepath.Join(bare, "objects", "pack", "pack-*.idx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ms)
 }
 
 // looseCount is the server's loose-object count from git count-objects.
@@ -204,14 +215,15 @@ func TestEndpointWithGitCLI(t *testing.T) {
 		files[fmt.Sprintf("skills/s%03d/data.txt", i)] = randomText(6000)
 	}
 	large := commitFiles(t, a, files, "large")
+	packsBefore := packFiles(t, bare)
 	git(t, a, "config", "http.postBuffer", "65536")
 	git(t, a, "push", "-q", "origin", "main")
 	if got := git(t, bare, "rev-parse", "main"); got != large {
 		t.Fatalf("large push: server main = %s, want %s", got, large)
 	}
 	git(t, bare, "fsck", "--strict")
-	if packs, _ := filepath.Glob(filepath.Join(bare, "objects/pack/*.pack")); len(packs) != 1 {
-		t.Errorf("a push of 600 objects made %d pack files, want 1", len(packs))
+	if packs, _ := filepath.Glob(filepath.Join(bare, "objects/pack/*.pack")); len(packs) != packsBefore+1 {
+		t.Errorf("a push of 600 objects made %d pack files, want 1", len(packs)-packsBefore)
 	}
 
 	// Other refusals: a symbolic link and a context file that is not UTF-8.
@@ -431,12 +443,15 @@ func TestHostMaintain(t *testing.T) {
 		t.Fatalf("Names = %v, %v", names, err)
 	}
 	r, _ := h.Repository("ws")
-	if n, _ := r.LooseObjects(); n == 0 {
-		t.Fatal("no loose objects after pushes")
-	}
-	h.repackAll(context.Background(), 0)
 	if n, _ := r.LooseObjects(); n != 0 {
-		t.Fatalf("%d loose objects after maintenance", n)
+		t.Fatalf("%d loose objects after pushes: every push is stored as one pack", n)
+	}
+	if n := packFiles(t, filepath.Join(dir, "ws.git")); n != 5 {
+		t.Fatalf("%d packs after 5 pushes", n)
+	}
+	h.repackAll(context.Background(), 0, true)
+	if n := packFiles(t, filepath.Join(dir, "ws.git")); n != 1 {
+		t.Fatalf("%d packs after maintenance, want 1", n)
 	}
 	git(t, filepath.Join(dir, "ws.git"), "fsck", "--strict")
 	c := clone(t, url+"/ws.git")

@@ -36,11 +36,18 @@ type HostOptions struct {
 	// Authenticate, when set, requires HTTP basic auth on every request
 	// and reports whether the user name and token are valid.
 	Authenticate func(user, token string) bool
-	// MaxRequestBytes bounds a request body (compressed, as sent) and
-	// the inflated objects of one push. Default 256 MiB.
+	// MaxRequestBytes bounds a request body (as sent, and once
+	// inflated when gzip-encoded) and so the pack of one push, refused
+	// while it arrives. Default 256 MiB.
 	MaxRequestBytes int64
 	// RequestTimeout bounds one request. Default 5 minutes.
 	RequestTimeout time.Duration
+	// AllowCreate lets a push to a name that does not exist create the
+	// repository. Off by default: repositories are created with Create.
+	AllowCreate bool
+	// MaxConcurrentPushes bounds the pushes processed at once; another
+	// waits up to 10 s, then gets HTTP 503. Default 4.
+	MaxConcurrentPushes int
 	// Logger receives one line per push; nil discards.
 	Logger *slog.Logger
 }
@@ -55,11 +62,18 @@ type Host struct {
 
 	mu    sync.Mutex
 	repos map[string]*Repository
+
+	pushes   chan struct{} // push slots
+	pushWait time.Duration
+
+	pushMu   sync.Mutex
+	lastPush map[string]PushRecord
+	maintain chan struct{} // wakes Maintain: many packs were written
 }
 
 // NewHost serves the repositories under dir, creating dir if needed.
 func NewHost(dir string, opts HostOptions) (*Host, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create repository directory: %w", err)
 	}
 	if opts.Validator == nil {
@@ -74,7 +88,12 @@ func NewHost(dir string, opts HostOptions) (*Host, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Host{dir: dir, opts: opts, repos: map[string]*Repository{}}, nil
+	if opts.MaxConcurrentPushes <= 0 {
+		opts.MaxConcurrentPushes = 4
+	}
+	return &Host{dir: dir, opts: opts, repos: map[string]*Repository{},
+		pushes: make(chan struct{}, opts.MaxConcurrentPushes), pushWait: pushWait, lastPush: map[string]PushRecord{},
+		maintain: make(chan struct{}, 1)}, nil
 }
 
 var repoNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$`)
@@ -114,11 +133,7 @@ func (h *Host) repository(name string, create bool) (*Repository, error) {
 		if !create {
 			return nil, fmt.Errorf("repository %q: %w", name, ErrNoRepository)
 		}
-		g, err := gogit.PlainInit(p, true)
-		if err != nil {
-			return nil, fmt.Errorf("create repository %q: %w", name, err)
-		}
-		if err := g.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.NewBranchReferenceName("main"))); err != nil {
+		if err := initBare(p); err != nil {
 			return nil, fmt.Errorf("create repository %q: %w", name, err)
 		}
 	}
@@ -126,8 +141,55 @@ func (h *Host) repository(name string, create bool) (*Repository, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.st.onPack = func() { h.packWritten(r) }
 	h.repos[name] = r
 	return r, nil
+}
+
+// initBare creates an empty bare repository at p (HEAD → refs/heads/main)
+// readable by its owner only: directories 0700, files 0600. It is built
+// in a temporary directory and renamed into place, so a crash leaves no
+// half-made repository.
+func initBare(p string) error {
+	tmp, err := os.MkdirTemp(filepath.Dir(p), ".init-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	g, err := gogit.PlainInit(tmp, true)
+	if err != nil {
+		return err
+	}
+	if err := g.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.NewBranchReferenceName("main"))); err != nil {
+		return err
+	}
+	err = filepath.WalkDir(tmp, func(q string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return os.Chmod(q, 0o700)
+		}
+		if err := os.Chmod(q, 0o600); err != nil {
+			return err
+		}
+		return syncFile(q)
+	})
+	if err != nil {
+		return err
+	}
+	for _, d := range []string{"objects/pack", "objects/info", "refs/heads", "refs/tags", "refs", "objects", "."} {
+		if err := os.MkdirAll(filepath.Join(tmp, d), 0o700); err != nil {
+			return err
+		}
+		if err := syncDir(filepath.Join(tmp, d)); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(p))
 }
 
 // forget removes a repository that a refused push to a new name created,
@@ -217,15 +279,39 @@ func (h *Host) body(w http.ResponseWriter, req *http.Request) (io.Reader, error)
 		if err != nil {
 			return nil, fmt.Errorf("gzip body: %w", err)
 		}
-		r = io.LimitReader(zr, h.opts.MaxRequestBytes)
+		r = &limitReader{r: zr, n: h.opts.MaxRequestBytes}
 	}
 	return r, nil
+}
+
+// errTooLarge is a request body over MaxRequestBytes.
+var errTooLarge = errors.New("request too large")
+
+// limitReader fails with errTooLarge past n bytes (io.LimitReader would
+// end the body quietly and the pack would look cut).
+type limitReader struct {
+	r io.Reader
+	n int64
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.n < 0 {
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > l.n+1 {
+		p = p[:l.n+1] // one byte more tells "over the limit" from "at it"
+	}
+	n, err := l.r.Read(p)
+	l.n -= int64(n)
+	if l.n < 0 {
+		return n - 1, errTooLarge
+	}
+	return n, err
 }
 
 // capabilities advertised by each service.
 const (
 	receiveCaps = "report-status delete-refs side-band-64k quiet atomic ofs-delta agent=quire"
-	uploadCaps  = "multi_ack_detailed side-band-64k side-band ofs-delta no-progress agent=quire"
 )
 
 func (h *Host) serveRefs(w http.ResponseWriter, req *http.Request, name string) {
@@ -235,20 +321,17 @@ func (h *Host) serveRefs(w http.ResponseWriter, req *http.Request, name string) 
 		return
 	}
 	r, err := h.Repository(name)
-	if err != nil && !(errors.Is(err, ErrNoRepository) && service == "git-receive-pack") {
+	if err != nil && !(errors.Is(err, ErrNoRepository) && service == "git-receive-pack" && h.opts.AllowCreate) {
 		http.Error(w, "repository not found", http.StatusNotFound)
 		return
 	}
-	var adv []byte
-	if r == nil {
-		// A push to a new name: advertise an empty repository, create it
-		// when the push arrives.
-		adv, err = advertisement(nil, receiveCaps, false)
-	} else if service == "git-receive-pack" {
-		adv, err = advertisement(r, receiveCaps, false)
-	} else {
-		adv, err = advertisement(r, uploadCaps, true)
+	if service == "git-upload-pack" {
+		h.serveUploadRefs(w, req, r)
+		return
 	}
+	// A push to a new name (r nil) sees an empty repository; the push
+	// creates it.
+	adv, err := advertisement(r, receiveCaps, h.opts.Logger)
 	if err != nil {
 		h.opts.Logger.Error("advertise refs", "repo", name, "err", err)
 		http.Error(w, "cannot list refs", http.StatusInternalServerError)

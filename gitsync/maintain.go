@@ -30,24 +30,44 @@ func (h *Host) Names() ([]string, error) {
 // repacks a repository.
 const RepackThreshold = 1000
 
-// Maintain repacks, every interval, each hosted repository holding more
-// than threshold loose objects (go-git writes only loose objects; 10,000
-// of them take ~79 MB), until ctx is done. Failures are logged.
+// PacksPerRepack is the number of packs written (one per commit, push or
+// fetch) after which a repository is repacked.
+const PacksPerRepack = 64
+
+// packWritten wakes Maintain once r has written PacksPerRepack packs.
+func (h *Host) packWritten(r *Repository) {
+	if r.PacksWritten() >= PacksPerRepack {
+		select {
+		case h.maintain <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Maintain repacks hosted repositories until ctx is done: every interval
+// each one holding more than threshold loose objects, and, as soon as a
+// repository has written PacksPerRepack packs, that one. Repacks do not
+// block commits or pushes (see Repack). Failures are logged.
 func (h *Host) Maintain(ctx context.Context, interval time.Duration, threshold int) error {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
+		all := false
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-t.C:
+			all = true
+		case <-h.maintain:
 		}
-		h.repackAll(ctx, threshold)
+		h.repackAll(ctx, threshold, all)
 	}
 }
 
-// repackAll repacks every hosted repository over threshold loose objects.
-func (h *Host) repackAll(ctx context.Context, threshold int) {
+// repackAll repacks the hosted repositories that wrote PacksPerRepack
+// packs, and with all those over threshold loose objects or packs
+// written.
+func (h *Host) repackAll(ctx context.Context, threshold int, all bool) {
 	names, err := h.Names()
 	if err != nil {
 		h.opts.Logger.Warn("maintain", "err", err)
@@ -57,20 +77,31 @@ func (h *Host) repackAll(ctx context.Context, threshold int) {
 		if ctx.Err() != nil {
 			return
 		}
-		r, err := h.Repository(name)
-		if err != nil {
-			h.opts.Logger.Warn("maintain", "repo", name, "err", err)
+		h.mu.Lock()
+		r, open := h.repos[name]
+		h.mu.Unlock()
+		if !open && !all {
 			continue
 		}
-		n, err := r.LooseObjects()
-		if err != nil || n <= threshold {
+		if !open {
+			if r, err = h.Repository(name); err != nil {
+				h.opts.Logger.Warn("maintain", "repo", name, "err", err)
+				continue
+			}
+		}
+		packs := r.PacksWritten()
+		loose := 0
+		if all {
+			loose, _ = r.LooseObjects()
+		}
+		if packs < PacksPerRepack && !(all && (loose > threshold || packs > int64(threshold))) {
 			continue
 		}
 		start := time.Now()
-		if err := r.Repack(); err != nil {
+		if err := r.RepackContext(ctx); err != nil {
 			h.opts.Logger.Warn("repack", "repo", name, "err", err)
 			continue
 		}
-		h.opts.Logger.Info("repacked", "repo", name, "loose", n, "took", time.Since(start))
+		h.opts.Logger.Debug("repacked", "repo", name, "packs", packs, "loose", loose, "took", time.Since(start))
 	}
 }

@@ -2,81 +2,42 @@ package gitsync
 
 import (
 	"errors"
-	"fmt"
 	"io"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
-// overlay holds the objects of a pushed pack in memory and reads through
-// to the repository for everything else, so a thin pack's deltas resolve
-// and the pushed trees can be read before anything is written to disk.
+// overlay reads a push's quarantined objects first and the repository's
+// for everything else, so the pushed trees can be read and checked
+// before anything joins the repository. It is read-only.
 type overlay struct {
-	repo    *Repository
-	objects map[plumbing.Hash]*plumbing.MemoryObject
-	order   []plumbing.Hash
-	bytes   int64
-	limit   int64 // bound on inflated bytes; 0 is no bound
+	repo *Repository
+	q    *quarantine // nil: a push with no pack (deletions only)
 }
 
-var errTooLarge = errors.New("push too large")
-
-func newOverlay(r *Repository, limit int64) *overlay {
-	return &overlay{repo: r, objects: map[plumbing.Hash]*plumbing.MemoryObject{}, limit: limit}
+func newOverlay(r *Repository, q *quarantine) *overlay {
+	return &overlay{repo: r, q: q}
 }
 
-// readPack parses a pack stream into the overlay.
-func (o *overlay) readPack(r io.Reader) error {
-	sc := packfile.NewScanner(r)
-	p, err := packfile.NewParserWithStorage(sc, o)
-	if err != nil {
-		return err
-	}
-	if _, err := p.Parse(); err != nil {
-		return err
-	}
-	return nil
-}
+// pushed reports whether h came with the push.
+func (o *overlay) pushed(h plumbing.Hash) bool { return o.q.has(h) }
 
 func (o *overlay) NewEncodedObject() plumbing.EncodedObject { return &plumbing.MemoryObject{} }
 
-func (o *overlay) SetEncodedObject(obj plumbing.EncodedObject) (plumbing.Hash, error) {
-	h := obj.Hash()
-	if _, ok := o.objects[h]; ok {
-		return h, nil
-	}
-	mo, ok := obj.(*plumbing.MemoryObject)
-	if !ok {
-		mo = &plumbing.MemoryObject{}
-		mo.SetType(obj.Type())
-		mo.SetSize(obj.Size())
-		r, err := obj.Reader()
-		if err != nil {
-			return h, err
-		}
-		defer r.Close()
-		w, _ := mo.Writer()
-		if _, err := io.Copy(w, r); err != nil {
-			return h, err
-		}
-	}
-	o.bytes += mo.Size()
-	if o.limit > 0 && o.bytes > o.limit {
-		return h, fmt.Errorf("%w: more than %d bytes of objects", errTooLarge, o.limit)
-	}
-	o.objects[h] = mo
-	o.order = append(o.order, h)
-	return h, nil
+func (o *overlay) SetEncodedObject(plumbing.EncodedObject) (plumbing.Hash, error) {
+	return plumbing.ZeroHash, errors.New("overlay: read-only")
 }
 
 func (o *overlay) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
-	if obj, ok := o.objects[h]; ok {
-		if t != plumbing.AnyObject && obj.Type() != t {
-			return nil, plumbing.ErrObjectNotFound
+	if o.q != nil {
+		obj, err := o.q.st.EncodedObject(t, h)
+		if err == nil {
+			return obj, nil
 		}
-		return obj, nil
+		if !errors.Is(err, plumbing.ErrObjectNotFound) {
+			return nil, err
+		}
 	}
 	var obj plumbing.EncodedObject
 	err := o.repo.locked(func(st storer.EncodedObjectStorer) error {
@@ -115,25 +76,21 @@ func copyObject(obj *plumbing.EncodedObject) error {
 }
 
 func (o *overlay) IterEncodedObjects(t plumbing.ObjectType) (storer.EncodedObjectIter, error) {
-	var objs []plumbing.EncodedObject
-	for _, h := range o.order {
-		if obj := o.objects[h]; t == plumbing.AnyObject || obj.Type() == t {
-			objs = append(objs, obj)
-		}
-	}
-	return storer.NewEncodedObjectSliceIter(objs), nil
+	return nil, errors.New("overlay: objects cannot be iterated")
 }
 
 func (o *overlay) HasEncodedObject(h plumbing.Hash) error {
-	if _, ok := o.objects[h]; ok {
+	if o.pushed(h) {
 		return nil
 	}
 	return o.repo.locked(func(st storer.EncodedObjectStorer) error { return st.HasEncodedObject(h) })
 }
 
 func (o *overlay) EncodedObjectSize(h plumbing.Hash) (int64, error) {
-	if obj, ok := o.objects[h]; ok {
-		return obj.Size(), nil
+	if o.q != nil {
+		if n, err := o.q.st.EncodedObjectSize(h); err == nil {
+			return n, nil
+		}
 	}
 	var n int64
 	err := o.repo.locked(func(st storer.EncodedObjectStorer) error {
@@ -148,9 +105,5 @@ func (o *overlay) AddAlternate(string) error { return errors.New("overlay: alter
 
 // snapshot returns commit h's tree as seen through the overlay.
 func (o *overlay) snapshot(h plumbing.Hash) (*Snapshot, error) {
-	s, err := newSnapshot(o, h)
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
+	return newSnapshot(o, h)
 }

@@ -2,6 +2,7 @@ package gitsync
 
 import (
 	"bytes"
+	"context"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -11,7 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
-// TestOverlayThinPack: a thin pack (deltas against objects the receiver
+// TestOverlayThinPack: a thin pack, quarantined by receivePack, (deltas against objects the receiver
 // already has) resolves through the repository; the same pack against an
 // empty repository does not, which shows the pack really is thin.
 func TestOverlayThinPack(t *testing.T) {
@@ -33,10 +34,12 @@ func TestOverlayThinPack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ov := newOverlay(r, 0)
-	if err := ov.readPack(bytes.NewReader(pack)); err != nil {
+	q, err := receivePack(context.Background(), r, bytes.NewReader(pack), 1<<20)
+	if err != nil {
 		t.Fatalf("thin pack against the repository: %v", err)
 	}
+	defer q.close()
+	ov := newOverlay(r, q)
 	s, err := ov.snapshot(plumbing.NewHash(second))
 	if err != nil {
 		t.Fatal(err)
@@ -53,11 +56,18 @@ func TestOverlayThinPack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := newOverlay(empty, 0).readPack(bytes.NewReader(pack)); err == nil {
+	if q, err := receivePack(context.Background(), empty, bytes.NewReader(pack), 1<<20); err == nil {
+		q.close()
 		t.Fatal("the pack resolved without the repository: it is not thin")
 	}
-	// The overlay's inflated-size limit.
-	if err := newOverlay(r, 1000).readPack(bytes.NewReader(pack)); err == nil {
-		t.Fatal("a pack over the overlay limit was accepted")
+	// The size limit applies while the pack arrives.
+	if q, err := receivePack(context.Background(), r, bytes.NewReader(pack), 100); err == nil {
+		q.close()
+		t.Fatal("a pack over the limit was accepted")
+	}
+	// Nothing is left behind.
+	q.close()
+	if ms, _ := filepath.Glob(filepath.Join(server, quarantinePrefix+"*")); len(ms) != 0 {
+		t.Fatalf("quarantines left: %v", ms)
 	}
 }

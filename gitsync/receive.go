@@ -7,12 +7,10 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/plumbing/protocol/packp/sideband"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
@@ -23,9 +21,10 @@ type refResult struct {
 	reason string
 }
 
-// serveReceivePack handles a push: parse the pack into an overlay,
-// validate every updated ref's new tree, and only then write the objects
-// and move the refs with compare-and-swap.
+// serveReceivePack handles a push: the pack streams to a quarantine on
+// disk (bounded as it arrives), every updated ref's new tree and every
+// new commit are validated, and only then does the pack join the
+// repository (synced) and the refs move with compare-and-swap.
 func (h *Host) serveReceivePack(ctx context.Context, w http.ResponseWriter, req *http.Request, name, user string) {
 	body, err := h.body(w, req)
 	if err != nil {
@@ -44,6 +43,15 @@ func (h *Host) serveReceivePack(ctx context.Context, w http.ResponseWriter, req 
 		return
 	}
 	_, existed := h.existing(name)
+	if !existed && !h.opts.AllowCreate {
+		http.Error(w, "repository not found", http.StatusNotFound)
+		return
+	}
+	if !h.acquirePush(ctx) {
+		http.Error(w, fmt.Sprintf("more than %d pushes at once; retry in a moment", cap(h.pushes)), http.StatusServiceUnavailable)
+		return
+	}
+	defer func() { <-h.pushes }()
 	r, err := h.Create(name)
 	if err != nil {
 		http.Error(w, "cannot open repository", http.StatusInternalServerError)
@@ -51,11 +59,22 @@ func (h *Host) serveReceivePack(ctx context.Context, w http.ResponseWriter, req 
 	}
 
 	out := &pushOutput{sideband: caps.has("side-band-64k")}
+	start := time.Now()
 	results, updates := h.receive(ctx, r, body, cmds, caps, out)
 	if len(updates) == 0 && !existed {
 		h.forget(name, r)
 	}
-	h.opts.Logger.Info("push", "repo", name, "user", user, "refs", len(cmds), "accepted", len(updates))
+	h.recordPush(name, user, start, out.unpack, results)
+	h.opts.Logger.Info("push", "repo", name, "user", user, "refs", len(cmds), "accepted", len(updates), "took", time.Since(start))
+	for _, u := range updates {
+		// Name the commit, so a client cut off before the status report
+		// can find what was stored.
+		if u.New.IsZero() {
+			out.say("quire: deleted %s (was %s)", u.Name, u.Old)
+		} else {
+			out.say("quire: %s is at %s", u.Name, u.New)
+		}
+	}
 
 	// Report status (inside side-band channel 1 when asked for).
 	var report []byte
@@ -72,16 +91,31 @@ func (h *Host) serveReceivePack(ctx context.Context, w http.ResponseWriter, req 
 		_, _ = w.Write(report)
 		return
 	}
-	mux := sideband.NewMuxer(sideband.Sideband64k, w)
 	if len(out.messages) > 0 {
-		_, _ = mux.WriteChannel(sideband.ProgressMessage, out.messages)
+		_, _ = writeSideband(w, bandProgress, out.messages)
 	}
-	_, _ = mux.Write(report)
+	_, _ = writeSideband(w, bandData, report)
 	if len(updates) > 0 && h.opts.AfterPush != nil {
-		h.opts.AfterPush(ctx, Event{Source: SourcePush, Name: name, Repository: r, User: user, Refs: updates}, &remoteWriter{mux: mux})
+		h.opts.AfterPush(ctx, Event{Source: SourcePush, Name: name, Repository: r, User: user, Refs: updates}, &remoteWriter{w: w})
 	}
 	_, _ = w.Write([]byte("0000"))
 }
+
+// acquirePush takes a push slot, waiting up to h.pushWait.
+func (h *Host) acquirePush(ctx context.Context) bool {
+	t := time.NewTimer(h.pushWait)
+	defer t.Stop()
+	select {
+	case h.pushes <- struct{}{}:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+// pushWait is how long a push waits for a slot before a 503.
+const pushWait = 10 * time.Second
 
 // existing returns the open repository for name, if it already exists.
 func (h *Host) existing(name string) (*Repository, bool) {
@@ -100,11 +134,40 @@ func (o *pushOutput) say(format string, args ...any) {
 	o.messages = fmt.Appendf(o.messages, format+"\n", args...)
 }
 
+// Side-band channels.
+const (
+	bandData     = 1
+	bandProgress = 2
+)
+
+// maxSidebandData is the payload of one side-band-64k packet: a pkt-line
+// is at most 65520 bytes with its 4-byte length, and one byte names the
+// band.
+const maxSidebandData = 65520 - 4 - 1
+
+// writeSideband writes p on band in packets of at most maxSidebandData.
+func writeSideband(w io.Writer, band byte, p []byte) (int, error) {
+	n := 0
+	buf := make([]byte, 0, 5+min(len(p), maxSidebandData))
+	for len(p) > 0 {
+		chunk := p[:min(len(p), maxSidebandData)]
+		buf = fmt.Appendf(buf[:0], "%04x", len(chunk)+5)
+		buf = append(buf, band)
+		buf = append(buf, chunk...)
+		if _, err := w.Write(buf); err != nil {
+			return n, err
+		}
+		n += len(chunk)
+		p = p[len(chunk):]
+	}
+	return n, nil
+}
+
 // remoteWriter sends what the after-push hook writes as remote: lines.
-type remoteWriter struct{ mux *sideband.Muxer }
+type remoteWriter struct{ w io.Writer }
 
 func (rw *remoteWriter) Write(p []byte) (int, error) {
-	return rw.mux.WriteChannel(sideband.ProgressMessage, p)
+	return writeSideband(rw.w, bandProgress, p)
 }
 
 // receive runs one push against r and returns each ref's result and the
@@ -121,7 +184,6 @@ func (h *Host) receive(ctx context.Context, r *Repository, body io.Reader, cmds 
 		return results, nil
 	}
 
-	ov := newOverlay(r, h.opts.MaxRequestBytes)
 	out.unpack = "unpack ok"
 	needPack := false
 	for _, c := range cmds {
@@ -129,12 +191,17 @@ func (h *Host) receive(ctx context.Context, r *Repository, body io.Reader, cmds 
 			needPack = true
 		}
 	}
+	var q *quarantine
 	if needPack {
-		if err := ov.readPack(body); err != nil {
+		var err error
+		q, err = receivePack(ctx, r, body, h.opts.MaxRequestBytes)
+		if err != nil {
 			out.unpack = "unpack " + oneLine(err.Error())
 			return refuseAll("unpacker error")
 		}
+		defer q.close()
 	}
+	ov := newOverlay(r, q)
 
 	// Validate against the old values the client sent, without the
 	// writer lock (validation may be slow; daemon commits go on).
@@ -147,7 +214,8 @@ func (h *Host) receive(ctx context.Context, r *Repository, body io.Reader, cmds 
 	}
 
 	// Under the writer lock: every ref must still be where the client
-	// saw it (compare-and-swap), then objects are written and refs move.
+	// saw it (compare-and-swap), then the pack joins the repository and
+	// the refs move.
 	r.writeMu.Lock()
 	defer r.writeMu.Unlock()
 	for i, c := range cmds {
@@ -161,8 +229,12 @@ func (h *Host) receive(ctx context.Context, r *Repository, body io.Reader, cmds 
 			return err
 		})
 		switch {
+		case errors.Is(err, ErrBrokenRef) && c.Old.IsZero():
+			// A damaged ref is replaced by a push that creates it.
+			h.opts.Logger.Warn("push replaces a broken ref", "repo", r.path, "ref", c.Name, "err", err)
 		case err != nil:
 			results[i].reason = "cannot read ref"
+			h.opts.Logger.Error("read ref", "repo", r.path, "ref", c.Name, "err", err)
 		case cur != c.Old:
 			// Someone (another push, the daemon) moved the ref after
 			// this client looked at it.
@@ -184,21 +256,19 @@ func (h *Host) receive(ctx context.Context, r *Repository, body io.Reader, cmds 
 		}
 	}
 
-	// Write the objects the accepted refs need, then move the refs.
-	var tips []plumbing.Hash
+	// The pack joins the repository (synced) before any ref names it.
+	accepted := false
 	for _, res := range results {
-		if res.reason == "" && !res.cmd.isDelete() {
-			tips = append(tips, res.cmd.New)
-		}
+		accepted = accepted || res.reason == "" && !res.cmd.isDelete()
 	}
-	if len(tips) > 0 {
-		if err := ov.write(tips); err != nil {
-			h.opts.Logger.Error("write pushed objects", "repo", r.path, "err", err)
+	if accepted && q != nil {
+		if err := q.migrate(r); err != nil {
+			h.opts.Logger.Error("store pushed pack", "repo", r.path, "err", err)
 			return refuseAll("cannot store objects")
 		}
 	}
 	var updates []RefUpdate
-	err := r.locked(func(storer.EncodedObjectStorer) error {
+	_ = r.locked(func(storer.EncodedObjectStorer) error {
 		for i, res := range results {
 			if res.reason != "" {
 				continue
@@ -217,9 +287,6 @@ func (h *Host) receive(ctx context.Context, r *Repository, body io.Reader, cmds 
 		}
 		return nil
 	})
-	if err != nil {
-		return refuseAll("failed to update ref")
-	}
 	return results, updates
 }
 
@@ -257,9 +324,6 @@ func (h *Host) check(ctx context.Context, ov *overlay, c command, out *pushOutpu
 			old = plumbing.ZeroHash
 		}
 	}
-	if err := ov.connected(c.New, old); err != nil {
-		return "missing necessary objects"
-	}
 	tree, err := ov.snapshot(commit)
 	if err != nil {
 		return "bad commit"
@@ -269,6 +333,7 @@ func (h *Host) check(ctx context.Context, ov *overlay, c command, out *pushOutpu
 		return "cannot compare trees"
 	}
 	problems := h.opts.Validator.Validate(ctx, RefUpdate{Name: c.Name, Old: c.Old, New: c.New}, tree, changed)
+	problems = append(problems, historyProblems(ctx, ov, commit)...)
 	if len(problems) == 0 {
 		return ""
 	}
@@ -287,150 +352,53 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// connected checks that every object reachable from h is either in the
-// push or already in the repository. old (zero when none) is the ref's
-// previous commit: an entry of a pushed tree that has the same hash at the
-// same place in old's tree is known to exist without a lookup, which keeps
-// a one-file push from probing every unchanged file.
-func (o *overlay) connected(h, old plumbing.Hash) error {
-	return o.walk([]plumbing.Hash{h}, old, nil, true)
-}
-
-// walkItem is an object to visit and the hash of the tree at the same
-// place in the old commit (zero when unknown).
-type walkItem struct {
-	h, old plumbing.Hash
-}
-
-// walk visits the pushed objects reachable from tips. With check, objects
-// outside the push must exist in the repository (their closure is then
-// complete).
-func (o *overlay) walk(tips []plumbing.Hash, oldCommit plumbing.Hash, visit func(plumbing.Hash), check bool) error {
-	var oldRoot plumbing.Hash
-	if !oldCommit.IsZero() {
-		if c, err := object.GetCommit(o, oldCommit); err == nil {
-			oldRoot = c.TreeHash
-		}
-	}
-	seen := map[plumbing.Hash]bool{}
-	var stack []walkItem
-	for _, t := range tips {
-		stack = append(stack, walkItem{h: t})
-	}
-	var boundary []plumbing.Hash
-	for len(stack) > 0 {
-		it := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if seen[it.h] {
-			continue
-		}
-		seen[it.h] = true
-		obj, ok := o.objects[it.h]
-		if !ok {
-			boundary = append(boundary, it.h)
-			continue
-		}
-		if visit != nil {
-			visit(it.h)
-		}
-		switch obj.Type() {
-		case plumbing.CommitObject:
-			c, err := object.DecodeCommit(o, obj)
-			if err != nil {
-				return err
-			}
-			stack = append(stack, walkItem{h: c.TreeHash, old: oldRoot})
-			for _, p := range c.ParentHashes {
-				stack = append(stack, walkItem{h: p})
-			}
-		case plumbing.TreeObject:
-			t, err := object.DecodeTree(o, obj)
-			if err != nil {
-				return err
-			}
-			var oldEntries map[string]plumbing.Hash
-			if !it.old.IsZero() {
-				if ot, err := object.GetTree(o, it.old); err == nil {
-					oldEntries = make(map[string]plumbing.Hash, len(ot.Entries))
-					for _, e := range ot.Entries {
-						oldEntries[e.Name] = e.Hash
-					}
-				}
-			}
-			for _, e := range t.Entries {
-				if e.Mode == filemode.Submodule {
-					continue
-				}
-				if _, pushed := o.objects[e.Hash]; !pushed && oldEntries[e.Name] == e.Hash {
-					continue // unchanged: exists in the repository
-				}
-				stack = append(stack, walkItem{h: e.Hash, old: oldEntries[e.Name]})
-			}
-		case plumbing.TagObject:
-			t, err := object.DecodeTag(o, obj)
-			if err != nil {
-				return err
-			}
-			stack = append(stack, walkItem{h: t.Target})
-		}
-	}
-	if !check {
-		return nil
-	}
-	return o.repo.locked(func(st storer.EncodedObjectStorer) error {
-		for _, h := range boundary {
-			if err := st.HasEncodedObject(h); err != nil {
-				return fmt.Errorf("object %s: %w", h, err)
-			}
-		}
-		return nil
-	})
-}
-
-// write stores the pushed objects reachable from tips in the repository
-// (connectivity was checked before).
-func (o *overlay) write(tips []plumbing.Hash) error {
-	var hs []plumbing.Hash
-	if err := o.walk(tips, plumbing.ZeroHash, func(h plumbing.Hash) { hs = append(hs, h) }, false); err != nil {
-		return err
-	}
-	return o.repo.locked(func(st storer.EncodedObjectStorer) error {
-		var missing []plumbing.Hash
-		for _, h := range hs {
-			if st.HasEncodedObject(h) != nil {
-				missing = append(missing, h)
-			}
-		}
-		if pw, ok := st.(storer.PackfileWriter); ok && len(missing) >= packThreshold {
-			return o.writePack(pw, missing)
-		}
-		for _, h := range missing {
-			if _, err := st.SetEncodedObject(o.objects[h]); err != nil {
-				return fmt.Errorf("write object %s: %w", h, err)
-			}
-		}
-		return nil
-	})
-}
-
-// packThreshold is the number of new objects from which a push is stored
-// as one pack file instead of loose objects.
-const packThreshold = 100
-
-// writePack stores objects hs of the overlay as one new, complete pack.
-func (o *overlay) writePack(pw storer.PackfileWriter, hs []plumbing.Hash) (err error) {
-	w, err := pw.PackfileWriter()
+// historyProblems applies the file limits (no symbolic links, no file
+// over MaxFileBytes) to every commit of the push before tip: a file added
+// and removed again within one push is refused too, since the push would
+// store and serve it. Only commits that came with the push are walked;
+// each is compared with its first parent.
+func historyProblems(ctx context.Context, ov *overlay, tip plumbing.Hash) []Problem {
+	var out []Problem
+	seen := map[plumbing.Hash]bool{tip: true}
+	c, err := object.GetCommit(ov, tip)
 	if err != nil {
-		return fmt.Errorf("write pack: %w", err)
+		return nil // the tip's own checks report it
 	}
-	defer func() {
-		if cerr := w.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("write pack: %w", cerr)
+	stack := append([]plumbing.Hash(nil), c.ParentHashes...)
+	for len(stack) > 0 && len(out) < 20 {
+		h := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[h] || !ov.pushed(h) {
+			continue
 		}
-	}()
-	// No delta search: the objects are stored as sent, compressed.
-	if _, err := packfile.NewEncoder(w, o, false).Encode(hs, 0); err != nil {
-		return fmt.Errorf("write pack: %w", err)
+		seen[h] = true
+		if err := ctx.Err(); err != nil {
+			return append(out, Problem{Message: "validation cancelled: " + err.Error()})
+		}
+		c, err := object.GetCommit(ov, h)
+		if err != nil {
+			out = append(out, Problem{Message: fmt.Sprintf("commit %s: %v", h, err)})
+			continue
+		}
+		stack = append(stack, c.ParentHashes...)
+		var parent plumbing.Hash
+		if len(c.ParentHashes) > 0 {
+			parent = c.ParentHashes[0]
+		}
+		changed, err := changes(ctx, ov, parent, h)
+		if err != nil {
+			out = append(out, Problem{Message: fmt.Sprintf("commit %s: cannot compare trees: %v", h, err)})
+			continue
+		}
+		tree, err := ov.snapshot(h)
+		if err != nil {
+			out = append(out, Problem{Message: fmt.Sprintf("commit %s: %v", h, err)})
+			continue
+		}
+		for _, p := range fileLimits(ctx, tree, changed) {
+			p.Message += fmt.Sprintf(" (in commit %s, an earlier commit of this push)", h.String()[:12])
+			out = append(out, p)
+		}
 	}
-	return nil
+	return out
 }

@@ -1,18 +1,18 @@
 package gitsync
 
 import (
-	"errors"
+	"context"
 	"fmt"
+	"os/exec"
+	"strings"
 	"time"
 
-	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
-// LooseObjects counts the repository's loose objects. go-git writes only
-// loose objects (the daemon's commits, accepted pushes), so this grows
-// until Repack.
+// LooseObjects counts the repository's loose objects (older versions
+// wrote one file per object; this one writes packs).
 func (r *Repository) LooseObjects() (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -28,55 +28,53 @@ func (r *Repository) LooseObjects() (int, error) {
 	return n, nil
 }
 
-// pruneGrace is how old an unreachable loose object must be before Repack
-// deletes it.
-const pruneGrace = time.Hour
+// PacksWritten is the number of packs this process added to the
+// repository (one per commit, push or fetch) since the last Repack.
+func (r *Repository) PacksWritten() int64 { return r.st.packs.Load() }
 
-// Repack packs every object reachable from a ref into one new pack,
-// deletes the old packs and the loose objects now packed, and prunes
-// unreachable loose objects older than an hour (commits that lost a
-// compare-and-swap). It holds the writer lock throughout, so no commit or
-// push runs meanwhile.
+// Repack consolidates the repository with `git repack -d --geometric=2`:
+// the small packs (one per commit) and the loose objects are rolled into
+// one pack, so that there are few packs, each at least twice the size of
+// the ones after it. It holds none of the repository's locks, so commits
+// and pushes go on meanwhile: git never deletes a pack it did not roll
+// up, packs written during the repack are left alone, and objects are
+// never dropped (unreachable ones are kept, which also keeps objects a
+// concurrent push is about to reference). Reads that miss a removed pack
+// re-read the pack directory.
 //
-// Only bare repositories are repacked: in a work tree, objects reachable
-// only from the index would be lost.
+// Only bare repositories are repacked.
 func (r *Repository) Repack() error {
-	r.writeMu.Lock()
-	defer r.writeMu.Unlock()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	cfg, err := r.repo.Config()
-	if err != nil {
-		return fmt.Errorf("repack %s: %w", r.path, err)
-	}
-	if !cfg.Core.IsBare {
-		return fmt.Errorf("repack %s: not a bare repository", r.path)
-	}
-	refs, err := r.repo.Storer.IterReferences()
-	if err != nil {
-		return fmt.Errorf("repack %s: %w", r.path, err)
-	}
-	hasRef := false
-	_ = refs.ForEach(func(ref *plumbing.Reference) error {
-		if ref.Type() == plumbing.HashReference {
-			hasRef = true
+	return r.RepackContext(context.Background())
+}
+
+// RepackContext is Repack with a context that stops git.
+func (r *Repository) RepackContext(ctx context.Context) error {
+	var bare bool
+	err := r.locked(func(storer.EncodedObjectStorer) error {
+		cfg, err := r.repo.Config()
+		if err != nil {
+			return err
 		}
+		bare = cfg.Core.IsBare
 		return nil
 	})
-	if !hasRef {
-		return nil // an empty repository: nothing to pack
-	}
-	r.reindex()
-	if err := r.repo.RepackObjects(&gogit.RepackConfig{}); err != nil {
+	if err != nil {
 		return fmt.Errorf("repack %s: %w", r.path, err)
 	}
-	r.reindex()
-	err = r.repo.Prune(gogit.PruneOptions{
-		OnlyObjectsOlderThan: time.Now().Add(-pruneGrace),
-		Handler:              r.repo.DeleteObject,
-	})
-	if err != nil && !errors.Is(err, gogit.ErrLooseObjectsNotSupported) {
-		return fmt.Errorf("prune %s: %w", r.path, err)
+	if !bare {
+		return fmt.Errorf("repack %s: not a bare repository", r.path)
 	}
+	before := r.st.packs.Load()
+	cmd := exec.CommandContext(ctx, "git", "repack", "-d", "-q", "--geometric=2")
+	cmd.Dir = r.st.refs.commonDir
+	cmd.Env = gitEnv("GIT_DIR=" + r.st.refs.commonDir)
+	cmd.WaitDelay = 5 * time.Second
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("repack %s: git repack: %w: %s", r.path, err, oneLine(strings.TrimSpace(string(out))))
+	}
+	r.st.packs.Add(-before)
+	r.mu.Lock()
+	r.reindex()
+	r.mu.Unlock()
 	return nil
 }

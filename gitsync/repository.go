@@ -3,10 +3,13 @@ package gitsync
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 
+	"github.com/go-git/go-billy/v5"
 	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -21,6 +24,7 @@ import (
 type Repository struct {
 	path string
 	repo *gogit.Repository
+	st   *gitStorage
 
 	// mu guards the go-git object storage (its pack index and caches are
 	// not safe for concurrent use).
@@ -46,7 +50,39 @@ func Open(path string) (*Repository, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open git repository %s: %w", path, err)
 	}
-	return &Repository{path: path, repo: r}, nil
+	fsSt, ok := r.Storer.(*filesystem.Storage)
+	if !ok {
+		return nil, fmt.Errorf("open git repository %s: unexpected storage %T", path, r.Storer)
+	}
+	gitDir, commonDir, err := locateGitDir(path)
+	if err != nil {
+		return nil, fmt.Errorf("open git repository %s: %w", path, err)
+	}
+	st := &gitStorage{Storage: fsSt, refs: &refStore{gitDir: gitDir, commonDir: commonDir},
+		packDir: filepath.Join(commonDir, "objects", "pack")}
+	if err := os.MkdirAll(st.packDir, 0o755); err != nil {
+		return nil, fmt.Errorf("open git repository %s: %w", path, err)
+	}
+	var wt billy.Filesystem
+	if w, err := r.Worktree(); err == nil {
+		wt = w.Filesystem
+	}
+	r, err = gogit.Open(st, wt)
+	if err != nil {
+		return nil, fmt.Errorf("open git repository %s: %w", path, err)
+	}
+	removeStaleQuarantines(commonDir)
+	return &Repository{path: path, repo: r, st: st}, nil
+}
+
+// Check reports the repository's broken refs (an empty or garbled ref
+// file, as a crash of an older version left them), each a
+// *BrokenRefError naming the ref; nil when every ref is readable.
+func (r *Repository) Check() error {
+	if err := r.st.refs.check(); err != nil {
+		return fmt.Errorf("repository %s: %w", r.path, err)
+	}
+	return nil
 }
 
 // Path is the path the repository was opened with.
@@ -63,9 +99,7 @@ func (r *Repository) store() storer.EncodedObjectStorer { return r.repo.Storer }
 // written or removed by another process (git gc, git repack) are seen.
 // Callers hold r.mu.
 func (r *Repository) reindex() {
-	if s, ok := r.repo.Storer.(*filesystem.Storage); ok {
-		s.Reindex()
-	}
+	r.st.reindex()
 }
 
 // withStore runs fn with the object storage under the storage lock. When
@@ -100,6 +134,16 @@ func isNotFound(err error) bool {
 func (r *Repository) Resolve(rev string) (plumbing.Hash, error) {
 	var h plumbing.Hash
 	err := r.withStore(func(storer.EncodedObjectStorer) error {
+		// go-git's ResolveRevision reports a damaged ref as missing (an
+		// empty repository); look at the ref names rev may mean first.
+		for _, n := range []string{rev, "refs/" + rev, "refs/heads/" + rev, "refs/tags/" + rev} {
+			if n != "HEAD" && !validRefName(plumbing.ReferenceName(n)) {
+				continue
+			}
+			if _, err := r.st.refs.read(plumbing.ReferenceName(n)); errors.Is(err, ErrBrokenRef) {
+				return err
+			}
+		}
 		p, err := r.repo.ResolveRevision(plumbing.Revision(rev))
 		if err != nil {
 			return err

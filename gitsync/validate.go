@@ -87,6 +87,16 @@ func RepositoryChecks() Validator {
 }
 
 func repositoryChecks(ctx context.Context, _ RefUpdate, tree *Snapshot, changed []Change) []Problem {
+	return fileChecks(ctx, tree, changed, true)
+}
+
+// fileLimits refuses symbolic links and files over MaxFileBytes among the
+// added or modified files.
+func fileLimits(ctx context.Context, tree *Snapshot, changed []Change) []Problem {
+	return fileChecks(ctx, tree, changed, false)
+}
+
+func fileChecks(ctx context.Context, tree *Snapshot, changed []Change, text bool) []Problem {
 	var out []Problem
 	for _, c := range changed {
 		if c.Kind == Deleted {
@@ -108,7 +118,7 @@ func repositoryChecks(ctx context.Context, _ RefUpdate, tree *Snapshot, changed 
 			out = append(out, Problem{Path: c.Path, Message: fmt.Sprintf("%s exceeds the 1 MiB file limit (%d > %d bytes)", humanBytes(info.Size()), info.Size(), MaxFileBytes)})
 			continue
 		}
-		if IsContextFile(c.Path) {
+		if text && IsContextFile(c.Path) {
 			b, err := tree.ReadFile(c.Path)
 			if err != nil {
 				out = append(out, Problem{Path: c.Path, Message: fmt.Sprintf("cannot read: %v", err)})

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/quirehq/quire/daemon/api"
@@ -65,6 +67,27 @@ func runStatus(ctx context.Context, e *env, opts any, args []string) error {
 			lag = fmt.Sprintf("%.1fs", a.LagSeconds)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", a.Name, a.Source, shortHash(a.Deployed), shortHash(a.Indexed), lag, a.LastError)
+	}
+	if len(st.Pushes) > 0 {
+		// The last push per repository: a client cut off before git's
+		// report sees here whether its push was applied.
+		fmt.Fprintln(tw)
+		fmt.Fprintln(tw, "REPOSITORY\tLAST PUSH\tUSER\tRESULT\tREFS")
+		for _, p := range st.Pushes {
+			var refs []string
+			for i, r := range p.Refs {
+				if i == 3 {
+					refs = append(refs, fmt.Sprintf("and %d more", len(p.Refs)-3))
+					break
+				}
+				refs = append(refs, fmt.Sprintf("%s %s %s", strings.TrimPrefix(r.Name, "refs/heads/"), shortHash(r.New), r.Result))
+			}
+			result := p.Result
+			if p.Unpack != "ok" {
+				result += " (" + p.Unpack + ")"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Repo, p.At.Format("2006-01-02 15:04:05 MST"), cmp.Or(p.User, "-"), result, strings.Join(refs, "; "))
+		}
 	}
 	return tw.Flush()
 }

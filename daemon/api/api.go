@@ -30,7 +30,7 @@ type Backend interface {
 	FlushPlan(ctx context.Context, agent string, req FlushPlanRequest) (FlushPlan, error)
 	ReadFile(ctx context.Context, agent, user, path string) (File, error)
 	// WriteFile writes path; ifMatch is the If-Match header (never empty:
-	// the handler answers 428 first), "*" for "any existing or new file".
+	// the handler answers 428 first), "*" to create a file that must not exist yet.
 	WriteFile(ctx context.Context, agent, user, path, ifMatch string, content []byte) (WriteResponse, error)
 	SkillsSearch(ctx context.Context, agent string, req SkillsSearchRequest) (SkillsResponse, error)
 	Skills(ctx context.Context, agent, user string) (SkillsResponse, error)
@@ -75,6 +75,31 @@ type Status struct {
 	Version string        `json:"version"`
 	Started time.Time     `json:"started"`
 	Agents  []AgentStatus `json:"agents"`
+	// Pushes is the last push to each hosted repository since the
+	// daemon started: a client cut off before git's report finds here
+	// whether its push was applied.
+	Pushes []PushStatus `json:"pushes,omitempty"`
+}
+
+// PushStatus is the outcome of the last push to a hosted repository.
+type PushStatus struct {
+	Repo string    `json:"repo"`
+	User string    `json:"user,omitempty"`
+	At   time.Time `json:"at"`
+	// Result is "ok" (every ref moved), "refused" or "partial".
+	Result string `json:"result"`
+	// Unpack is "ok" or why the pushed pack was refused.
+	Unpack string      `json:"unpack"`
+	Refs   []PushedRef `json:"refs"`
+}
+
+// PushedRef is one ref of a push: Old and New are commit ids ("" for
+// none), Result is "ok" or why the ref was refused.
+type PushedRef struct {
+	Name   string `json:"name"`
+	Old    string `json:"old,omitempty"`
+	New    string `json:"new,omitempty"`
+	Result string `json:"result"`
 }
 
 // AgentStatus is one agent's deployment, in the manner of Flux or Argo CD.

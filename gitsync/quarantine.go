@@ -1,0 +1,196 @@
+package gitsync
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+)
+
+// quarantinePrefix names the directories (in the repository's common
+// directory, next to objects/) that hold a push's pack until its refs are
+// accepted. Neither git nor go-git looks into them.
+const quarantinePrefix = "quire-incoming-"
+
+// quarantine is one push's pack, indexed on disk and not yet part of the
+// repository.
+type quarantine struct {
+	dir  string // the quarantine directory (removed by close)
+	pack string // objects/pack/pack-<sum>.pack inside dir
+	idx  string
+	sum  plumbing.Hash
+	st   *filesystem.Storage
+}
+
+// largeObject is the size above which go-git reads a quarantined object
+// from disk as it is used instead of into memory.
+const largeObject = 1 << 20
+
+// receivePack streams a pushed pack from body into a new quarantine of r
+// with `git index-pack --stdin --fix-thin --strict`: bytes go to disk as
+// they arrive, thin-pack bases are completed from the repository, every
+// object is checked (fsck) and every object it names must exist. More than
+// limit bytes of pack are refused while they arrive.
+func receivePack(ctx context.Context, r *Repository, body io.Reader, limit int64) (*quarantine, error) {
+	dir, err := os.MkdirTemp(r.st.refs.commonDir, quarantinePrefix)
+	if err != nil {
+		return nil, fmt.Errorf("create quarantine: %w", err)
+	}
+	q := &quarantine{dir: dir}
+	packDir := filepath.Join(dir, "objects", "pack")
+	if err := os.MkdirAll(packDir, 0o755); err != nil {
+		q.close()
+		return nil, fmt.Errorf("create quarantine: %w", err)
+	}
+	tmp := filepath.Join(packDir, "tmp.pack")
+	var stderr, stdout bytes.Buffer
+	cmd := exec.CommandContext(ctx, "git",
+		// Stream large blobs instead of inflating them in memory.
+		"-c", "core.bigFileThreshold=1m",
+		"index-pack", "--stdin", "--fix-thin", "--strict",
+		"--max-input-size="+strconv.FormatInt(limit, 10), tmp)
+	cmd.Dir = r.st.refs.commonDir
+	cmd.Env = gitEnv("GIT_DIR=" + r.st.refs.commonDir)
+	cmd.Stdout = &stdout
+	cmd.Stderr = &limitedBuffer{b: &stderr, n: 4096}
+	cmd.WaitDelay = 5 * time.Second
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		q.close()
+		return nil, fmt.Errorf("index pack: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		q.close()
+		return nil, fmt.Errorf("index pack: start git: %w", err)
+	}
+	_, copyErr := io.Copy(in, body)
+	in.Close()
+	waitErr := cmd.Wait()
+	if copyErr != nil && waitErr == nil {
+		waitErr = copyErr
+	}
+	if waitErr != nil {
+		q.close()
+		msg := strings.TrimSpace(stderr.String())
+		if i := strings.LastIndex(msg, "fatal: "); i >= 0 {
+			msg = msg[i+len("fatal: "):]
+		}
+		var mbe *http.MaxBytesError
+		if errors.As(copyErr, &mbe) || errors.Is(copyErr, errTooLarge) || strings.Contains(msg, "maximum allowed size") {
+			msg = fmt.Sprintf("push exceeds the %d-byte limit", limit)
+		}
+		if msg == "" {
+			msg = waitErr.Error()
+		}
+		return nil, fmt.Errorf("%s", oneLine(msg))
+	}
+	// "pack\t<sum>" on stdout.
+	f := strings.Fields(stdout.String())
+	if len(f) == 0 {
+		q.close()
+		return nil, errors.New("index-pack reported no pack")
+	}
+	sum, ok := parseHash(f[len(f)-1])
+	if !ok {
+		q.close()
+		return nil, fmt.Errorf("index-pack reported %q", stdout.String())
+	}
+	q.sum = sum
+	base := filepath.Join(packDir, "pack-"+sum.String())
+	q.pack, q.idx = base+".pack", base+".idx"
+	if err := os.Rename(tmp, q.pack); err != nil {
+		q.close()
+		return nil, fmt.Errorf("quarantine pack: %w", err)
+	}
+	if err := os.Rename(filepath.Join(packDir, "tmp.idx"), q.idx); err != nil {
+		q.close()
+		return nil, fmt.Errorf("quarantine pack: %w", err)
+	}
+	q.st = filesystem.NewStorageWithOptions(osfs.New(dir), cache.NewObjectLRU(8<<20),
+		filesystem.Options{LargeObjectThreshold: largeObject})
+	return q, nil
+}
+
+// has reports whether the object came with the push.
+func (q *quarantine) has(h plumbing.Hash) bool {
+	return q != nil && q.st.HasEncodedObject(h) == nil
+}
+
+// migrate syncs the quarantined pack and index and moves them into r's
+// pack directory (pack first, the index makes it visible), then syncs
+// the directory. Callers hold r.writeMu.
+func (q *quarantine) migrate(r *Repository) error {
+	for _, p := range []string{q.pack, q.idx} {
+		if err := syncFile(p); err != nil {
+			return fmt.Errorf("sync %s: %w", p, err)
+		}
+	}
+	if err := movePack(r.st.packDir, q.pack, q.idx, q.sum); err != nil {
+		return err
+	}
+	r.st.packAdded()
+	r.mu.Lock()
+	r.reindex()
+	r.mu.Unlock()
+	return nil
+}
+
+func (q *quarantine) close() {
+	if q == nil {
+		return
+	}
+	if q.st != nil {
+		q.st.Close()
+	}
+	os.RemoveAll(q.dir)
+}
+
+// removeStaleQuarantines removes quarantines left by a crash (older than
+// a day: a running push may still use a recent one).
+func removeStaleQuarantines(commonDir string) {
+	ms, _ := filepath.Glob(filepath.Join(commonDir, quarantinePrefix+"*"))
+	for _, m := range ms {
+		if st, err := os.Stat(m); err == nil && time.Since(st.ModTime()) > 24*time.Hour {
+			os.RemoveAll(m)
+		}
+	}
+}
+
+// gitEnv is the environment of a git child process: this process's
+// without GIT_* variables (they could point git at another repository),
+// plus extra.
+func gitEnv(extra ...string) []string {
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "GIT_") {
+			env = append(env, e)
+		}
+	}
+	return append(env, extra...)
+}
+
+// limitedBuffer keeps the first n bytes written.
+type limitedBuffer struct {
+	b *bytes.Buffer
+	n int
+}
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if room := l.n - l.b.Len(); room > 0 {
+		l.b.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}

@@ -1,0 +1,429 @@
+package gitsync
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+)
+
+// gitStorage is go-git's file system storage with the writes made
+// durable: every ref goes through the refStore (lock file, fsync,
+// rename), every object arrives in a pack that is synced and made visible
+// (pack, then index) before a ref can name it. go-git never writes a
+// loose object or moves a ref in place for us.
+type gitStorage struct {
+	*filesystem.Storage
+	refs    *refStore
+	packDir string
+
+	// recent holds the objects of the packs this process wrote since go-git
+	// last read the pack directory, so that they are readable without
+	// re-reading every index. Callers hold Repository.mu.
+	recent      map[plumbing.Hash]plumbing.EncodedObject
+	recentBytes int64
+	// packs counts the packs written since the last repack; onPack, when
+	// set, is called after each (maintenance).
+	packs  atomic.Int64
+	onPack func()
+}
+
+func (s *gitStorage) packAdded() {
+	s.packs.Add(1)
+	if s.onPack != nil {
+		s.onPack()
+	}
+}
+
+// recentLimit bounds recent; past it the pack directory is re-read.
+const recentLimit = 64 << 20
+
+var _ storage.Storer = (*gitStorage)(nil)
+
+// reindex makes go-git re-read the pack directory (new packs, packs a
+// repack removed). Callers hold Repository.mu.
+func (s *gitStorage) reindex() {
+	s.Storage.Reindex()
+	s.recent = nil
+	s.recentBytes = 0
+}
+
+// Reference reads a ref through the refStore (a damaged ref is a
+// *BrokenRefError naming it).
+func (s *gitStorage) Reference(name plumbing.ReferenceName) (*plumbing.Reference, error) {
+	return s.refs.read(name)
+}
+
+// SetReference writes a ref durably.
+func (s *gitStorage) SetReference(ref *plumbing.Reference) error {
+	return s.refs.update(ref.Name(), ref, nil)
+}
+
+// CheckAndSetReference writes ref if the ref still has old's value.
+func (s *gitStorage) CheckAndSetReference(ref, old *plumbing.Reference) error {
+	var exp expectation
+	if old != nil && old.Type() == plumbing.HashReference {
+		h := old.Hash()
+		exp = &h
+	}
+	err := s.refs.update(ref.Name(), ref, exp)
+	if errors.Is(err, ErrStale) {
+		return fmt.Errorf("%w: %w", storage.ErrReferenceHasChanged, err)
+	}
+	return err
+}
+
+// RemoveReference deletes a ref (loose and packed).
+func (s *gitStorage) RemoveReference(name plumbing.ReferenceName) error {
+	return s.refs.update(name, nil, nil)
+}
+
+// IterReferences lists HEAD and every readable ref under refs/.
+func (s *gitStorage) IterReferences() (storer.ReferenceIter, error) {
+	refs, _, err := s.refs.list()
+	if err != nil {
+		return nil, err
+	}
+	if head, err := s.refs.read(plumbing.HEAD); err == nil {
+		refs = append([]*plumbing.Reference{head}, refs...)
+	}
+	return storer.NewReferenceSliceIter(refs), nil
+}
+
+// PackRefs is not done: loose refs are what the refStore writes safely.
+func (s *gitStorage) PackRefs() error { return nil }
+
+// EncodedObject reads an object: recent packs first, then go-git's
+// storage, re-reading the pack directory once on a miss (another process
+// repacked).
+func (s *gitStorage) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	if o, ok := s.recent[h]; ok {
+		if t != plumbing.AnyObject && o.Type() != t {
+			return nil, plumbing.ErrObjectNotFound
+		}
+		return o, nil
+	}
+	o, err := s.Storage.EncodedObject(t, h)
+	if err != nil && isMissing(err) {
+		s.reindex()
+		o, err = s.Storage.EncodedObject(t, h)
+	}
+	return o, err
+}
+
+// HasEncodedObject reports whether the object exists.
+func (s *gitStorage) HasEncodedObject(h plumbing.Hash) error {
+	if _, ok := s.recent[h]; ok {
+		return nil
+	}
+	err := s.Storage.HasEncodedObject(h)
+	if err != nil && isMissing(err) {
+		s.reindex()
+		err = s.Storage.HasEncodedObject(h)
+	}
+	return err
+}
+
+// EncodedObjectSize returns an object's inflated size.
+func (s *gitStorage) EncodedObjectSize(h plumbing.Hash) (int64, error) {
+	if o, ok := s.recent[h]; ok {
+		return o.Size(), nil
+	}
+	n, err := s.Storage.EncodedObjectSize(h)
+	if err != nil && isMissing(err) {
+		s.reindex()
+		n, err = s.Storage.EncodedObjectSize(h)
+	}
+	return n, err
+}
+
+// isMissing: the object is not found, or a pack go-git knew is gone.
+func isMissing(err error) bool {
+	return errors.Is(err, plumbing.ErrObjectNotFound) || errors.Is(err, fs.ErrNotExist)
+}
+
+// SetEncodedObject writes one object as a pack of its own (go-git's loose
+// objects are neither synced nor cheap to keep).
+func (s *gitStorage) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, error) {
+	p := newPending(s)
+	h, err := p.SetEncodedObject(o)
+	if err != nil {
+		return h, err
+	}
+	return h, s.writePending(p)
+}
+
+// PackfileWriter receives a fetched pack: it is written to a temporary
+// file, indexed, synced and only then made visible.
+func (s *gitStorage) PackfileWriter() (io.WriteCloser, error) {
+	f, err := os.CreateTemp(s.packDir, "tmp_pack_")
+	if err != nil {
+		return nil, fmt.Errorf("write pack: %w", err)
+	}
+	return &packWriter{s: s, f: f}, nil
+}
+
+type packWriter struct {
+	s *gitStorage
+	f *os.File
+	n int64
+}
+
+func (w *packWriter) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	w.n += int64(n)
+	return n, err
+}
+
+func (w *packWriter) Close() error {
+	if err := w.f.Close(); err != nil {
+		os.Remove(w.f.Name())
+		return err
+	}
+	if w.n == 0 {
+		os.Remove(w.f.Name())
+		return nil
+	}
+	if _, err := installPack(w.s.packDir, w.f.Name()); err != nil {
+		return err
+	}
+	w.s.packAdded()
+	w.s.reindex()
+	return nil
+}
+
+// installPack indexes the complete pack file tmp (in packDir), syncs pack
+// and index and renames them to pack-<checksum>.pack and .idx, the index
+// last (it makes the pack visible), then syncs the directory.
+func installPack(packDir, tmp string) (sum plumbing.Hash, err error) {
+	defer func() {
+		if err != nil {
+			os.Remove(tmp)
+		}
+	}()
+	f, err := os.OpenFile(tmp, os.O_RDWR, 0)
+	if err != nil {
+		return sum, fmt.Errorf("index pack: %w", err)
+	}
+	defer f.Close()
+	iw := new(idxfile.Writer)
+	p, err := packfile.NewParser(packfile.NewScanner(f), iw)
+	if err != nil {
+		return sum, fmt.Errorf("index pack %s: %w", tmp, err)
+	}
+	if sum, err = p.Parse(); err != nil {
+		return sum, fmt.Errorf("index pack %s: %w", tmp, err)
+	}
+	idx, err := iw.Index()
+	if err != nil {
+		return sum, fmt.Errorf("index pack %s: %w", tmp, err)
+	}
+	if err := f.Sync(); err != nil {
+		return sum, fmt.Errorf("sync pack %s: %w", tmp, err)
+	}
+	xf, err := os.CreateTemp(packDir, "tmp_idx_")
+	if err != nil {
+		return sum, fmt.Errorf("write pack index: %w", err)
+	}
+	defer os.Remove(xf.Name())
+	_, err = idxfile.NewEncoder(xf).Encode(idx)
+	if err == nil {
+		err = xf.Sync()
+	}
+	if cerr := xf.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return sum, fmt.Errorf("write pack index %s: %w", xf.Name(), err)
+	}
+	return sum, movePack(packDir, tmp, xf.Name(), sum)
+}
+
+// movePack renames a synced pack and its synced index into packDir, the
+// pack first, then syncs packDir.
+func movePack(packDir, pack, idx string, sum plumbing.Hash) error {
+	base := filepath.Join(packDir, "pack-"+sum.String())
+	if err := os.Rename(pack, base+".pack"); err != nil {
+		return fmt.Errorf("install pack: %w", err)
+	}
+	if err := os.Rename(idx, base+".idx"); err != nil {
+		return fmt.Errorf("install pack index: %w", err)
+	}
+	return syncDir(packDir)
+}
+
+// syncFile syncs a file already written by another process.
+func syncFile(p string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}
+
+// writePending stores the objects of p as one pack and keeps them in
+// recent. Callers hold Repository.mu.
+func (s *gitStorage) writePending(p *pending) error {
+	if len(p.order) == 0 {
+		return nil
+	}
+	f, err := os.CreateTemp(s.packDir, "tmp_pack_")
+	if err != nil {
+		return fmt.Errorf("write pack: %w", err)
+	}
+	_, err = packfile.NewEncoder(f, p, false).Encode(p.order, 0)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("write pack: %w", err)
+	}
+	if _, err := installPack(s.packDir, f.Name()); err != nil {
+		return err
+	}
+	s.packAdded()
+	if s.recentBytes > recentLimit {
+		s.reindex()
+		return nil
+	}
+	if s.recent == nil {
+		s.recent = map[plumbing.Hash]plumbing.EncodedObject{}
+	}
+	for _, h := range p.order {
+		o := p.objs[h]
+		s.recent[h] = o
+		s.recentBytes += o.Size()
+	}
+	return nil
+}
+
+// pending collects the new objects of one commit in memory, reading
+// everything else from base.
+type pending struct {
+	base  storer.EncodedObjectStorer
+	objs  map[plumbing.Hash]*plumbing.MemoryObject
+	order []plumbing.Hash
+}
+
+func newPending(base storer.EncodedObjectStorer) *pending {
+	return &pending{base: base, objs: map[plumbing.Hash]*plumbing.MemoryObject{}}
+}
+
+func (p *pending) NewEncodedObject() plumbing.EncodedObject { return &plumbing.MemoryObject{} }
+
+func (p *pending) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, error) {
+	h := o.Hash()
+	if _, ok := p.objs[h]; ok {
+		return h, nil
+	}
+	mo, ok := o.(*plumbing.MemoryObject)
+	if !ok {
+		src := o
+		if err := copyObject(&src); err != nil {
+			return h, err
+		}
+		mo = src.(*plumbing.MemoryObject)
+	}
+	p.objs[h] = mo
+	p.order = append(p.order, h)
+	return h, nil
+}
+
+func (p *pending) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	if o, ok := p.objs[h]; ok {
+		if t != plumbing.AnyObject && o.Type() != t {
+			return nil, plumbing.ErrObjectNotFound
+		}
+		return o, nil
+	}
+	return p.base.EncodedObject(t, h)
+}
+
+func (p *pending) IterEncodedObjects(t plumbing.ObjectType) (storer.EncodedObjectIter, error) {
+	return nil, errors.New("pending objects cannot be iterated")
+}
+
+func (p *pending) HasEncodedObject(h plumbing.Hash) error {
+	if _, ok := p.objs[h]; ok {
+		return nil
+	}
+	return p.base.HasEncodedObject(h)
+}
+
+func (p *pending) EncodedObjectSize(h plumbing.Hash) (int64, error) {
+	if o, ok := p.objs[h]; ok {
+		return o.Size(), nil
+	}
+	return p.base.EncodedObjectSize(h)
+}
+
+func (p *pending) AddAlternate(string) error { return errors.New("alternates not supported") }
+
+// locateGitDir finds the git directory and the common directory (refs,
+// objects) of the repository at or above path.
+func locateGitDir(path string) (gitDir, commonDir string, err error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", "", err
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		if isGitDir(d) {
+			gitDir = d
+			break
+		}
+		dot := filepath.Join(d, ".git")
+		if st, err := os.Stat(dot); err == nil {
+			if st.IsDir() {
+				gitDir = dot
+				break
+			}
+			b, err := os.ReadFile(dot)
+			if err != nil {
+				return "", "", err
+			}
+			g, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+			if !ok {
+				return "", "", fmt.Errorf("%s: not a gitdir file", dot)
+			}
+			if !filepath.IsAbs(g) {
+				g = filepath.Join(d, g)
+			}
+			gitDir = g
+			break
+		}
+		if filepath.Dir(d) == d {
+			return "", "", fmt.Errorf("%s: no git directory", path)
+		}
+	}
+	commonDir = gitDir
+	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		c := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(c) {
+			c = filepath.Join(gitDir, c)
+		}
+		commonDir = filepath.Clean(c)
+	}
+	return gitDir, commonDir, nil
+}
+
+func isGitDir(d string) bool {
+	for _, n := range []string{"HEAD", "objects", "refs"} {
+		if _, err := os.Stat(filepath.Join(d, n)); err != nil {
+			return false
+		}
+	}
+	return true
+}
