@@ -95,7 +95,7 @@ func TestGitEndpointNeedsToken(t *testing.T) {
 	var serveErr bytes.Buffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--repos", filepath.Join(tmp, "repos"), "--git-listen", addr, "--state-dir", state,
+		done <- run(ctx, []string{"serve", "--repos", filepath.Join(tmp, "repos"), "--git-listen", addr, "--state-dir", state, "--allow-create",
 			"--socket", sock, "--cache-dir", filepath.Join(tmp, "cache"), "--log-level", "warn"},
 			&env{stdout: io.Discard, stderr: &serveErr, getenv: getenv})
 	}()

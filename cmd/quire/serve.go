@@ -20,6 +20,7 @@ type serveOptions struct {
 	socket, apiListen, tokenFile    string
 	gitTokenFile, stateDir          string
 	allowedHosts                    []string
+	allowCreate                     bool
 	database, cacheDir, logLevel    string
 	skillsDir                       string
 	embedderOptions
@@ -35,7 +36,8 @@ Sources of truth (one or more):
   --dir PATH        a working tree, watched for changes (dev mode; API writes
                     go to its files and are not committed)
   --repos DIR       bare repositories the daemon hosts: push to
-                    http://<git-listen>/<name>.git to deploy
+                    http://<git-listen>/<name>.git to deploy (a new name
+                    only with --allow-create)
   --upstream URL    a remote to follow, fetched every --poll (read-only)
 
 Every agent's skills come from its workspace (skills/, .agents/skills/),
@@ -84,6 +86,7 @@ Examples:
 				o.allowedHosts = append(o.allowedHosts, v)
 				return nil
 			})
+			fs.BoolVar(&o.allowCreate, "allow-create", false, "let a push to a new name create a hosted repository (default: only existing ones accept pushes)")
 			fs.StringVar(&o.upstream, "upstream", "", "follow the remote at `URL`")
 			fs.DurationVar(&o.poll, "poll", 30*time.Second, "fetch the upstream every `interval`")
 			fs.StringVar(&o.socket, "socket", "", "unix socket `path` of the local API (default $XDG_RUNTIME_DIR/quire/quire.sock)")
@@ -170,7 +173,7 @@ func runServe(ctx context.Context, e *env, opts any, args []string) error {
 		socket = api.DefaultSocket(e.getenv)
 	}
 	d, err := daemon.New(ctx, daemon.Options{
-		Dir: o.dir, ReposDir: o.repos, GitListen: o.gitListen, GitTokens: gitTokens, AllowedHosts: o.allowedHosts, Upstream: o.upstream, Poll: o.poll,
+		Dir: o.dir, ReposDir: o.repos, GitListen: o.gitListen, GitTokens: gitTokens, AllowedHosts: o.allowedHosts, AllowCreate: o.allowCreate, Upstream: o.upstream, Poll: o.poll,
 		Socket: socket, APIListen: o.apiListen, Tokens: tokens, DatabaseURL: o.database, DatabaseWait: true,
 		Embedder: emb, CacheDir: o.cacheDir, Version: buildVersion(), Logger: log,
 		SkillsDir: o.skillsDir, HomeDir: e.getenv("HOME"),
