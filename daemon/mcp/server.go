@@ -1,0 +1,92 @@
+// Package mcp serves the daemon's memory, skills and system prompt over
+// the Model Context Protocol, built on the official Go SDK: six tools
+// (memory_search, memory_get, memory_append, memory_write, skill_search,
+// skill_get), the system prompt as the prompt "system_prompt", and the
+// agent's workspace files as resources quire://<agent>/<path> with change
+// notifications after a deploy or a write.
+//
+// One MCP server serves one identity: an agent and, optionally, a user,
+// fixed when the session starts (flags of `quire mcp`, the query of
+// /mcp). No tool takes an agent or a user, so a session never reaches
+// another agent's files, nor another user's. Errors are tool errors whose
+// text is the local API's error body, {"error":{"code","message"}}.
+//
+// The package calls a Backend: the daemon in process (Local), or a
+// running daemon through daemon/client (Remote).
+package mcp
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Identity is whom a session acts for.
+type Identity struct {
+	// Agent is the agent whose workspace the session uses.
+	Agent string
+	// User, when set, is the user whose own files the tools read and
+	// write, besides the agent's; "" means agent-level files only.
+	User string
+}
+
+// Options configure the MCP servers.
+type Options struct {
+	// Version is reported to clients as the server's version.
+	Version string
+	// Logger receives the servers' logs; nil discards.
+	Logger *slog.Logger
+}
+
+// schemas caches the tools' JSON schemas across servers.
+var schemas = sdk.NewSchemaCache()
+
+// NewServer returns an MCP server for id. It watches b's events for
+// deploys and writes of id.Agent until ctx is done, to notify clients
+// whose resources changed.
+func NewServer(ctx context.Context, b Backend, id Identity, opts Options) *sdk.Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &server{b: b, id: id, log: opts.Logger, etags: map[string]string{}}
+	s.srv = sdk.NewServer(&sdk.Implementation{Name: "quire", Title: "Quire: agent " + id.Agent, Version: opts.Version}, &sdk.ServerOptions{
+		Instructions: instructions(id),
+		Logger:       opts.Logger,
+		SchemaCache:  schemas,
+		// Subscriptions are kept by the SDK; any resource may be watched.
+		SubscribeHandler:   func(context.Context, *sdk.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil },
+		HasPrompts:         true,
+		HasResources:       true,
+		HasTools:           true,
+	})
+	s.addTools()
+	s.addPrompt()
+	s.addResources(ctx)
+	go s.watch(ctx)
+	return s.srv
+}
+
+// server is one identity's MCP server and its view of the workspace.
+type server struct {
+	b   Backend
+	id  Identity
+	log *slog.Logger
+	srv *sdk.Server
+
+	mu    sync.Mutex
+	etags map[string]string // listed resource URI → ETag
+}
+
+func instructions(id Identity) string {
+	s := "Quire keeps the workspace of agent " + id.Agent + ": its long-term memory (MEMORY.md and daily logs memory/YYYY-MM-DD.md), its skills and its system prompt. " +
+		"Search memory with memory_search before answering questions about past conversations, people, preferences or decisions, and read more of a hit with memory_get. " +
+		"Record durable facts with memory_append (today's daily log) or edit a memory file with memory_write (read it first: the etag is required). " +
+		"Find instructions for a task with skill_search, then load one with skill_get."
+	if id.User != "" {
+		s += " This session acts for user " + id.User + ": their own files come first."
+	}
+	return s
+}
