@@ -105,7 +105,7 @@ func (s *server) readResource(ctx context.Context, req *sdk.ReadResourceRequest)
 	}
 	f, err := s.b.ReadFile(ctx, s.id.Agent, user, p)
 	if err != nil {
-		if api.AsError(err).Code == "not_found" {
+		if errCode(err) == "not_found" {
 			return nil, sdk.ResourceNotFoundError(uri)
 		}
 		return nil, api.AsError(err)
@@ -138,7 +138,7 @@ func (s *server) probe(ctx context.Context) (map[string]string, error) {
 		for _, name := range listedFiles {
 			f, err := s.b.ReadFile(ctx, s.id.Agent, user, name)
 			if err != nil {
-				code := api.AsError(err).Code
+				code := errCode(err)
 				if code == "not_found" || code == "virtual_file" {
 					continue
 				}

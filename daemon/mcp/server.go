@@ -17,7 +17,11 @@ package mcp
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"log/slog"
+	"strings"
 	"sync"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -89,4 +93,38 @@ func instructions(id Identity) string {
 		s += " This session acts for user " + id.User + ": their own files come first."
 	}
 	return s
+}
+
+// Serve runs one MCP session for id on r and w (stdio: newline-delimited
+// JSON-RPC) until the client closes r or ctx is done.
+func Serve(ctx context.Context, b Backend, id Identity, opts Options, r io.Reader, w io.Writer) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	srv := NewServer(ctx, b, id, opts)
+	err := srv.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(r), Writer: nopCloser{w}})
+	if ctx.Err() != nil || errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
+// DefaultAgent returns the one agent b serves; with several (or none),
+// the error lists them.
+func DefaultAgent(ctx context.Context, b Backend) (string, error) {
+	agents, err := b.Agents(ctx)
+	if err != nil {
+		return "", err
+	}
+	if len(agents) == 1 {
+		return agents[0].Name, nil
+	}
+	var names []string
+	for _, a := range agents {
+		names = append(names, a.Name)
+	}
+	return "", fmt.Errorf("%d agents are deployed (%s): choose one with --agent", len(agents), strings.Join(names, ", "))
 }

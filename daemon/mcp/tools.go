@@ -295,7 +295,7 @@ func (s *server) memoryGet(ctx context.Context, _ *sdk.CallToolRequest, in getIn
 	if in.Scope == "" && s.id.User != "" {
 		f, err = s.b.ReadFile(ctx, s.id.Agent, s.id.User, p)
 		in.Scope = scopeUser
-		if api.AsError(err).Code == "not_found" {
+		if errCode(err) == "not_found" {
 			f, err = s.b.ReadFile(ctx, s.id.Agent, "", p)
 			in.Scope = scopeAgent
 		}
@@ -412,4 +412,12 @@ func (s *server) skillGet(ctx context.Context, _ *sdk.CallToolRequest, in skillG
 		return toolError(err)
 	}
 	return result(res)
+}
+
+// errCode is err's API code, "" for nil.
+func errCode(err error) string {
+	if err == nil {
+		return ""
+	}
+	return api.AsError(err).Code
 }
