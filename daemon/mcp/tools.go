@@ -179,7 +179,7 @@ func result(v any) (*sdk.CallToolResult, any, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}, nil, nil
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}, nil, nil
 }
 
 // toolError is err as a tool error: the local API's error body, as text
