@@ -126,7 +126,26 @@ func (r remote) Subscribe(ctx context.Context) <-chan api.Event {
 	ch := make(chan api.Event, 16)
 	go func() {
 		defer close(ch)
-		for ctx.Err() == nil {
+		for first := true; ctx.Err() == nil; first = false {
+			if !first {
+				// Back after a break: whatever was deployed meanwhile
+				// went unannounced, so announce a deploy of every agent
+				// once the daemon answers again.
+				if _, err := r.c.Agents(ctx); err == nil {
+					select {
+					case ch <- api.Event{Type: "deploy", Time: time.Now().UTC(), Message: "reconnected to the daemon"}:
+					case <-ctx.Done():
+						return
+					}
+				} else {
+					select {
+					case <-ctx.Done():
+						return
+					case <-time.After(time.Second):
+					}
+					continue
+				}
+			}
 			err := r.c.Events(ctx, func(e api.Event) bool {
 				select {
 				case ch <- e:

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -15,6 +17,8 @@ import (
 
 	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/daemon/client"
+	"github.com/quirehq/quire/daemon/mcp"
 	"github.com/quirehq/quire/prompt"
 )
 
@@ -416,4 +420,75 @@ func TestUnknownAgent(t *testing.T) {
 	if status != http.StatusNotFound || !strings.Contains(body, `"code":"unknown_agent"`) {
 		t.Errorf("initialize of gamma: %d %s", status, body)
 	}
+}
+
+// TestRemoteResyncsAfterADaemonRestart: `quire mcp`'s backend (a client
+// of the daemon) notices what changed while the daemon was down: a
+// subscriber hears of a file pushed to the repository meanwhile.
+func TestRemoteResyncsAfterADaemonRestart(t *testing.T) {
+	ctx := context.Background()
+	tmp := t.TempDir()
+	repos, sock := filepath.Join(tmp, "repos"), filepath.Join(shortDir(t), "q.sock")
+	run := func() (*daemon.Daemon, func()) {
+		dctx, cancel := context.WithCancel(ctx)
+		d, err := daemon.New(dctx, daemon.Options{ReposDir: repos, GitListen: "127.0.0.1:0", Socket: sock, CacheDir: filepath.Join(tmp, "cache")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- d.Run(dctx) }()
+		<-d.Ready()
+		return d, func() { cancel(); <-done }
+	}
+	d, stop := run()
+	dir := newWorkTree(t, alphaFiles)
+	git(t, dir, "push", "-q", "http://"+d.GitAddr()+"/alpha.git", "main")
+
+	updated := make(chan string, 16)
+	c := &client.Client{Socket: sock}
+	b := mcp.Remote(c, nil)
+	waitFor(t, "alpha to be deployed", func() bool { _, err := c.Prompt(ctx, "alpha", api.PromptRequest{}); return err == nil })
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	st, ct := sdk.NewInMemoryTransports()
+	srv := mcp.NewServer(sctx, b, mcp.Identity{Agent: "alpha"}, mcp.Options{})
+	if _, err := srv.Connect(sctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "0"}, &sdk.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, r *sdk.ResourceUpdatedNotificationRequest) { updated <- r.Params.URI },
+	}).Connect(sctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "quire://alpha/SOUL.md"}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // the event stream is connected
+	stop()
+	// While no daemon runs, SOUL.md changes in the hosted repository.
+	writeFiles(t, dir, map[string]string{"SOUL.md": "# Soul\n\nChanged offline. SOUL-OFFLINE\n"})
+	git(t, dir, "commit", "-q", "-am", "offline")
+	git(t, dir, "push", "-q", filepath.Join(repos, "alpha.git"), "main")
+	_, stop = run()
+	defer stop()
+	select {
+	case uri := <-updated:
+		if uri != "quire://alpha/SOUL.md" {
+			t.Errorf("updated %s", uri)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("no resources/updated after the daemon came back with a changed SOUL.md")
+	}
+}
+
+// shortDir is a temporary directory with a short path, for sockets.
+func shortDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "qm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
