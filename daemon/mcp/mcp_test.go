@@ -104,6 +104,20 @@ func TestEveryToolOverTheSocket(t *testing.T) {
 		t.Fatalf("after memory_write the API reads %q (%v)", f.Content, err)
 	}
 
+	// A persona file becomes a proposal; the deployed SOUL.md stays.
+	soul, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "quire://alpha/SOUL.md"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	callOK(t, cs, "memory_write", map[string]any{"path": "SOUL.md", "scope": "agent", "if_match": soul.Contents[0].Meta["etag"],
+		"content": "# Soul\n\nLoud. PROPOSED\n"}, &wrote)
+	if !strings.HasPrefix(wrote.Branch, "proposals/alpha/") {
+		t.Fatalf("memory_write SOUL.md = %+v, want a proposal branch", wrote)
+	}
+	if f, err := td.c.ReadFile(ctx, "alpha", "SOUL.md", ""); err != nil || f.Content != alphaFiles["SOUL.md"] {
+		t.Fatalf("the deployed SOUL.md changed: %q, %v", f.Content, err)
+	}
+
 	var skills api.SkillsResponse
 	callOK(t, cs, "skill_search", map[string]any{"query": "greet a guest"}, &skills)
 	if len(skills.Skills) == 0 || skills.Skills[0].Name != "greeting" {

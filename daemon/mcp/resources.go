@@ -110,7 +110,9 @@ func (s *server) readResource(ctx context.Context, req *sdk.ReadResourceRequest)
 		}
 		return nil, api.AsError(err)
 	}
-	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: mimeType(p), Text: f.Content}}}, nil
+	// The ETag rides along for memory_write's if_match.
+	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: mimeType(p), Text: f.Content,
+		Meta: sdk.Meta{"etag": f.ETag, "commit": f.Commit}}}}, nil
 }
 
 func mimeType(p string) string {

@@ -80,7 +80,7 @@ type appendIn struct {
 type writeIn struct {
 	Path    string `json:"path" jsonschema:"file to write: MEMORY.md, memory/....md, or the user's USER.md or BOOTSTRAP.md; AGENTS.md, SOUL.md, IDENTITY.md and TOOLS.md become a proposal for a person to review"`
 	Content string `json:"content" jsonschema:"the whole new content of the file (writing BOOTSTRAP.md empty deletes it)"`
-	IfMatch string `json:"if_match" jsonschema:"the etag memory_get (or the last write) returned for this file, or * to create a new file; a stale etag is refused"`
+	IfMatch string `json:"if_match" jsonschema:"the etag memory_get (or the last write, or the resource's _meta) returned for this file, or * to write whatever is there now or create it; a stale etag is refused"`
 	Scope   string `json:"scope,omitempty" jsonschema:"whose file: user (this session's user; the default when the session has one) or agent (shared)"`
 }
 
