@@ -89,6 +89,20 @@ func BenchmarkMemorySearchMCP(b *testing.B) {
 		}
 		reportLatency(b, lat)
 	})
+	b.Run("mcp-raw", func(b *testing.B) {
+		// Plain HTTP posts, answers read but not decoded: the server's
+		// part of a call, as "api" measures the API's.
+		hc := socketHTTP(td.socket)
+		id := rawSession(b, hc, endpoint)
+		body := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"memory_search","arguments":{"query":"` + query + `"}}}`)
+		lat := make([]time.Duration, 0, b.N)
+		for b.Loop() {
+			start := time.Now()
+			rawToolCall(b, hc, endpoint, id, body)
+			lat = append(lat, time.Since(start))
+		}
+		reportLatency(b, lat)
+	})
 	b.Run("api-16-clients", func(b *testing.B) {
 		b.SetParallelism(8)
 		start, cpu0 := time.Now(), cpuTime()
@@ -123,20 +137,7 @@ func BenchmarkMemorySearchMCP(b *testing.B) {
 			next++
 			mu.Unlock()
 			for pb.Next() {
-				req, _ := http.NewRequest(http.MethodPost, endpoint, bytes.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Accept", "application/json, text/event-stream")
-				req.Header.Set("Mcp-Session-Id", id)
-				req.Header.Set("MCP-Protocol-Version", "2025-06-18")
-				resp, err := hc.Do(req)
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				n, _ := io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK || n < 100 {
-					b.Errorf("tools/call: %d, %d bytes", resp.StatusCode, n)
+				if !rawToolCall(b, hc, endpoint, id, body) {
 					return
 				}
 			}
@@ -212,4 +213,25 @@ func cpuTime() time.Duration {
 func reportRate(b *testing.B, start time.Time, cpu0 time.Duration) {
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "calls/s")
 	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/call")
+}
+
+// rawToolCall posts a tools/call in session id and reads the answer.
+func rawToolCall(b *testing.B, hc *http.Client, endpoint, id string, body []byte) bool {
+	req, _ := http.NewRequest(http.MethodPost, endpoint, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", id)
+	req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+	resp, err := hc.Do(req)
+	if err != nil {
+		b.Error(err)
+		return false
+	}
+	n, _ := io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || n < 100 {
+		b.Errorf("tools/call: %d, %d bytes", resp.StatusCode, n)
+		return false
+	}
+	return true
 }
