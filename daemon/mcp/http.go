@@ -50,9 +50,9 @@ func Handler(b Backend, opts HTTPOptions) http.Handler {
 		JSONResponse:   true,
 		Logger:         opts.Logger,
 		SessionTimeout: opts.SessionTimeout,
-		// The unix socket has no Host to check; TCP listeners check
-		// tokens (and the daemon checks Host and Origin).
-		DisableLocalhostProtection: true,
+		// The SDK's DNS rebinding protection stays on: on a loopback
+		// listener a Host that is not loopback is refused (the unix
+		// socket has no address it applies to).
 	})
 	if opts.Tokens != nil {
 		h.bound = auth.RequireBearerToken(h.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h.mcp)

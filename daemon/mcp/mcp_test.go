@@ -254,6 +254,18 @@ func TestTokenScopes(t *testing.T) {
 		t.Errorf("initialize of beta with alpha's token: %d %s, want 403 with the API's forbidden body", status, body)
 	}
 
+	// A browser led to the loopback port by DNS rebinding names another
+	// host: refused even with a token.
+	req, _ := http.NewRequest(http.MethodPost, base+"?agent=alpha", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req.Host = "rebound.example:80"
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if resp, err := alphaHC.Do(req); err != nil {
+		t.Error(err)
+	} else if resp.Body.Close(); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("Host rebound.example: %s, want 403", resp.Status)
+	}
+
 	// Without ?agent= the token's only agent is chosen.
 	cs := mustConnect(t, alphaHC, base, nil)
 	text := callOK(t, cs, "memory_search", map[string]any{"query": "wifi password"}, nil)
