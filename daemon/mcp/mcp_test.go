@@ -372,6 +372,12 @@ func TestErrorsAreTheAPIs(t *testing.T) {
 			return err
 		}},
 	}
+	// Arguments the schema refuses are the API's bad_request too.
+	for _, args := range []map[string]any{{"query": "x", "limit": 51}, {"query": 3}, {}, {"query": "x", "colour": "red"}} {
+		if e := callErr(t, cs, "memory_search", args); e.Code != "bad_request" || e.Message == "" {
+			t.Errorf("memory_search %v: %+v, want bad_request", args, e)
+		}
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			want := apiErr(c.api())

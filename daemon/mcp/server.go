@@ -67,6 +67,7 @@ func NewServer(ctx context.Context, b Backend, id Identity, opts Options) *sdk.S
 		HasTools:           true,
 	})
 	s.addTools()
+	s.srv.AddReceivingMiddleware(apiErrors)
 	s.addPrompt()
 	s.addResources(ctx)
 	go s.watch(ctx)
@@ -127,4 +128,25 @@ func DefaultAgent(ctx context.Context, b Backend) (string, error) {
 		names = append(names, a.Name)
 	}
 	return "", fmt.Errorf("%d agents are deployed (%s): choose one with --agent", len(agents), strings.Join(names, ", "))
+}
+
+// apiErrors gives the tool errors the SDK makes itself (arguments that
+// do not match a tool's schema) the API's error body, code bad_request,
+// like every other tool error.
+func apiErrors(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		res, err := next(ctx, method, req)
+		r, ok := res.(*sdk.CallToolResult)
+		if err != nil || !ok || !r.IsError || r.StructuredContent != nil {
+			return res, err
+		}
+		var msg strings.Builder
+		for _, c := range r.Content {
+			if t, ok := c.(*sdk.TextContent); ok {
+				msg.WriteString(t.Text)
+			}
+		}
+		out, _, err := toolError(badRequest("%s", msg.String()))
+		return out, err
+	}
 }
