@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"sort"
 	"strings"
@@ -42,13 +43,16 @@ const maxIdleServers = 256
 // out when the caller may use exactly one agent). A request for an agent
 // the token may not use is answered 403 with the API's error body.
 func Handler(b Backend, opts HTTPOptions) http.Handler {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
 	if opts.SessionTimeout <= 0 {
 		opts.SessionTimeout = 30 * time.Minute
 	}
 	h := &handler{b: b, opts: opts, servers: map[Identity]*entry{}}
 	h.mcp = sdk.NewStreamableHTTPHandler(h.server, &sdk.StreamableHTTPOptions{
 		JSONResponse:   true,
-		Logger:         opts.Logger,
+		Logger:         sdkLogger(opts.Logger),
 		SessionTimeout: opts.SessionTimeout,
 		// The SDK's DNS rebinding protection stays on: on a loopback
 		// listener a Host that is not loopback is refused (the unix

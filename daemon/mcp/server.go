@@ -57,7 +57,7 @@ func NewServer(ctx context.Context, b Backend, id Identity, opts Options) *sdk.S
 	s := &server{b: b, id: id, log: opts.Logger, etags: map[string]string{}}
 	s.srv = sdk.NewServer(&sdk.Implementation{Name: "quire", Title: "Quire: agent " + id.Agent, Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions(id),
-		Logger:       opts.Logger,
+		Logger:       sdkLogger(opts.Logger),
 		SchemaCache:  schemas,
 		// Subscriptions are kept by the SDK; any resource may be watched.
 		SubscribeHandler:   func(context.Context, *sdk.SubscribeRequest) error { return nil },
@@ -150,3 +150,31 @@ func apiErrors(next sdk.MethodHandler) sdk.MethodHandler {
 		return out, err
 	}
 }
+
+// sdkLogger is log for the SDK, whose INFO lines (a session connected, a
+// resource subscribed) are routine: they are logged at DEBUG.
+func sdkLogger(log *slog.Logger) *slog.Logger {
+	return slog.New(demote{log.Handler()})
+}
+
+type demote struct{ slog.Handler }
+
+func (d demote) level(l slog.Level) slog.Level {
+	if l == slog.LevelInfo {
+		return slog.LevelDebug
+	}
+	return l
+}
+
+func (d demote) Enabled(ctx context.Context, l slog.Level) bool {
+	return d.Handler.Enabled(ctx, d.level(l))
+}
+
+func (d demote) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = d.level(r.Level)
+	return d.Handler.Handle(ctx, r)
+}
+
+func (d demote) WithAttrs(attrs []slog.Attr) slog.Handler { return demote{d.Handler.WithAttrs(attrs)} }
+
+func (d demote) WithGroup(name string) slog.Handler { return demote{d.Handler.WithGroup(name)} }

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"io/fs"
+	"log/slog"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -68,4 +69,16 @@ func FuzzResolve(f *testing.F) {
 			t.Fatalf("%s resolved to user %q in %q's session", uri, who, user)
 		}
 	})
+}
+
+// TestSDKInfoIsDebug: the SDK's routine INFO lines do not reach an
+// operator's INFO log; its warnings do.
+func TestSDKInfoIsDebug(t *testing.T) {
+	var buf strings.Builder
+	log := sdkLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	log.Info("server session connected")
+	log.With("k", "v").Warn("something to act on")
+	if out := buf.String(); strings.Contains(out, "session connected") || !strings.Contains(out, "level=WARN msg=\"something to act on\" k=v") {
+		t.Errorf("log:\n%s", out)
+	}
 }
