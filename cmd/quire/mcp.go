@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -111,12 +112,21 @@ func runMCP(ctx context.Context, e *env, opts any, args []string) error {
 		b = mcp.Remote(c, log)
 	}
 	id := mcp.Identity{Agent: o.agent, User: o.user}
-	if id.Agent == "" {
-		if id.Agent, err = mcp.DefaultAgent(ctx, b); err != nil {
-			return fmt.Errorf("quire mcp (%s): %w", where, err)
-		}
-	} else if _, err := b.Agents(ctx); err != nil {
+	agents, err := b.Agents(ctx)
+	if err != nil {
 		return fmt.Errorf("quire mcp: %w (is quire serve running? --dir serves a working tree without it)", err)
+	}
+	var names []string
+	for _, a := range agents {
+		names = append(names, a.Name)
+	}
+	switch {
+	case id.Agent == "" && len(names) == 1:
+		id.Agent = names[0]
+	case id.Agent == "":
+		return usagef("%s serves %d agents (%s): choose one with --agent", where, len(names), strings.Join(names, ", "))
+	case !slices.Contains(names, id.Agent):
+		return fmt.Errorf("quire mcp: %s has no agent %q that this caller may use (it serves: %s)", where, id.Agent, strings.Join(names, ", "))
 	}
 	return mcp.Serve(ctx, b, id, mcp.Options{Version: buildVersion(), Logger: log}, e.stdin, e.stdout)
 }

@@ -192,3 +192,38 @@ func TestMCPNoDaemon(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q: want an error naming quire serve and nothing on stdout", code, out.String(), errOut.String())
 	}
 }
+
+// TestMCPOverTCPWithToken: `quire mcp --url … --token-file …` reaches a
+// daemon's --api-listen with a bearer token, and the token's scope holds:
+// its only agent is the default, another agent is refused.
+func TestMCPOverTCPWithToken(t *testing.T) {
+	dir := copyDir(t, "../../examples")
+	getenv := testEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	d, err := daemon.New(ctx, daemon.Options{Dir: dir, Socket: filepath.Join(getenv("XDG_RUNTIME_DIR"), "q.sock"), CacheDir: t.TempDir(),
+		APIListen: "127.0.0.1:0", Tokens: api.Tokens{"tok-study": {"studybuddy"}}})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	<-d.Ready()
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte("# for quire mcp\ntok-study\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + d.APIAddr()
+	cs := startMCP(t, getenv, "--url", url, "--token-file", tokenFile, "--user", "alice")
+	res, err := cs.ReadResource(context.Background(), &sdk.ReadResourceParams{URI: "quire://studybuddy/SOUL.md"})
+	if err != nil || !strings.Contains(res.Contents[0].Text, "#") {
+		t.Fatalf("read studybuddy's SOUL.md over --url: %+v, %v", res, err)
+	}
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"mcp", "--url", url, "--token-file", tokenFile, "--agent", "concierge"},
+		&env{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, getenv: getenv})
+	if code == 0 || !strings.Contains(errOut.String(), "concierge") {
+		t.Errorf("quire mcp --agent concierge with studybuddy's token: exit %d, stderr %q", code, errOut.String())
+	}
+}

@@ -18,7 +18,6 @@ package mcp
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -112,23 +111,6 @@ func Serve(ctx context.Context, b Backend, id Identity, opts Options, r io.Reade
 type nopCloser struct{ io.Writer }
 
 func (nopCloser) Close() error { return nil }
-
-// DefaultAgent returns the one agent b serves; with several (or none),
-// the error lists them.
-func DefaultAgent(ctx context.Context, b Backend) (string, error) {
-	agents, err := b.Agents(ctx)
-	if err != nil {
-		return "", err
-	}
-	if len(agents) == 1 {
-		return agents[0].Name, nil
-	}
-	var names []string
-	for _, a := range agents {
-		names = append(names, a.Name)
-	}
-	return "", fmt.Errorf("%d agents are deployed (%s): choose one with --agent", len(agents), strings.Join(names, ", "))
-}
 
 // apiErrors gives the tool errors the SDK makes itself (arguments that
 // do not match a tool's schema) the API's error body, code bad_request,
