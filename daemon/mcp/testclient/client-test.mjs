@@ -57,8 +57,12 @@ async function check(name, fn) {
   }
 }
 
-const gitEnv = { ...process.env, GIT_AUTHOR_NAME: 'Tester', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 'Tester', GIT_COMMITTER_EMAIL: 't@example.com', GIT_TERMINAL_PROMPT: '0' };
-const git = (cwd, ...args) => execFileSync('git', args, { cwd, env: gitEnv, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+// The daemon keeps its git token in its state directory; git gets it from
+// `quire git-credential`, as the README sets it up.
+let stateDir = '';
+const gitEnv = () => ({ ...process.env, XDG_STATE_HOME: stateDir, GIT_AUTHOR_NAME: 'Tester', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 'Tester', GIT_COMMITTER_EMAIL: 't@example.com', GIT_TERMINAL_PROMPT: '0' });
+const git = (cwd, ...args) => execFileSync('git', ['-c', 'credential.helper=', '-c', `credential.helper=!"${QUIRE}" git-credential`, ...args],
+  { cwd, env: gitEnv(), stdio: ['ignore', 'pipe', 'pipe'] }).toString();
 
 function writeTree(dir, files) {
   for (const [name, content] of Object.entries(files)) {
@@ -125,11 +129,12 @@ async function waitFor(what, cond, ms = 20000) {
 // startDaemon runs `quire serve` and reads the addresses it listens on
 // from its JSON log.
 async function startDaemon(root) {
+  stateDir = join(root, 'state');
   const tokens = join(root, 'tokens');
   writeFileSync(tokens, 'tok-alpha alpha\ntok-beta beta\n');
   const sock = join(root, 'q.sock');
   const proc = spawn(QUIRE, ['serve', '--repos', join(root, 'repos'), '--git-listen', '127.0.0.1:0', '--socket', sock,
-    '--api-listen', '127.0.0.1:0', '--token-file', tokens, '--cache-dir', join(root, 'cache')], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, HOME: root } });
+    '--api-listen', '127.0.0.1:0', '--token-file', tokens, '--cache-dir', join(root, 'cache')], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, HOME: root, XDG_STATE_HOME: stateDir } });
   const addrs = {};
   let log = '';
   proc.stderr.on('data', (b) => {
