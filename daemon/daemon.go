@@ -359,7 +359,7 @@ func (d *Daemon) Socket() string { return d.opts.Socket }
 func (d *Daemon) Handler(tokens api.Tokens) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/", api.Handler(d, api.Options{Tokens: tokens, Logger: d.log, Observe: d.metrics.observeRequest}))
-	mux.Handle(mcp.Path, mcp.Handler(mcp.Local(d), mcp.HTTPOptions{Options: mcp.Options{Version: d.opts.Version, Logger: d.log}, Tokens: tokens}))
+	mux.Handle(mcp.Path, mcp.Handler(mcp.Local(d), mcp.HTTPOptions{Options: mcp.Options{Version: d.opts.Version, Logger: d.log, Observe: d.metrics.observeRequest}, Tokens: tokens}))
 	return mux
 }
 

@@ -386,6 +386,20 @@ func TestErrorsAreTheAPIs(t *testing.T) {
 			}
 		})
 	}
+
+	// /metrics counts tool calls by tool and status, like API routes.
+	resp, err := socketHTTP(td.socket).Get("http://quire/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`route="MCP tools/call memory_write",code="409"`, `route="MCP tools/call memory_write",code="428"`,
+		`route="MCP tools/call memory_search",code="400"`, `route="MCP tools/call skill_get",code="404"`, `route="MCP initialize",code="200"`} {
+		if !strings.Contains(string(metrics), "quire_api_request_seconds_count{"+want+"}") {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
 }
 
 // TestNotificationsAfterAPush: a subscriber of a workspace file hears of

@@ -20,10 +20,15 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/quirehq/quire/daemon/api"
 )
 
 // Identity is whom a session acts for.
@@ -41,6 +46,10 @@ type Options struct {
 	Version string
 	// Logger receives the servers' logs; nil discards.
 	Logger *slog.Logger
+	// Observe, when set, is told every request's route ("MCP
+	// tools/call memory_search", "MCP prompts/get" …), status (200, or
+	// the API's status of the error) and latency.
+	Observe func(route string, status int, d time.Duration)
 }
 
 // schemas caches the tools' JSON schemas across servers.
@@ -67,6 +76,9 @@ func NewServer(ctx context.Context, b Backend, id Identity, opts Options) *sdk.S
 	})
 	s.addTools()
 	s.srv.AddReceivingMiddleware(apiErrors)
+	if opts.Observe != nil {
+		s.srv.AddReceivingMiddleware(observe(opts.Observe))
+	}
 	s.addPrompt()
 	s.addResources(ctx)
 	go s.watch(ctx)
@@ -160,3 +172,38 @@ func (d demote) Handle(ctx context.Context, r slog.Record) error {
 func (d demote) WithAttrs(attrs []slog.Attr) slog.Handler { return demote{d.Handler.WithAttrs(attrs)} }
 
 func (d demote) WithGroup(name string) slog.Handler { return demote{d.Handler.WithGroup(name)} }
+
+type statusKey struct{}
+
+// observe times every request and reports it with its status: a tool
+// error's API status, 500 for a protocol error, else 200.
+func observe(fn func(route string, status int, d time.Duration)) sdk.Middleware {
+	return func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			start := time.Now()
+			status := http.StatusOK
+			ctx = context.WithValue(ctx, statusKey{}, &status)
+			res, err := next(ctx, method, req)
+			route := "MCP " + method
+			if r, ok := req.(*sdk.CallToolRequest); ok && r.Params != nil {
+				route += " " + r.Params.Name
+			}
+			var apiErr *api.Error
+			var rpcErr *jsonrpc.Error
+			switch {
+			case err == nil:
+				if r, ok := res.(*sdk.CallToolResult); ok && r.IsError && status == http.StatusOK {
+					status = http.StatusBadRequest // the SDK refused the arguments
+				}
+			case errors.As(err, &apiErr):
+				status = apiErr.Status
+			case errors.As(err, &rpcErr) && rpcErr.Code != jsonrpc.CodeInternalError:
+				status = http.StatusBadRequest
+			default:
+				status = http.StatusInternalServerError
+			}
+			fn(route, status, time.Since(start))
+			return res, err
+		}
+	}
+}

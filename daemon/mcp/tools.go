@@ -182,6 +182,14 @@ func result(v any) (*sdk.CallToolResult, any, error) {
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}, nil, nil
 }
 
+// toolErr is toolError, with the error's status noted for Observe.
+func toolErr(ctx context.Context, err error) (*sdk.CallToolResult, any, error) {
+	if st, ok := ctx.Value(statusKey{}).(*int); ok && err != nil {
+		*st = api.AsError(err).Status
+	}
+	return toolError(err)
+}
+
 // toolError is err as a tool error: the local API's error body, as text
 // and as structured content.
 func toolError(err error) (*sdk.CallToolResult, any, error) {
@@ -211,14 +219,14 @@ var dailyLog = regexp.MustCompile(`^memory/(\d{4}-\d{2}-\d{2})\.md$`)
 
 func (s *server) memorySearch(ctx context.Context, _ *sdk.CallToolRequest, in searchIn) (*sdk.CallToolResult, any, error) {
 	if strings.TrimSpace(in.Query) == "" {
-		return toolError(badRequest("query is empty"))
+		return toolErr(ctx, badRequest("query is empty"))
 	}
 	if err := checkLimit(in.Limit); err != nil {
-		return toolError(err)
+		return toolErr(ctx, err)
 	}
 	res, err := s.b.MemorySearch(ctx, s.id.Agent, api.SearchRequest{Query: in.Query, User: s.id.User, Limit: in.Limit, MinScore: in.MinScore})
 	if err != nil {
-		return toolError(err)
+		return toolErr(ctx, err)
 	}
 	out := searchOut{Hits: make([]searchHit, 0, len(res.Hits)), Commit: res.Commit}
 	for _, h := range res.Hits {
@@ -282,14 +290,14 @@ func scopeName(user string) string {
 func (s *server) memoryGet(ctx context.Context, _ *sdk.CallToolRequest, in getIn) (*sdk.CallToolResult, any, error) {
 	p, err := checkPath(in.Path)
 	if err != nil {
-		return toolError(err)
+		return toolErr(ctx, err)
 	}
 	if !isMemoryPath(p) {
-		return toolError(api.Errorf(http.StatusUnprocessableEntity, "not_memory",
+		return toolErr(ctx, api.Errorf(http.StatusUnprocessableEntity, "not_memory",
 			"%s is not a memory file: memory_get reads MEMORY.md and memory/*.md (the workspace's other files are resources)", p))
 	}
 	if in.From < 0 || in.Lines < 0 {
-		return toolError(badRequest("from and lines count from 1"))
+		return toolErr(ctx, badRequest("from and lines count from 1"))
 	}
 	var f api.File
 	if in.Scope == "" && s.id.User != "" {
@@ -302,13 +310,13 @@ func (s *server) memoryGet(ctx context.Context, _ *sdk.CallToolRequest, in getIn
 	} else {
 		user, uerr := s.scopeUser(in.Scope)
 		if uerr != nil {
-			return toolError(uerr)
+			return toolErr(ctx, uerr)
 		}
 		in.Scope = scopeName(user)
 		f, err = s.b.ReadFile(ctx, s.id.Agent, user, p)
 	}
 	if err != nil {
-		return toolError(err)
+		return toolErr(ctx, err)
 	}
 	return result(window(f, p, in))
 }
@@ -358,11 +366,11 @@ func window(f api.File, p string, in getIn) getOut {
 
 func (s *server) memoryAppend(ctx context.Context, _ *sdk.CallToolRequest, in appendIn) (*sdk.CallToolResult, any, error) {
 	if strings.TrimSpace(in.Text) == "" {
-		return toolError(badRequest("text is empty"))
+		return toolErr(ctx, badRequest("text is empty"))
 	}
 	res, err := s.b.MemoryAppend(ctx, s.id.Agent, api.AppendRequest{User: s.id.User, Text: in.Text})
 	if err != nil {
-		return toolError(err)
+		return toolErr(ctx, err)
 	}
 	return result(res)
 }
@@ -370,32 +378,32 @@ func (s *server) memoryAppend(ctx context.Context, _ *sdk.CallToolRequest, in ap
 func (s *server) memoryWrite(ctx context.Context, _ *sdk.CallToolRequest, in writeIn) (*sdk.CallToolResult, any, error) {
 	p, err := checkPath(in.Path)
 	if err != nil {
-		return toolError(err)
+		return toolErr(ctx, err)
 	}
 	if in.IfMatch == "" {
-		return toolError(api.Errorf(http.StatusPreconditionRequired, "precondition_required", "send If-Match with the ETag of your last read (or * to create a new file)"))
+		return toolErr(ctx, api.Errorf(http.StatusPreconditionRequired, "precondition_required", "send If-Match with the ETag of your last read (or * to create a new file)"))
 	}
 	user, err := s.scopeUser(in.Scope)
 	if err != nil {
-		return toolError(err)
+		return toolErr(ctx, err)
 	}
 	res, err := s.b.WriteFile(ctx, s.id.Agent, user, p, in.IfMatch, []byte(in.Content))
 	if err != nil {
-		return toolError(err)
+		return toolErr(ctx, err)
 	}
 	return result(res)
 }
 
 func (s *server) skillSearch(ctx context.Context, _ *sdk.CallToolRequest, in skillSearchIn) (*sdk.CallToolResult, any, error) {
 	if strings.TrimSpace(in.Query) == "" {
-		return toolError(badRequest("query is empty"))
+		return toolErr(ctx, badRequest("query is empty"))
 	}
 	if err := checkLimit(in.Limit); err != nil {
-		return toolError(err)
+		return toolErr(ctx, err)
 	}
 	res, err := s.b.SkillsSearch(ctx, s.id.Agent, api.SkillsSearchRequest{Query: in.Query, User: s.id.User, Limit: in.Limit})
 	if err != nil {
-		return toolError(err)
+		return toolErr(ctx, err)
 	}
 	if res.Skills == nil {
 		res.Skills = []api.SkillEntry{}
@@ -405,11 +413,11 @@ func (s *server) skillSearch(ctx context.Context, _ *sdk.CallToolRequest, in ski
 
 func (s *server) skillGet(ctx context.Context, _ *sdk.CallToolRequest, in skillGetIn) (*sdk.CallToolResult, any, error) {
 	if in.Name == "" || path.Base(in.Name) != in.Name {
-		return toolError(badRequest("name %q: give a skill's name as skill_search lists it", in.Name))
+		return toolErr(ctx, badRequest("name %q: give a skill's name as skill_search lists it", in.Name))
 	}
 	res, err := s.b.Skill(ctx, s.id.Agent, s.id.User, in.Name)
 	if err != nil {
-		return toolError(err)
+		return toolErr(ctx, err)
 	}
 	return result(res)
 }
