@@ -49,7 +49,7 @@ func FuzzWindow(f *testing.F) {
 // workspace, and to users/ only through the session's own user.
 func FuzzResolve(f *testing.F) {
 	for _, uri := range []string{"quire://alpha/SOUL.md", "quire://alpha/users/alice/MEMORY.md", "quire://alpha/users/bob/MEMORY.md",
-		"quire://alpha/users/alice/../bob/USER.md", "quire://alpha/users%2Fbob%2FUSER.md", "quire://beta/SOUL.md", "quire://alpha/../beta/SOUL.md"} {
+		"quire://alpha/users/alice/../bob/USER.md", "quire://alpha/users%2Fbob%2FUSER.md", "quire://beta/SOUL.md", "quire://alpha/../beta/SOUL.md", "quire://alpha/Users/bob/MEMORY.md"} {
 		f.Add(uri, "alice")
 		f.Add(uri, "")
 	}
@@ -62,7 +62,7 @@ func FuzzResolve(f *testing.F) {
 		if !fs.ValidPath(p) || p == "." || strings.Contains(p, `\`) {
 			t.Fatalf("%s resolved to unclean path %q", uri, p)
 		}
-		if first, _, _ := strings.Cut(p, "/"); first == "users" {
+		if first, _, _ := strings.Cut(p, "/"); strings.EqualFold(first, "users") {
 			t.Fatalf("%s resolved to %q under users/", uri, p)
 		}
 		if who != "" && who != user {

@@ -217,7 +217,7 @@ func TestUserNeverSeesAnotherUser(t *testing.T) {
 	if e := callErr(t, cs, "memory_get", map[string]any{"path": "users/bob/MEMORY.md", "scope": "agent"}); e.Code != "forbidden" {
 		t.Errorf("memory_get users/bob: code %s, want forbidden", e.Code)
 	}
-	for _, uri := range []string{"quire://alpha/users/bob/MEMORY.md", "quire://alpha/users/bob/USER.md", "quire://alpha/users/alice/../bob/USER.md", "quire://alpha/users%2Fbob%2FUSER.md"} {
+	for _, uri := range []string{"quire://alpha/users/bob/MEMORY.md", "quire://alpha/users/bob/USER.md", "quire://alpha/users/alice/../bob/USER.md", "quire://alpha/users%2Fbob%2FUSER.md", "quire://alpha/USERS/bob/USER.md"} {
 		res, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
 		if err == nil {
 			t.Errorf("read %s: got %+v, want an error", uri, res.Contents)

@@ -258,7 +258,8 @@ func checkPath(p string) (string, error) {
 	if p == "" || strings.Contains(p, `\`) || !fs.ValidPath(p) || p == "." {
 		return "", api.Errorf(http.StatusBadRequest, "bad_path", "path %q is not a clean relative path inside the agent workspace", p)
 	}
-	if first, _, _ := strings.Cut(p, "/"); first == prompt.UsersDir {
+	// Case-blind: on a case-insensitive disk (--dir on macOS) USERS/ is users/.
+	if first, _, _ := strings.Cut(p, "/"); strings.EqualFold(first, prompt.UsersDir) {
 		return "", api.Errorf(http.StatusForbidden, "forbidden", "path %q: a user's files are reached through this session's user with scope user, never by their users/ path", p)
 	}
 	return p, nil
