@@ -147,7 +147,12 @@ async function startDaemon(root) {
       } catch { /* a partial line */ }
     }
   });
-  await waitFor('the daemon to listen', () => addrs.git && addrs.api);
+  try {
+    await waitFor('the daemon to listen', () => addrs.git && addrs.api);
+  } catch (err) {
+    proc.kill('SIGTERM');
+    throw new Error(`${err.message}; its log:\n${log}`);
+  }
   return { proc, sock, addrs, log: () => log };
 }
 
@@ -171,6 +176,21 @@ async function callOK(client, name, args) {
 async function main() {
   const root = mkdtempSync(join(tmpdir(), 'quire-mcp-'));
   const d = await startDaemon(root);
+  try {
+    await run(root, d);
+  } finally {
+    // Whatever happened, the daemon stops and its files go.
+    d.proc.kill('SIGTERM');
+    await new Promise((r) => (d.proc.exitCode !== null ? r() : d.proc.on('exit', r)));
+    rmSync(root, { recursive: true, force: true });
+  }
+  console.log(`${passed} passed, ${failures} failed`);
+  if (failures > 0) {
+    process.exitCode = 1;
+  }
+}
+
+async function run(root, d) {
   const remote = `http://${d.addrs.git}`;
   const alphaDir = newWorkTree(root, 'alpha', alphaFiles);
   const betaDir = newWorkTree(root, 'beta', betaFiles);
@@ -295,13 +315,6 @@ async function main() {
   });
 
   for (const c of sessions) await c.close().catch(() => {});
-  d.proc.kill('SIGTERM');
-  await new Promise((r) => d.proc.on('exit', r));
-  rmSync(root, { recursive: true, force: true });
-  console.log(`${passed} passed, ${failures} failed`);
-  if (failures > 0) {
-    process.exitCode = 1;
-  }
 }
 
 main().catch((err) => {
