@@ -9,14 +9,14 @@ GO        ?= go
 FUZZTIME  ?= 50000x
 PKGS      := ./...
 
-.PHONY: all build test check-fmt vet unit fuzz-smoke bench golden test-editors editor-tools
+.PHONY: all build test check-fmt vet unit fuzz-smoke bench golden test-editors editor-tools test-mcp
 
 all: build
 
 build:
 	$(GO) build -o bin/quire ./cmd/quire
 
-test: check-fmt vet unit fuzz-smoke test-editors
+test: check-fmt vet unit fuzz-smoke test-editors test-mcp
 
 check-fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -67,4 +67,19 @@ editor-tools:
 
 $(VSCODE)/node_modules/.installed: $(VSCODE)/package-lock.json
 	cd $(VSCODE) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+# The MCP server against a client nobody here wrote: the official TypeScript
+# SDK's (npm ci from the committed lock file) drives streamable HTTP on the
+# socket and on --api-listen, and stdio (`quire mcp`), with a real daemon
+# and git pushes.
+MCPCLIENT := daemon/mcp/testclient
+
+test-mcp: $(MCPCLIENT)/node_modules/.installed
+	$(GO) build -o bin/quire ./cmd/quire
+	cd $(MCPCLIENT) && QUIRE="$(CURDIR)/bin/quire" npm test --silent
+
+$(MCPCLIENT)/node_modules/.installed: $(MCPCLIENT)/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "test-mcp needs Node 20 and npm"; exit 1; }
+	cd $(MCPCLIENT) && npm ci --no-audit --no-fund --loglevel=error
 	touch $@

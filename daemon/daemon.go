@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/daemon/mcp"
 	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/memory/memstore"
@@ -362,10 +363,13 @@ func (d *Daemon) sourceList() []*source {
 // Socket is the path of the local API's unix socket.
 func (d *Daemon) Socket() string { return d.opts.Socket }
 
-// Handler is the local API handler with the given token scopes (nil for
-// the unix socket).
+// Handler is the local API handler, and MCP's streamable HTTP transport
+// at /mcp, with the given token scopes (nil for the unix socket).
 func (d *Daemon) Handler(tokens api.Tokens) http.Handler {
-	return api.Handler(d, api.Options{Tokens: tokens, Logger: d.log, Observe: d.metrics.observeRequest})
+	mux := http.NewServeMux()
+	mux.Handle("/", api.Handler(d, api.Options{Tokens: tokens, Logger: d.log, Observe: d.metrics.observeRequest}))
+	mux.Handle(mcp.Path, mcp.Handler(mcp.Local(d), mcp.HTTPOptions{Options: mcp.Options{Version: d.opts.Version, Logger: d.log, Observe: d.metrics.observeRequest}, Tokens: tokens}))
+	return mux
 }
 
 // GitHandler is the git endpoint (nil without --repos), behind the

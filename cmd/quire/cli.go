@@ -47,6 +47,7 @@ func commands() []*command {
 		promptCommand(),
 		skillsCommand(),
 		searchCommand(),
+		mcpCommand(),
 		serveCommand(),
 		indexCommand(),
 		statusCommand(),

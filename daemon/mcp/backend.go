@@ -1,0 +1,169 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/daemon/client"
+)
+
+// Backend is what the MCP server calls: the local API's operations, in
+// process (Local) or over the socket or TCP (Remote). Errors are
+// *api.Error where the API has a code for them.
+type Backend interface {
+	Agents(ctx context.Context) ([]api.Agent, error)
+	Prompt(ctx context.Context, agent string, req api.PromptRequest) (api.PromptResponse, error)
+	MemorySearch(ctx context.Context, agent string, req api.SearchRequest) (api.SearchResponse, error)
+	MemoryAppend(ctx context.Context, agent string, req api.AppendRequest) (api.WriteResponse, error)
+	ReadFile(ctx context.Context, agent, user, path string) (api.File, error)
+	// WriteFile writes path; ifMatch is never empty ("*" creates).
+	WriteFile(ctx context.Context, agent, user, path, ifMatch string, content []byte) (api.WriteResponse, error)
+	SkillsSearch(ctx context.Context, agent string, req api.SkillsSearchRequest) (api.SkillsResponse, error)
+	Skill(ctx context.Context, agent, user, name string) (api.SkillBody, error)
+	// Subscribe delivers the daemon's events until ctx is done; the
+	// channel is closed then, or when the daemon shuts down.
+	Subscribe(ctx context.Context) <-chan api.Event
+}
+
+// Local adapts the daemon's api.Backend.
+func Local(b api.Backend) Backend { return local{b} }
+
+type local struct{ b api.Backend }
+
+func (l local) Agents(ctx context.Context) ([]api.Agent, error) { return l.b.Agents(ctx), nil }
+
+func (l local) Prompt(ctx context.Context, agent string, req api.PromptRequest) (api.PromptResponse, error) {
+	res, err := l.b.Prompt(ctx, agent, req)
+	if err != nil {
+		return res, err
+	}
+	if res.Prompt == "" && res.Encoded != nil {
+		// A cached answer comes encoded only.
+		var dec api.PromptResponse
+		if err := json.Unmarshal(res.Encoded, &dec); err != nil {
+			return res, fmt.Errorf("decode the cached prompt of agent %q: %w", agent, err)
+		}
+		return dec, nil
+	}
+	return res, nil
+}
+
+func (l local) MemorySearch(ctx context.Context, agent string, req api.SearchRequest) (api.SearchResponse, error) {
+	return l.b.MemorySearch(ctx, agent, req)
+}
+
+func (l local) MemoryAppend(ctx context.Context, agent string, req api.AppendRequest) (api.WriteResponse, error) {
+	return l.b.MemoryAppend(ctx, agent, req)
+}
+
+func (l local) ReadFile(ctx context.Context, agent, user, path string) (api.File, error) {
+	return l.b.ReadFile(ctx, agent, user, path)
+}
+
+func (l local) WriteFile(ctx context.Context, agent, user, path, ifMatch string, content []byte) (api.WriteResponse, error) {
+	return l.b.WriteFile(ctx, agent, user, path, ifMatch, content)
+}
+
+func (l local) SkillsSearch(ctx context.Context, agent string, req api.SkillsSearchRequest) (api.SkillsResponse, error) {
+	return l.b.SkillsSearch(ctx, agent, req)
+}
+
+func (l local) Skill(ctx context.Context, agent, user, name string) (api.SkillBody, error) {
+	return l.b.Skill(ctx, agent, user, name)
+}
+
+func (l local) Subscribe(ctx context.Context) <-chan api.Event { return l.b.Subscribe(ctx) }
+
+// Remote adapts a client of a running daemon. Its event subscription
+// reconnects (every second) while the daemon is away; log may be nil.
+func Remote(c *client.Client, log *slog.Logger) Backend {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return remote{c: c, log: log}
+}
+
+type remote struct {
+	c   *client.Client
+	log *slog.Logger
+}
+
+func (r remote) Agents(ctx context.Context) ([]api.Agent, error) { return r.c.Agents(ctx) }
+
+func (r remote) Prompt(ctx context.Context, agent string, req api.PromptRequest) (api.PromptResponse, error) {
+	return r.c.Prompt(ctx, agent, req)
+}
+
+func (r remote) MemorySearch(ctx context.Context, agent string, req api.SearchRequest) (api.SearchResponse, error) {
+	return r.c.MemorySearch(ctx, agent, req)
+}
+
+func (r remote) MemoryAppend(ctx context.Context, agent string, req api.AppendRequest) (api.WriteResponse, error) {
+	return r.c.MemoryAppend(ctx, agent, req)
+}
+
+func (r remote) ReadFile(ctx context.Context, agent, user, path string) (api.File, error) {
+	return r.c.ReadFile(ctx, agent, path, user)
+}
+
+func (r remote) WriteFile(ctx context.Context, agent, user, path, ifMatch string, content []byte) (api.WriteResponse, error) {
+	return r.c.WriteFile(ctx, agent, path, user, ifMatch, content)
+}
+
+func (r remote) SkillsSearch(ctx context.Context, agent string, req api.SkillsSearchRequest) (api.SkillsResponse, error) {
+	return r.c.SkillsSearch(ctx, agent, req)
+}
+
+func (r remote) Skill(ctx context.Context, agent, user, name string) (api.SkillBody, error) {
+	return r.c.Skill(ctx, agent, name, user)
+}
+
+func (r remote) Subscribe(ctx context.Context) <-chan api.Event {
+	ch := make(chan api.Event, 16)
+	go func() {
+		defer close(ch)
+		for first := true; ctx.Err() == nil; first = false {
+			if !first {
+				// Back after a break: whatever was deployed meanwhile
+				// went unannounced, so announce a deploy of every agent
+				// once the daemon answers again.
+				if _, err := r.c.Agents(ctx); err == nil {
+					select {
+					case ch <- api.Event{Type: "deploy", Time: time.Now().UTC(), Message: "reconnected to the daemon"}:
+					case <-ctx.Done():
+						return
+					}
+				} else {
+					select {
+					case <-ctx.Done():
+						return
+					case <-time.After(time.Second):
+					}
+					continue
+				}
+			}
+			err := r.c.Events(ctx, func(e api.Event) bool {
+				select {
+				case ch <- e:
+					return true
+				case <-ctx.Done():
+					return false
+				}
+			})
+			if ctx.Err() != nil {
+				return
+			}
+			r.log.Debug("daemon event stream ended; reconnecting", "err", err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+		}
+	}()
+	return ch
+}

@@ -1,0 +1,217 @@
+package mcp
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/prompt"
+)
+
+// Path is where the daemon serves MCP's streamable HTTP transport.
+const Path = "/mcp"
+
+// HTTPOptions configure Handler.
+type HTTPOptions struct {
+	Options
+	// Tokens, when not nil, requires a bearer token that may use the
+	// session's agent, as on the local API's TCP listener; a session is
+	// then bound to its token, agent and user. Nil trusts every caller
+	// (the unix socket).
+	Tokens api.Tokens
+	// SessionTimeout closes sessions idle that long (default 30 min).
+	SessionTimeout time.Duration
+}
+
+// maxIdleServers bounds the servers kept for identities without a live
+// session.
+const maxIdleServers = 256
+
+// Handler serves MCP's streamable HTTP transport at Path. The session's
+// identity comes from the query: /mcp?agent=A&user=U (agent may be left
+// out when the caller may use exactly one agent). A request for an agent
+// the token may not use is answered 403 with the API's error body.
+func Handler(b Backend, opts HTTPOptions) http.Handler {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.SessionTimeout <= 0 {
+		opts.SessionTimeout = 30 * time.Minute
+	}
+	h := &handler{b: b, opts: opts, servers: map[Identity]*entry{}}
+	h.mcp = sdk.NewStreamableHTTPHandler(h.server, &sdk.StreamableHTTPOptions{
+		JSONResponse:   true,
+		Logger:         sdkLogger(opts.Logger),
+		SessionTimeout: opts.SessionTimeout,
+		// The SDK's DNS rebinding protection stays on: on a loopback
+		// listener a Host that is not loopback is refused (the unix
+		// socket has no address it applies to).
+	})
+	if opts.Tokens != nil {
+		h.bound = auth.RequireBearerToken(h.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h.mcp)
+	} else {
+		h.bound = h.mcp
+	}
+	return h
+}
+
+type handler struct {
+	b     Backend
+	opts  HTTPOptions
+	mcp   *sdk.StreamableHTTPHandler
+	bound http.Handler
+
+	mu      sync.Mutex
+	servers map[Identity]*entry
+}
+
+type entry struct {
+	srv    *sdk.Server
+	cancel context.CancelFunc
+}
+
+type identityKey struct{}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id, err := h.identify(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	r = r.WithContext(context.WithValue(r.Context(), identityKey{}, id))
+	h.bound.ServeHTTP(w, r)
+}
+
+func fail(w http.ResponseWriter, err error) {
+	e := api.AsError(err)
+	w.Header().Set("Content-Type", "application/json")
+	if e.Status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", "Bearer")
+	}
+	w.WriteHeader(e.Status)
+	_ = json.NewEncoder(w).Encode(api.ErrorBody{Error: *e})
+}
+
+func (h *handler) token(r *http.Request) (string, error) {
+	if h.opts.Tokens == nil {
+		return "", nil
+	}
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || tok == "" {
+		return "", api.Errorf(http.StatusUnauthorized, "unauthorized", "send Authorization: Bearer <token> (a token from the daemon's --token-file)")
+	}
+	if !h.opts.Tokens.Allows(tok, "") {
+		return "", api.Errorf(http.StatusUnauthorized, "unauthorized", "unknown token")
+	}
+	return tok, nil
+}
+
+// identify authorizes r and returns the identity its session acts for.
+func (h *handler) identify(r *http.Request) (Identity, error) {
+	tok, err := h.token(r)
+	if err != nil {
+		return Identity{}, err
+	}
+	q := r.URL.Query()
+	id := Identity{Agent: q.Get("agent"), User: q.Get("user")}
+	if id.User != "" {
+		if _, err := prompt.EncodeID(id.User); err != nil {
+			return Identity{}, api.Errorf(http.StatusBadRequest, "bad_user", "user %q cannot name a directory: %v", id.User, err)
+		}
+	}
+	newSession := r.Header.Get("Mcp-Session-Id") == ""
+	if id.Agent == "" || newSession {
+		agents, err := h.b.Agents(r.Context())
+		if err != nil {
+			return Identity{}, err
+		}
+		if id.Agent != "" {
+			if tok != "" && !h.opts.Tokens.Allows(tok, id.Agent) {
+				return Identity{}, api.Errorf(http.StatusForbidden, "forbidden", "this token may not use agent %q", id.Agent)
+			}
+			for _, a := range agents {
+				if a.Name == id.Agent {
+					return id, nil
+				}
+			}
+			return Identity{}, api.Errorf(http.StatusNotFound, "unknown_agent", "no deployed agent %q; GET /v1/agents lists them", id.Agent)
+		}
+		var names []string
+		for _, a := range agents {
+			if tok == "" || h.opts.Tokens.Allows(tok, a.Name) {
+				names = append(names, a.Name)
+			}
+		}
+		if len(names) != 1 {
+			sort.Strings(names)
+			return Identity{}, api.Errorf(http.StatusBadRequest, "bad_request", "choose an agent with %s?agent=NAME (this caller may use %d: %s)", Path, len(names), strings.Join(names, ", "))
+		}
+		id.Agent = names[0]
+	}
+	if tok != "" && !h.opts.Tokens.Allows(tok, id.Agent) {
+		return Identity{}, api.Errorf(http.StatusForbidden, "forbidden", "this token may not use agent %q", id.Agent)
+	}
+	return id, nil
+}
+
+// verify binds a session to its token and identity: the SDK refuses a
+// request to a session whose creator's "user ID" differs.
+func (h *handler) verify(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
+	id, _ := ctx.Value(identityKey{}).(Identity)
+	sum := sha256.Sum256([]byte(token + "\x00" + id.Agent + "\x00" + id.User))
+	return &auth.TokenInfo{UserID: hex.EncodeToString(sum[:])}, nil
+}
+
+// server returns the MCP server of r's identity, made on first use.
+func (h *handler) server(r *http.Request) *sdk.Server {
+	id, ok := r.Context().Value(identityKey{}).(Identity)
+	if !ok {
+		return nil
+	}
+	h.mu.Lock()
+	e := h.servers[id]
+	h.mu.Unlock()
+	if e != nil {
+		return e.srv
+	}
+	// Built outside the lock: listing the workspace reads files.
+	ctx, cancel := context.WithCancel(context.Background())
+	srv := NewServer(ctx, h.b, id, h.opts.Options)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if e := h.servers[id]; e != nil { // another request was quicker
+		cancel()
+		return e.srv
+	}
+	if len(h.servers) >= maxIdleServers {
+		h.evictIdle()
+	}
+	h.servers[id] = &entry{srv: srv, cancel: cancel}
+	return srv
+}
+
+// evictIdle drops the servers without a session.
+func (h *handler) evictIdle() {
+	for id, e := range h.servers {
+		idle := true
+		for range e.srv.Sessions() {
+			idle = false
+			break
+		}
+		if idle {
+			e.cancel()
+			delete(h.servers, id)
+		}
+	}
+}

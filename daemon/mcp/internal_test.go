@@ -1,0 +1,84 @@
+package mcp
+
+import (
+	"io/fs"
+	"log/slog"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/quirehq/quire/daemon/api"
+)
+
+// FuzzWindow: memory_get's window never returns more than MaxGetBytes,
+// returns text of the file only, splits no character, and says where to
+// go on whenever it stops early.
+func FuzzWindow(f *testing.F) {
+	f.Add("# Memory\n\nline one\nline two\n", 1, 0)
+	f.Add("a\nb\nc", 2, 1)
+	f.Add(strings.Repeat("é", MaxGetBytes), 1, 0)
+	f.Add(strings.Repeat("x\n", MaxGetBytes), 3, 0)
+	f.Add("", 5, 5)
+	f.Fuzz(func(t *testing.T, content string, from, lines int) {
+		if from < 0 || lines < 0 {
+			return // refused before window is called
+		}
+		out := window(api.File{Content: content, ETag: "e"}, "MEMORY.md", getIn{From: from, Lines: lines})
+		if len(out.Text) > MaxGetBytes {
+			t.Fatalf("%d bytes returned, over the cap of %d", len(out.Text), MaxGetBytes)
+		}
+		if !strings.Contains(content, out.Text) {
+			t.Fatalf("text %q is not part of the file", out.Text)
+		}
+		if utf8.ValidString(content) && !utf8.ValidString(out.Text) {
+			t.Fatalf("text %q splits a character", out.Text)
+		}
+		if out.NextFrom != 0 && (!out.Truncated || out.NextFrom != out.To+1 || out.NextFrom > out.TotalLines) {
+			t.Fatalf("next_from %d with truncated %v, to %d of %d lines", out.NextFrom, out.Truncated, out.To, out.TotalLines)
+		}
+		if from <= 1 && lines == 0 && !out.Truncated && out.Text != content {
+			t.Fatalf("whole file asked, %q returned of %q without saying it was cut", out.Text, content)
+		}
+		if out.Truncated && out.NextFrom == 0 && out.To < out.TotalLines {
+			t.Fatalf("cut at line %d of %d without next_from", out.To, out.TotalLines)
+		}
+	})
+}
+
+// FuzzResolve: a resource URI resolves to a clean path of the agent's
+// workspace, and to users/ only through the session's own user.
+func FuzzResolve(f *testing.F) {
+	for _, uri := range []string{"quire://alpha/SOUL.md", "quire://alpha/users/alice/MEMORY.md", "quire://alpha/users/bob/MEMORY.md",
+		"quire://alpha/users/alice/../bob/USER.md", "quire://alpha/users%2Fbob%2FUSER.md", "quire://beta/SOUL.md", "quire://alpha/../beta/SOUL.md", "quire://alpha/Users/bob/MEMORY.md"} {
+		f.Add(uri, "alice")
+		f.Add(uri, "")
+	}
+	f.Fuzz(func(t *testing.T, uri, user string) {
+		s := &server{id: Identity{Agent: "alpha", User: user}}
+		who, p, err := s.resolve(uri)
+		if err != nil {
+			return
+		}
+		if !fs.ValidPath(p) || p == "." || strings.Contains(p, `\`) {
+			t.Fatalf("%s resolved to unclean path %q", uri, p)
+		}
+		if first, _, _ := strings.Cut(p, "/"); strings.EqualFold(first, "users") {
+			t.Fatalf("%s resolved to %q under users/", uri, p)
+		}
+		if who != "" && who != user {
+			t.Fatalf("%s resolved to user %q in %q's session", uri, who, user)
+		}
+	})
+}
+
+// TestSDKInfoIsDebug: the SDK's routine INFO lines do not reach an
+// operator's INFO log; its warnings do.
+func TestSDKInfoIsDebug(t *testing.T) {
+	var buf strings.Builder
+	log := sdkLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	log.Info("server session connected")
+	log.With("k", "v").Warn("something to act on")
+	if out := buf.String(); strings.Contains(out, "session connected") || !strings.Contains(out, "level=WARN msg=\"something to act on\" k=v") {
+		t.Errorf("log:\n%s", out)
+	}
+}

@@ -1,0 +1,432 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"path"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/prompt"
+)
+
+// MaxGetBytes caps the text one memory_get returns; a longer window ends
+// early with truncated set and next_from saying where to go on.
+const MaxGetBytes = 16 << 10
+
+// MaxLimit bounds the limit of memory_search and skill_search.
+const MaxLimit = 50
+
+// Scopes of a file argument.
+const (
+	scopeAgent = "agent"
+	scopeUser  = "user"
+)
+
+type searchIn struct {
+	Query    string  `json:"query" jsonschema:"what to look for, in natural language; hits need not contain every word"`
+	Limit    int     `json:"limit,omitempty" jsonschema:"how many hits to return (default 6)"`
+	MinScore float64 `json:"min_score,omitempty" jsonschema:"drop hits scoring below this (scores are 0 to about 1.2)"`
+}
+
+// searchHit is one memory hit as tools return it.
+type searchHit struct {
+	Path      string  `json:"path"`
+	Scope     string  `json:"scope"`
+	StartLine int     `json:"start_line"`
+	EndLine   int     `json:"end_line"`
+	Date      string  `json:"date,omitempty"`
+	Score     float64 `json:"score"`
+	Text      string  `json:"text"`
+}
+
+type searchOut struct {
+	Hits   []searchHit `json:"hits"`
+	Commit string      `json:"commit"`
+}
+
+type getIn struct {
+	Path  string `json:"path" jsonschema:"a memory file: MEMORY.md or memory/....md (the path of a memory_search hit)"`
+	From  int    `json:"from,omitempty" jsonschema:"first line to return, counting from 1 (default 1)"`
+	Lines int    `json:"lines,omitempty" jsonschema:"how many lines to return (default: to the end of the file)"`
+	Scope string `json:"scope,omitempty" jsonschema:"whose file: user (this session's user) or agent (shared); default: the user's copy when it exists, else the agent's"`
+}
+
+type getOut struct {
+	Path       string `json:"path"`
+	Scope      string `json:"scope"`
+	From       int    `json:"from"`
+	To         int    `json:"to"`
+	TotalLines int    `json:"total_lines"`
+	Text       string `json:"text"`
+	ETag       string `json:"etag"`
+	Truncated  bool   `json:"truncated,omitempty"`
+	NextFrom   int    `json:"next_from,omitempty"`
+}
+
+type appendIn struct {
+	Text string `json:"text" jsonschema:"the memory to record, in Markdown; it becomes a timestamped entry of today's daily log"`
+}
+
+type writeIn struct {
+	Path    string `json:"path" jsonschema:"file to write: MEMORY.md, memory/....md, or the user's USER.md or BOOTSTRAP.md; AGENTS.md, SOUL.md, IDENTITY.md and TOOLS.md become a proposal for a person to review"`
+	Content string `json:"content" jsonschema:"the whole new content of the file (writing BOOTSTRAP.md empty deletes it)"`
+	IfMatch string `json:"if_match" jsonschema:"the etag memory_get (or the last write, or the resource's _meta) returned for this file, or * to write whatever is there now or create it; a stale etag is refused"`
+	Scope   string `json:"scope,omitempty" jsonschema:"whose file: user (this session's user; the default when the session has one) or agent (shared)"`
+}
+
+type skillSearchIn struct {
+	Query string `json:"query" jsonschema:"the task you need instructions for"`
+	Limit int    `json:"limit,omitempty" jsonschema:"how many skills to return (default 5)"`
+}
+
+type skillGetIn struct {
+	Name string `json:"name" jsonschema:"the skill's name, as skill_search lists it"`
+}
+
+// inputSchema derives T's schema; scope, when T has it, is an enum.
+func inputSchema[T any]() *jsonschema.Schema {
+	s, err := jsonschema.For[T](nil)
+	if err != nil {
+		panic(fmt.Sprintf("mcp: schema of %T: %v", *new(T), err)) // a programming error, caught by every test
+	}
+	if p := s.Properties["scope"]; p != nil {
+		p.Enum = []any{scopeAgent, scopeUser}
+	}
+	for _, name := range []string{"limit", "from", "lines"} {
+		if p := s.Properties[name]; p != nil {
+			one := 1.0
+			p.Minimum = &one
+			p.Type = "integer"
+		}
+	}
+	if p := s.Properties["limit"]; p != nil {
+		most := float64(MaxLimit)
+		p.Maximum = &most
+	}
+	return s
+}
+
+func (s *server) addTools() {
+	a := s.id.Agent
+	sdk.AddTool(s.srv, &sdk.Tool{
+		Name:  "memory_search",
+		Title: "Search memory",
+		Description: "Search agent " + a + "'s long-term memory (MEMORY.md and the daily logs) by meaning and keywords. " +
+			"Use it before answering anything about earlier conversations, people, preferences, dates or decisions. " +
+			"Returns the best hits first, each with path, scope, start_line and end_line, date (for daily logs), score and text; read more around a hit with memory_get.",
+		InputSchema: inputSchema[searchIn](),
+		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true},
+	}, s.memorySearch)
+	sdk.AddTool(s.srv, &sdk.Tool{
+		Name:  "memory_get",
+		Title: "Read memory",
+		Description: "Read lines of one of agent " + a + "'s memory files (MEMORY.md, memory/YYYY-MM-DD.md, memory/....md), e.g. around a memory_search hit. " +
+			fmt.Sprintf("At most %d bytes come back at once: when truncated is true, call again with from set to next_from. ", MaxGetBytes) +
+			"The etag it returns is what memory_write needs as if_match.",
+		InputSchema: inputSchema[getIn](),
+		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true},
+	}, s.memoryGet)
+	sdk.AddTool(s.srv, &sdk.Tool{
+		Name:  "memory_append",
+		Title: "Remember",
+		Description: "Record something worth remembering (a fact, a preference, a decision, a follow-up) as a timestamped entry in today's daily log of agent " + a + ". " +
+			"Nothing is overwritten; text over the agent's write limit is refused, never cut.",
+		InputSchema: inputSchema[appendIn](),
+		Annotations: &sdk.ToolAnnotations{DestructiveHint: new(false)},
+	}, s.memoryAppend)
+	sdk.AddTool(s.srv, &sdk.Tool{
+		Name:  "memory_write",
+		Title: "Write a memory file",
+		Description: "Replace the whole content of one of agent " + a + "'s memory files (or the user's USER.md / BOOTSTRAP.md). " +
+			"Read the file with memory_get first and pass its etag as if_match (or * to create a file): a write that would overwrite someone else's change is refused with code stale. " +
+			"Persona files (AGENTS.md, SOUL.md, IDENTITY.md, TOOLS.md) are not changed: the write becomes a proposal branch for a person to review. " +
+			"Content over the agent's write limit is refused, never cut. Prefer memory_append for new facts.",
+		InputSchema: inputSchema[writeIn](),
+		Annotations: &sdk.ToolAnnotations{DestructiveHint: new(true), IdempotentHint: true},
+	}, s.memoryWrite)
+	sdk.AddTool(s.srv, &sdk.Tool{
+		Name:  "skill_search",
+		Title: "Find a skill",
+		Description: "Find the skills of agent " + a + " that fit a task (best first, with name, description and score). " +
+			"Load the instructions of the one that fits with skill_get before doing the task.",
+		InputSchema: inputSchema[skillSearchIn](),
+		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true},
+	}, s.skillSearch)
+	sdk.AddTool(s.srv, &sdk.Tool{
+		Name:  "skill_get",
+		Title: "Load a skill",
+		Description: "Load one skill's instructions (the body of its SKILL.md, with {baseDir} replaced by the skill's directory) for agent " + a + ". " +
+			"Follow them for the task at hand.",
+		InputSchema: inputSchema[skillGetIn](),
+		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true},
+	}, s.skillGet)
+}
+
+// result is a successful tool answer: v as structured content and as
+// JSON text.
+func result(v any) (*sdk.CallToolResult, any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}, nil, nil
+}
+
+// toolErr is toolError, with the error's status noted for Observe.
+func toolErr(ctx context.Context, err error) (*sdk.CallToolResult, any, error) {
+	if st, ok := ctx.Value(statusKey{}).(*int); ok && err != nil {
+		*st = api.AsError(err).Status
+	}
+	return toolError(err)
+}
+
+// toolError is err as a tool error: the local API's error body, as text
+// and as structured content.
+func toolError(err error) (*sdk.CallToolResult, any, error) {
+	if errors.Is(err, context.Canceled) {
+		return nil, nil, err
+	}
+	body := api.ErrorBody{Error: *api.AsError(err)}
+	b, merr := json.Marshal(body)
+	if merr != nil {
+		return nil, nil, merr
+	}
+	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}, nil, nil
+}
+
+func badRequest(format string, args ...any) error {
+	return api.Errorf(http.StatusBadRequest, "bad_request", format, args...)
+}
+
+func checkLimit(limit int) error {
+	if limit < 0 || limit > MaxLimit {
+		return badRequest("limit %d: give 1 to %d", limit, MaxLimit)
+	}
+	return nil
+}
+
+var dailyLog = regexp.MustCompile(`^memory/(\d{4}-\d{2}-\d{2})\.md$`)
+
+func (s *server) memorySearch(ctx context.Context, _ *sdk.CallToolRequest, in searchIn) (*sdk.CallToolResult, any, error) {
+	if strings.TrimSpace(in.Query) == "" {
+		return toolErr(ctx, badRequest("query is empty"))
+	}
+	if err := checkLimit(in.Limit); err != nil {
+		return toolErr(ctx, err)
+	}
+	res, err := s.b.MemorySearch(ctx, s.id.Agent, api.SearchRequest{Query: in.Query, User: s.id.User, Limit: in.Limit, MinScore: in.MinScore})
+	if err != nil {
+		return toolErr(ctx, err)
+	}
+	out := searchOut{Hits: make([]searchHit, 0, len(res.Hits)), Commit: res.Commit}
+	for _, h := range res.Hits {
+		if h.User != "" && h.User != s.id.User {
+			continue // never another user's memory, whatever the backend did
+		}
+		scope := scopeAgent
+		if h.User != "" {
+			scope = scopeUser
+		}
+		hit := searchHit{Path: h.Path, Scope: scope, StartLine: h.StartLine, EndLine: h.EndLine, Score: h.Score, Text: h.Text}
+		if m := dailyLog.FindStringSubmatch(h.Path); m != nil {
+			hit.Date = m[1]
+		}
+		out.Hits = append(out.Hits, hit)
+	}
+	return result(out)
+}
+
+// isMemoryPath reports whether rel names a memory file (behavior.md §1).
+func isMemoryPath(rel string) bool {
+	return rel == prompt.MemoryFile || rel == prompt.MemoryFallbackFile ||
+		strings.HasPrefix(rel, prompt.MemoryDir+"/") && strings.HasSuffix(rel, ".md")
+}
+
+// checkPath refuses a path that is not clean or that reaches into users/:
+// a user's files are reached through the session's user only.
+func checkPath(p string) (string, error) {
+	if p == "" || strings.Contains(p, `\`) || !fs.ValidPath(p) || p == "." {
+		return "", api.Errorf(http.StatusBadRequest, "bad_path", "path %q is not a clean relative path inside the agent workspace", p)
+	}
+	// Case-blind: on a case-insensitive disk (--dir on macOS) USERS/ is users/.
+	if first, _, _ := strings.Cut(p, "/"); strings.EqualFold(first, prompt.UsersDir) {
+		return "", api.Errorf(http.StatusForbidden, "forbidden", "path %q: a user's files are reached through this session's user with scope user, never by their users/ path", p)
+	}
+	return p, nil
+}
+
+// scopeUser returns the user a file argument with scope reaches.
+func (s *server) scopeUser(scope string) (string, error) {
+	switch scope {
+	case scopeAgent:
+		return "", nil
+	case scopeUser:
+		if s.id.User == "" {
+			return "", badRequest("scope user: this session has no user; use scope agent")
+		}
+		return s.id.User, nil
+	case "":
+		return s.id.User, nil
+	}
+	return "", badRequest("scope %q: use user or agent", scope)
+}
+
+func scopeName(user string) string {
+	if user == "" {
+		return scopeAgent
+	}
+	return scopeUser
+}
+
+func (s *server) memoryGet(ctx context.Context, _ *sdk.CallToolRequest, in getIn) (*sdk.CallToolResult, any, error) {
+	p, err := checkPath(in.Path)
+	if err != nil {
+		return toolErr(ctx, err)
+	}
+	if !isMemoryPath(p) {
+		return toolErr(ctx, api.Errorf(http.StatusUnprocessableEntity, "not_memory",
+			"%s is not a memory file: memory_get reads MEMORY.md and memory/*.md (the workspace's other files are resources)", p))
+	}
+	if in.From < 0 || in.Lines < 0 {
+		return toolErr(ctx, badRequest("from and lines count from 1"))
+	}
+	var f api.File
+	if in.Scope == "" && s.id.User != "" {
+		f, err = s.b.ReadFile(ctx, s.id.Agent, s.id.User, p)
+		in.Scope = scopeUser
+		if errCode(err) == "not_found" {
+			f, err = s.b.ReadFile(ctx, s.id.Agent, "", p)
+			in.Scope = scopeAgent
+		}
+	} else {
+		user, uerr := s.scopeUser(in.Scope)
+		if uerr != nil {
+			return toolErr(ctx, uerr)
+		}
+		in.Scope = scopeName(user)
+		f, err = s.b.ReadFile(ctx, s.id.Agent, user, p)
+	}
+	if err != nil {
+		return toolErr(ctx, err)
+	}
+	return result(window(f, p, in))
+}
+
+// window cuts the lines in.From.. of f, at most in.Lines of them and at
+// most MaxGetBytes; a cut is reported, never silent.
+func window(f api.File, p string, in getIn) getOut {
+	lines := strings.SplitAfter(f.Content, "\n")
+	if n := len(lines); n > 0 && lines[n-1] == "" {
+		lines = lines[:n-1]
+	}
+	from := max(in.From, 1)
+	out := getOut{Path: p, Scope: in.Scope, From: from, TotalLines: len(lines), ETag: f.ETag}
+	if from > len(lines) {
+		out.To = len(lines)
+		return out
+	}
+	end := len(lines)
+	if in.Lines > 0 {
+		end = min(end, from-1+in.Lines)
+	}
+	var b strings.Builder
+	i := from - 1
+	for ; i < end; i++ {
+		l := lines[i]
+		if b.Len()+len(l) > MaxGetBytes {
+			if b.Len() == 0 { // one line longer than the cap: its head
+				cut := MaxGetBytes
+				for cut > 0 && !utf8.RuneStart(l[cut]) {
+					cut--
+				}
+				b.WriteString(l[:cut])
+				i++
+			}
+			out.Truncated = true
+			break
+		}
+		b.WriteString(l)
+	}
+	out.Text = b.String()
+	out.To = i // i lines are behind us
+	if out.Truncated && i < len(lines) {
+		out.NextFrom = i + 1
+	}
+	return out
+}
+
+func (s *server) memoryAppend(ctx context.Context, _ *sdk.CallToolRequest, in appendIn) (*sdk.CallToolResult, any, error) {
+	if strings.TrimSpace(in.Text) == "" {
+		return toolErr(ctx, badRequest("text is empty"))
+	}
+	res, err := s.b.MemoryAppend(ctx, s.id.Agent, api.AppendRequest{User: s.id.User, Text: in.Text})
+	if err != nil {
+		return toolErr(ctx, err)
+	}
+	return result(res)
+}
+
+func (s *server) memoryWrite(ctx context.Context, _ *sdk.CallToolRequest, in writeIn) (*sdk.CallToolResult, any, error) {
+	p, err := checkPath(in.Path)
+	if err != nil {
+		return toolErr(ctx, err)
+	}
+	if in.IfMatch == "" {
+		return toolErr(ctx, api.Errorf(http.StatusPreconditionRequired, "precondition_required", "send If-Match with the ETag of your last read (or * to create a new file)"))
+	}
+	user, err := s.scopeUser(in.Scope)
+	if err != nil {
+		return toolErr(ctx, err)
+	}
+	res, err := s.b.WriteFile(ctx, s.id.Agent, user, p, in.IfMatch, []byte(in.Content))
+	if err != nil {
+		return toolErr(ctx, err)
+	}
+	return result(res)
+}
+
+func (s *server) skillSearch(ctx context.Context, _ *sdk.CallToolRequest, in skillSearchIn) (*sdk.CallToolResult, any, error) {
+	if strings.TrimSpace(in.Query) == "" {
+		return toolErr(ctx, badRequest("query is empty"))
+	}
+	if err := checkLimit(in.Limit); err != nil {
+		return toolErr(ctx, err)
+	}
+	res, err := s.b.SkillsSearch(ctx, s.id.Agent, api.SkillsSearchRequest{Query: in.Query, User: s.id.User, Limit: in.Limit})
+	if err != nil {
+		return toolErr(ctx, err)
+	}
+	if res.Skills == nil {
+		res.Skills = []api.SkillEntry{}
+	}
+	return result(res)
+}
+
+func (s *server) skillGet(ctx context.Context, _ *sdk.CallToolRequest, in skillGetIn) (*sdk.CallToolResult, any, error) {
+	if in.Name == "" || path.Base(in.Name) != in.Name {
+		return toolErr(ctx, badRequest("name %q: give a skill's name as skill_search lists it", in.Name))
+	}
+	res, err := s.b.Skill(ctx, s.id.Agent, s.id.User, in.Name)
+	if err != nil {
+		return toolErr(ctx, err)
+	}
+	return result(res)
+}
+
+// errCode is err's API code, "" for nil.
+func errCode(err error) string {
+	if err == nil {
+		return ""
+	}
+	return api.AsError(err).Code
+}
