@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"github.com/quirehq/quire/daemon"
 	"net"
 	"os"
 	"os/exec"
@@ -62,7 +63,7 @@ func TestStatusShowsLastPush(t *testing.T) {
 	var serveErr bytes.Buffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--repos", repos, "--git-listen", addr, "--socket", sock, "--cache-dir", filepath.Join(tmp, "cache"), "--log-level", "warn"},
+		done <- run(ctx, []string{"serve", "--repos", repos, "--allow-create", "--git-listen", addr, "--socket", sock, "--cache-dir", filepath.Join(tmp, "cache"), "--log-level", "warn"},
 			&env{stdout: &bytes.Buffer{}, stderr: &serveErr, getenv: getenv})
 	}()
 	quire := func(args ...string) (int, string) {
@@ -79,7 +80,11 @@ func TestStatusShowsLastPush(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	gitRun(wt, "push", "-q", "http://"+addr+"/ws.git", "main")
+	tok, err := daemon.LoadGitToken(daemon.DefaultStateDir(getenv), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gitRun(wt, "push", "-q", "http://quire:"+tok+"@"+addr+"/ws.git", "main")
 	code, out := quire("status", "--socket", sock)
 	if code != 0 || !strings.Contains(out, "LAST PUSH") || !strings.Contains(out, "main "+head[:12]+" ok") {
 		t.Fatalf("status after a push: %d\n%s", code, out)

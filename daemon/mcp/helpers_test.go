@@ -98,6 +98,7 @@ func startDaemon(t testing.TB, opts daemon.Options) *testDaemon {
 	}
 	t.Cleanup(func() { os.RemoveAll(tmp) })
 	opts.ReposDir = filepath.Join(tmp, "repos")
+	opts.AllowCreate = true // the tests create repositories by pushing
 	opts.GitListen = "127.0.0.1:0"
 	opts.Socket = filepath.Join(tmp, "q.sock")
 	opts.CacheDir = filepath.Join(tmp, "cache")

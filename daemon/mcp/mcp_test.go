@@ -477,7 +477,7 @@ func TestRemoteResyncsAfterADaemonRestart(t *testing.T) {
 	repos, sock := filepath.Join(tmp, "repos"), filepath.Join(shortDir(t), "q.sock")
 	run := func() (*daemon.Daemon, func()) {
 		dctx, cancel := context.WithCancel(ctx)
-		d, err := daemon.New(dctx, daemon.Options{ReposDir: repos, GitListen: "127.0.0.1:0", Socket: sock, CacheDir: filepath.Join(tmp, "cache")})
+		d, err := daemon.New(dctx, daemon.Options{ReposDir: repos, AllowCreate: true, GitListen: "127.0.0.1:0", Socket: sock, CacheDir: filepath.Join(tmp, "cache")})
 		if err != nil {
 			t.Fatal(err)
 		}
