@@ -476,9 +476,9 @@ func TestCheckAgent(t *testing.T) {
 	}
 	want := []string{
 		`skill-shadowed agents/bot/.agents/skills/pdf/SKILL.md: warning: skill "pdf" here is shadowed by agents/bot/skills/pdf/SKILL.md, which wins; delete one of them`,
-		`skill-front-matter agents/bot/skills/bad/SKILL.md:2: error: name "good" differs from its directory "bad"; rename one so they match`,
+		`skill-name-mismatch agents/bot/skills/bad/SKILL.md:2: warning: name "good" differs from its directory "bad"; the skill loads as "bad" (the directory wins): rename one so they match`,
 		`skill-shadowed agents/bot/skills/durable-memory/SKILL.md: info: skill "durable-memory" overrides Quire's built-in skill of the same name`,
-		`skill-unknown-key agents/bot/skills/pdf/SKILL.md:4: warning: unknown key "extra" is ignored (known keys: name, description, license, allowed-tools, metadata)`,
+		`skill-unknown-key agents/bot/skills/pdf/SKILL.md:4: warning: unknown key "extra" is ignored (Quire reads name, description, license, compatibility, metadata, allowed-tools; silence this warning with skill_unknown_keys: ignore in agent.yaml)`,
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("CheckAgent =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
