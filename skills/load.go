@@ -361,7 +361,7 @@ var errTooLarge = errors.New("too large")
 // readLimited reads an open skill file, refusing one over MaxSkillBytes
 // without reading it.
 func readLimited(f fs.File) ([]byte, error) {
-	size := int64(512)
+	size, want := int64(512), int64(-1)
 	if info, err := f.Stat(); err == nil {
 		if info.Size() > MaxSkillBytes {
 			return nil, errTooLarge
@@ -369,10 +369,15 @@ func readLimited(f fs.File) ([]byte, error) {
 		if info.IsDir() {
 			return nil, fmt.Errorf("%s is a directory", SkillFile)
 		}
-		size = info.Size() + 1 // +1: see EOF without a second read
+		if info.Mode().IsRegular() {
+			size, want = info.Size(), info.Size()
+		}
 	}
 	buf := make([]byte, 0, size)
 	for {
+		if int64(len(buf)) == want { // the size Stat gave: no read for EOF
+			return buf, nil
+		}
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
 		}

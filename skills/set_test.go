@@ -449,8 +449,31 @@ func BenchmarkIndexBuild(b *testing.B) {
 	list := set.Skills()
 	b.ReportAllocs()
 	for b.Loop() {
-		newSet(1, list, nil, nil)
+		newSet(1, list, nil, nil).bm25()
 	}
+}
+
+// BenchmarkLoadDisk reads 1,000 skill directories from disk, as the CLI
+// and the language server do; ns/skill is the per-skill cost.
+func BenchmarkLoadDisk(b *testing.B) {
+	dir := b.TempDir()
+	for p, f := range manySkills(1000) {
+		path := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(path, f.Data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	src := Options{WorkspaceDir: dir, NoBuiltin: true}.Sources()
+	b.ReportAllocs()
+	for b.Loop() {
+		if n := len(Load(1, src, nil).Skills()); n != 1000 {
+			b.Fatalf("loaded %d skills", n)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1000, "ns/skill")
 }
 
 func BenchmarkLoad(b *testing.B) {
