@@ -113,42 +113,55 @@ func Open(fsys fs.FS, opts Options) (*Workspace, error) {
 	return w, nil
 }
 
-// discover walks fsys for agent.yaml files and returns their directories.
-// It does not descend into hidden directories, node_modules, or the
-// users/, memory/, rooms/ and skills/ directories of an agent.
+// discover walks fsys for agent.yaml files and returns their directories
+// in walk order. It does not descend into hidden directories or
+// node_modules, nor into the users/, memory/, rooms/ and skills/
+// directories of an agent or of the repository root (which is the agent
+// when the repository has no agent.yaml): those hold an agent's files,
+// never another agent, and a root agent's skills/ may hold many
+// directories. Each directory is listed once; agent.yaml is looked for
+// among its entries before any subdirectory is entered.
 func discover(fsys fs.FS) ([]string, error) {
-	var dirs []string
-	agentDirs := map[string]bool{}
-	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == "." {
-				return err
-			}
-			return nil // unreadable subdirectory: not an agent
-		}
-		if d.IsDir() {
-			base := d.Name()
-			if p != "." && (strings.HasPrefix(base, ".") || base == "node_modules") {
-				return fs.SkipDir
-			}
-			if agentDirs[path.Dir(p)] {
-				switch base {
-				case UsersDir, MemoryDir, RoomsDir, "skills":
-					return fs.SkipDir
-				}
-			}
-			return nil
-		}
-		if d.Name() == ConfigFile {
-			dir := path.Dir(p)
-			dirs = append(dirs, dir)
-			agentDirs[dir] = true
-		}
-		return nil
-	})
+	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		return nil, fmt.Errorf("read workspace: %w", err)
 	}
+	var dirs []string
+	var walk func(dir string, entries []fs.DirEntry)
+	walk = func(dir string, entries []fs.DirEntry) {
+		agent := false
+		for _, e := range entries {
+			if e.Name() == ConfigFile && !e.IsDir() {
+				agent = true
+				break
+			}
+		}
+		if agent {
+			dirs = append(dirs, dir)
+		}
+		for _, e := range entries {
+			if !e.IsDir() {
+				continue
+			}
+			base := e.Name()
+			if strings.HasPrefix(base, ".") || base == "node_modules" {
+				continue
+			}
+			if agent || dir == "." {
+				switch base {
+				case UsersDir, MemoryDir, RoomsDir, "skills":
+					continue
+				}
+			}
+			p := joinPath(dir, base)
+			sub, err := fs.ReadDir(fsys, p)
+			if err != nil {
+				continue // unreadable subdirectory: not an agent
+			}
+			walk(p, sub)
+		}
+	}
+	walk(".", entries)
 	return dirs, nil
 }
 

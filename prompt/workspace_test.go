@@ -2,6 +2,7 @@ package prompt
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -446,6 +447,42 @@ func TestDiscovery(t *testing.T) {
 	root, _ := Open(fstest.MapFS{"SOUL.md": {Data: []byte("x")}}, Options{RootName: "repo"})
 	if a, err := root.Agent(""); err != nil || a.Name != "repo" || a.Dir != "." {
 		t.Fatalf("without agent.yaml the root is one agent named after the repository: %v %v", a, err)
+	}
+}
+
+// readDirCounter is a real file system that counts the directories read.
+type readDirCounter struct {
+	fs.FS
+	dirs []string
+}
+
+func (c *readDirCounter) ReadDir(name string) ([]fs.DirEntry, error) {
+	c.dirs = append(c.dirs, name)
+	return fs.ReadDir(c.FS, name)
+}
+
+// A root agent without agent.yaml: discovery lists the root and the
+// directories that may hold agents, never the root's skills/, users/,
+// memory/ or rooms/ (issue 17: walking a root agent's skills was 43 % of a
+// cold assembly).
+func TestDiscoverySkipsTheRootAgentsOwnDirectories(t *testing.T) {
+	fsys := fstest.MapFS{"SOUL.md": {Data: []byte("x")}, "docs/notes.md": {Data: []byte("x")}}
+	for i := range 20 {
+		fsys[fmt.Sprintf("skills/s%02d/SKILL.md", i)] = &fstest.MapFile{Data: []byte("x")}
+	}
+	for _, d := range []string{"users/alice", "memory", "rooms"} {
+		fsys[d+"/x.md"] = &fstest.MapFile{Data: []byte("x")}
+	}
+	c := &readDirCounter{FS: fsys}
+	w, err := Open(c, Options{RootName: "repo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, err := w.Agent(""); err != nil || a.Dir != "." {
+		t.Fatalf("root agent: %v %v", a, err)
+	}
+	if strings.Join(c.dirs, " ") != ". docs" {
+		t.Errorf("discovery read %v, want . and docs only", c.dirs)
 	}
 }
 
