@@ -111,6 +111,16 @@ func loadText(fsys fs.FS, name string, window int) (*text, error) {
 	if st.IsDir() {
 		return nil, fmt.Errorf("%s is a directory, not a file", name)
 	}
+	if st.Size() > 0 && st.Size() <= MaxFileBytes && st.Mode().IsRegular() {
+		// A regular file holds what Stat said when it was opened: read
+		// that much, without a second read to see the end.
+		buf := make([]byte, st.Size())
+		n, err := io.ReadFull(f, buf)
+		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) { // shrank: what is there
+			return nil, fmt.Errorf("read %s: %w", name, err)
+		}
+		return completeText(buf[:n]), nil
+	}
 	if st.Size() <= MaxFileBytes {
 		// One buffer of the announced size plus a byte to notice a file
 		// that grew (or an FS whose Stat was wrong).

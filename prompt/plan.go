@@ -33,8 +33,9 @@ type plan struct {
 	files        []planFile
 	contextBytes int
 	contextCont  int
-	bootstrap    bool   // BOOTSTRAP.md is injected
-	report       Report // request-independent parts filled in
+	bootstrap    bool    // BOOTSTRAP.md is injected
+	report       Report  // request-independent parts filled in
+	sources      []*File // the candidates' files (nil: missing), for sharing
 
 	// renders remembers the last few results rendered from this plan, by
 	// renderKey: a chat back-end asks for the same prompt many times.
@@ -142,6 +143,16 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 		files[i] = resolved{candidate: c, file: f}
 	}
 
+	// Users without files of their own see the same files: they share
+	// the budgeting, and only the report's user differs.
+	skey := w.sharedKey(key, files)
+	w.mu.Lock()
+	sp := w.shared[skey]
+	w.mu.Unlock()
+	if sp != nil && sp.sameSources(files) {
+		return sp.forUser(key.user), nil
+	}
+
 	b := cfg.Budget
 	rep := Report{
 		Agent: a.Name, User: key.user, Session: key.session, Channel: key.channel, Room: key.room,
@@ -226,7 +237,10 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 	}
 	rep.RemainingChars = remaining
 
-	p := &plan{report: rep}
+	p := &plan{report: rep, sources: make([]*File, len(files))}
+	for i, r := range files {
+		p.sources[i] = r.file
+	}
 	for i, in := range bodies {
 		body := in.body
 		if body.Len() == 0 {
@@ -252,7 +266,55 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 		}
 		p.report.InjectedTokens += fr.InjectedTokens
 	}
+	w.mu.Lock()
+	if len(w.shared) >= maxCachedPlans {
+		clear(w.shared)
+	}
+	w.shared[skey] = p
+	w.mu.Unlock()
 	return p, nil
+}
+
+// sharedKey fingerprints what a plan depends on besides the user: the
+// agent, session, channel, room and day, whether there is a user, and which
+// file each candidate resolved to.
+func (w *Workspace) sharedKey(key planKey, files []resolved) uint64 {
+	var h maphash.Hash
+	h.SetSeed(w.seed)
+	for _, s := range []string{key.agent.Dir, string(key.session), string(key.channel), key.room, key.day} {
+		h.WriteString(s)
+		h.WriteByte(0)
+	}
+	if key.user != "" {
+		h.WriteByte(1)
+	}
+	for _, r := range files {
+		h.WriteByte(0xff)
+		if r.file != nil {
+			h.WriteString(r.file.Path)
+		}
+	}
+	return h.Sum64()
+}
+
+// sameSources reports whether files resolved to exactly p's files.
+func (p *plan) sameSources(files []resolved) bool {
+	if len(files) != len(p.sources) {
+		return false
+	}
+	for i, r := range files {
+		if r.file != p.sources[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// forUser returns p for another user who sees the same files.
+func (p *plan) forUser(user string) *plan {
+	q := &plan{files: p.files, contextBytes: p.contextBytes, contextCont: p.contextCont, bootstrap: p.bootstrap, report: p.report, sources: p.sources}
+	q.report.User = user
+	return q
 }
 
 // excerptKey identifies what truncating file f (shown as name) to limit

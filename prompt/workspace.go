@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -35,9 +36,19 @@ type Workspace struct {
 	problems []Problem
 	seed     maphash.Seed
 
-	mu    sync.Mutex
-	files map[string]*fileEntry
-	plans map[planKey]*plan
+	mu     sync.Mutex
+	files  map[string]*fileEntry
+	plans  map[planKey]*plan
+	shared map[uint64]*plan // by the files a plan injects, see sharedKey
+	dirs   map[string]dirState
+}
+
+// dirState is what the workspace knows of a directory's entries, so a file
+// that is not there costs no open: a new user's files, a missing MEMORY.md.
+type dirState struct {
+	entries []fs.DirEntry // sorted by name (fs.ReadDir's order)
+	absent  bool          // the directory does not exist
+	unknown bool          // it could not be listed: open files to find out
 }
 
 // Agent is one agent workspace: a directory with agent.yaml, or the root.
@@ -68,12 +79,14 @@ func Open(fsys fs.FS, opts Options) (*Workspace, error) {
 		byName: map[string]*Agent{},
 		files:  map[string]*fileEntry{},
 		plans:  map[planKey]*plan{},
+		shared: map[uint64]*plan{},
+		dirs:   map[string]dirState{},
 	}
 	if w.cache == nil {
 		w.cache = NewCache()
 	}
 	w.seed = w.cache.seed // fingerprints double as token-count keys
-	dirs, err := discover(fsys)
+	dirs, err := discover(fsys, w.dirs)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +134,8 @@ func Open(fsys fs.FS, opts Options) (*Workspace, error) {
 // never another agent, and a root agent's skills/ may hold many
 // directories. Each directory is listed once; agent.yaml is looked for
 // among its entries before any subdirectory is entered.
-func discover(fsys fs.FS) ([]string, error) {
+// Every listing it reads is kept in listed.
+func discover(fsys fs.FS, listed map[string]dirState) ([]string, error) {
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		return nil, fmt.Errorf("read workspace: %w", err)
@@ -129,6 +143,7 @@ func discover(fsys fs.FS) ([]string, error) {
 	var dirs []string
 	var walk func(dir string, entries []fs.DirEntry)
 	walk = func(dir string, entries []fs.DirEntry) {
+		listed[dir] = dirState{entries: sortedEntries(entries)}
 		agent := false
 		for _, e := range entries {
 			if e.Name() == ConfigFile && !e.IsDir() {
@@ -245,7 +260,11 @@ func (w *Workspace) file(a *Agent, p, name, user string) (*File, error) {
 		return e.file, e.err
 	}
 	e = &fileEntry{}
-	t, err := loadText(w.fsys, p, a.Config.Budget.PerFileChars+lineSlack)
+	var t *text
+	err := fs.ErrNotExist
+	if w.mayExist(p) {
+		t, err = loadText(w.fsys, p, a.Config.Budget.PerFileChars+lineSlack)
+	}
 	switch {
 	case err == nil:
 		e.file = &File{Name: name, Path: p, User: user, text: t, key: w.fingerprint(t)}
@@ -261,6 +280,67 @@ func (w *Workspace) file(a *Agent, p, name, user string) (*File, error) {
 	}
 	w.mu.Unlock()
 	return e.file, e.err
+}
+
+// mayExist reports whether the file at slash path p may exist: false only
+// when a listing of its directory, or of a directory above it, shows it
+// does not.
+func (w *Workspace) mayExist(p string) bool {
+	dir, name := path.Split(p)
+	d := w.dir(strings.TrimSuffix(dir, "/"))
+	return d.unknown || !d.absent && hasEntry(d.entries, name)
+}
+
+// dir returns what is known of directory p ("" or "." for the root),
+// listing it (and, first, the directories above it) on first use.
+func (w *Workspace) dir(p string) dirState {
+	if p == "" {
+		p = "."
+	}
+	w.mu.Lock()
+	d, ok := w.dirs[p]
+	w.mu.Unlock()
+	if ok {
+		return d
+	}
+	if p != "." {
+		parent, name := path.Split(p)
+		pd := w.dir(strings.TrimSuffix(parent, "/"))
+		if !pd.unknown && (pd.absent || !hasEntry(pd.entries, name)) {
+			d.absent = true
+		}
+	}
+	if !d.absent {
+		entries, err := fs.ReadDir(w.fsys, p)
+		switch {
+		case err == nil:
+			d.entries = sortedEntries(entries)
+		case errors.Is(err, fs.ErrNotExist):
+			d.absent = true
+		default:
+			d.unknown = true
+		}
+	}
+	w.mu.Lock()
+	w.dirs[p] = d
+	w.mu.Unlock()
+	return d
+}
+
+// hasEntry reports whether a sorted listing holds name.
+func hasEntry(entries []fs.DirEntry, name string) bool {
+	_, ok := sort.Find(len(entries), func(i int) int { return strings.Compare(name, entries[i].Name()) })
+	return ok
+}
+
+// sortedEntries returns entries sorted by name, as fs.ReadDir promises;
+// a file system that breaks the promise gets a sorted copy.
+func sortedEntries(entries []fs.DirEntry) []fs.DirEntry {
+	byName := func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) }
+	if slices.IsSortedFunc(entries, byName) {
+		return entries
+	}
+	return slices.SortedFunc(slices.Values(entries), byName)
 }
 
 func (w *Workspace) fingerprint(t *text) uint64 {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -483,6 +484,62 @@ func TestDiscoverySkipsTheRootAgentsOwnDirectories(t *testing.T) {
 	}
 	if strings.Join(c.dirs, " ") != ". docs" {
 		t.Errorf("discovery read %v, want . and docs only", c.dirs)
+	}
+}
+
+// openCounter is a real file system that counts the files opened.
+type openCounter struct {
+	fs.FS
+	opened []string
+}
+
+func (c *openCounter) Open(name string) (fs.File, error) {
+	c.opened = append(c.opened, name)
+	return c.FS.Open(name)
+}
+
+// A new user's first prompt opens nothing: the listings of the agent
+// directory and of users/ say which files exist (issue 17).
+func TestNewUserOpensNoFiles(t *testing.T) {
+	fsys := fstest.MapFS{
+		"a/agent.yaml":        {Data: []byte("")},
+		"a/SOUL.md":           {Data: []byte("soul")},
+		"a/USER.md":           {Data: []byte("the default user")},
+		"a/users/ana/USER.md": {Data: []byte("ana")},
+	}
+	c := &openCounter{FS: fsys}
+	w, err := Open(c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ana := assemble(t, w, Request{User: "ana", Now: noon})
+	if !strings.Contains(ana.Prompt, "\nana\n") {
+		t.Fatalf("ana's USER.md is missing from her prompt")
+	}
+	carol := assemble(t, w, Request{User: "carol", Now: noon}) // reads the agent-level USER.md
+	c.opened = nil
+	bob := assemble(t, w, Request{User: "bob", Now: noon})
+	if len(c.opened) != 0 {
+		t.Errorf("bob's first prompt opened %v", c.opened)
+	}
+	if !strings.Contains(bob.Prompt, "the default user") {
+		t.Errorf("bob gets the agent-level USER.md")
+	}
+	// Bob shares Carol's budgeting: the same report but for the user, and
+	// the same prompt but for the user id.
+	if bob.Report.User != "bob" || carol.Report.User != "carol" || ana.Report.User != "ana" {
+		t.Errorf("report users: %q %q %q", bob.Report.User, carol.Report.User, ana.Report.User)
+	}
+	bob.Report.User = "carol"
+	bob.Report.PromptBytes, bob.Report.PromptChars = carol.Report.PromptBytes, carol.Report.PromptChars // "bob" is shorter
+	if !reflect.DeepEqual(bob.Report, carol.Report) {
+		t.Errorf("reports of two users without files of their own differ:\n%+v\n%+v", bob.Report, carol.Report)
+	}
+	if strings.ReplaceAll(bob.Prompt, `"bob"`, `"carol"`) != carol.Prompt {
+		t.Errorf("prompts of two users without files of their own differ beyond the id")
+	}
+	if ana.Report.InjectedChars == carol.Report.InjectedChars {
+		t.Errorf("ana's own USER.md must not be shared with others")
 	}
 }
 
