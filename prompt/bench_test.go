@@ -184,13 +184,13 @@ func genWorkspace(tb testing.TB, dir string) {
 		return b.String()
 	}
 	files := map[string]string{
-		"AGENTS.md":        "# Agents\n\n" + para(6300, "rule"),
-		"SOUL.md":          "# Soul\n\n" + para(25000, "truth"),
-		"TOOLS.md":         "# Tools\n\nUse the calendar tool for bookings.\n",
-		"IDENTITY.md":      "# Identity\n\nName: Quill. Emoji: a feather.\n",
-		"USER.md":          "# User\n\nPrefers short answers.\n",
-		"HEARTBEAT.md":     "# Heartbeat\n\nCheck the inbox twice a day.\n",
-		"MEMORY.md":        "# Memory\n\n- The office moved to the second floor.\n",
+		"AGENTS.md":         "# Agents\n\n" + para(6300, "rule"),
+		"SOUL.md":           "# Soul\n\n" + para(25000, "truth"),
+		"TOOLS.md":          "# Tools\n\nUse the calendar tool for bookings.\n",
+		"IDENTITY.md":       "# Identity\n\nName: Quill. Emoji: a feather.\n",
+		"USER.md":           "# User\n\nPrefers short answers.\n",
+		"HEARTBEAT.md":      "# Heartbeat\n\nCheck the inbox twice a day.\n",
+		"MEMORY.md":         "# Memory\n\n- The office moved to the second floor.\n",
 		"users/ana/USER.md": "# Ana\n\nLikes tables.\n",
 	}
 	for i := range 20 {
