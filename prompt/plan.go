@@ -178,7 +178,7 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 		t := r.file.text
 		fr.Path, fr.User = r.file.Path, r.file.User
 		fr.OriginalBytes, fr.OriginalChars, fr.InvalidBytes = t.size, t.chars, t.invalid
-		if t.sampled {
+		if t.sampled || w.estimate {
 			fr.OriginalTokens, fr.OriginalTokensEstimated = (t.chars+3)/4, true
 		} else {
 			fr.OriginalTokens = w.cache.countKeyed(r.file.key, t.content())
@@ -254,9 +254,12 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 			p.bootstrap = true
 		}
 		fr := &p.report.Files[i]
-		if body.marker == "" {
+		switch {
+		case body.marker == "":
 			fr.InjectedTokens = fr.OriginalTokens
-		} else {
+		case w.estimate:
+			fr.InjectedTokens = (in.chars + 3) / 4
+		default:
 			key := w.excerptKey(files[i].file, f.name, in.limit, &b)
 			n, ok := w.cache.cachedCount(key)
 			if !ok {

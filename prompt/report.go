@@ -44,7 +44,8 @@ type FileReport struct {
 	OriginalChars  int   `json:"original_chars"`
 	OriginalTokens int   `json:"original_tokens"`
 	// OriginalTokensEstimated is set for files over MaxFileBytes, which are
-	// never read whole; their token count is chars/4.
+	// never read whole, and for every file of a workspace opened with
+	// Options.EstimateTokens: their token counts are chars/4.
 	OriginalTokensEstimated bool `json:"original_tokens_estimated,omitempty"`
 	InjectedChars           int  `json:"injected_chars"`
 	InjectedTokens          int  `json:"injected_tokens"`

@@ -21,6 +21,11 @@ type Options struct {
 	// between workspaces (the daemon, the language server) so a new
 	// revision only tokenises and parses what changed; nil makes a new one.
 	Cache *Cache
+	// EstimateTokens reports estimated token counts (chars / 4, marked
+	// estimated) instead of tokenising: for callers that print the prompt
+	// and not the report, such as `quire prompt` without --report. A
+	// request's CountPromptTokens still counts the whole prompt exactly.
+	EstimateTokens bool
 }
 
 // Workspace is an immutable view of a workspace repository read through an
@@ -31,6 +36,7 @@ type Options struct {
 type Workspace struct {
 	fsys     fs.FS
 	cache    *Cache
+	estimate bool // Options.EstimateTokens
 	agents   []*Agent
 	byName   map[string]*Agent
 	problems []Problem
@@ -74,13 +80,14 @@ type fileEntry struct {
 // malformed agent.yaml, are recorded on the agents and in Problems.
 func Open(fsys fs.FS, opts Options) (*Workspace, error) {
 	w := &Workspace{
-		fsys:   fsys,
-		cache:  opts.Cache,
-		byName: map[string]*Agent{},
-		files:  map[string]*fileEntry{},
-		plans:  map[planKey]*plan{},
-		shared: map[uint64]*plan{},
-		dirs:   map[string]dirState{},
+		fsys:     fsys,
+		cache:    opts.Cache,
+		estimate: opts.EstimateTokens,
+		byName:   map[string]*Agent{},
+		files:    map[string]*fileEntry{},
+		plans:    map[planKey]*plan{},
+		shared:   map[uint64]*plan{},
+		dirs:     map[string]dirState{},
 	}
 	if w.cache == nil {
 		w.cache = NewCache()
