@@ -130,4 +130,3 @@ func (t *tokenFile) save() error {
 	t.added = 0
 	return nil
 }
-
