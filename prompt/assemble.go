@@ -161,6 +161,9 @@ func (w *Workspace) renderKey(req *Request, local time.Time) uint64 {
 		str(s.Name)
 		str(s.Description)
 		str(s.Location)
+		if s.Builtin {
+			h.WriteByte(1)
+		}
 	}
 	h.WriteByte(0xff)
 	for _, v := range req.VirtualFiles {
@@ -230,7 +233,9 @@ func render(rep *Report, a *Agent, p *plan, req *Request, local time.Time) strin
 	// 4 Skills (full).
 	rep.SkillCount, rep.SkillsMode = len(req.Skills), "none"
 	if full && len(req.Skills) > 0 {
-		if inlineSkills(req.Skills) {
+		d := decideSkills(req.Skills)
+		rep.SkillsReason = d.reason()
+		if d.inline {
 			rep.SkillsMode = "inline"
 			b.lit(sectionSkillsInline)
 			b.lit("<available_skills>\n")
@@ -380,22 +385,6 @@ func render(rep *Report, a *Agent, p *plan, req *Request, local time.Time) strin
 	rep.PromptChars = len(out) - b.cont
 	rep.StablePrefixBytes = stable
 	return out
-}
-
-// inlineSkills decides between listing skills and pointing at skill
-// search (behavior.md §5): at most InlineSkillCount skills whose names and
-// descriptions estimate at most InlineSkillTokens tokens (chars / 4).
-func inlineSkills(skills []Skill) bool {
-	if len(skills) > InlineSkillCount {
-		return false
-	}
-	chars := 0
-	for _, s := range skills {
-		n, _ := countChars(s.Name)
-		d, _ := countChars(s.Description)
-		chars += n + d
-	}
-	return chars/4 <= InlineSkillTokens
 }
 
 // sectionBytes bounds the fixed texts of all sections plus the identity,

@@ -100,6 +100,10 @@ type Report struct {
 	// skills the request could see.
 	SkillsMode string `json:"skills_mode"`
 	SkillCount int    `json:"skill_count"`
+	// SkillsReason says why the skills were or were not listed inline
+	// (which skills the inline rule counted, against which limits); empty
+	// when the prompt has no Skills section.
+	SkillsReason string `json:"skills_reason,omitempty"`
 
 	PromptBytes int `json:"prompt_bytes"`
 	PromptChars int `json:"prompt_chars"`

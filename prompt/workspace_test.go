@@ -370,7 +370,7 @@ func TestHundredMegabyteSoul(t *testing.T) {
 
 func TestDeterministicAndStablePrefix(t *testing.T) {
 	open := func() *Workspace { return openMap(t, allFiles(), "") }
-	req := Request{User: "u1", Now: noon, Tools: []Tool{{"read", "read a file"}}, Skills: []Skill{{"s", "d", "/x"}}}
+	req := Request{User: "u1", Now: noon, Tools: []Tool{{"read", "read a file"}}, Skills: []Skill{{Name: "s", Description: "d", Location: "/x"}}}
 	a, b := assemble(t, open(), req), assemble(t, open(), req)
 	if a.Prompt != b.Prompt {
 		t.Fatalf("same inputs, different bytes")
@@ -405,8 +405,44 @@ func TestSkillsInlineOrSearch(t *testing.T) {
 	if res = assemble(t, w, Request{Skills: long}); res.Report.SkillsMode != "search" {
 		t.Fatalf("over 3,500 estimated tokens: skill search")
 	}
-	if res = assemble(t, w, Request{Skills: skills[:3], Session: SessionCron}); res.Report.SkillsMode != "none" {
+	if res = assemble(t, w, Request{Skills: skills[:3], Session: SessionCron}); res.Report.SkillsMode != "none" || res.Report.SkillsReason != "" {
 		t.Fatalf("minimal prompts have no skills section")
+	}
+}
+
+// Built-in skills do not count toward the inline rule (issue 17): 20 of the
+// agent's own plus 3 built-in are listed inline, 21 of its own are not; the
+// report says why either way.
+func TestBuiltinSkillsDoNotCount(t *testing.T) {
+	w := openMap(t, nil, "")
+	own := make([]Skill, 21)
+	for i := range own {
+		own[i] = Skill{Name: fmt.Sprintf("own-%02d", i), Description: "Use when asked.", Location: "skills/x/SKILL.md"}
+	}
+	builtin := []Skill{
+		{Name: "daily-log-hygiene", Description: "Keep the daily logs tidy.", Location: "builtin/daily-log-hygiene/SKILL.md", Builtin: true},
+		{Name: "durable-memory", Description: "What to remember.", Location: "builtin/durable-memory/SKILL.md", Builtin: true},
+		{Name: "skill-authoring", Description: "Write skills.", Location: "builtin/skill-authoring/SKILL.md", Builtin: true},
+	}
+	res := assemble(t, w, Request{Skills: append(append([]Skill(nil), own[:20]...), builtin...)})
+	if res.Report.SkillsMode != "inline" || res.Report.SkillCount != 23 || !strings.Contains(res.Prompt, "<name>durable-memory</name>") {
+		t.Errorf("20 own + 3 built-in skills: mode %s, count %d", res.Report.SkillsMode, res.Report.SkillCount)
+	}
+	if want := "listed inline: 20 skills (+3 built-in, not counted) ≤ 20 and ~"; !strings.HasPrefix(res.Report.SkillsReason, want) {
+		t.Errorf("reason %q, want it to start with %q", res.Report.SkillsReason, want)
+	}
+	var text strings.Builder
+	res.Report.WriteText(&text)
+	if !strings.Contains(text.String(), "skills listed inline: 20 skills (+3 built-in, not counted)") {
+		t.Errorf("the text report does not say why:\n%s", text.String())
+	}
+	res = assemble(t, w, Request{Skills: append(append([]Skill(nil), own...), builtin...)})
+	if res.Report.SkillsMode != "search" || res.Report.SkillsReason != "skill search: 21 skills (+3 built-in, not counted) > 20" {
+		t.Errorf("21 own skills: mode %s, reason %q", res.Report.SkillsMode, res.Report.SkillsReason)
+	}
+	long := []Skill{{Name: "big", Description: strings.Repeat("d", 14001)}}
+	if res = assemble(t, w, Request{Skills: long}); res.Report.SkillsReason != "skill search: 1 skill with ~3,501 est. tokens > 3,500" {
+		t.Errorf("reason %q", res.Report.SkillsReason)
 	}
 }
 
@@ -547,7 +583,7 @@ func TestNewUserOpensNoFiles(t *testing.T) {
 // part of what it remembers them by.
 func TestRememberedPromptsFollowEveryInput(t *testing.T) {
 	w := openMap(t, allFiles(), "")
-	base := Request{User: "u3", Now: noon, Tools: []Tool{{"t", "d"}}, Skills: []Skill{{"s", "d", "l"}}} // u3 has no BOOTSTRAP.md, so virtual files show
+	base := Request{User: "u3", Now: noon, Tools: []Tool{{"t", "d"}}, Skills: []Skill{{Name: "s", Description: "d", Location: "l"}}} // u3 has no BOOTSTRAP.md, so virtual files show
 	first := assemble(t, w, base).Prompt
 	if again := assemble(t, w, base).Prompt; again != first {
 		t.Fatalf("the same request must give the same bytes")
@@ -555,7 +591,7 @@ func TestRememberedPromptsFollowEveryInput(t *testing.T) {
 	variants := map[string]func(r *Request){
 		"tool":     func(r *Request) { r.Tools = []Tool{{"t2", "d"}} },
 		"tool doc": func(r *Request) { r.Tools = []Tool{{"t", "d2"}} },
-		"skill":    func(r *Request) { r.Skills = []Skill{{"s", "d", "l2"}} },
+		"skill":    func(r *Request) { r.Skills = []Skill{{Name: "s", Description: "d", Location: "l2"}} },
 		"extra":    func(r *Request) { r.Extra = "x" },
 		"virtual":  func(r *Request) { r.VirtualFiles = []VirtualFile{{"TEAM.md", "t"}} },
 		"sandbox":  func(r *Request) { r.Sandbox = "box" },

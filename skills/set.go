@@ -127,7 +127,7 @@ func (s *Set) PromptSkills(req Request) []prompt.Skill {
 	var out []prompt.Skill
 	for _, sk := range s.skills {
 		if req.Permits(sk) {
-			out = append(out, prompt.Skill{Name: sk.Slug, Description: sk.Description, Location: sk.Location})
+			out = append(out, prompt.Skill{Name: sk.Slug, Description: sk.Description, Location: sk.Location, Builtin: sk.Tier == TierBuiltin})
 		}
 	}
 	return out
