@@ -26,7 +26,9 @@ type skillShape struct {
 	clean bool // loads without any finding
 }
 
-func fm(lines ...string) string { return "---\n" + strings.Join(lines, "\n") + "\n---\n# Skill\n\nSteps.\n" }
+func fm(lines ...string) string {
+	return "---\n" + strings.Join(lines, "\n") + "\n---\n# Skill\n\nSteps.\n"
+}
 
 // ecosystemShapes are the shapes the generator mixes.
 var ecosystemShapes = []skillShape{
