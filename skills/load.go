@@ -69,6 +69,9 @@ type Source struct {
 	// agent is the agent workspace of a workspace tier, whose agent.yaml
 	// may silence unknown-key warnings (skill_unknown_keys: ignore).
 	agent fs.FS
+	// disk says FS is the disk at Dir, unchanged, so files may be read
+	// from Dir directly (not so for an editor overlay or a git tree).
+	disk bool
 }
 
 // location is where the prompt tells the model a skill lives. Workspace
@@ -146,16 +149,17 @@ func (o Options) Sources() []Source {
 			s := Source{Tier: t.tier, FS: sub, Prefix: t.dir, agent: ws}
 			if o.WorkspaceDir != "" {
 				s.Dir = filepath.Join(o.WorkspaceDir, filepath.FromSlash(t.dir))
+				s.disk = o.Workspace == nil
 			}
 			out = append(out, s)
 		}
 	}
 	if o.HomeDir != "" {
 		dir := filepath.Join(o.HomeDir, ".agents", "skills")
-		out = append(out, Source{Tier: TierHome, FS: os.DirFS(dir), Prefix: dir, Dir: dir})
+		out = append(out, Source{Tier: TierHome, FS: os.DirFS(dir), Prefix: dir, Dir: dir, disk: true})
 	}
 	if o.ManagedDir != "" {
-		out = append(out, Source{Tier: TierManaged, FS: os.DirFS(o.ManagedDir), Prefix: o.ManagedDir, Dir: o.ManagedDir})
+		out = append(out, Source{Tier: TierManaged, FS: os.DirFS(o.ManagedDir), Prefix: o.ManagedDir, Dir: o.ManagedDir, disk: true})
 	}
 	if !o.NoBuiltin {
 		out = append(out, Source{Tier: TierBuiltin, FS: Builtin(), Prefix: "builtin"})
@@ -253,6 +257,7 @@ type tierReader struct {
 	seen   map[string]string // slug → path of the SKILL.md that has it
 	out    []*Skill
 	probs  []Problem
+	buf    []byte // reused for reading from disk: ParseDocument copies
 }
 
 // read loads the skill in directory rel (slash path within the tier) whose
@@ -261,6 +266,22 @@ type tierReader struct {
 func (r *tierReader) read(rel, slug string, top bool) bool {
 	src := r.src
 	file := SkillFile
+	if src.disk && haveDiskRead {
+		if r.buf == nil {
+			r.buf = make([]byte, 0, 8<<10)
+		}
+		data, err := readDiskFile(filepath.Join(src.Dir, filepath.FromSlash(rel), file), r.buf)
+		if err == nil {
+			r.buf = data[:0]
+			r.parse(rel, slug, file, data)
+			return true
+		}
+		if errors.Is(err, errTooLarge) {
+			r.tooLarge(path.Join(src.Prefix, rel, file))
+			return true
+		}
+		// Missing, or anything unusual: the fs.FS path below decides.
+	}
 	f, err := src.FS.Open(rel + "/" + file)
 	if errors.Is(err, fs.ErrNotExist) {
 		// skill.md, Skill.md, …: load it, and say how to name it.
@@ -284,23 +305,36 @@ func (r *tierReader) read(rel, slug string, top bool) bool {
 	data, err := readLimited(f)
 	f.Close()
 	if errors.Is(err, errTooLarge) {
-		r.probs = append(r.probs, Problem{Path: shown, Severity: Error, Code: "skill-too-large",
-			Message: fmt.Sprintf("SKILL.md is over %d bytes (1 MiB): move reference material into separate files next to it", MaxSkillBytes)})
+		r.tooLarge(shown)
 		return true
 	}
 	if err != nil {
 		r.probs = append(r.probs, Problem{Path: shown, Severity: Error, Code: "skill-read", Message: fmt.Sprintf("read: %v", err)})
 		return true
 	}
+	r.parse(rel, slug, file, data)
+	return true
+}
+
+func (r *tierReader) tooLarge(shown string) {
+	r.probs = append(r.probs, Problem{Path: shown, Severity: Error, Code: "skill-too-large",
+		Message: fmt.Sprintf("SKILL.md is over %d bytes (1 MiB): move reference material into separate files next to it", MaxSkillBytes)})
+}
+
+// parse turns the skill file rel/file (slug is rel's last element) into a
+// Skill, or into problems.
+func (r *tierReader) parse(rel, slug, file string, data []byte) {
+	src := r.src
+	shown := path.Join(src.Prefix, rel, file)
 	doc, p := ParseDocument(shown, slug, data)
 	r.probs = append(r.probs, p...)
 	if hasError(p) {
-		return true
+		return
 	}
 	if first, dup := r.seen[slug]; dup {
 		r.probs = append(r.probs, Problem{Path: shown, Severity: Warning, Code: "skill-duplicate",
 			Message: fmt.Sprintf("skill %q is also in %s, which wins (the first by path); rename one of the directories", slug, first)})
-		return true
+		return
 	}
 	r.seen[slug] = shown
 	dir := path.Join(src.Prefix, rel)
@@ -322,7 +356,6 @@ func (r *tierReader) read(rel, slug string, top bool) bool {
 		s.Access = r.access[slug]
 	}
 	r.out = append(r.out, s)
-	return true
 }
 
 // otherCase returns the name of a file in dir that is SKILL.md in another

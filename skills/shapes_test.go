@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -156,4 +158,54 @@ func indexOf(shape string) int {
 		}
 	}
 	return -1
+}
+
+// Reading a tier straight from disk gives what reading it through its
+// fs.FS gives: the same skills, bodies and problems, an oversized file
+// included.
+func TestDiskReadMatchesFS(t *testing.T) {
+	dir := t.TempDir()
+	for i, sh := range ecosystemShapes {
+		for p, content := range sh.files(fmt.Sprintf("s%02d", i)) {
+			full := filepath.Join(dir, "skills", filepath.FromSlash(p))
+			if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	big := filepath.Join(dir, "skills", "big", "SKILL.md")
+	os.MkdirAll(filepath.Dir(big), 0o755)
+	os.WriteFile(big, []byte(skillMD("big", "Large.", strings.Repeat("x", MaxSkillBytes))), 0o644)
+	exact := filepath.Join(dir, "skills", "exact", "SKILL.md") // ends exactly at the read buffer's size
+	os.MkdirAll(filepath.Dir(exact), 0o755)
+	head := skillMD("exact", "Exactly 8 KiB.", "")
+	os.WriteFile(exact, []byte(head+strings.Repeat("y", 8<<10-len(head))), 0o644)
+
+	disk := Options{WorkspaceDir: dir, NoBuiltin: true}.Sources()
+	if !disk[0].disk {
+		t.Fatal("the workspace tier is not read from disk")
+	}
+	viaFS := Options{Workspace: os.DirFS(dir), WorkspaceDir: dir, NoBuiltin: true}.Sources()
+	a, b := Load(1, disk, nil), Load(1, viaFS, nil)
+	if len(a.Skills()) != len(b.Skills()) || len(a.Skills()) < len(ecosystemShapes)-3 {
+		t.Fatalf("disk loaded %d skills, fs.FS %d", len(a.Skills()), len(b.Skills()))
+	}
+	for i := range a.Skills() {
+		x, y := *a.Skills()[i], *b.Skills()[i]
+		if !reflect.DeepEqual(x, y) {
+			t.Errorf("skill %s differs:\n%+v\n%+v", x.Slug, x, y)
+		}
+	}
+	if !reflect.DeepEqual(a.Problems(), b.Problems()) {
+		t.Errorf("problems differ:\n%v\n%v", a.Problems(), b.Problems())
+	}
+	if sk, ok := a.Skill("exact"); !ok || len(sk.Body) != 8<<10-len(head) {
+		t.Errorf("a file of exactly 8 KiB: %v", ok)
+	}
+	if !slices.ContainsFunc(a.Problems(), func(p Problem) bool { return p.Code == "skill-too-large" }) {
+		t.Errorf("the oversized file is not reported")
+	}
 }
