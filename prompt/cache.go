@@ -5,11 +5,13 @@ import (
 	"hash/maphash"
 	"sync"
 
-	"github.com/tiktoken-go/tokenizer"
+	"github.com/quirehq/quire/prompt/internal/o200k"
 )
 
 // DefaultEncoding is the tokenizer used for token counts: OpenAI's
-// o200k_base, bundled in the binary, so counting works offline.
+// o200k_base, bundled in the binary, so counting works offline. Its
+// vocabulary is one embedded string (prompt/internal/o200k): loading it
+// costs nothing and the garbage collector has nothing in it to scan.
 const DefaultEncoding = "o200k_base"
 
 // Bounds of the caches; past them a cache starts over (everything in it is
@@ -23,14 +25,13 @@ const (
 // counts (by content) and parsed agent.yaml files (by path and content).
 // Share one Cache between the workspaces of successive revisions or editor
 // snapshots (the daemon, the language server) so a new one only tokenises
-// and parses files that changed. Safe for concurrent use; the tokenizer's
-// vocabulary is loaded on first use.
+// and parses files that changed. Safe for concurrent use.
 type Cache struct {
 	encoding string
 	seed     maphash.Seed
 
 	once  sync.Once
-	codec tokenizer.Codec
+	codec *o200k.Counter
 	err   error
 
 	mu      sync.Mutex
@@ -110,7 +111,7 @@ func (c *Cache) countKeyed(key uint64, s string) int {
 		n, found = c.store.TokenCount(sum)
 	}
 	if !found {
-		c.once.Do(func() { c.codec, c.err = tokenizer.Get(tokenizer.Encoding(c.encoding)) })
+		c.once.Do(func() { c.codec, c.err = o200k.New() })
 		err := c.err
 		if err == nil {
 			n, err = c.codec.Count(s)
