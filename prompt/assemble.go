@@ -131,8 +131,13 @@ func (w *Workspace) Assemble(req Request) (Result, error) {
 		}
 		return res, nil
 	}
-	res := Result{Report: p.report}
-	res.Prompt = render(&res.Report, a, p, &req, local)
+	res, ok := p.fromTemplate(rkey, req.User)
+	if !ok {
+		var userAt int
+		res = Result{Report: p.report}
+		res.Prompt, userAt = render(&res.Report, a, p, &req, local)
+		p.keepTemplate(rkey, req.User, userAt, res)
+	}
 	if req.CountPromptTokens {
 		res.Report.PromptTokens = w.cache.Count(res.Prompt)
 	}
@@ -188,8 +193,10 @@ func (w *Workspace) renderKey(req *Request, local time.Time) uint64 {
 }
 
 // render writes the sections in order. rep is the plan's report, to be
-// completed with the request-dependent figures.
-func render(rep *Report, a *Agent, p *plan, req *Request, local time.Time) string {
+// completed with the request-dependent figures. userAt is the offset of
+// the user id in the prompt, or -1 when it is not there.
+func render(rep *Report, a *Agent, p *plan, req *Request, local time.Time) (prompt string, userAt int) {
+	userAt = -1
 	full := req.Session.Full()
 	var b promptWriter
 	b.Grow(sectionBytes + p.contextBytes + len(req.Extra) + toolBytes(req.Tools) + skillBytes(req.Skills) + virtualBytes(req.VirtualFiles))
@@ -279,6 +286,7 @@ func render(rep *Report, a *Agent, p *plan, req *Request, local time.Time) strin
 		b.lit("\n## User\n")
 		if req.User != "" {
 			b.lit("You are talking with the user whose id is \"")
+			userAt = b.Len()
 			b.str(req.User)
 			b.lit("\". USER.md below tells you about them.\n")
 		} else {
@@ -384,7 +392,7 @@ func render(rep *Report, a *Agent, p *plan, req *Request, local time.Time) strin
 	rep.PromptBytes = len(out)
 	rep.PromptChars = len(out) - b.cont
 	rep.StablePrefixBytes = stable
-	return out
+	return out, userAt
 }
 
 // sectionBytes bounds the fixed texts of all sections plus the identity,

@@ -41,6 +41,67 @@ type plan struct {
 	// renderKey: a chat back-end asks for the same prompt many times.
 	mu      sync.Mutex
 	renders map[uint64]Result
+
+	// templates is shared by the plans of users who see the same files
+	// (forUser): their prompts differ only in the user id, so a prompt
+	// rendered for one is the others' with the id swapped.
+	templates *templates
+}
+
+// templates remembers rendered prompts by renderKey, split around the
+// user id.
+type templates struct {
+	mu sync.Mutex
+	m  map[uint64]template
+}
+
+// template is a rendered result whose prompt is prefix + user id + suffix.
+type template struct {
+	prefix, suffix string
+	chars          int // code points of prefix and suffix
+	res            Result
+}
+
+// keepTemplate remembers res, rendered for user with the id at userAt.
+func (p *plan) keepTemplate(key uint64, user string, userAt int, res Result) {
+	if p.templates == nil || userAt < 0 || user == "" {
+		return
+	}
+	uc, _ := countChars(user)
+	t := template{prefix: res.Prompt[:userAt], suffix: res.Prompt[userAt+len(user):], chars: res.Report.PromptChars - uc, res: res}
+	t.res.Prompt = ""
+	p.templates.mu.Lock()
+	defer p.templates.mu.Unlock()
+	if p.templates.m == nil || len(p.templates.m) >= maxRendersPerPlan {
+		p.templates.m = make(map[uint64]template, maxRendersPerPlan)
+	}
+	p.templates.m[key] = t
+}
+
+// fromTemplate builds the result for user from a remembered template.
+func (p *plan) fromTemplate(key uint64, user string) (Result, bool) {
+	if p.templates == nil || user == "" {
+		return Result{}, false
+	}
+	p.templates.mu.Lock()
+	t, ok := p.templates.m[key]
+	p.templates.mu.Unlock()
+	if !ok {
+		return Result{}, false
+	}
+	res := t.res
+	res.Report.User = user
+	res.Report.PromptTokens = 0 // the caller counts them if asked
+	var b strings.Builder
+	b.Grow(len(t.prefix) + len(user) + len(t.suffix))
+	b.WriteString(t.prefix)
+	b.WriteString(user)
+	b.WriteString(t.suffix)
+	res.Prompt = b.String()
+	uc, _ := countChars(user)
+	res.Report.PromptBytes = len(res.Prompt)
+	res.Report.PromptChars = t.chars + uc
+	return res, true
 }
 
 // planFile is one injected context file: its name and what of it is
@@ -237,7 +298,7 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 	}
 	rep.RemainingChars = remaining
 
-	p := &plan{report: rep, sources: make([]*File, len(files))}
+	p := &plan{report: rep, sources: make([]*File, len(files)), templates: &templates{}}
 	for i, r := range files {
 		p.sources[i] = r.file
 	}
@@ -315,7 +376,7 @@ func (p *plan) sameSources(files []resolved) bool {
 
 // forUser returns p for another user who sees the same files.
 func (p *plan) forUser(user string) *plan {
-	q := &plan{files: p.files, contextBytes: p.contextBytes, contextCont: p.contextCont, bootstrap: p.bootstrap, report: p.report, sources: p.sources}
+	q := &plan{files: p.files, contextBytes: p.contextBytes, contextCont: p.contextCont, bootstrap: p.bootstrap, report: p.report, sources: p.sources, templates: p.templates}
 	q.report.User = user
 	return q
 }

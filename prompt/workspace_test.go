@@ -579,6 +579,36 @@ func TestNewUserOpensNoFiles(t *testing.T) {
 	}
 }
 
+// A prompt made from another user's template is exactly the prompt
+// rendered for that user from scratch.
+func TestTemplatedPromptEqualsFreshOne(t *testing.T) {
+	fsys := fstest.MapFS{
+		"a/agent.yaml":        {Data: []byte("")},
+		"a/SOUL.md":           {Data: []byte("Sé amable.")},
+		"a/USER.md":           {Data: []byte("the default user")},
+		"a/users/ana/USER.md": {Data: []byte("ana")},
+	}
+	shared, err := Open(fsys, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := Request{Now: noon, Tools: []Tool{{Name: "t", Description: "d"}}, Extra: "x", CountPromptTokens: true}
+	for i, user := range []string{"carol", "zoë", "ana", "b<o>b&co", "mürz"} {
+		req := base
+		req.User = user
+		req.CountPromptTokens = i%2 == 0
+		got := assemble(t, shared, req)
+		fresh, err := Open(fsys, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := assemble(t, fresh, req)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("user %q: templated result differs from a fresh one:\n%+v\n%+v", user, got.Report, want.Report)
+		}
+	}
+}
+
 // Assemble remembers rendered prompts; every input of a request must be
 // part of what it remembers them by.
 func TestRememberedPromptsFollowEveryInput(t *testing.T) {
