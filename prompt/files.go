@@ -316,4 +316,29 @@ type File struct {
 }
 
 // joinPath joins slash paths, treating "." as the root.
-func joinPath(elem ...string) string { return path.Join(elem...) }
+func joinPath(elem ...string) string {
+	if len(elem) == 2 && cleanRel(elem[0]) && elem[1] != "." && cleanRel(elem[1]) {
+		if elem[0] == "." {
+			return elem[1]
+		}
+		return elem[0] + "/" + elem[1] // what path.Join gives, without Clean
+	}
+	return path.Join(elem...)
+}
+
+// cleanRel reports whether p is a clean relative slash path ("." included)
+// that path.Clean would leave alone.
+func cleanRel(p string) bool {
+	if p == "." {
+		return true
+	}
+	if p == "" || p[0] == '/' || p[len(p)-1] == '/' {
+		return false
+	}
+	for seg := range strings.SplitSeq(p, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return true
+}

@@ -266,12 +266,11 @@ func (w *Workspace) file(a *Agent, p, name, user string) (*File, error) {
 	if ok {
 		return e.file, e.err
 	}
-	e = &fileEntry{}
-	var t *text
-	err := fs.ErrNotExist
-	if w.mayExist(p) {
-		t, err = loadText(w.fsys, p, a.Config.Budget.PerFileChars+lineSlack)
+	if !w.mayExist(p) {
+		return nil, nil // not remembered: the listing answers again for free
 	}
+	e = &fileEntry{}
+	t, err := loadText(w.fsys, p, a.Config.Budget.PerFileChars+lineSlack)
 	switch {
 	case err == nil:
 		e.file = &File{Name: name, Path: p, User: user, text: t, key: w.fingerprint(t)}
@@ -314,10 +313,12 @@ func (w *Workspace) dir(p string) dirState {
 		parent, name := path.Split(p)
 		pd := w.dir(strings.TrimSuffix(parent, "/"))
 		if !pd.unknown && (pd.absent || !hasEntry(pd.entries, name)) {
-			d.absent = true
+			// Not remembered: a new user's directory is asked about
+			// once per file, and users are many.
+			return dirState{absent: true}
 		}
 	}
-	if !d.absent {
+	{
 		entries, err := fs.ReadDir(w.fsys, p)
 		switch {
 		case err == nil:

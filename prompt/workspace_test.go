@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"reflect"
 	"runtime"
 	"strings"
@@ -653,4 +654,16 @@ func TestRememberedPromptsFollowEveryInput(t *testing.T) {
 	if n := assemble(t, w, base).Report.PromptTokens; n != 0 {
 		t.Fatalf("prompt tokens are reported only when asked")
 	}
+}
+
+// joinPath's shortcut gives what path.Join gives.
+func FuzzJoinPath(f *testing.F) {
+	for _, s := range [][2]string{{".", "SOUL.md"}, {"a/users/x", "USER.md"}, {"a/", "b"}, {"a", "../b"}, {"", "x"}, {"a//b", "c"}, {"./a", "b"}, {"0", "."}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if got, want := joinPath(a, b), path.Join(a, b); got != want {
+			t.Fatalf("joinPath(%q, %q) = %q, path.Join gives %q", a, b, got, want)
+		}
+	})
 }
