@@ -112,6 +112,10 @@ var knownFields = []string{
 // keys are accepted whatever their value.
 var readFields = []string{"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
 
+// KnownFields returns the front-matter keys that draw no unknown-key
+// warning (for editor completion).
+func KnownFields() []string { return append([]string(nil), knownFields...) }
+
 func isKnownField(key string) bool {
 	for _, k := range knownFields {
 		if k == key {
