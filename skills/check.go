@@ -27,7 +27,7 @@ func WorkspaceSources(fsys fs.FS, agentDir string) []Source {
 		}
 		out = append(out, Source{Tier: t.tier, FS: sub, Prefix: p, agent: agent})
 	}
-	return append(out, Source{Tier: TierBuiltin, FS: Builtin(), Prefix: "builtin"})
+	return append(out, builtinSource())
 }
 
 // CheckAgent returns the SKILL.md problems of one agent workspace as

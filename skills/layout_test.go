@@ -1,6 +1,7 @@
 package skills
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -111,6 +112,23 @@ func TestUnknownKeysCanBeSilenced(t *testing.T) {
 		}
 		if n != tc.want {
 			t.Errorf("CheckAgent with agent.yaml %q: %d unknown-key problems, want %d", tc.agentYAML, n, tc.want)
+		}
+	}
+}
+
+// The built-in tier is read once per process; what Load gives is what
+// reading the embedded files gives.
+func TestBuiltinTierReadOnce(t *testing.T) {
+	fresh, freshProbs := readTierFS(Source{Tier: TierBuiltin, FS: Builtin(), Prefix: "builtin"}, nil)
+	for range 2 {
+		got, probs := readTier(builtinSource(), nil)
+		if len(got) != len(fresh) || len(got) == 0 || len(probs) != len(freshProbs) {
+			t.Fatalf("built-in tier: %d skills %d problems, fresh %d %d", len(got), len(probs), len(fresh), len(freshProbs))
+		}
+		for i := range got {
+			if !reflect.DeepEqual(*got[i], *fresh[i]) {
+				t.Errorf("built-in %s differs from a fresh read", got[i].Slug)
+			}
 		}
 	}
 }

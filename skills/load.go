@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/quirehq/quire/prompt"
 )
@@ -72,7 +73,20 @@ type Source struct {
 	// disk says FS is the disk at Dir, unchanged, so files may be read
 	// from Dir directly (not so for an editor overlay or a git tree).
 	disk bool
+	// embedded marks the built-in tier, read once per process.
+	embedded bool
 }
+
+// builtinSource is the built-in tier.
+func builtinSource() Source {
+	return Source{Tier: TierBuiltin, FS: Builtin(), Prefix: "builtin", embedded: true}
+}
+
+// builtinTier is the built-in tier read and parsed once: the embedded
+// files never change, and Skills are immutable.
+var builtinTier = sync.OnceValues(func() ([]*Skill, []Problem) {
+	return readTierFS(Source{Tier: TierBuiltin, FS: Builtin(), Prefix: "builtin"}, nil)
+})
 
 // location is where the prompt tells the model a skill lives. Workspace
 // tiers use the path relative to the agent directory, whatever the source
@@ -162,7 +176,7 @@ func (o Options) Sources() []Source {
 		out = append(out, Source{Tier: TierManaged, FS: os.DirFS(o.ManagedDir), Prefix: o.ManagedDir, Dir: o.ManagedDir, disk: true})
 	}
 	if !o.NoBuiltin {
-		out = append(out, Source{Tier: TierBuiltin, FS: Builtin(), Prefix: "builtin"})
+		out = append(out, builtinSource())
 	}
 	return out
 }
@@ -218,6 +232,15 @@ const SkillFile = "SKILL.md"
 // no error and yields nothing. Where two groups hold the same slug, the
 // first by path wins and the other is reported.
 func readTier(src Source, access map[string]Access) ([]*Skill, []Problem) {
+	if src.embedded {
+		skills, probs := builtinTier()
+		return slices.Clone(skills), slices.Clone(probs)
+	}
+	return readTierFS(src, access)
+}
+
+// readTierFS is readTier without the built-in shortcut.
+func readTierFS(src Source, access map[string]Access) ([]*Skill, []Problem) {
 	entries, err := fs.ReadDir(src.FS, ".")
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
