@@ -85,7 +85,6 @@ type Document struct {
 }
 
 var (
-	nameRE     = regexp.MustCompile(`^[a-z0-9-]+$`)
 	yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 )
 
@@ -144,7 +143,8 @@ type docParser struct {
 	path  string
 	doc   Document
 	probs []Problem
-	seen  map[string]int // key → line (few keys: a slice would do, a map reads better)
+	seen  []seenKey // the keys read so far, with their lines (a handful)
+	seen0 [8]seenKey
 
 	nameLine, descLine int
 }
@@ -159,6 +159,7 @@ func (p *docParser) errorf(line int, format string, args ...any) {
 
 func parseDocument(path, slug string, data []byte, fast bool) (Document, []Problem) {
 	p := &docParser{path: path}
+	p.seen = p.seen0[:0]
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	if !utf8.Valid(data) {
 		p.errorf(0, "SKILL.md is not valid UTF-8")
@@ -224,14 +225,13 @@ func parseDocument(path, slug string, data []byte, fast bool) (Document, []Probl
 // field starts a top-level key: it reports duplicate and unknown keys and
 // says whether the value should be read.
 func (p *docParser) field(key string, line int) bool {
-	if prev, dup := p.seen[key]; dup {
-		p.errorf(line, "key %q appears twice (first on line %d)", key, prev)
-		return false
+	for _, k := range p.seen {
+		if k.key == key {
+			p.errorf(line, "key %q appears twice (first on line %d)", key, k.line)
+			return false
+		}
 	}
-	if p.seen == nil {
-		p.seen = make(map[string]int, 4)
-	}
-	p.seen[key] = line
+	p.seen = append(p.seen, seenKey{key, line})
 	if !isKnownField(key) {
 		p.add(line, Warning, codeUnknownKey, "unknown key %q is ignored (Quire reads %s; silence this warning with skill_unknown_keys: ignore in agent.yaml)", key, strings.Join(readFields, ", "))
 		return false
@@ -405,13 +405,29 @@ func (p *docParser) hasErrorOn(line int) bool {
 	return false
 }
 
+type seenKey struct {
+	key  string
+	line int
+}
+
+// nameChars reports whether name is non-empty and holds only a-z, 0-9
+// and hyphens.
+func nameChars(name string) bool {
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return name != ""
+}
+
 // nameRule returns what is wrong with name under the Agent Skills rules,
 // or "" when it is a valid name.
 func nameRule(name string) string {
 	switch n := utf8.RuneCountInString(name); {
 	case n > MaxNameChars:
 		return fmt.Sprintf("is %d characters; the limit is %d", n, MaxNameChars)
-	case !nameRE.MatchString(name):
+	case !nameChars(name):
 		return "may only hold lower-case letters a-z, digits and hyphens"
 	case strings.HasPrefix(name, "-") || strings.HasSuffix(name, "-"):
 		return "must not start or end with a hyphen"
@@ -497,7 +513,7 @@ func kindName(k yaml.Kind) string {
 
 // suggestName returns slug when it is a valid name, else a placeholder.
 func suggestName(slug string) string {
-	if nameRE.MatchString(slug) && len(slug) <= MaxNameChars {
+	if nameChars(slug) && len(slug) <= MaxNameChars {
 		return slug
 	}
 	return "<directory-name>"
