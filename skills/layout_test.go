@@ -1,6 +1,8 @@
 package skills
 
 import (
+	"path"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -128,6 +130,20 @@ func TestBuiltinTierReadOnce(t *testing.T) {
 		for i := range got {
 			if !reflect.DeepEqual(*got[i], *fresh[i]) {
 				t.Errorf("built-in %s differs from a fresh read", got[i].Slug)
+			}
+		}
+	}
+}
+
+// The path shortcuts give what path.Join and filepath.Join give.
+func TestPathShortcuts(t *testing.T) {
+	for _, prefix := range []string{"", ".", "skills", "agents/bot/skills", "/home/a/.agents/skills", "./managed/", "/srv/x/../y", "/"} {
+		for _, rel := range []string{"pdf", "group/pdf"} {
+			if got, want := shownPath(prefix, rel, SkillFile), path.Join(prefix, rel, SkillFile); got != want {
+				t.Errorf("shownPath(%q, %q) = %q, want %q", prefix, rel, got, want)
+			}
+			if got, want := diskPath(prefix, rel), filepath.Join(prefix, filepath.FromSlash(rel)); got != want {
+				t.Errorf("diskPath(%q, %q) = %q, want %q", prefix, rel, got, want)
 			}
 		}
 	}

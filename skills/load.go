@@ -223,6 +223,24 @@ func (s Shadow) String() string {
 	return fmt.Sprintf("%s (%s) is shadowed by %s (%s)", s.Shadowed, s.ShadowedTier, s.Winner, s.WinnerTier)
 }
 
+// shownPath is path.Join(prefix, rel, file) for the names readTier
+// produces (rel: one or two directory entries, file: a file name), with
+// one allocation.
+func shownPath(prefix, rel, file string) string {
+	if prefix == "" || prefix == "." || prefix == "/" || path.Clean(prefix) != prefix {
+		return path.Join(prefix, rel, file)
+	}
+	return prefix + "/" + rel + "/" + file
+}
+
+// diskPath is filepath.Join(dir, rel) for the names readTier produces.
+func diskPath(dir, rel string) string {
+	if dir == "" || dir == "." || dir == string(filepath.Separator) || filepath.Clean(dir) != dir {
+		return filepath.Join(dir, filepath.FromSlash(rel))
+	}
+	return dir + string(filepath.Separator) + filepath.FromSlash(rel)
+}
+
 // SkillFile is the name a skill's file must have.
 const SkillFile = "SKILL.md"
 
@@ -293,7 +311,7 @@ func (r *tierReader) read(rel, slug string, top bool) bool {
 		if r.buf == nil {
 			r.buf = make([]byte, 0, 8<<10)
 		}
-		data, err := readDiskFile(filepath.Join(src.Dir, filepath.FromSlash(rel), file), r.buf)
+		data, err := readDiskFile(diskPath(src.Dir, rel)+string(filepath.Separator)+file, r.buf)
 		if err == nil {
 			r.buf = data[:0]
 			r.parse(rel, slug, file, data)
@@ -348,7 +366,7 @@ func (r *tierReader) tooLarge(shown string) {
 // Skill, or into problems.
 func (r *tierReader) parse(rel, slug, file string, data []byte) {
 	src := r.src
-	shown := path.Join(src.Prefix, rel, file)
+	shown := shownPath(src.Prefix, rel, file)
 	doc, p := ParseDocument(shown, slug, data)
 	r.probs = append(r.probs, p...)
 	if hasError(p) {
@@ -362,7 +380,7 @@ func (r *tierReader) parse(rel, slug, file string, data []byte) {
 	r.seen[slug] = shown
 	dir := path.Join(src.Prefix, rel)
 	if src.Dir != "" {
-		dir = filepath.Join(src.Dir, filepath.FromSlash(rel))
+		dir = diskPath(src.Dir, rel)
 	}
 	s := &Skill{
 		FrontMatter: doc.FrontMatter,
