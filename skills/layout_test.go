@@ -142,6 +142,9 @@ func TestPathShortcuts(t *testing.T) {
 			if got, want := shownPath(prefix, rel, SkillFile), path.Join(prefix, rel, SkillFile); got != want {
 				t.Errorf("shownPath(%q, %q) = %q, want %q", prefix, rel, got, want)
 			}
+			if got, want := diskFile(prefix, rel, SkillFile), filepath.Join(prefix, filepath.FromSlash(rel), SkillFile); got != want {
+				t.Errorf("diskFile(%q, %q) = %q, want %q", prefix, rel, got, want)
+			}
 			if got, want := diskPath(prefix, rel), filepath.Join(prefix, filepath.FromSlash(rel)); got != want {
 				t.Errorf("diskPath(%q, %q) = %q, want %q", prefix, rel, got, want)
 			}

@@ -241,6 +241,15 @@ func diskPath(dir, rel string) string {
 	return dir + string(filepath.Separator) + filepath.FromSlash(rel)
 }
 
+// diskFile is filepath.Join(dir, rel, file), with one allocation where
+// it can.
+func diskFile(dir, rel, file string) string {
+	if filepath.Separator != '/' || dir == "" || dir == "." || dir == "/" || filepath.Clean(dir) != dir {
+		return filepath.Join(dir, filepath.FromSlash(rel), file)
+	}
+	return dir + "/" + rel + "/" + file
+}
+
 // SkillFile is the name a skill's file must have.
 const SkillFile = "SKILL.md"
 
@@ -311,7 +320,7 @@ func (r *tierReader) read(rel, slug string, top bool) bool {
 		if r.buf == nil {
 			r.buf = make([]byte, 0, 8<<10)
 		}
-		data, err := readDiskFile(diskPath(src.Dir, rel)+string(filepath.Separator)+file, r.buf)
+		data, err := readDiskFile(diskFile(src.Dir, rel, file), r.buf)
 		if err == nil {
 			r.buf = data[:0]
 			r.parse(rel, slug, file, data)
