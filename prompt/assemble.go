@@ -241,7 +241,7 @@ func render(rep *Report, a *Agent, p *plan, req *Request, local time.Time) (prom
 	rep.SkillCount, rep.SkillsMode = len(req.Skills), "none"
 	if full && len(req.Skills) > 0 {
 		d := decideSkills(req.Skills)
-		rep.SkillsReason = d.reason()
+		rep.SkillsReason = p.skillsReason(d)
 		if d.inline {
 			rep.SkillsMode = "inline"
 			b.lit(sectionSkillsInline)

@@ -42,10 +42,29 @@ type plan struct {
 	mu      sync.Mutex
 	renders map[uint64]Result
 
+	// reasons remembers skillsDecision.reason's text: requests with the
+	// same skills ask for it again and again.
+	reasons map[skillsDecision]string
+
 	// templates is shared by the plans of users who see the same files
 	// (forUser): their prompts differ only in the user id, so a prompt
 	// rendered for one is the others' with the id swapped.
 	templates *templates
+}
+
+// skillsReason is d.reason(), remembered.
+func (p *plan) skillsReason(d skillsDecision) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if r, ok := p.reasons[d]; ok {
+		return r
+	}
+	if p.reasons == nil || len(p.reasons) >= maxRendersPerPlan {
+		p.reasons = make(map[skillsDecision]string, 2)
+	}
+	r := d.reason()
+	p.reasons[d] = r
+	return r
 }
 
 // templates remembers rendered prompts by renderKey, split around the
