@@ -131,8 +131,13 @@ func (w *Workspace) Assemble(req Request) (Result, error) {
 		}
 		return res, nil
 	}
-	res := Result{Report: p.report}
-	res.Prompt = render(&res.Report, a, p, &req, local)
+	res, ok := p.fromTemplate(rkey, req.User)
+	if !ok {
+		var userAt int
+		res = Result{Report: p.report}
+		res.Prompt, userAt = render(&res.Report, a, p, &req, local)
+		p.keepTemplate(rkey, req.User, userAt, res)
+	}
 	if req.CountPromptTokens {
 		res.Report.PromptTokens = w.cache.Count(res.Prompt)
 	}
@@ -161,6 +166,9 @@ func (w *Workspace) renderKey(req *Request, local time.Time) uint64 {
 		str(s.Name)
 		str(s.Description)
 		str(s.Location)
+		if s.Builtin {
+			h.WriteByte(1)
+		}
 	}
 	h.WriteByte(0xff)
 	for _, v := range req.VirtualFiles {
@@ -185,8 +193,10 @@ func (w *Workspace) renderKey(req *Request, local time.Time) uint64 {
 }
 
 // render writes the sections in order. rep is the plan's report, to be
-// completed with the request-dependent figures.
-func render(rep *Report, a *Agent, p *plan, req *Request, local time.Time) string {
+// completed with the request-dependent figures. userAt is the offset of
+// the user id in the prompt, or -1 when it is not there.
+func render(rep *Report, a *Agent, p *plan, req *Request, local time.Time) (prompt string, userAt int) {
+	userAt = -1
 	full := req.Session.Full()
 	var b promptWriter
 	b.Grow(sectionBytes + p.contextBytes + len(req.Extra) + toolBytes(req.Tools) + skillBytes(req.Skills) + virtualBytes(req.VirtualFiles))
@@ -230,7 +240,9 @@ func render(rep *Report, a *Agent, p *plan, req *Request, local time.Time) strin
 	// 4 Skills (full).
 	rep.SkillCount, rep.SkillsMode = len(req.Skills), "none"
 	if full && len(req.Skills) > 0 {
-		if inlineSkills(req.Skills) {
+		d := decideSkills(req.Skills)
+		rep.SkillsReason = p.skillsReason(d)
+		if d.inline {
 			rep.SkillsMode = "inline"
 			b.lit(sectionSkillsInline)
 			b.lit("<available_skills>\n")
@@ -274,6 +286,7 @@ func render(rep *Report, a *Agent, p *plan, req *Request, local time.Time) strin
 		b.lit("\n## User\n")
 		if req.User != "" {
 			b.lit("You are talking with the user whose id is \"")
+			userAt = b.Len()
 			b.str(req.User)
 			b.lit("\". USER.md below tells you about them.\n")
 		} else {
@@ -379,23 +392,7 @@ func render(rep *Report, a *Agent, p *plan, req *Request, local time.Time) strin
 	rep.PromptBytes = len(out)
 	rep.PromptChars = len(out) - b.cont
 	rep.StablePrefixBytes = stable
-	return out
-}
-
-// inlineSkills decides between listing skills and pointing at skill
-// search (behavior.md §5): at most InlineSkillCount skills whose names and
-// descriptions estimate at most InlineSkillTokens tokens (chars / 4).
-func inlineSkills(skills []Skill) bool {
-	if len(skills) > InlineSkillCount {
-		return false
-	}
-	chars := 0
-	for _, s := range skills {
-		n, _ := countChars(s.Name)
-		d, _ := countChars(s.Description)
-		chars += n + d
-	}
-	return chars/4 <= InlineSkillTokens
+	return out, userAt
 }
 
 // sectionBytes bounds the fixed texts of all sections plus the identity,

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"testing/fstest"
 )
@@ -53,6 +55,7 @@ func benchPrepared(b *testing.B, next func(i int) Request, forget func(w *Worksp
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
+	defer reportCPU(b)()
 	i := 0
 	for b.Loop() {
 		if forget != nil {
@@ -92,7 +95,7 @@ func BenchmarkAssembleRender(b *testing.B) {
 // from context files it holds in memory.
 func BenchmarkAssembleBudget(b *testing.B) {
 	req := benchRequest()
-	benchPrepared(b, func(int) Request { return req }, func(w *Workspace) { clear(w.plans) })
+	benchPrepared(b, func(int) Request { return req }, func(w *Workspace) { clear(w.plans); clear(w.shared) })
 }
 
 // BenchmarkAssembleUncached is a first request to an opened workspace:
@@ -100,7 +103,7 @@ func BenchmarkAssembleBudget(b *testing.B) {
 // prompt rendered (agent discovery and agent.yaml are already done).
 func BenchmarkAssembleUncached(b *testing.B) {
 	req := benchRequest()
-	benchPrepared(b, func(int) Request { return req }, func(w *Workspace) { clear(w.plans); clear(w.files) })
+	benchPrepared(b, func(int) Request { return req }, func(w *Workspace) { clear(w.plans); clear(w.shared); clear(w.files) })
 }
 
 // BenchmarkAssembleCold opens the workspace anew for every request: agent
@@ -117,6 +120,7 @@ func BenchmarkAssembleCold(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
+	defer reportCPU(b)()
 	for b.Loop() {
 		w, err := Open(fsys, Options{Cache: cache})
 		if err != nil {
@@ -159,5 +163,106 @@ func BenchmarkTruncate25k(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		Truncate("SOUL.md", s, 20000, 0.7, 0.2)
+	}
+}
+
+// genWorkspace writes the generated workspace into dir: a root
+// agent without agent.yaml holding AGENTS.md (6.3K), SOUL.md (25K), small
+// TOOLS, IDENTITY, USER, HEARTBEAT and MEMORY files, a user and 20 skills.
+func genWorkspace(tb testing.TB, dir string) {
+	tb.Helper()
+	para := func(n int, word string) string {
+		var b strings.Builder
+		for i := 0; b.Len() < n; i++ {
+			fmt.Fprintf(&b, "%s %d: keep answers short, name the file you read, and say what you did not check.\n", word, i)
+			if i%8 == 7 {
+				b.WriteString("\n## Section\n\n")
+			}
+		}
+		return b.String()
+	}
+	files := map[string]string{
+		"AGENTS.md":         "# Agents\n\n" + para(6300, "rule"),
+		"SOUL.md":           "# Soul\n\n" + para(25000, "truth"),
+		"TOOLS.md":          "# Tools\n\nUse the calendar tool for bookings.\n",
+		"IDENTITY.md":       "# Identity\n\nName: Quill. Emoji: a feather.\n",
+		"USER.md":           "# User\n\nPrefers short answers.\n",
+		"HEARTBEAT.md":      "# Heartbeat\n\nCheck the inbox twice a day.\n",
+		"MEMORY.md":         "# Memory\n\n- The office moved to the second floor.\n",
+		"users/ana/USER.md": "# Ana\n\nLikes tables.\n",
+	}
+	for i := range 20 {
+		slug := fmt.Sprintf("skill-%02d", i)
+		files["skills/"+slug+"/SKILL.md"] = fmt.Sprintf("---\nname: %s\ndescription: Use when the guest asks about topic %d; it explains the steps in detail.\n---\n# %s\n\nSteps.\n", slug, i, slug)
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAssembleColdDisk opens the generated workspace from disk for
+// every request (discovery, reading, budgets, rendering), with 15 tools and
+// 20 skills handed in by the caller; token counts come from a warm Cache,
+// as in the daemon and the language server. The skills package's
+// BenchmarkColdPromptDisk adds loading the 20 skills from disk.
+func BenchmarkAssembleColdDisk(b *testing.B) {
+	dir := b.TempDir()
+	genWorkspace(b, dir)
+	fsys := os.DirFS(dir)
+	cache := NewCache()
+	req := benchRequest()
+	req.Agent = ""
+	w, err := Open(fsys, Options{Cache: cache})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := w.Assemble(req); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	defer reportCPU(b)()
+	for b.Loop() {
+		w, err := Open(fsys, Options{Cache: cache})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := w.Assemble(req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAssembleNewUser is the first prompt of a user the prepared
+// workspace has never seen: their files are looked up (and found missing),
+// the budgets applied and the prompt rendered.
+func BenchmarkAssembleNewUser(b *testing.B) {
+	users := make([]string, 1<<17)
+	for i := range users {
+		users[i] = fmt.Sprintf("guest-%06d", i)
+	}
+	req := benchRequest()
+	benchPrepared(b, func(i int) Request {
+		req.User = users[i%len(users)]
+		return req
+	}, nil)
+}
+
+// reportCPU adds the process's CPU time per operation (user + system, all
+// threads) as cpu-ns/op: on a machine shared with other work, wall time
+// per operation also counts the time spent waiting for a core. Call it
+// after ResetTimer; the returned function reports.
+func reportCPU(b *testing.B) func() {
+	start := cpuTime()
+	return func() {
+		if b.N > 0 {
+			b.ReportMetric(float64((cpuTime()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+		}
 	}
 }

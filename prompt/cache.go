@@ -1,14 +1,17 @@
 package prompt
 
 import (
+	"crypto/sha256"
 	"hash/maphash"
 	"sync"
 
-	"github.com/tiktoken-go/tokenizer"
+	"github.com/quirehq/quire/prompt/internal/o200k"
 )
 
 // DefaultEncoding is the tokenizer used for token counts: OpenAI's
-// o200k_base, bundled in the binary, so counting works offline.
+// o200k_base, bundled in the binary, so counting works offline. Its
+// vocabulary is one embedded string (prompt/internal/o200k): loading it
+// costs nothing and the garbage collector has nothing in it to scan.
 const DefaultEncoding = "o200k_base"
 
 // Bounds of the caches; past them a cache starts over (everything in it is
@@ -22,20 +25,49 @@ const (
 // counts (by content) and parsed agent.yaml files (by path and content).
 // Share one Cache between the workspaces of successive revisions or editor
 // snapshots (the daemon, the language server) so a new one only tokenises
-// and parses files that changed. Safe for concurrent use; the tokenizer's
-// vocabulary is loaded on first use.
+// and parses files that changed. Safe for concurrent use.
 type Cache struct {
 	encoding string
 	seed     maphash.Seed
 
 	once  sync.Once
-	codec tokenizer.Codec
+	codec *o200k.Counter
 	err   error
 
 	mu      sync.Mutex
 	counts  map[uint64]int
 	configs map[uint64]parsedConfig
+
+	store TokenStore // nil: counts live only in memory
 }
+
+// TokenStore keeps token counts beyond one process (the CLI keeps them in
+// a file in the user's cache directory), keyed by ContentSum, so a text
+// seen before needs no tokenizer. Implementations must be safe for
+// concurrent use and may forget anything at any time.
+type TokenStore interface {
+	// TokenCount returns the count remembered for sum.
+	TokenCount(sum [sha256.Size]byte) (int, bool)
+	// RememberTokenCount records n tokens for sum.
+	RememberTokenCount(sum [sha256.Size]byte, n int)
+}
+
+// ContentSum is the key of a token count in a TokenStore: the SHA-256 of
+// the encoding's name, a zero byte and the text, so a count is found again
+// only for exactly the same text under the same tokenizer.
+func ContentSum(encoding, text string) [sha256.Size]byte {
+	h := sha256.New()
+	h.Write([]byte(encoding))
+	h.Write([]byte{0})
+	h.Write([]byte(text))
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
+}
+
+// SetStore makes c look counts up in s before tokenising, and record
+// there what it tokenises. Call it before the cache is used.
+func (c *Cache) SetStore(s TokenStore) { c.store = s }
 
 type parsedConfig struct {
 	cfg   Config
@@ -72,13 +104,23 @@ func (c *Cache) countKeyed(key uint64, s string) int {
 	if ok {
 		return n
 	}
-	c.once.Do(func() { c.codec, c.err = tokenizer.Get(tokenizer.Encoding(c.encoding)) })
-	err := c.err
-	if err == nil {
-		n, err = c.codec.Count(s)
+	var sum [sha256.Size]byte
+	found := false
+	if c.store != nil {
+		sum = ContentSum(c.encoding, s)
+		n, found = c.store.TokenCount(sum)
 	}
-	if err != nil {
-		n = (len(s) + 3) / 4
+	if !found {
+		c.once.Do(func() { c.codec, c.err = o200k.New() })
+		err := c.err
+		if err == nil {
+			n, err = c.codec.Count(s)
+		}
+		if err != nil {
+			n = (len(s) + 3) / 4
+		} else if c.store != nil {
+			c.store.RememberTokenCount(sum, n)
+		}
 	}
 	c.mu.Lock()
 	if len(c.counts) >= maxCachedCounts {

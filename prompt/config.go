@@ -79,7 +79,16 @@ type Config struct {
 	Timezone string `json:"timezone,omitempty"`
 	// Location is Timezone loaded.
 	Location *time.Location `json:"-"`
+	// SkillUnknownKeys says what to do about SKILL.md front-matter keys
+	// Quire does not know: SkillKeysWarn (the default) or SkillKeysIgnore.
+	SkillUnknownKeys string `json:"skill_unknown_keys"`
 }
+
+// Values of agent.yaml's skill_unknown_keys.
+const (
+	SkillKeysWarn   = "warn"
+	SkillKeysIgnore = "ignore"
+)
 
 // DefaultConfig returns the configuration of an agent whose agent.yaml is
 // empty or missing.
@@ -93,6 +102,7 @@ func DefaultConfig(name string) Config {
 		WriteLimitBytes:       DefaultWriteLimitBytes,
 		DailyLogRetentionDays: DefaultDailyLogRetentionDays,
 		Location:              time.UTC,
+		SkillUnknownKeys:      SkillKeysWarn,
 	}
 }
 
@@ -109,6 +119,7 @@ var configKeys = map[string]string{
 	"write_limit_bytes":        "largest write a chat client may make (default 16384)",
 	"daily_log_retention_days": "days to keep memory/YYYY-MM-DD.md logs (default 30, 0 keeps them)",
 	"timezone":                 "IANA time zone for daily logs and the current time (default UTC)",
+	"skill_unknown_keys":       "warn (default) or ignore: SKILL.md front-matter keys Quire does not know",
 }
 
 var budgetKeys = map[string]string{
@@ -247,6 +258,16 @@ func ParseConfig(path, defaultName string, data []byte) (Config, []Problem) {
 					names = []string{}
 				}
 				cfg.Skills = names
+			}
+		case "skill_unknown_keys":
+			var s string
+			if decodeScalar(v, &s, report, k.Value) {
+				switch s {
+				case SkillKeysWarn, SkillKeysIgnore:
+					cfg.SkillUnknownKeys = s
+				default:
+					report(v.Line, v.Column, "agent-yaml-value", "skill_unknown_keys %q is unknown; use warn or ignore", s)
+				}
 			}
 		case "budget":
 			parseBudget(v, &cfg.Budget, report)

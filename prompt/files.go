@@ -111,6 +111,16 @@ func loadText(fsys fs.FS, name string, window int) (*text, error) {
 	if st.IsDir() {
 		return nil, fmt.Errorf("%s is a directory, not a file", name)
 	}
+	if st.Size() > 0 && st.Size() <= MaxFileBytes && st.Mode().IsRegular() {
+		// A regular file holds what Stat said when it was opened: read
+		// that much, without a second read to see the end.
+		buf := make([]byte, st.Size())
+		n, err := io.ReadFull(f, buf)
+		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) { // shrank: what is there
+			return nil, fmt.Errorf("read %s: %w", name, err)
+		}
+		return completeText(buf[:n]), nil
+	}
 	if st.Size() <= MaxFileBytes {
 		// One buffer of the announced size plus a byte to notice a file
 		// that grew (or an FS whose Stat was wrong).
@@ -306,4 +316,29 @@ type File struct {
 }
 
 // joinPath joins slash paths, treating "." as the root.
-func joinPath(elem ...string) string { return path.Join(elem...) }
+func joinPath(elem ...string) string {
+	if len(elem) == 2 && cleanRel(elem[0]) && elem[1] != "." && cleanRel(elem[1]) {
+		if elem[0] == "." {
+			return elem[1]
+		}
+		return elem[0] + "/" + elem[1] // what path.Join gives, without Clean
+	}
+	return path.Join(elem...)
+}
+
+// cleanRel reports whether p is a clean relative slash path ("." included)
+// that path.Clean would leave alone.
+func cleanRel(p string) bool {
+	if p == "." {
+		return true
+	}
+	if p == "" || p[0] == '/' || p[len(p)-1] == '/' {
+		return false
+	}
+	for seg := range strings.SplitSeq(p, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return true
+}

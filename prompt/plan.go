@@ -33,13 +33,94 @@ type plan struct {
 	files        []planFile
 	contextBytes int
 	contextCont  int
-	bootstrap    bool   // BOOTSTRAP.md is injected
-	report       Report // request-independent parts filled in
+	bootstrap    bool    // BOOTSTRAP.md is injected
+	report       Report  // request-independent parts filled in
+	sources      []*File // the candidates' files (nil: missing), for sharing
 
 	// renders remembers the last few results rendered from this plan, by
 	// renderKey: a chat back-end asks for the same prompt many times.
 	mu      sync.Mutex
 	renders map[uint64]Result
+
+	// reasons remembers skillsDecision.reason's text: requests with the
+	// same skills ask for it again and again.
+	reasons map[skillsDecision]string
+
+	// templates is shared by the plans of users who see the same files
+	// (forUser): their prompts differ only in the user id, so a prompt
+	// rendered for one is the others' with the id swapped.
+	templates *templates
+}
+
+// skillsReason is d.reason(), remembered.
+func (p *plan) skillsReason(d skillsDecision) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if r, ok := p.reasons[d]; ok {
+		return r
+	}
+	if p.reasons == nil || len(p.reasons) >= maxRendersPerPlan {
+		p.reasons = make(map[skillsDecision]string, 2)
+	}
+	r := d.reason()
+	p.reasons[d] = r
+	return r
+}
+
+// templates remembers rendered prompts by renderKey, split around the
+// user id.
+type templates struct {
+	mu sync.Mutex
+	m  map[uint64]template
+}
+
+// template is a rendered result whose prompt is prefix + user id + suffix.
+type template struct {
+	prefix, suffix string
+	chars          int // code points of prefix and suffix
+	res            Result
+}
+
+// keepTemplate remembers res, rendered for user with the id at userAt.
+func (p *plan) keepTemplate(key uint64, user string, userAt int, res Result) {
+	if p.templates == nil || userAt < 0 || user == "" {
+		return
+	}
+	uc, _ := countChars(user)
+	t := template{prefix: res.Prompt[:userAt], suffix: res.Prompt[userAt+len(user):], chars: res.Report.PromptChars - uc, res: res}
+	t.res.Prompt = ""
+	p.templates.mu.Lock()
+	defer p.templates.mu.Unlock()
+	if p.templates.m == nil || len(p.templates.m) >= maxRendersPerPlan {
+		p.templates.m = make(map[uint64]template, maxRendersPerPlan)
+	}
+	p.templates.m[key] = t
+}
+
+// fromTemplate builds the result for user from a remembered template.
+func (p *plan) fromTemplate(key uint64, user string) (Result, bool) {
+	if p.templates == nil || user == "" {
+		return Result{}, false
+	}
+	p.templates.mu.Lock()
+	t, ok := p.templates.m[key]
+	p.templates.mu.Unlock()
+	if !ok {
+		return Result{}, false
+	}
+	res := t.res
+	res.Report.User = user
+	res.Report.PromptTokens = 0 // the caller counts them if asked
+	var b strings.Builder
+	b.Grow(len(t.prefix) + len(user) + len(t.suffix))
+	b.WriteString(t.prefix)
+	b.WriteString(user)
+	b.WriteString(t.suffix)
+	res.Prompt = b.String()
+	uc, _ := countChars(user)
+	res.Report.PromptBytes = len(res.Prompt)
+	res.Report.PromptChars = t.chars + uc
+	return res, true
 }
 
 // planFile is one injected context file: its name and what of it is
@@ -142,6 +223,16 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 		files[i] = resolved{candidate: c, file: f}
 	}
 
+	// Users without files of their own see the same files: they share
+	// the budgeting, and only the report's user differs.
+	skey := w.sharedKey(key, files)
+	w.mu.Lock()
+	sp := w.shared[skey]
+	w.mu.Unlock()
+	if sp != nil && sp.sameSources(files) {
+		return sp.forUser(key.user), nil
+	}
+
 	b := cfg.Budget
 	rep := Report{
 		Agent: a.Name, User: key.user, Session: key.session, Channel: key.channel, Room: key.room,
@@ -167,7 +258,7 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 		t := r.file.text
 		fr.Path, fr.User = r.file.Path, r.file.User
 		fr.OriginalBytes, fr.OriginalChars, fr.InvalidBytes = t.size, t.chars, t.invalid
-		if t.sampled {
+		if t.sampled || w.estimate {
 			fr.OriginalTokens, fr.OriginalTokensEstimated = (t.chars+3)/4, true
 		} else {
 			fr.OriginalTokens = w.cache.countKeyed(r.file.key, t.content())
@@ -226,7 +317,10 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 	}
 	rep.RemainingChars = remaining
 
-	p := &plan{report: rep}
+	p := &plan{report: rep, sources: make([]*File, len(files)), templates: &templates{}}
+	for i, r := range files {
+		p.sources[i] = r.file
+	}
 	for i, in := range bodies {
 		body := in.body
 		if body.Len() == 0 {
@@ -240,9 +334,12 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 			p.bootstrap = true
 		}
 		fr := &p.report.Files[i]
-		if body.marker == "" {
+		switch {
+		case body.marker == "":
 			fr.InjectedTokens = fr.OriginalTokens
-		} else {
+		case w.estimate:
+			fr.InjectedTokens = (in.chars + 3) / 4
+		default:
 			key := w.excerptKey(files[i].file, f.name, in.limit, &b)
 			n, ok := w.cache.cachedCount(key)
 			if !ok {
@@ -252,7 +349,55 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 		}
 		p.report.InjectedTokens += fr.InjectedTokens
 	}
+	w.mu.Lock()
+	if len(w.shared) >= maxCachedPlans {
+		clear(w.shared)
+	}
+	w.shared[skey] = p
+	w.mu.Unlock()
 	return p, nil
+}
+
+// sharedKey fingerprints what a plan depends on besides the user: the
+// agent, session, channel, room and day, whether there is a user, and which
+// file each candidate resolved to.
+func (w *Workspace) sharedKey(key planKey, files []resolved) uint64 {
+	var h maphash.Hash
+	h.SetSeed(w.seed)
+	for _, s := range []string{key.agent.Dir, string(key.session), string(key.channel), key.room, key.day} {
+		h.WriteString(s)
+		h.WriteByte(0)
+	}
+	if key.user != "" {
+		h.WriteByte(1)
+	}
+	for _, r := range files {
+		h.WriteByte(0xff)
+		if r.file != nil {
+			h.WriteString(r.file.Path)
+		}
+	}
+	return h.Sum64()
+}
+
+// sameSources reports whether files resolved to exactly p's files.
+func (p *plan) sameSources(files []resolved) bool {
+	if len(files) != len(p.sources) {
+		return false
+	}
+	for i, r := range files {
+		if r.file != p.sources[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// forUser returns p for another user who sees the same files.
+func (p *plan) forUser(user string) *plan {
+	q := &plan{files: p.files, contextBytes: p.contextBytes, contextCont: p.contextCont, bootstrap: p.bootstrap, report: p.report, sources: p.sources, templates: p.templates}
+	q.report.User = user
+	return q
 }
 
 // excerptKey identifies what truncating file f (shown as name) to limit

@@ -44,7 +44,8 @@ type FileReport struct {
 	OriginalChars  int   `json:"original_chars"`
 	OriginalTokens int   `json:"original_tokens"`
 	// OriginalTokensEstimated is set for files over MaxFileBytes, which are
-	// never read whole; their token count is chars/4.
+	// never read whole, and for every file of a workspace opened with
+	// Options.EstimateTokens: their token counts are chars/4.
 	OriginalTokensEstimated bool `json:"original_tokens_estimated,omitempty"`
 	InjectedChars           int  `json:"injected_chars"`
 	InjectedTokens          int  `json:"injected_tokens"`
@@ -99,6 +100,10 @@ type Report struct {
 	// skills the request could see.
 	SkillsMode string `json:"skills_mode"`
 	SkillCount int    `json:"skill_count"`
+	// SkillsReason says why the skills were or were not listed inline
+	// (which skills the inline rule counted, against which limits); empty
+	// when the prompt has no Skills section.
+	SkillsReason string `json:"skills_reason,omitempty"`
 
 	PromptBytes int `json:"prompt_bytes"`
 	PromptChars int `json:"prompt_chars"`

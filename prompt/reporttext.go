@@ -73,6 +73,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, " (%d)", r.SkillCount)
 	}
 	fmt.Fprintln(&b)
+	if r.SkillsReason != "" {
+		fmt.Fprintf(&b, "skills %s\n", r.SkillsReason)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -1,7 +1,6 @@
 package prompt
 
 import (
-	"fmt"
 	"time"
 )
 
@@ -72,7 +71,9 @@ func candidates(cfg *Config, session Session, channel Channel, room string, hasU
 	}
 	if !day.IsZero() {
 		for _, d := range []time.Time{day.AddDate(0, 0, -1), day} {
-			name := fmt.Sprintf("%s/%s.md", MemoryDir, d.Format(time.DateOnly))
+			var buf [len(MemoryDir) + len("/2006-01-02.md")]byte
+			b := d.AppendFormat(append(buf[:0], MemoryDir+"/"...), time.DateOnly)
+			name := string(append(b, ".md"...))
 			list = append(list, candidate{name: name, rel: name, perUser: true})
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -20,6 +21,11 @@ type Options struct {
 	// between workspaces (the daemon, the language server) so a new
 	// revision only tokenises and parses what changed; nil makes a new one.
 	Cache *Cache
+	// EstimateTokens reports estimated token counts (chars / 4, marked
+	// estimated) instead of tokenising: for callers that print the prompt
+	// and not the report, such as `quire prompt` without --report. A
+	// request's CountPromptTokens still counts the whole prompt exactly.
+	EstimateTokens bool
 }
 
 // Workspace is an immutable view of a workspace repository read through an
@@ -30,14 +36,25 @@ type Options struct {
 type Workspace struct {
 	fsys     fs.FS
 	cache    *Cache
+	estimate bool // Options.EstimateTokens
 	agents   []*Agent
 	byName   map[string]*Agent
 	problems []Problem
 	seed     maphash.Seed
 
-	mu    sync.Mutex
-	files map[string]*fileEntry
-	plans map[planKey]*plan
+	mu     sync.Mutex
+	files  map[string]*fileEntry
+	plans  map[planKey]*plan
+	shared map[uint64]*plan // by the files a plan injects, see sharedKey
+	dirs   map[string]dirState
+}
+
+// dirState is what the workspace knows of a directory's entries, so a file
+// that is not there costs no open: a new user's files, a missing MEMORY.md.
+type dirState struct {
+	entries []fs.DirEntry // sorted by name (fs.ReadDir's order)
+	absent  bool          // the directory does not exist
+	unknown bool          // it could not be listed: open files to find out
 }
 
 // Agent is one agent workspace: a directory with agent.yaml, or the root.
@@ -63,17 +80,20 @@ type fileEntry struct {
 // malformed agent.yaml, are recorded on the agents and in Problems.
 func Open(fsys fs.FS, opts Options) (*Workspace, error) {
 	w := &Workspace{
-		fsys:   fsys,
-		cache:  opts.Cache,
-		byName: map[string]*Agent{},
-		files:  map[string]*fileEntry{},
-		plans:  map[planKey]*plan{},
+		fsys:     fsys,
+		cache:    opts.Cache,
+		estimate: opts.EstimateTokens,
+		byName:   map[string]*Agent{},
+		files:    map[string]*fileEntry{},
+		plans:    map[planKey]*plan{},
+		shared:   map[uint64]*plan{},
+		dirs:     map[string]dirState{},
 	}
 	if w.cache == nil {
 		w.cache = NewCache()
 	}
 	w.seed = w.cache.seed // fingerprints double as token-count keys
-	dirs, err := discover(fsys)
+	dirs, err := discover(fsys, w.dirs)
 	if err != nil {
 		return nil, err
 	}
@@ -113,42 +133,57 @@ func Open(fsys fs.FS, opts Options) (*Workspace, error) {
 	return w, nil
 }
 
-// discover walks fsys for agent.yaml files and returns their directories.
-// It does not descend into hidden directories, node_modules, or the
-// users/, memory/, rooms/ and skills/ directories of an agent.
-func discover(fsys fs.FS) ([]string, error) {
-	var dirs []string
-	agentDirs := map[string]bool{}
-	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == "." {
-				return err
-			}
-			return nil // unreadable subdirectory: not an agent
-		}
-		if d.IsDir() {
-			base := d.Name()
-			if p != "." && (strings.HasPrefix(base, ".") || base == "node_modules") {
-				return fs.SkipDir
-			}
-			if agentDirs[path.Dir(p)] {
-				switch base {
-				case UsersDir, MemoryDir, RoomsDir, "skills":
-					return fs.SkipDir
-				}
-			}
-			return nil
-		}
-		if d.Name() == ConfigFile {
-			dir := path.Dir(p)
-			dirs = append(dirs, dir)
-			agentDirs[dir] = true
-		}
-		return nil
-	})
+// discover walks fsys for agent.yaml files and returns their directories
+// in walk order. It does not descend into hidden directories or
+// node_modules, nor into the users/, memory/, rooms/ and skills/
+// directories of an agent or of the repository root (which is the agent
+// when the repository has no agent.yaml): those hold an agent's files,
+// never another agent, and a root agent's skills/ may hold many
+// directories. Each directory is listed once; agent.yaml is looked for
+// among its entries before any subdirectory is entered.
+// Every listing it reads is kept in listed.
+func discover(fsys fs.FS, listed map[string]dirState) ([]string, error) {
+	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		return nil, fmt.Errorf("read workspace: %w", err)
 	}
+	var dirs []string
+	var walk func(dir string, entries []fs.DirEntry)
+	walk = func(dir string, entries []fs.DirEntry) {
+		listed[dir] = dirState{entries: sortedEntries(entries)}
+		agent := false
+		for _, e := range entries {
+			if e.Name() == ConfigFile && !e.IsDir() {
+				agent = true
+				break
+			}
+		}
+		if agent {
+			dirs = append(dirs, dir)
+		}
+		for _, e := range entries {
+			if !e.IsDir() {
+				continue
+			}
+			base := e.Name()
+			if strings.HasPrefix(base, ".") || base == "node_modules" {
+				continue
+			}
+			if agent || dir == "." {
+				switch base {
+				case UsersDir, MemoryDir, RoomsDir, "skills":
+					continue
+				}
+			}
+			p := joinPath(dir, base)
+			sub, err := fs.ReadDir(fsys, p)
+			if err != nil {
+				continue // unreadable subdirectory: not an agent
+			}
+			walk(p, sub)
+		}
+	}
+	walk(".", entries)
 	return dirs, nil
 }
 
@@ -231,6 +266,9 @@ func (w *Workspace) file(a *Agent, p, name, user string) (*File, error) {
 	if ok {
 		return e.file, e.err
 	}
+	if !w.mayExist(p) {
+		return nil, nil // not remembered: the listing answers again for free
+	}
 	e = &fileEntry{}
 	t, err := loadText(w.fsys, p, a.Config.Budget.PerFileChars+lineSlack)
 	switch {
@@ -248,6 +286,69 @@ func (w *Workspace) file(a *Agent, p, name, user string) (*File, error) {
 	}
 	w.mu.Unlock()
 	return e.file, e.err
+}
+
+// mayExist reports whether the file at slash path p may exist: false only
+// when a listing of its directory, or of a directory above it, shows it
+// does not.
+func (w *Workspace) mayExist(p string) bool {
+	dir, name := path.Split(p)
+	d := w.dir(strings.TrimSuffix(dir, "/"))
+	return d.unknown || !d.absent && hasEntry(d.entries, name)
+}
+
+// dir returns what is known of directory p ("" or "." for the root),
+// listing it (and, first, the directories above it) on first use.
+func (w *Workspace) dir(p string) dirState {
+	if p == "" {
+		p = "."
+	}
+	w.mu.Lock()
+	d, ok := w.dirs[p]
+	w.mu.Unlock()
+	if ok {
+		return d
+	}
+	if p != "." {
+		parent, name := path.Split(p)
+		pd := w.dir(strings.TrimSuffix(parent, "/"))
+		if !pd.unknown && (pd.absent || !hasEntry(pd.entries, name)) {
+			// Not remembered: a new user's directory is asked about
+			// once per file, and users are many.
+			return dirState{absent: true}
+		}
+	}
+	{
+		entries, err := fs.ReadDir(w.fsys, p)
+		switch {
+		case err == nil:
+			d.entries = sortedEntries(entries)
+		case errors.Is(err, fs.ErrNotExist):
+			d.absent = true
+		default:
+			d.unknown = true
+		}
+	}
+	w.mu.Lock()
+	w.dirs[p] = d
+	w.mu.Unlock()
+	return d
+}
+
+// hasEntry reports whether a sorted listing holds name.
+func hasEntry(entries []fs.DirEntry, name string) bool {
+	_, ok := sort.Find(len(entries), func(i int) int { return strings.Compare(name, entries[i].Name()) })
+	return ok
+}
+
+// sortedEntries returns entries sorted by name, as fs.ReadDir promises;
+// a file system that breaks the promise gets a sorted copy.
+func sortedEntries(entries []fs.DirEntry) []fs.DirEntry {
+	byName := func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) }
+	if slices.IsSortedFunc(entries, byName) {
+		return entries
+	}
+	return slices.SortedFunc(slices.Values(entries), byName)
 }
 
 func (w *Workspace) fingerprint(t *text) uint64 {

@@ -2,9 +2,12 @@ package prompt
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -368,7 +371,7 @@ func TestHundredMegabyteSoul(t *testing.T) {
 
 func TestDeterministicAndStablePrefix(t *testing.T) {
 	open := func() *Workspace { return openMap(t, allFiles(), "") }
-	req := Request{User: "u1", Now: noon, Tools: []Tool{{"read", "read a file"}}, Skills: []Skill{{"s", "d", "/x"}}}
+	req := Request{User: "u1", Now: noon, Tools: []Tool{{"read", "read a file"}}, Skills: []Skill{{Name: "s", Description: "d", Location: "/x"}}}
 	a, b := assemble(t, open(), req), assemble(t, open(), req)
 	if a.Prompt != b.Prompt {
 		t.Fatalf("same inputs, different bytes")
@@ -403,8 +406,44 @@ func TestSkillsInlineOrSearch(t *testing.T) {
 	if res = assemble(t, w, Request{Skills: long}); res.Report.SkillsMode != "search" {
 		t.Fatalf("over 3,500 estimated tokens: skill search")
 	}
-	if res = assemble(t, w, Request{Skills: skills[:3], Session: SessionCron}); res.Report.SkillsMode != "none" {
+	if res = assemble(t, w, Request{Skills: skills[:3], Session: SessionCron}); res.Report.SkillsMode != "none" || res.Report.SkillsReason != "" {
 		t.Fatalf("minimal prompts have no skills section")
+	}
+}
+
+// Built-in skills do not count toward the inline rule (issue 17): 20 of the
+// agent's own plus 3 built-in are listed inline, 21 of its own are not; the
+// report says why either way.
+func TestBuiltinSkillsDoNotCount(t *testing.T) {
+	w := openMap(t, nil, "")
+	own := make([]Skill, 21)
+	for i := range own {
+		own[i] = Skill{Name: fmt.Sprintf("own-%02d", i), Description: "Use when asked.", Location: "skills/x/SKILL.md"}
+	}
+	builtin := []Skill{
+		{Name: "daily-log-hygiene", Description: "Keep the daily logs tidy.", Location: "builtin/daily-log-hygiene/SKILL.md", Builtin: true},
+		{Name: "durable-memory", Description: "What to remember.", Location: "builtin/durable-memory/SKILL.md", Builtin: true},
+		{Name: "skill-authoring", Description: "Write skills.", Location: "builtin/skill-authoring/SKILL.md", Builtin: true},
+	}
+	res := assemble(t, w, Request{Skills: append(append([]Skill(nil), own[:20]...), builtin...)})
+	if res.Report.SkillsMode != "inline" || res.Report.SkillCount != 23 || !strings.Contains(res.Prompt, "<name>durable-memory</name>") {
+		t.Errorf("20 own + 3 built-in skills: mode %s, count %d", res.Report.SkillsMode, res.Report.SkillCount)
+	}
+	if want := "listed inline: 20 skills (+3 built-in, not counted) ≤ 20 and ~"; !strings.HasPrefix(res.Report.SkillsReason, want) {
+		t.Errorf("reason %q, want it to start with %q", res.Report.SkillsReason, want)
+	}
+	var text strings.Builder
+	res.Report.WriteText(&text)
+	if !strings.Contains(text.String(), "skills listed inline: 20 skills (+3 built-in, not counted)") {
+		t.Errorf("the text report does not say why:\n%s", text.String())
+	}
+	res = assemble(t, w, Request{Skills: append(append([]Skill(nil), own...), builtin...)})
+	if res.Report.SkillsMode != "search" || res.Report.SkillsReason != "skill search: 21 skills (+3 built-in, not counted) > 20" {
+		t.Errorf("21 own skills: mode %s, reason %q", res.Report.SkillsMode, res.Report.SkillsReason)
+	}
+	long := []Skill{{Name: "big", Description: strings.Repeat("d", 14001)}}
+	if res = assemble(t, w, Request{Skills: long}); res.Report.SkillsReason != "skill search: 1 skill with ~3,501 est. tokens > 3,500" {
+		t.Errorf("reason %q", res.Report.SkillsReason)
 	}
 }
 
@@ -449,11 +488,133 @@ func TestDiscovery(t *testing.T) {
 	}
 }
 
+// readDirCounter is a real file system that counts the directories read.
+type readDirCounter struct {
+	fs.FS
+	dirs []string
+}
+
+func (c *readDirCounter) ReadDir(name string) ([]fs.DirEntry, error) {
+	c.dirs = append(c.dirs, name)
+	return fs.ReadDir(c.FS, name)
+}
+
+// A root agent without agent.yaml: discovery lists the root and the
+// directories that may hold agents, never the root's skills/, users/,
+// memory/ or rooms/ (issue 17: walking a root agent's skills was 43 % of a
+// cold assembly).
+func TestDiscoverySkipsTheRootAgentsOwnDirectories(t *testing.T) {
+	fsys := fstest.MapFS{"SOUL.md": {Data: []byte("x")}, "docs/notes.md": {Data: []byte("x")}}
+	for i := range 20 {
+		fsys[fmt.Sprintf("skills/s%02d/SKILL.md", i)] = &fstest.MapFile{Data: []byte("x")}
+	}
+	for _, d := range []string{"users/alice", "memory", "rooms"} {
+		fsys[d+"/x.md"] = &fstest.MapFile{Data: []byte("x")}
+	}
+	c := &readDirCounter{FS: fsys}
+	w, err := Open(c, Options{RootName: "repo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, err := w.Agent(""); err != nil || a.Dir != "." {
+		t.Fatalf("root agent: %v %v", a, err)
+	}
+	if strings.Join(c.dirs, " ") != ". docs" {
+		t.Errorf("discovery read %v, want . and docs only", c.dirs)
+	}
+}
+
+// openCounter is a real file system that counts the files opened.
+type openCounter struct {
+	fs.FS
+	opened []string
+}
+
+func (c *openCounter) Open(name string) (fs.File, error) {
+	c.opened = append(c.opened, name)
+	return c.FS.Open(name)
+}
+
+// A new user's first prompt opens nothing: the listings of the agent
+// directory and of users/ say which files exist (issue 17).
+func TestNewUserOpensNoFiles(t *testing.T) {
+	fsys := fstest.MapFS{
+		"a/agent.yaml":        {Data: []byte("")},
+		"a/SOUL.md":           {Data: []byte("soul")},
+		"a/USER.md":           {Data: []byte("the default user")},
+		"a/users/ana/USER.md": {Data: []byte("ana")},
+	}
+	c := &openCounter{FS: fsys}
+	w, err := Open(c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ana := assemble(t, w, Request{User: "ana", Now: noon})
+	if !strings.Contains(ana.Prompt, "\nana\n") {
+		t.Fatalf("ana's USER.md is missing from her prompt")
+	}
+	carol := assemble(t, w, Request{User: "carol", Now: noon}) // reads the agent-level USER.md
+	c.opened = nil
+	bob := assemble(t, w, Request{User: "bob", Now: noon})
+	if len(c.opened) != 0 {
+		t.Errorf("bob's first prompt opened %v", c.opened)
+	}
+	if !strings.Contains(bob.Prompt, "the default user") {
+		t.Errorf("bob gets the agent-level USER.md")
+	}
+	// Bob shares Carol's budgeting: the same report but for the user, and
+	// the same prompt but for the user id.
+	if bob.Report.User != "bob" || carol.Report.User != "carol" || ana.Report.User != "ana" {
+		t.Errorf("report users: %q %q %q", bob.Report.User, carol.Report.User, ana.Report.User)
+	}
+	bob.Report.User = "carol"
+	bob.Report.PromptBytes, bob.Report.PromptChars = carol.Report.PromptBytes, carol.Report.PromptChars // "bob" is shorter
+	if !reflect.DeepEqual(bob.Report, carol.Report) {
+		t.Errorf("reports of two users without files of their own differ:\n%+v\n%+v", bob.Report, carol.Report)
+	}
+	if strings.ReplaceAll(bob.Prompt, `"bob"`, `"carol"`) != carol.Prompt {
+		t.Errorf("prompts of two users without files of their own differ beyond the id")
+	}
+	if ana.Report.InjectedChars == carol.Report.InjectedChars {
+		t.Errorf("ana's own USER.md must not be shared with others")
+	}
+}
+
+// A prompt made from another user's template is exactly the prompt
+// rendered for that user from scratch.
+func TestTemplatedPromptEqualsFreshOne(t *testing.T) {
+	fsys := fstest.MapFS{
+		"a/agent.yaml":        {Data: []byte("")},
+		"a/SOUL.md":           {Data: []byte("Sé amable.")},
+		"a/USER.md":           {Data: []byte("the default user")},
+		"a/users/ana/USER.md": {Data: []byte("ana")},
+	}
+	shared, err := Open(fsys, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := Request{Now: noon, Tools: []Tool{{Name: "t", Description: "d"}}, Extra: "x", CountPromptTokens: true}
+	for i, user := range []string{"carol", "zoë", "ana", "b<o>b&co", "mürz"} {
+		req := base
+		req.User = user
+		req.CountPromptTokens = i%2 == 0
+		got := assemble(t, shared, req)
+		fresh, err := Open(fsys, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := assemble(t, fresh, req)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("user %q: templated result differs from a fresh one:\n%+v\n%+v", user, got.Report, want.Report)
+		}
+	}
+}
+
 // Assemble remembers rendered prompts; every input of a request must be
 // part of what it remembers them by.
 func TestRememberedPromptsFollowEveryInput(t *testing.T) {
 	w := openMap(t, allFiles(), "")
-	base := Request{User: "u3", Now: noon, Tools: []Tool{{"t", "d"}}, Skills: []Skill{{"s", "d", "l"}}} // u3 has no BOOTSTRAP.md, so virtual files show
+	base := Request{User: "u3", Now: noon, Tools: []Tool{{"t", "d"}}, Skills: []Skill{{Name: "s", Description: "d", Location: "l"}}} // u3 has no BOOTSTRAP.md, so virtual files show
 	first := assemble(t, w, base).Prompt
 	if again := assemble(t, w, base).Prompt; again != first {
 		t.Fatalf("the same request must give the same bytes")
@@ -461,7 +622,7 @@ func TestRememberedPromptsFollowEveryInput(t *testing.T) {
 	variants := map[string]func(r *Request){
 		"tool":     func(r *Request) { r.Tools = []Tool{{"t2", "d"}} },
 		"tool doc": func(r *Request) { r.Tools = []Tool{{"t", "d2"}} },
-		"skill":    func(r *Request) { r.Skills = []Skill{{"s", "d", "l2"}} },
+		"skill":    func(r *Request) { r.Skills = []Skill{{Name: "s", Description: "d", Location: "l2"}} },
 		"extra":    func(r *Request) { r.Extra = "x" },
 		"virtual":  func(r *Request) { r.VirtualFiles = []VirtualFile{{"TEAM.md", "t"}} },
 		"sandbox":  func(r *Request) { r.Sandbox = "box" },
@@ -493,4 +654,16 @@ func TestRememberedPromptsFollowEveryInput(t *testing.T) {
 	if n := assemble(t, w, base).Report.PromptTokens; n != 0 {
 		t.Fatalf("prompt tokens are reported only when asked")
 	}
+}
+
+// joinPath's shortcut gives what path.Join gives.
+func FuzzJoinPath(f *testing.F) {
+	for _, s := range [][2]string{{".", "SOUL.md"}, {"a/users/x", "USER.md"}, {"a/", "b"}, {"a", "../b"}, {"", "x"}, {"a//b", "c"}, {"./a", "b"}, {"0", "."}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if got, want := joinPath(a, b), path.Join(a, b); got != want {
+			t.Fatalf("joinPath(%q, %q) = %q, path.Join gives %q", a, b, got, want)
+		}
+	})
 }

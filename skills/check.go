@@ -15,6 +15,7 @@ import (
 // the git endpoint and the language server lint.
 func WorkspaceSources(fsys fs.FS, agentDir string) []Source {
 	var out []Source
+	agent, _ := fs.Sub(fsys, agentDir)
 	for _, t := range []struct {
 		tier Tier
 		dir  string
@@ -24,9 +25,9 @@ func WorkspaceSources(fsys fs.FS, agentDir string) []Source {
 		if err != nil {
 			continue
 		}
-		out = append(out, Source{Tier: t.tier, FS: sub, Prefix: p})
+		out = append(out, Source{Tier: t.tier, FS: sub, Prefix: p, agent: agent})
 	}
-	return append(out, Source{Tier: TierBuiltin, FS: Builtin(), Prefix: "builtin"})
+	return append(out, builtinSource())
 }
 
 // CheckAgent returns the SKILL.md problems of one agent workspace as

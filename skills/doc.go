@@ -11,10 +11,16 @@
 //     tier first), a Shadow record for every skill hidden by a higher tier,
 //     and every Problem (path, line, severity, code, message). A SKILL.md
 //     with an error does not load and shadows nothing; warnings load.
-//   - ParseDocument parses one SKILL.md (yaml.v3; BOM and CRLF accepted).
+//     A tier holds <slug>/SKILL.md and, in a directory without a SKILL.md,
+//     <group>/<slug>/SKILL.md (OpenClaw's grouped layout); the directory
+//     name is the slug and wins over a different name in the front matter.
+//   - ParseDocument parses one SKILL.md (BOM and CRLF accepted): plain
+//     "key: value" front matter with a small scanner, anything else with
+//     yaml.v3; a fuzz test holds the two to the same results.
 //   - A Set is immutable and holds a BM25 index (memory/bm25) over name +
-//     description built once, so Set.Search allocates nothing per skill and
-//     Set.PromptSkills, List and Show never touch the disk.
+//     description, built on the first search, so Set.Search allocates
+//     nothing per skill and Set.PromptSkills, List and Show never touch
+//     the disk (nor build the index).
 //   - Request carries who asks (agent, user) and the agent.yaml allow list
 //     with an optional per-request Filter that replaces it; Access holds the
 //     visibility rules (public, private, internal with grants).

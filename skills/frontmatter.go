@@ -55,18 +55,26 @@ func (p Problem) String() string {
 
 // FrontMatter is the parsed head of a SKILL.md.
 type FrontMatter struct {
-	// Name is the skill's name, equal to its directory slug.
+	// Name is the skill's name. A loaded Skill's Name is its directory
+	// slug, which wins over a different name in the front matter.
 	Name string
 	// Description says what the skill does and when to use it.
 	Description string
 	// License is the optional licence name or file.
 	License string
+	// Compatibility states the environment the skill needs (Agent Skills
+	// specification; at most MaxCompatibilityChars).
+	Compatibility string
 	// AllowedTools lists the tools the skill may use; the front matter may
 	// give them as a list or as one space-separated string.
 	AllowedTools []string
 	// Metadata holds the optional free-form metadata mapping.
 	Metadata map[string]any
 }
+
+// MaxCompatibilityChars bounds the compatibility key (Agent Skills
+// specification); a longer one is a warning.
+const MaxCompatibilityChars = 500
 
 // Document is a parsed SKILL.md: its front matter, its body (with
 // {baseDir} not yet replaced) and the line the body starts on.
@@ -77,173 +85,416 @@ type Document struct {
 }
 
 var (
-	nameRE      = regexp.MustCompile(`^[a-z0-9-]+$`)
-	yamlLineRE  = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-	knownFields = []string{"name", "description", "license", "allowed-tools", "metadata"}
+	yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 )
+
+// codeUnknownKey is the Problem code of a front-matter key Quire does not
+// know.
+const codeUnknownKey = "skill-unknown-key"
+
+// knownFields are the front-matter keys Quire reads or knows to be
+// written by the ecosystem, so they are no "unknown key" warning:
+//   - the Agent Skills specification: name, description, license,
+//     compatibility, metadata, allowed-tools;
+//   - Claude Code: argument-hint, disable-model-invocation,
+//     user-invocable, model, context, agent, hooks;
+//   - OpenClaw and its ClawHub registry: homepage, command-dispatch,
+//     command-tool, command-arg-mode, version (metadata.openclaw and its
+//     aliases live under metadata, which is free-form).
+var knownFields = []string{
+	"name", "description", "license", "compatibility", "metadata", "allowed-tools",
+	"argument-hint", "disable-model-invocation", "user-invocable", "model", "context", "agent", "hooks",
+	"homepage", "command-dispatch", "command-tool", "command-arg-mode", "version",
+}
+
+// readFields are the keys whose values Quire interprets; the other known
+// keys are accepted whatever their value.
+var readFields = []string{"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
+
+// KnownFields returns the front-matter keys that draw no unknown-key
+// warning (for editor completion).
+func KnownFields() []string { return append([]string(nil), knownFields...) }
+
+func isKnownField(key string) bool {
+	for _, k := range knownFields {
+		if k == key {
+			return true
+		}
+	}
+	return false
+}
 
 // ParseDocument parses the text of a SKILL.md whose directory is slug.
 // Problems carry path and line numbers of the original file (a UTF-8 BOM and
 // CRLF line endings are accepted). The Document is meaningful only when no
 // problem is an Error. ParseDocument never panics, whatever the input.
+//
+// Front matter made only of "key: value" lines with simple values (most
+// SKILL.md files) is read by a small scanner; anything else (nested
+// metadata, lists, block scalars, escapes, comments in odd places) by the
+// YAML decoder. Both give the same Document and problems; a fuzz test
+// holds them to that.
 func ParseDocument(path, slug string, data []byte) (Document, []Problem) {
-	var doc Document
-	var probs []Problem
-	add := func(line int, sev Severity, format string, args ...any) {
-		code := "skill-front-matter"
-		if strings.HasPrefix(format, "unknown key") {
-			code = "skill-unknown-key"
-		}
-		probs = append(probs, Problem{Path: path, Line: line, Severity: sev, Code: code, Message: fmt.Sprintf(format, args...)})
-	}
+	return parseDocument(path, slug, data, true)
+}
+
+// docParser collects a Document and its problems.
+type docParser struct {
+	path  string
+	doc   Document
+	probs []Problem
+	seen  []seenKey // the keys read so far, with their lines (a handful)
+	seen0 [8]seenKey
+
+	nameLine, descLine int
+}
+
+func (p *docParser) add(line int, sev Severity, code, format string, args ...any) {
+	p.probs = append(p.probs, Problem{Path: p.path, Line: line, Severity: sev, Code: code, Message: fmt.Sprintf(format, args...)})
+}
+
+func (p *docParser) errorf(line int, format string, args ...any) {
+	p.add(line, Error, "skill-front-matter", format, args...)
+}
+
+func parseDocument(path, slug string, data []byte, fast bool) (Document, []Problem) {
+	p := &docParser{path: path}
+	p.seen = p.seen0[:0]
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	if !utf8.Valid(data) {
-		add(0, Error, "SKILL.md is not valid UTF-8")
-		return doc, probs
+		p.errorf(0, "SKILL.md is not valid UTF-8")
+		return p.doc, p.probs
 	}
-	text := strings.ReplaceAll(string(data), "\r\n", "\n")
-	lines := strings.SplitAfter(text, "\n")
-	if len(lines) == 0 || strings.TrimRight(lines[0], " \t\n") != "---" {
-		first := strings.TrimSpace(lines[0])
+	text := string(data)
+	if strings.IndexByte(text, '\r') >= 0 {
+		text = strings.ReplaceAll(text, "\r\n", "\n")
+	}
+	// The opening line.
+	first, rest, _ := strings.Cut(text, "\n")
+	if strings.TrimRight(first, " \t") != "---" {
+		first = strings.TrimSpace(first)
 		switch {
 		case strings.TrimSpace(text) == "":
-			add(1, Error, "SKILL.md is empty; it must start with YAML front matter between --- lines holding name and description")
+			p.errorf(1, "SKILL.md is empty; it must start with YAML front matter between --- lines holding name and description")
 		case strings.HasPrefix(first, "{"):
-			add(1, Error, "front matter must be YAML between --- lines, not a bare JSON object; put --- on the first line and after the object")
+			p.errorf(1, "front matter must be YAML between --- lines, not a bare JSON object; put --- on the first line and after the object")
 		default:
-			add(1, Error, "SKILL.md has no front matter: the first line must be --- followed by name and description and a closing ---")
+			p.errorf(1, "SKILL.md has no front matter: the first line must be --- followed by name and description and a closing ---")
 		}
-		return doc, probs
+		return p.doc, p.probs
 	}
-	end := -1
-	for i := 1; i < len(lines); i++ {
-		if l := strings.TrimRight(lines[i], " \t\n"); l == "---" || l == "..." {
-			end = i
+	if len(first) == len(text) { // no line break after ---
+		p.errorf(1, "front matter opened on line 1 is never closed: add a line --- after it")
+		return p.doc, p.probs
+	}
+	// The closing line: --- or ... alone (trailing blanks allowed).
+	headEnd, bodyStart, line := -1, 0, 2
+	for off := 0; off < len(rest); line++ {
+		nl := strings.IndexByte(rest[off:], '\n')
+		end := len(rest)
+		if nl >= 0 {
+			end = off + nl
+		}
+		if l := strings.TrimRight(rest[off:end], " \t"); l == "---" || l == "..." {
+			headEnd, bodyStart = off, min(end+1, len(rest))
 			break
 		}
+		off = end + 1
 	}
-	if end < 0 {
-		add(1, Error, "front matter opened on line 1 is never closed: add a line --- after it")
-		return doc, probs
+	if headEnd < 0 {
+		p.errorf(1, "front matter opened on line 1 is never closed: add a line --- after it")
+		return p.doc, p.probs
 	}
-	doc.Body = strings.Join(lines[end+1:], "")
-	doc.BodyLine = end + 2
-	head := strings.Join(lines[1:end], "")
+	p.doc.Body = rest[bodyStart:]
+	p.doc.BodyLine = line + 1
+	head := rest[:headEnd]
 
+	ok := false
+	if fast {
+		ok = p.scan(head)
+	}
+	if !ok {
+		if !p.decode(head) {
+			return p.doc, p.probs
+		}
+	}
+	p.validate(slug)
+	return p.doc, p.probs
+}
+
+// field starts a top-level key: it reports duplicate and unknown keys and
+// says whether the value should be read.
+func (p *docParser) field(key string, line int) bool {
+	for _, k := range p.seen {
+		if k.key == key {
+			p.errorf(line, "key %q appears twice (first on line %d)", key, k.line)
+			return false
+		}
+	}
+	p.seen = append(p.seen, seenKey{key, line})
+	if !isKnownField(key) {
+		p.add(line, Warning, codeUnknownKey, "unknown key %q is ignored (Quire reads %s; silence this warning with skill_unknown_keys: ignore in agent.yaml)", key, strings.Join(readFields, ", "))
+		return false
+	}
+	return true
+}
+
+// scalar reads a top-level key whose value is a scalar (null: the YAML
+// null, written as nothing, ~ or null).
+func (p *docParser) scalar(key string, line int, value string, null bool) {
+	if null {
+		value = ""
+	}
+	switch key {
+	case "name":
+		p.nameLine, p.doc.Name = line, value
+	case "description":
+		p.descLine, p.doc.Description = line, value
+	case "license":
+		p.doc.License = value
+	case "compatibility":
+		p.doc.Compatibility = value
+		if n := utf8.RuneCountInString(value); n > MaxCompatibilityChars {
+			p.add(line, Warning, "skill-front-matter", "compatibility is %d characters; the Agent Skills specification allows %d", n, MaxCompatibilityChars)
+		}
+	case "allowed-tools":
+		p.doc.AllowedTools = strings.Fields(value)
+	case "metadata":
+		if null {
+			return
+		}
+		// OpenClaw documents metadata as one line of JSON; quoted, it is a
+		// string holding a mapping.
+		if t := strings.TrimSpace(value); strings.HasPrefix(t, "{") {
+			if md, err := decodeMapping(t); err == nil {
+				p.doc.Metadata = md
+				return
+			}
+		}
+		p.errorf(line, "metadata must be a mapping of keys to values, not a plain value")
+	}
+}
+
+// decodeMapping decodes YAML (or JSON) text that holds one mapping.
+func decodeMapping(text string) (map[string]any, error) {
+	var md map[string]any
+	err := yaml.Unmarshal([]byte(text), &md)
+	if err != nil && strings.Contains(err.Error(), "invalid Unicode character escape code") {
+		if fixed, ok := joinSurrogates(text); ok {
+			md = nil
+			err = yaml.Unmarshal([]byte(fixed), &md)
+		}
+	}
+	if err == nil && md == nil {
+		err = fmt.Errorf("not a mapping")
+	}
+	return md, err
+}
+
+// decode reads the head with the YAML decoder. It returns false when the
+// head is not a mapping (the problem is recorded).
+func (p *docParser) decode(head string) bool {
 	var root yaml.Node
-	if err := yaml.Unmarshal([]byte(head), &root); err != nil {
+	err := yaml.Unmarshal([]byte(head), &root)
+	if err != nil && strings.Contains(err.Error(), "invalid Unicode character escape code") {
+		// JSON writes characters beyond the BMP as surrogate pairs
+		// ("\ud83d\udc19"); YAML wants one escape ("\U0001F419").
+		if fixed, ok := joinSurrogates(head); ok {
+			root = yaml.Node{}
+			err = yaml.Unmarshal([]byte(fixed), &root)
+		}
+	}
+	if err != nil {
 		line, msg := yamlErrorLine(err.Error())
-		add(line+1, Error, "front matter is not valid YAML: %s", msg) // +1: the front matter starts on line 2
-		return doc, probs
+		p.errorf(line+1, "front matter is not valid YAML: %s", msg) // +1: the front matter starts on line 2
+		return false
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {
-		add(1, Error, "front matter is empty; it needs name and description")
-		return doc, probs
+		p.errorf(1, "front matter is empty; it needs name and description")
+		return false
 	}
 	m := root.Content[0]
 	if m.Kind != yaml.MappingNode {
-		add(m.Line+1, Error, "front matter must be a YAML mapping of keys (name, description, …), not a %s", kindName(m.Kind))
-		return doc, probs
+		p.errorf(m.Line+1, "front matter must be a YAML mapping of keys (name, description, …), not a %s", kindName(m.Kind))
+		return false
 	}
-	seen := map[string]int{}
-	var nameLine, descLine int
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
 		line := k.Line + 1
-		key := k.Value
 		if k.Kind != yaml.ScalarNode {
-			add(line, Error, "front matter keys must be plain words")
+			p.errorf(line, "front matter keys must be plain words")
 			continue
 		}
-		if prev, dup := seen[key]; dup {
-			add(line, Error, "key %q appears twice (first on line %d)", key, prev)
+		if !p.field(k.Value, line) {
 			continue
 		}
-		seen[key] = line
-		switch key {
-		case "name":
-			nameLine = line
-			doc.Name = scalarString(v, key, line, add)
-		case "description":
-			descLine = line
-			doc.Description = scalarString(v, key, line, add)
-		case "license":
-			doc.License = scalarString(v, key, line, add)
+		if v.Kind == yaml.AliasNode && v.Alias != nil {
+			v = v.Alias
+		}
+		if v.Kind == yaml.ScalarNode {
+			p.scalar(k.Value, line, v.Value, v.Tag == "!!null")
+			continue
+		}
+		switch k.Value {
 		case "allowed-tools":
-			doc.AllowedTools = toolList(v, line, add)
+			p.doc.AllowedTools = p.toolList(v, line)
 		case "metadata":
 			if v.Kind != yaml.MappingNode {
-				add(line, Error, "metadata must be a mapping of keys to values, not a %s", kindName(v.Kind))
+				p.errorf(line, "metadata must be a mapping of keys to values, not a %s", kindName(v.Kind))
 				continue
 			}
 			var md map[string]any
 			if err := v.Decode(&md); err != nil {
-				add(line, Error, "metadata: %v", err)
+				p.errorf(line, "metadata: %v", err)
 				continue
 			}
-			doc.Metadata = md
-		default:
-			add(line, Warning, "unknown key %q is ignored (known keys: %s)", key, strings.Join(knownFields, ", "))
+			p.doc.Metadata = md
+		case "name", "description", "license", "compatibility":
+			if k.Value == "name" {
+				p.nameLine = line
+			} else if k.Value == "description" {
+				p.descLine = line
+			}
+			p.errorf(line, "%s must be a string, not a %s", k.Value, kindName(v.Kind))
 		}
 	}
-	switch n := utf8.RuneCountInString(doc.Name); {
-	case nameLine == 0:
-		add(1, Error, "front matter has no name; add name: %s", suggestName(slug))
+	return true
+}
+
+// validate checks name and description once the head is read.
+func (p *docParser) validate(slug string) {
+	name := p.doc.Name
+	switch n := utf8.RuneCountInString(name); {
+	case p.nameLine == 0:
+		p.errorf(1, "front matter has no name; add name: %s", suggestName(slug))
+	case name == "" && p.hasErrorOn(p.nameLine):
+		// not a string: already reported
 	case n == 0:
-		add(nameLine, Error, "name is empty; use the directory name %q", slug)
-	case n > MaxNameChars:
-		add(nameLine, Error, "name is %d characters; the limit is %d", n, MaxNameChars)
-	case !nameRE.MatchString(doc.Name):
-		add(nameLine, Error, "name %q may only hold lower-case letters a-z, digits and hyphens", doc.Name)
-	case doc.Name != slug:
-		add(nameLine, Error, "name %q differs from its directory %q; rename one so they match", doc.Name, slug)
-	case strings.HasPrefix(doc.Name, "-") || strings.HasSuffix(doc.Name, "-") || strings.Contains(doc.Name, "--"):
-		add(nameLine, Warning, "name %q should not start or end with a hyphen or hold two in a row", doc.Name)
+		p.errorf(p.nameLine, "name is empty; use the directory name %q", slug)
+	case name != slug:
+		// The directory names the skill (a skill must be findable where it
+		// lives); the front matter's name only draws a warning.
+		if msg := nameRule(slug); msg != "" {
+			p.errorf(p.nameLine, "the directory name %q %s, and the front matter's name %q differs from it; rename the directory to a valid name and set name to match", slug, msg, name)
+			break
+		}
+		p.add(p.nameLine, Warning, "skill-name-mismatch", "name %q differs from its directory %q; the skill loads as %q (the directory wins): rename one so they match", name, slug, slug)
+	default:
+		if msg := nameRule(name); msg != "" {
+			p.errorf(p.nameLine, "name %q %s", name, msg)
+		}
 	}
-	switch n := utf8.RuneCountInString(doc.Description); {
-	case descLine == 0:
-		add(1, Error, "front matter has no description; say in one or two sentences what the skill does and when to use it")
-	case strings.TrimSpace(doc.Description) == "":
-		add(descLine, Error, "description is empty; say what the skill does and when to use it")
+	switch n := utf8.RuneCountInString(p.doc.Description); {
+	case p.descLine == 0:
+		p.errorf(1, "front matter has no description; say in one or two sentences what the skill does and when to use it")
+	case p.doc.Description == "" && p.hasErrorOn(p.descLine):
+		// not a string: already reported
+	case strings.TrimSpace(p.doc.Description) == "":
+		p.errorf(p.descLine, "description is empty; say what the skill does and when to use it")
 	case n > MaxDescriptionChars:
-		add(descLine, Error, "description is %d characters; the limit is %d", n, MaxDescriptionChars)
+		p.errorf(p.descLine, "description is %d characters; the limit is %d", n, MaxDescriptionChars)
 	}
-	return doc, probs
 }
 
-type addFunc func(line int, sev Severity, format string, args ...any)
-
-func scalarString(v *yaml.Node, key string, line int, add addFunc) string {
-	if v.Kind == yaml.AliasNode && v.Alias != nil {
-		v = v.Alias
+func (p *docParser) hasErrorOn(line int) bool {
+	for _, pr := range p.probs {
+		if pr.Line == line && pr.Severity == Error {
+			return true
+		}
 	}
-	if v.Kind != yaml.ScalarNode {
-		add(line, Error, "%s must be a string, not a %s", key, kindName(v.Kind))
-		return ""
-	}
-	if v.Tag == "!!null" {
-		return ""
-	}
-	return v.Value
+	return false
 }
 
-func toolList(v *yaml.Node, line int, add addFunc) []string {
-	switch v.Kind {
-	case yaml.ScalarNode:
-		return strings.Fields(v.Value)
-	case yaml.SequenceNode:
+type seenKey struct {
+	key  string
+	line int
+}
+
+// nameChars reports whether name is non-empty and holds only a-z, 0-9
+// and hyphens.
+func nameChars(name string) bool {
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return name != ""
+}
+
+// nameRule returns what is wrong with name under the Agent Skills rules,
+// or "" when it is a valid name.
+func nameRule(name string) string {
+	switch n := utf8.RuneCountInString(name); {
+	case n > MaxNameChars:
+		return fmt.Sprintf("is %d characters; the limit is %d", n, MaxNameChars)
+	case !nameChars(name):
+		return "may only hold lower-case letters a-z, digits and hyphens"
+	case strings.HasPrefix(name, "-") || strings.HasSuffix(name, "-"):
+		return "must not start or end with a hyphen"
+	case strings.Contains(name, "--"):
+		return "must not hold two hyphens in a row"
+	}
+	return ""
+}
+
+func (p *docParser) toolList(v *yaml.Node, line int) []string {
+	if v.Kind == yaml.SequenceNode {
 		var out []string
 		for _, c := range v.Content {
 			if c.Kind != yaml.ScalarNode {
-				add(c.Line+1, Error, "allowed-tools entries must be tool names")
+				p.errorf(c.Line+1, "allowed-tools entries must be tool names")
 				continue
 			}
 			out = append(out, c.Value)
 		}
 		return out
 	}
-	add(line, Error, "allowed-tools must be a list of tool names or one space-separated string, not a %s", kindName(v.Kind))
+	p.errorf(line, "allowed-tools must be a list of tool names or one space-separated string, not a %s", kindName(v.Kind))
 	return nil
+}
+
+// joinSurrogates rewrites JSON-style UTF-16 surrogate pairs ("\ud83d\udc19")
+// into YAML's 32-bit escape ("\U0001F419"). It reports whether it changed
+// anything; a lone surrogate stays (and stays an error).
+func joinSurrogates(s string) (string, bool) {
+	var b strings.Builder
+	changed := false
+	last := 0
+	for i := 0; i+12 <= len(s); i++ {
+		if s[i] != '\\' {
+			continue
+		}
+		hi, ok1 := hex4(s, i+1)
+		if !ok1 || hi < 0xD800 || hi > 0xDBFF || s[i+6] != '\\' {
+			i++ // skip the escaped character (it may be a backslash)
+			continue
+		}
+		lo, ok2 := hex4(s, i+7)
+		if !ok2 || lo < 0xDC00 || lo > 0xDFFF {
+			i++
+			continue
+		}
+		r := 0x10000 + (hi-0xD800)<<10 + (lo - 0xDC00)
+		b.WriteString(s[last:i])
+		fmt.Fprintf(&b, "\\U%08X", r)
+		last = i + 12
+		i += 11
+		changed = true
+	}
+	if !changed {
+		return s, false
+	}
+	b.WriteString(s[last:])
+	return b.String(), true
+}
+
+// hex4 reads "uXXXX" at s[i:].
+func hex4(s string, i int) (rune, bool) {
+	if i+5 > len(s) || s[i] != 'u' { // JSON escapes are lower-case \u
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s[i+1:i+5], 16, 32)
+	return rune(n), err == nil
 }
 
 func kindName(k yaml.Kind) string {
@@ -262,7 +513,7 @@ func kindName(k yaml.Kind) string {
 
 // suggestName returns slug when it is a valid name, else a placeholder.
 func suggestName(slug string) string {
-	if nameRE.MatchString(slug) && len(slug) <= MaxNameChars {
+	if nameChars(slug) && len(slug) <= MaxNameChars {
 		return slug
 	}
 	return "<directory-name>"

@@ -1,6 +1,7 @@
 package skills
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -53,7 +54,8 @@ func TestParseDocument(t *testing.T) {
 		{name: "tab indentation", slug: "pdf", in: "---\nname: pdf\nmetadata:\n\tx: 1\n---\n", wantLine: 4, wantSev: Error, wantMsg: "not valid YAML"},
 		{name: "scalar document", slug: "pdf", in: "---\njust words\n---\n", wantLine: 2, wantSev: Error, wantMsg: "must be a YAML mapping"},
 		{name: "empty front matter", slug: "pdf", in: "---\n---\nbody\n", wantLine: 1, wantSev: Error, wantMsg: "front matter is empty"},
-		{name: "name differs from slug", slug: "pdf", in: "---\nname: pdf-tools\ndescription: d\n---\n", wantLine: 2, wantSev: Error, wantMsg: `differs from its directory "pdf"`},
+		{name: "name differs from slug: the directory wins", slug: "pdf", in: "---\nname: pdf-tools\ndescription: d\n---\n", wantLine: 2, wantSev: Warning, wantMsg: `differs from its directory "pdf"; the skill loads as "pdf"`},
+		{name: "name differs from an invalid directory", slug: "PDF", in: "---\nname: pdf\ndescription: d\n---\n", wantLine: 2, wantSev: Error, wantMsg: `directory name "PDF" may only hold lower-case`},
 		{name: "name too long", slug: long, in: "---\nname: " + long + "\ndescription: d\n---\n", wantLine: 2, wantSev: Error, wantMsg: "65 characters; the limit is 64"},
 		{name: "name upper case", slug: "PDF", in: "---\nname: PDF\ndescription: d\n---\n", wantLine: 2, wantSev: Error, wantMsg: "lower-case letters"},
 		{name: "name not a string", slug: "pdf", in: "---\nname: [pdf]\ndescription: d\n---\n", wantLine: 2, wantSev: Error, wantMsg: "name must be a string"},
@@ -62,10 +64,38 @@ func TestParseDocument(t *testing.T) {
 		{name: "empty description", slug: "pdf", in: "---\nname: pdf\ndescription: \"  \"\n---\n", wantLine: 3, wantSev: Error, wantMsg: "description is empty"},
 		{name: "description too long", slug: "pdf", in: "---\nname: pdf\ndescription: " + strings.Repeat("é", MaxDescriptionChars+1) + "\n---\n", wantLine: 3, wantSev: Error, wantMsg: "1025 characters; the limit is 1024"},
 		{name: "description at the limit counts code points", slug: "pdf", in: "---\nname: pdf\ndescription: " + strings.Repeat("é", MaxDescriptionChars) + "\n---\n"},
-		{name: "unknown key warns", slug: "pdf", in: "---\nname: pdf\ndescription: d\nversion: 2\n---\n", wantLine: 4, wantSev: Warning, wantMsg: `unknown key "version"`},
+		{name: "unknown key warns", slug: "pdf", in: "---\nname: pdf\ndescription: d\ntriggers: 2\n---\n", wantLine: 4, wantSev: Warning, wantMsg: `unknown key "triggers"`},
 		{name: "duplicate key", slug: "pdf", in: "---\nname: pdf\ndescription: d\nname: pdf\n---\n", wantLine: 4, wantSev: Error, wantMsg: "appears twice"},
 		{name: "metadata not a mapping", slug: "pdf", in: "---\nname: pdf\ndescription: d\nmetadata: 3\n---\n", wantLine: 4, wantSev: Error, wantMsg: "metadata must be a mapping"},
-		{name: "hyphen placement warns", slug: "pdf--x", in: "---\nname: pdf--x\ndescription: d\n---\n", wantLine: 2, wantSev: Warning, wantMsg: "hyphen"},
+		{name: "double hyphen is an error", slug: "pdf--x", in: "---\nname: pdf--x\ndescription: d\n---\n", wantLine: 2, wantSev: Error, wantMsg: "two hyphens in a row"},
+		{name: "leading hyphen is an error", slug: "-pdf", in: "---\nname: -pdf\ndescription: d\n---\n", wantLine: 2, wantSev: Error, wantMsg: "start or end with a hyphen"},
+		{name: "trailing hyphen is an error", slug: "pdf-", in: "---\nname: pdf-\ndescription: d\n---\n", wantLine: 2, wantSev: Error, wantMsg: "start or end with a hyphen"},
+		{name: "known keys of the ecosystem are no warning", slug: "pdf", in: "---\nname: pdf\ndescription: d\ncompatibility: Needs poppler\nhomepage: https://example.com\nversion: 1.2.0\nuser-invocable: true\ndisable-model-invocation: false\nargument-hint: \"[file]\"\nmodel: sonnet\ncontext: fork\nagent: Explore\nhooks: {}\ncommand-dispatch: tool\ncommand-tool: exec\ncommand-arg-mode: raw\nmetadata: {\"openclaw\": {\"emoji\": \"📄\", \"requires\": {\"bins\": [\"pdftotext\"]}}}\n---\n",
+			check: func(t *testing.T, d Document) {
+				if d.Compatibility != "Needs poppler" || d.Metadata["openclaw"] == nil {
+					t.Errorf("compatibility %q, metadata %v", d.Compatibility, d.Metadata)
+				}
+			}},
+		{name: "JSON surrogate escapes in metadata", slug: "gh", in: "---\nname: gh\ndescription: d\nmetadata: {\"openclaw\": {\"emoji\": \"\\ud83d\\udc19\"}}\n---\n",
+			check: func(t *testing.T, d Document) {
+				if oc, _ := d.Metadata["openclaw"].(map[string]any); oc["emoji"] != "🐙" {
+					t.Errorf("metadata = %v", d.Metadata)
+				}
+			}},
+		{name: "lone surrogate stays an error", slug: "gh", in: "---\nname: gh\ndescription: \"\\ud83d\"\n---\n", wantLine: 3, wantSev: Error, wantMsg: "invalid Unicode character escape"},
+		{name: "JSON5 metadata over several lines with trailing commas", slug: "gh", in: "---\nname: gh\ndescription: d\nmetadata:\n  {\n    \"openclaw\": { \"requires\": { \"bins\": [\"gh\"] }, },\n  }\n---\n",
+			check: func(t *testing.T, d Document) {
+				if d.Metadata["openclaw"] == nil {
+					t.Errorf("metadata = %v", d.Metadata)
+				}
+			}},
+		{name: "metadata as a quoted JSON string", slug: "gh", in: "---\nname: gh\ndescription: d\nmetadata: '{\"openclaw\": {\"emoji\": \"x\"}}'\n---\n",
+			check: func(t *testing.T, d Document) {
+				if d.Metadata["openclaw"] == nil {
+					t.Errorf("metadata = %v", d.Metadata)
+				}
+			}},
+		{name: "compatibility over the limit warns", slug: "pdf", in: "---\nname: pdf\ndescription: d\ncompatibility: " + strings.Repeat("x", MaxCompatibilityChars+1) + "\n---\n", wantLine: 4, wantSev: Warning, wantMsg: "compatibility is 501 characters"},
 		{name: "not UTF-8", slug: "pdf", in: "---\nname: pdf\ndescription: \xff\n---\n", wantLine: 0, wantSev: Error, wantMsg: "not valid UTF-8"},
 		{name: "baseDir in front matter stays", slug: "pdf", in: "---\nname: pdf\ndescription: see {baseDir}\n---\nrun {baseDir}/x\n",
 			check: func(t *testing.T, d Document) {
@@ -119,8 +149,51 @@ func FuzzParseDocument(f *testing.F) {
 				t.Fatalf("malformed problem %+v", p)
 			}
 		}
-		if !hasError(probs) && (d.Name != slug || d.Description == "") {
+		if !hasError(probs) && (nameRule(slug) != "" || d.Name == "" || d.Description == "") {
 			t.Fatalf("accepted a document with name %q for slug %q, description %q", d.Name, slug, d.Description)
 		}
 	})
+}
+
+// FuzzScanMatchesYAML holds the front-matter scanner to the YAML decoder:
+// whatever the input, ParseDocument (scanner first) and the decoder alone
+// give the same Document and the same problems.
+func FuzzScanMatchesYAML(f *testing.F) {
+	for _, s := range []string{
+		"---\nname: pdf\ndescription: Convert PDFs.\n---\nbody\n",
+		"---\nname: 'pdf'\ndescription: \"Convert: PDFs\" # c\n---\n",
+		"---\n# comment\nname: pdf\n\ndescription: it's {baseDir} [x], y\nlicense: MIT\n---\n",
+		"---\nname: pdf\ndescription: a #b\nallowed-tools: Read Write\nversion: 1.0\n---\n",
+		"---\nname: pdf\ndescription: 'it''s'\ncompatibility: ~\n---\n",
+		"---\nname: pdf\nname: pdf\ndescription: x\n---\n",
+		"---\nname: pdf\ndescription: x\nmetadata: '{\"a\": 1}'\n---\n",
+		"---\nname: pdf\ndescription: é ü 🐙\n---\n",
+		"---\nname: pdf\ndescription: true\nextra: 3\n---\n",
+		"---\nname: pdf\ndescription: x\n  more\n---\n",
+	} {
+		f.Add("pdf", []byte(s))
+	}
+	f.Fuzz(func(t *testing.T, slug string, data []byte) {
+		d1, p1 := parseDocument("SKILL.md", slug, data, true)
+		d2, p2 := parseDocument("SKILL.md", slug, data, false)
+		if !reflect.DeepEqual(d1, d2) || !reflect.DeepEqual(p1, p2) {
+			t.Fatalf("scanner and YAML decoder disagree on %q:\nscanner %+v %v\nyaml    %+v %v", data, d1, p1, d2, p2)
+		}
+	})
+}
+
+// TestScannerTakesCommonShapes makes sure the fast path is the one taken
+// for the shapes most SKILL.md files have (a fallback for them would keep
+// results right but lose the speed).
+func TestScannerTakesCommonShapes(t *testing.T) {
+	for _, head := range []string{
+		"name: pdf\ndescription: Convert PDFs to Markdown. Use when the user sends a PDF.\n",
+		"name: pdf\ndescription: \"Convert PDFs: text, tables\"\nlicense: Apache-2.0\n",
+		"# note\nname: pdf\ndescription: 'It''s fast'\nallowed-tools: Read Bash(pdftotext:*)\n",
+	} {
+		p := &docParser{path: "SKILL.md"}
+		if !p.scan(head) {
+			t.Errorf("scan fell back to YAML for %q", head)
+		}
+	}
 }

@@ -4,12 +4,17 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
+
+	"github.com/quirehq/quire/prompt"
 )
 
 // Tier is where a skill comes from. Lower values win: a slug in a higher
@@ -61,24 +66,46 @@ type Source struct {
 	// is not on disk (a git tree, the embedded built-ins). {baseDir} and
 	// Location use it when set.
 	Dir string
+
+	// agent is the agent workspace of a workspace tier, whose agent.yaml
+	// may silence unknown-key warnings (skill_unknown_keys: ignore).
+	agent fs.FS
+	// disk says FS is the disk at Dir, unchanged, so files may be read
+	// from Dir directly (not so for an editor overlay or a git tree).
+	disk bool
+	// embedded marks the built-in tier, read once per process.
+	embedded bool
 }
+
+// builtinSource is the built-in tier.
+func builtinSource() Source {
+	return Source{Tier: TierBuiltin, FS: Builtin(), Prefix: "builtin", embedded: true}
+}
+
+// builtinTier is the built-in tier read and parsed once: the embedded
+// files never change, and Skills are immutable.
+var builtinTier = sync.OnceValues(func() ([]*Skill, []Problem) {
+	return readTierFS(Source{Tier: TierBuiltin, FS: Builtin(), Prefix: "builtin"}, nil)
+})
 
 // location is where the prompt tells the model a skill lives. Workspace
 // tiers use the path relative to the agent directory, whatever the source
 // (disk, git tree, editor overlay), so the CLI, the daemon and the language
 // server assemble the same bytes; the home tier uses "~/.agents/skills".
-func location(src Source, slug string) string {
+// rel is the skill's directory within the tier ("pdf", or "docs/pdf" in a
+// group) and file its SKILL.md's name.
+func location(src Source, rel, file string) string {
 	switch src.Tier {
 	case TierWorkspace:
-		return path.Join("skills", slug, "SKILL.md")
+		return "skills/" + rel + "/" + file
 	case TierWorkspaceAgents:
-		return path.Join(".agents/skills", slug, "SKILL.md")
+		return ".agents/skills/" + rel + "/" + file
 	case TierHome:
-		return path.Join("~/.agents/skills", slug, "SKILL.md")
+		return "~/.agents/skills/" + rel + "/" + file
 	case TierManaged:
-		return path.Join("managed", slug, "SKILL.md")
+		return "managed/" + rel + "/" + file
 	}
-	return path.Join(src.Prefix, slug, "SKILL.md")
+	return path.Join(src.Prefix, rel, file)
 }
 
 // Options says where the five tiers are. Only non-empty fields are read.
@@ -133,22 +160,23 @@ func (o Options) Sources() []Source {
 			if err != nil {
 				continue
 			}
-			s := Source{Tier: t.tier, FS: sub, Prefix: t.dir}
+			s := Source{Tier: t.tier, FS: sub, Prefix: t.dir, agent: ws}
 			if o.WorkspaceDir != "" {
 				s.Dir = filepath.Join(o.WorkspaceDir, filepath.FromSlash(t.dir))
+				s.disk = o.Workspace == nil
 			}
 			out = append(out, s)
 		}
 	}
 	if o.HomeDir != "" {
 		dir := filepath.Join(o.HomeDir, ".agents", "skills")
-		out = append(out, Source{Tier: TierHome, FS: os.DirFS(dir), Prefix: dir, Dir: dir})
+		out = append(out, Source{Tier: TierHome, FS: os.DirFS(dir), Prefix: dir, Dir: dir, disk: true})
 	}
 	if o.ManagedDir != "" {
-		out = append(out, Source{Tier: TierManaged, FS: os.DirFS(o.ManagedDir), Prefix: o.ManagedDir, Dir: o.ManagedDir})
+		out = append(out, Source{Tier: TierManaged, FS: os.DirFS(o.ManagedDir), Prefix: o.ManagedDir, Dir: o.ManagedDir, disk: true})
 	}
 	if !o.NoBuiltin {
-		out = append(out, Source{Tier: TierBuiltin, FS: Builtin(), Prefix: "builtin"})
+		out = append(out, builtinSource())
 	}
 	return out
 }
@@ -195,9 +223,51 @@ func (s Shadow) String() string {
 	return fmt.Sprintf("%s (%s) is shadowed by %s (%s)", s.Shadowed, s.ShadowedTier, s.Winner, s.WinnerTier)
 }
 
-// readTier reads every <slug>/SKILL.md of one source, sorted by slug. A
-// missing tier directory is no error and yields nothing.
+// shownPath is path.Join(prefix, rel, file) for the names readTier
+// produces (rel: one or two directory entries, file: a file name), with
+// one allocation.
+func shownPath(prefix, rel, file string) string {
+	if prefix == "" || prefix == "." || prefix == "/" || path.Clean(prefix) != prefix {
+		return path.Join(prefix, rel, file)
+	}
+	return prefix + "/" + rel + "/" + file
+}
+
+// diskPath is filepath.Join(dir, rel) for the names readTier produces.
+func diskPath(dir, rel string) string {
+	if dir == "" || dir == "." || dir == string(filepath.Separator) || filepath.Clean(dir) != dir {
+		return filepath.Join(dir, filepath.FromSlash(rel))
+	}
+	return dir + string(filepath.Separator) + filepath.FromSlash(rel)
+}
+
+// diskFile is filepath.Join(dir, rel, file), with one allocation where
+// it can.
+func diskFile(dir, rel, file string) string {
+	if filepath.Separator != '/' || dir == "" || dir == "." || dir == "/" || filepath.Clean(dir) != dir {
+		return filepath.Join(dir, filepath.FromSlash(rel), file)
+	}
+	return dir + "/" + rel + "/" + file
+}
+
+// SkillFile is the name a skill's file must have.
+const SkillFile = "SKILL.md"
+
+// readTier reads every <slug>/SKILL.md of one source, and every
+// <group>/<slug>/SKILL.md of a directory that has no SKILL.md itself
+// (OpenClaw's grouped layout), sorted by path. A missing tier directory is
+// no error and yields nothing. Where two groups hold the same slug, the
+// first by path wins and the other is reported.
 func readTier(src Source, access map[string]Access) ([]*Skill, []Problem) {
+	if src.embedded {
+		skills, probs := builtinTier()
+		return slices.Clone(skills), slices.Clone(probs)
+	}
+	return readTierFS(src, access)
+}
+
+// readTierFS is readTier without the built-in shortcut.
+func readTierFS(src Source, access map[string]Access) ([]*Skill, []Problem) {
 	entries, err := fs.ReadDir(src.FS, ".")
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -205,65 +275,218 @@ func readTier(src Source, access map[string]Access) ([]*Skill, []Problem) {
 		}
 		return nil, []Problem{{Path: src.Prefix, Severity: Error, Code: "skill-read", Message: fmt.Sprintf("read skills directory: %v", err)}}
 	}
-	var out []*Skill
-	var probs []Problem
+	r := tierReader{src: src, access: access, seen: make(map[string]string, len(entries))}
 	for _, e := range entries { // ReadDir sorts by name
-		slug := e.Name()
-		if strings.HasPrefix(slug, ".") || !isDir(src.FS, e) {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") || !isDir(src.FS, name, e) {
 			continue
 		}
-		file := path.Join(slug, "SKILL.md")
-		shown := path.Join(src.Prefix, file)
-		info, err := fs.Stat(src.FS, file)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // a directory without SKILL.md is not a skill (yet)
-		}
-		if err == nil && info.Size() > MaxSkillBytes {
-			probs = append(probs, Problem{Path: shown, Severity: Error, Code: "skill-too-large",
-				Message: fmt.Sprintf("SKILL.md is %d bytes; the limit is %d (1 MiB): move reference material into separate files next to it", info.Size(), MaxSkillBytes)})
+		if r.read(name, name, true) {
 			continue
 		}
-		data, err := fs.ReadFile(src.FS, file)
+		// No SKILL.md: a group of skills, one level deep.
+		sub, err := fs.ReadDir(src.FS, name)
 		if err != nil {
-			probs = append(probs, Problem{Path: shown, Severity: Error, Code: "skill-read", Message: fmt.Sprintf("read: %v", err)})
 			continue
 		}
-		doc, p := ParseDocument(shown, slug, data)
-		probs = append(probs, p...)
-		if hasError(p) {
-			continue
+		for _, se := range sub {
+			rel := name + "/" + se.Name()
+			if strings.HasPrefix(se.Name(), ".") || !isDir(src.FS, rel, se) {
+				continue
+			}
+			r.read(rel, se.Name(), false)
 		}
-		dir := path.Join(src.Prefix, slug)
-		if src.Dir != "" {
-			dir = filepath.Join(src.Dir, slug)
-		}
-		s := &Skill{
-			FrontMatter: doc.FrontMatter,
-			Slug:        slug,
-			Tier:        src.Tier,
-			Path:        shown,
-			Dir:         dir,
-			Location:    location(src, slug),
-			Body:        doc.Body,
-			BodyLine:    doc.BodyLine,
-		}
-		if src.Tier == TierManaged {
-			s.Access = access[slug]
-		}
-		out = append(out, s)
 	}
-	return out, probs
+	return r.out, r.probs
+}
+
+// tierReader accumulates the skills and problems of one tier.
+type tierReader struct {
+	src    Source
+	access map[string]Access
+	seen   map[string]string // slug → path of the SKILL.md that has it
+	out    []*Skill
+	probs  []Problem
+	buf    []byte // reused for reading from disk: ParseDocument copies
+}
+
+// read loads the skill in directory rel (slash path within the tier) whose
+// slug is its last element. It reports whether rel holds a skill file, so a
+// top-level directory without one can be read as a group.
+func (r *tierReader) read(rel, slug string, top bool) bool {
+	src := r.src
+	file := SkillFile
+	if src.disk && haveDiskRead {
+		if r.buf == nil {
+			r.buf = make([]byte, 0, 8<<10)
+		}
+		data, err := readDiskFile(diskFile(src.Dir, rel, file), r.buf)
+		if err == nil {
+			r.buf = data[:0]
+			r.parse(rel, slug, file, data)
+			return true
+		}
+		if errors.Is(err, errTooLarge) {
+			r.tooLarge(path.Join(src.Prefix, rel, file))
+			return true
+		}
+		// Missing, or anything unusual: the fs.FS path below decides.
+	}
+	f, err := src.FS.Open(rel + "/" + file)
+	if errors.Is(err, fs.ErrNotExist) {
+		// skill.md, Skill.md, …: load it, and say how to name it.
+		alt := r.otherCase(rel)
+		if alt == "" {
+			return false
+		}
+		if top && r.hasSkillDirs(rel) {
+			return false // a group whose README-ish skill.md is not a skill
+		}
+		file = alt
+		r.probs = append(r.probs, Problem{Path: path.Join(src.Prefix, rel, alt), Severity: Warning, Code: "skill-file-name",
+			Message: fmt.Sprintf("the skill file is named %s; rename it to %s (Quire and other agents look for that exact name on case-sensitive file systems)", alt, SkillFile)})
+		f, err = src.FS.Open(rel + "/" + file)
+	}
+	shown := path.Join(src.Prefix, rel, file)
+	if err != nil {
+		r.probs = append(r.probs, Problem{Path: shown, Severity: Error, Code: "skill-read", Message: fmt.Sprintf("read: %v", err)})
+		return true
+	}
+	data, err := readLimited(f)
+	f.Close()
+	if errors.Is(err, errTooLarge) {
+		r.tooLarge(shown)
+		return true
+	}
+	if err != nil {
+		r.probs = append(r.probs, Problem{Path: shown, Severity: Error, Code: "skill-read", Message: fmt.Sprintf("read: %v", err)})
+		return true
+	}
+	r.parse(rel, slug, file, data)
+	return true
+}
+
+func (r *tierReader) tooLarge(shown string) {
+	r.probs = append(r.probs, Problem{Path: shown, Severity: Error, Code: "skill-too-large",
+		Message: fmt.Sprintf("SKILL.md is over %d bytes (1 MiB): move reference material into separate files next to it", MaxSkillBytes)})
+}
+
+// parse turns the skill file rel/file (slug is rel's last element) into a
+// Skill, or into problems.
+func (r *tierReader) parse(rel, slug, file string, data []byte) {
+	src := r.src
+	shown := shownPath(src.Prefix, rel, file)
+	doc, p := ParseDocument(shown, slug, data)
+	r.probs = append(r.probs, p...)
+	if hasError(p) {
+		return
+	}
+	if first, dup := r.seen[slug]; dup {
+		r.probs = append(r.probs, Problem{Path: shown, Severity: Warning, Code: "skill-duplicate",
+			Message: fmt.Sprintf("skill %q is also in %s, which wins (the first by path); rename one of the directories", slug, first)})
+		return
+	}
+	r.seen[slug] = shown
+	dir := path.Join(src.Prefix, rel)
+	if src.Dir != "" {
+		dir = diskPath(src.Dir, rel)
+	}
+	s := &Skill{
+		FrontMatter: doc.FrontMatter,
+		Slug:        slug,
+		Tier:        src.Tier,
+		Path:        shown,
+		Dir:         dir,
+		Location:    location(src, rel, file),
+		Body:        doc.Body,
+		BodyLine:    doc.BodyLine,
+	}
+	s.Name = slug // the directory names the skill
+	if src.Tier == TierManaged {
+		s.Access = r.access[slug]
+	}
+	r.out = append(r.out, s)
+}
+
+// otherCase returns the name of a file in dir that is SKILL.md in another
+// case (skill.md, Skill.md), or "".
+func (r *tierReader) otherCase(dir string) string {
+	entries, err := fs.ReadDir(r.src.FS, dir)
+	if err != nil {
+		return ""
+	}
+	for _, e := range entries {
+		if !e.IsDir() && strings.EqualFold(e.Name(), SkillFile) {
+			return e.Name()
+		}
+	}
+	return ""
+}
+
+// hasSkillDirs reports whether some subdirectory of dir holds a SKILL.md.
+func (r *tierReader) hasSkillDirs(dir string) bool {
+	entries, err := fs.ReadDir(r.src.FS, dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			if _, err := fs.Stat(r.src.FS, dir+"/"+e.Name()+"/"+SkillFile); err == nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var errTooLarge = errors.New("too large")
+
+// readLimited reads an open skill file, refusing one over MaxSkillBytes
+// without reading it.
+func readLimited(f fs.File) ([]byte, error) {
+	size, want := int64(512), int64(-1)
+	if info, err := f.Stat(); err == nil {
+		if info.Size() > MaxSkillBytes {
+			return nil, errTooLarge
+		}
+		if info.IsDir() {
+			return nil, fmt.Errorf("%s is a directory", SkillFile)
+		}
+		if info.Mode().IsRegular() {
+			size, want = info.Size(), info.Size()
+		}
+	}
+	buf := make([]byte, 0, size)
+	for {
+		if int64(len(buf)) == want { // the size Stat gave: no read for EOF
+			return buf, nil
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if len(buf) > MaxSkillBytes {
+			return nil, errTooLarge
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
 
 // isDir follows a symlink entry, so a skill directory may be a link.
-func isDir(fsys fs.FS, e fs.DirEntry) bool {
+func isDir(fsys fs.FS, name string, e fs.DirEntry) bool {
 	if e.IsDir() {
 		return true
 	}
 	if e.Type()&fs.ModeSymlink == 0 {
 		return false
 	}
-	info, err := fs.Stat(fsys, e.Name())
+	info, err := fs.Stat(fsys, name)
 	return err == nil && info.IsDir()
 }
 
@@ -296,6 +519,7 @@ func Load(version uint64, sources []Source, access map[string]Access) *Set {
 			winners[s.Slug] = s
 		}
 	}
+	problems = quietUnknownKeys(sorted, problems)
 	list := make([]*Skill, 0, len(winners))
 	for _, s := range winners {
 		list = append(list, s)
@@ -303,6 +527,30 @@ func Load(version uint64, sources []Source, access map[string]Access) *Set {
 	sort.Slice(list, func(i, j int) bool { return list[i].Slug < list[j].Slug })
 	sort.SliceStable(shadows, func(i, j int) bool { return shadows[i].Slug < shadows[j].Slug })
 	return newSet(version, list, shadows, problems)
+}
+
+// quietUnknownKeys drops the unknown-key warnings when the agent workspace
+// of the sources says skill_unknown_keys: ignore in its agent.yaml. The
+// file is read only when there is a warning to drop.
+func quietUnknownKeys(sources []Source, problems []Problem) []Problem {
+	var agent fs.FS
+	for _, src := range sources {
+		if src.agent != nil {
+			agent = src.agent
+			break
+		}
+	}
+	if agent == nil || !slices.ContainsFunc(problems, func(p Problem) bool { return p.Code == codeUnknownKey }) {
+		return problems
+	}
+	data, err := fs.ReadFile(agent, prompt.ConfigFile)
+	if err != nil {
+		return problems
+	}
+	if cfg, _ := prompt.ParseConfig(prompt.ConfigFile, "", data); cfg.SkillUnknownKeys != prompt.SkillKeysIgnore {
+		return problems
+	}
+	return slices.DeleteFunc(problems, func(p Problem) bool { return p.Code == codeUnknownKey })
 }
 
 // Check loads the sources and returns every SKILL.md problem plus a warning

@@ -39,8 +39,12 @@ type Set struct {
 	private  bool           // some skill is not public
 	shadows  []Shadow
 	problems []Problem
-	index    *bm25.Index
 	hitPool  sync.Pool // of *searchScratch
+
+	// The BM25 index is built on the first search: listing, showing and
+	// prompting (a one-shot CLI, a cold prompt) never need it.
+	indexOnce sync.Once
+	index     *bm25.Index
 
 	embMu   sync.Mutex
 	embFor  Embedder
@@ -50,20 +54,29 @@ type Set struct {
 func newSet(version uint64, list []*Skill, shadows []Shadow, problems []Problem) *Set {
 	s := &Set{version: version, skills: list, bySlug: make(map[string]*Skill, len(list)), docOf: make(map[string]int, len(list)),
 		public: make([]bool, len(list)), shadows: shadows, problems: problems}
-	var b bm25.Builder
 	for i, sk := range list {
 		s.bySlug[sk.Slug] = sk
 		s.docOf[sk.Slug] = i
 		s.public[i] = sk.Access.Visibility == "" || sk.Access.Visibility == Public
 		s.private = s.private || !s.public[i]
-		b.Add(sk.Name + " " + sk.Description)
 	}
-	s.index = b.Build()
 	words := (len(list) + 63) / 64
 	s.hitPool.New = func() any {
 		return &searchScratch{hits: make([]bm25.Hit, 0, DefaultLimit), allowed: make([]uint64, words)}
 	}
 	return s
+}
+
+// bm25 returns the index over name + description, building it once.
+func (s *Set) bm25() *bm25.Index {
+	s.indexOnce.Do(func() {
+		var b bm25.Builder
+		for _, sk := range s.skills {
+			b.Add(sk.Name + " " + sk.Description)
+		}
+		s.index = b.Build()
+	})
+	return s.index
 }
 
 // Version returns the reload counter the Set was loaded at; a later Set of
@@ -114,7 +127,7 @@ func (s *Set) PromptSkills(req Request) []prompt.Skill {
 	var out []prompt.Skill
 	for _, sk := range s.skills {
 		if req.Permits(sk) {
-			out = append(out, prompt.Skill{Name: sk.Slug, Description: sk.Description, Location: sk.Location})
+			out = append(out, prompt.Skill{Name: sk.Slug, Description: sk.Description, Location: sk.Location, Builtin: sk.Tier == TierBuiltin})
 		}
 	}
 	return out
@@ -156,7 +169,7 @@ func (s *Set) Search(query string, req Request, limit int, dst []Hit) []Hit {
 			return s.public[doc] || s.skills[doc].Access.Allows(req.Agent, req.User)
 		}
 	}
-	hits := s.index.Search(query, limit, sc.hits, filter)
+	hits := s.bm25().Search(query, limit, sc.hits, filter)
 	for _, h := range hits {
 		dst = append(dst, Hit{Skill: s.skills[h.Doc], Score: h.Score})
 	}
@@ -182,7 +195,7 @@ func (s *Set) HybridSearch(ctx context.Context, emb Embedder, query string, req 
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
-	text := s.index.Search(query, 0, nil, func(doc int) bool { return req.Permits(s.skills[doc]) })
+	text := s.bm25().Search(query, 0, nil, func(doc int) bool { return req.Permits(s.skills[doc]) })
 	bm := make(map[int]float64, len(text))
 	maxBM := 0.0
 	for _, h := range text {

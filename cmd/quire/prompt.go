@@ -100,7 +100,23 @@ func runPrompt(ctx context.Context, e *env, opts any, args []string) error {
 			return fmt.Errorf("--tools %s: want a JSON list of {\"name\", \"description\"}: %w", o.tools, err)
 		}
 	}
-	ws, err := openWorkspace(o.dir, o.rev)
+	// Token counts only when they are shown: the report and --json count
+	// exactly (remembered on disk by content, so an unchanged file is never
+	// tokenised twice); the bare prompt estimates and loads no tokenizer.
+	wopts := prompt.Options{EstimateTokens: !req.CountPromptTokens}
+	if req.CountPromptTokens {
+		wopts.Cache = prompt.NewCache()
+		if p := tokenFilePath(e.getenv, wopts.Cache.Encoding()); p != "" {
+			store := &tokenFile{path: p}
+			wopts.Cache.SetStore(store)
+			defer func() {
+				if err := store.save(); err != nil {
+					fmt.Fprintf(e.stderr, "quire: %v (token counts are not remembered)\n", err)
+				}
+			}()
+		}
+	}
+	ws, err := openWorkspaceOpts(o.dir, o.rev, wopts)
 	if err != nil {
 		return err
 	}
@@ -168,8 +184,22 @@ func loadSkills(ws *prompt.Workspace, a *prompt.Agent, dir, rev, home string) (*
 // openWorkspace opens the workspace in dir: on disk, or at a git revision
 // of the repository dir belongs to.
 func openWorkspace(dir, rev string) (*prompt.Workspace, error) {
+	return openWorkspaceOpts(dir, rev, prompt.Options{})
+}
+
+// openWorkspaceOpts is openWorkspace with options (RootName is set here).
+func openWorkspaceOpts(dir, rev string, opts prompt.Options) (*prompt.Workspace, error) {
 	if rev == "" {
-		return openDir(dir)
+		st, err := os.Stat(dir)
+		if err != nil {
+			return nil, fmt.Errorf("workspace %s: %w", dir, err)
+		}
+		if !st.IsDir() {
+			return nil, fmt.Errorf("workspace %s is not a directory; give the directory that holds agent.yaml (or the repository root)", dir)
+		}
+		abs, _ := filepath.Abs(dir)
+		opts.RootName = filepath.Base(abs)
+		return prompt.Open(os.DirFS(dir), opts)
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -195,5 +225,6 @@ func openWorkspace(dir, rev string) (*prompt.Workspace, error) {
 			name = filepath.Base(root)
 		}
 	}
-	return prompt.Open(fsys, prompt.Options{RootName: name})
+	opts.RootName = name
+	return prompt.Open(fsys, opts)
 }

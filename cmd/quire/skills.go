@@ -38,7 +38,11 @@ func skillsCommand() *command {
 Skills come from five tiers, highest first: the agent workspace's skills/,
 its .agents/skills/, ~/.agents/skills/, the managed directory (--managed) and
 the skills built into quire. A skill in a higher tier shadows the same name
-in lower ones.
+in lower ones. Each tier holds <slug>/SKILL.md, or <group>/<slug>/SKILL.md in
+a directory without a SKILL.md of its own; the directory names the skill,
+whatever its front matter says (a different name is a warning). Front-matter
+keys of the Agent Skills specification, Claude Code and OpenClaw are known;
+skill_unknown_keys: ignore in agent.yaml silences warnings about the others.
 
   quire skills list                 every skill in effect, its tier and file,
                                     what it shadows, and SKILL.md problems

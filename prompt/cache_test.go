@@ -1,0 +1,85 @@
+package prompt
+
+import (
+	"crypto/sha256"
+	"sync"
+	"testing"
+	"testing/fstest"
+)
+
+// mapStore is a TokenStore in memory that counts what it is asked.
+type mapStore struct {
+	mu     sync.Mutex
+	counts map[[sha256.Size]byte]int
+	hits   int
+}
+
+func (m *mapStore) TokenCount(sum [sha256.Size]byte) (int, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, ok := m.counts[sum]
+	if ok {
+		m.hits++
+	}
+	return n, ok
+}
+
+func (m *mapStore) RememberTokenCount(sum [sha256.Size]byte, n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.counts[sum] = n
+}
+
+// Token counts kept in a store are found again by a new Cache (a new
+// process) for the same text only, without loading the tokenizer.
+func TestTokenStore(t *testing.T) {
+	store := &mapStore{counts: map[[sha256.Size]byte]int{}}
+	first := NewCache()
+	first.SetStore(store)
+	n := first.Count("Hello, world! Tokenise me.")
+	if n == 0 || len(store.counts) != 1 {
+		t.Fatalf("count %d, store %v", n, store.counts)
+	}
+	second := NewCache()
+	second.SetStore(store)
+	if got := second.Count("Hello, world! Tokenise me."); got != n || store.hits != 1 {
+		t.Errorf("second process: count %d (want %d), store hits %d", got, n, store.hits)
+	}
+	if second.codec != nil {
+		t.Errorf("the tokenizer was loaded for a count the store had")
+	}
+	// Another text, or another tokenizer, is another key.
+	if ContentSum(DefaultEncoding, "a") == ContentSum(DefaultEncoding, "b") || ContentSum("cl100k_base", "a") == ContentSum(DefaultEncoding, "a") {
+		t.Errorf("content sums collide")
+	}
+	second.Count("Another text.")
+	if len(store.counts) != 2 {
+		t.Errorf("store holds %d counts, want 2", len(store.counts))
+	}
+}
+
+// A workspace opened with EstimateTokens never tokenises: its report says
+// the counts are estimates.
+func TestEstimateTokens(t *testing.T) {
+	cache := NewCache()
+	w, err := Open(mapFS(map[string]string{"a/agent.yaml": "", "a/SOUL.md": "Twelve chars"}), Options{Cache: cache, EstimateTokens: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := assemble(t, w, Request{})
+	f, ok := res.Report.File(SoulFile)
+	if !ok || !f.OriginalTokensEstimated || f.OriginalTokens != 3 || f.InjectedTokens != 3 {
+		t.Errorf("SOUL.md report %+v", f)
+	}
+	if cache.codec != nil {
+		t.Errorf("the tokenizer was loaded")
+	}
+}
+
+func mapFS(files map[string]string) fstest.MapFS {
+	m := fstest.MapFS{}
+	for name, content := range files {
+		m[name] = &fstest.MapFile{Data: []byte(content)}
+	}
+	return m
+}

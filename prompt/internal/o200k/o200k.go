@@ -1,0 +1,273 @@
+// Package o200k counts tokens of OpenAI's o200k_base encoding, exactly as
+// github.com/tiktoken-go/tokenizer does, without its vocabulary map: the
+// 199,998 tokens and a hash table over them are one embedded string
+// (vocab.bin, made by gen.go), so loading costs nothing and the garbage
+// collector has no pointers to scan. The text is split into pieces with
+// the same regular expression (the compiled engine tiktoken-go registers),
+// and each piece is merged by byte-pair ranks.
+package o200k
+
+import (
+	_ "embed"
+	"fmt"
+	"math"
+
+	"github.com/dlclark/regexp2/v2"
+	_ "github.com/tiktoken-go/tokenizer/codec" // registers the compiled split pattern
+)
+
+//go:generate go run gen.go
+
+//go:embed vocab.bin
+var vocab string
+
+// Layout of vocab: n (uint32), n+1 offsets (uint32) into the text, the
+// text, then tableSize slots (uint32, rank+1, 0 empty) of an open-addressing
+// hash table keyed by FNV-1a of the token.
+const tableSize = 1 << 19
+
+var (
+	nTokens  = int(u32(vocab, 0))
+	offsets  = vocab[4 : 4+4*(nTokens+1)]
+	textBase = 4 + 4*(nTokens+1)
+	textLen  = int(u32(offsets, nTokens))
+	table    = vocab[textBase+textLen:]
+)
+
+// pattern is o200k_base's split pattern, character for character as
+// tiktoken-go compiles it, so regexp2 finds its generated engine.
+const pattern = `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+
+// Counter counts tokens. Its zero value is not usable; use New. A Counter
+// is safe for concurrent use.
+type Counter struct {
+	split *regexp2.Regexp
+}
+
+// New returns a Counter.
+func New() (*Counter, error) {
+	if len(vocab) != textBase+textLen+4*tableSize {
+		return nil, fmt.Errorf("o200k: vocab.bin is %d bytes, its header wants %d; run go generate", len(vocab), textBase+textLen+4*tableSize)
+	}
+	// MustCompile, not Compile: only it looks up the registered engine (a
+	// constant pattern; it cannot fail).
+	return &Counter{split: regexp2.MustCompile(pattern, regexp2.None)}, nil
+}
+
+// Count returns the number of o200k_base tokens in s.
+func (c *Counter) Count(s string) (int, error) {
+	n := 0
+	m, err := c.split.FindStringMatch(s)
+	for err == nil && m != nil {
+		piece := m.String()
+		if _, ok := rank(piece); ok {
+			n++
+		} else {
+			n += mergeCount(piece)
+		}
+		m, err = c.split.FindNextMatch(m)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("o200k: split: %w", err)
+	}
+	return n, nil
+}
+
+// u32 reads the i-th little-endian uint32 of s.
+func u32(s string, i int) uint32 {
+	s = s[4*i : 4*i+4]
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
+}
+
+// token returns the text of the token of rank r.
+func token(r uint32) string {
+	return vocab[textBase+int(u32(offsets, int(r))) : textBase+int(u32(offsets, int(r)+1))]
+}
+
+// rank looks s up in the vocabulary.
+func rank(s string) (uint32, bool) {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	for i := h & (tableSize - 1); ; i = (i + 1) & (tableSize - 1) {
+		v := u32(table, int(i))
+		if v == 0 {
+			return 0, false
+		}
+		if token(v-1) == s {
+			return v - 1, true
+		}
+	}
+}
+
+const noRank = math.MaxUint32
+
+// mergeCount is the number of tokens byte-pair encoding makes of piece:
+// starting from single bytes, repeatedly merge the adjacent pair whose
+// joined text has the lowest rank (the leftmost of equals) until no pair
+// is in the vocabulary.
+func mergeCount(piece string) int {
+	if len(piece) < 64 {
+		return mergeScan(piece)
+	}
+	return mergeHeap(piece)
+}
+
+// mergeScan finds each merge with a linear scan: O(n²), fast for the short
+// pieces most text is made of.
+func mergeScan(piece string) int {
+	var buf [65]uint32
+	starts := buf[:0]
+	for i := 0; i <= len(piece); i++ {
+		starts = append(starts, uint32(i)) // part boundaries; the last is the end
+	}
+	var rbuf [64]uint32
+	ranks := rbuf[:len(starts)-1] // ranks[i]: rank of parts i and i+1 joined
+	pairRank := func(i int) uint32 {
+		if i+2 >= len(starts) {
+			return noRank
+		}
+		if r, ok := rank(piece[starts[i]:starts[i+2]]); ok {
+			return r
+		}
+		return noRank
+	}
+	for i := range ranks {
+		ranks[i] = pairRank(i)
+	}
+	for len(starts) > 2 {
+		best, at := uint32(noRank), -1
+		for i, r := range ranks[:len(starts)-2] {
+			if r < best {
+				best, at = r, i
+			}
+		}
+		if at < 0 {
+			break
+		}
+		starts = append(starts[:at+1], starts[at+2:]...)
+		ranks = append(ranks[:at+1], ranks[at+2:]...)
+		ranks[at] = pairRank(at)
+		if at > 0 {
+			ranks[at-1] = pairRank(at - 1)
+		}
+	}
+	return len(starts) - 1
+}
+
+// mergeHeap is mergeScan in O(n log n) for long pieces (a run of
+// punctuation or white space can be very long): part boundaries in a
+// linked list, candidate merges in a min-heap by (rank, position).
+func mergeHeap(piece string) int {
+	n := len(piece)
+	next := make([]int32, n+1)
+	prev := make([]int32, n+1)
+	cur := make([]uint32, n+1) // rank of the pair starting at a boundary
+	for i := range next {
+		next[i], prev[i], cur[i] = int32(i+1), int32(i-1), noRank
+	}
+	next[n] = -1
+	pairRank := func(i int32) uint32 {
+		j := next[i]
+		if j < 0 || next[j] < 0 {
+			return noRank
+		}
+		if r, ok := rank(piece[i:next[j]]); ok {
+			return r
+		}
+		return noRank
+	}
+	var h candHeap
+	for i := int32(0); i < int32(n); i++ {
+		if r := pairRank(i); r != noRank {
+			cur[i] = r
+			h = append(h, cand{r, i})
+		}
+	}
+	h.init()
+	parts := n
+	for len(h) > 0 {
+		top := h.pop()
+		i := top.pos
+		if cur[i] != top.rank {
+			continue // stale: the pair changed since it was pushed
+		}
+		j := next[i]
+		k := next[j]
+		next[i] = k
+		if k >= 0 {
+			prev[k] = i
+		}
+		cur[j] = noRank
+		parts--
+		for _, b := range [2]int32{i, prev[i]} {
+			if b < 0 {
+				continue
+			}
+			cur[b] = pairRank(b)
+			if cur[b] != noRank {
+				h.push(cand{cur[b], b})
+			}
+		}
+	}
+	return parts
+}
+
+type cand struct {
+	rank uint32
+	pos  int32
+}
+
+// candHeap is a binary min-heap by rank, then position.
+type candHeap []cand
+
+func (h candHeap) less(a, b int) bool {
+	return h[a].rank < h[b].rank || h[a].rank == h[b].rank && h[a].pos < h[b].pos
+}
+
+func (h candHeap) init() {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+func (h *candHeap) push(c cand) {
+	*h = append(*h, c)
+	for i := len(*h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			break
+		}
+		(*h)[i], (*h)[p] = (*h)[p], (*h)[i]
+		i = p
+	}
+}
+
+func (h *candHeap) pop() cand {
+	old := *h
+	top := old[0]
+	last := len(old) - 1
+	old[0] = old[last]
+	*h = old[:last]
+	h.down(0)
+	return top
+}
+
+func (h candHeap) down(i int) {
+	for {
+		c := 2*i + 1
+		if c >= len(h) {
+			return
+		}
+		if r := c + 1; r < len(h) && h.less(r, c) {
+			c = r
+		}
+		if !h.less(c, i) {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+}

@@ -1,0 +1,109 @@
+package o200k
+
+import (
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tiktoken-go/tokenizer"
+)
+
+var reference = sync.OnceValue(func() tokenizer.Codec {
+	c, err := tokenizer.Get(tokenizer.O200kBase)
+	if err != nil {
+		panic(err)
+	}
+	return c
+})
+
+func mustNew(tb testing.TB) *Counter {
+	c, err := New()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
+func check(t *testing.T, c *Counter, s string) {
+	t.Helper()
+	want, err := reference().Count(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Count(s)
+	if err != nil || got != want {
+		t.Fatalf("Count(%.80q…) = %d, %v; tiktoken-go says %d", s, got, err, want)
+	}
+}
+
+// Every file of the example workspace, and text built to hit long pieces
+// (the heap merge), count as tiktoken-go counts them.
+func TestMatchesTiktoken(t *testing.T) {
+	c := mustNew(t)
+	root := "../../../examples"
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		check(t, c, string(data))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{
+		"", "a", "Hello, world!", "  leading and trailing  ", "\r\n\r\n", "I'm sure it's they'LL",
+		strings.Repeat("=", 500), strings.Repeat(" ", 1000) + "x", strings.Repeat("ab", 300),
+		"émoji 🐙🏗️ 中文字符 عربى ελληνικά", strings.Repeat("🐙", 100), "12345678901234567890",
+		"\xff\xfe invalid", "<|endoftext|>", strings.Repeat("abcdefghijklmnopqrstuvwxyz", 20),
+	} {
+		check(t, c, s)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	alphabet := []rune("aeiou bcdfg XYZ 0123 .,;:!? \n\t'\"-_/ é ü ß 中 🐙 \u200b")
+	for range 300 {
+		var b strings.Builder
+		for range r.IntN(300) {
+			b.WriteRune(alphabet[r.IntN(len(alphabet))])
+		}
+		check(t, c, b.String())
+	}
+}
+
+func FuzzMatchesTiktoken(f *testing.F) {
+	for _, s := range []string{"Hello, world!", "  x  ", strings.Repeat("-", 200), "it's 🐙", "\xff"} {
+		f.Add(s)
+	}
+	c := mustNew(f)
+	f.Fuzz(func(t *testing.T, s string) { check(t, c, s) })
+}
+
+func BenchmarkCount(b *testing.B) {
+	data, err := os.ReadFile("../../../examples/agents/concierge/SOUL.md")
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := string(data)
+	b.Run("o200k", func(b *testing.B) {
+		c := mustNew(b)
+		b.SetBytes(int64(len(s)))
+		for b.Loop() {
+			c.Count(s)
+		}
+	})
+	b.Run("tiktoken-go", func(b *testing.B) {
+		c := reference()
+		b.SetBytes(int64(len(s)))
+		for b.Loop() {
+			c.Count(s)
+		}
+	})
+}

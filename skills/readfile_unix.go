@@ -1,0 +1,62 @@
+//go:build unix
+
+package skills
+
+import (
+	"errors"
+	"io/fs"
+	"syscall"
+)
+
+// readDiskFile reads the file at an absolute path into buf (grown as
+// needed) with three system calls, open, read and close, where os.Open,
+// Stat, Read and Close take about seven: loading a tier of many skills is
+// mostly system calls. A file over MaxSkillBytes gives errTooLarge; a
+// missing one an error that is fs.ErrNotExist.
+func readDiskFile(path string, buf []byte) ([]byte, error) {
+	var fd int
+	var err error
+	for {
+		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		if err == syscall.ENOENT || err == syscall.ENOTDIR {
+			return nil, fs.ErrNotExist
+		}
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer syscall.Close(fd)
+	out := buf[:0]
+	for {
+		if len(out) == cap(out) {
+			out = append(out, 0)[:len(out)]
+		}
+		n, err := syscall.Read(fd, out[len(out):cap(out)])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err == syscall.EISDIR {
+			return nil, errors.New(SkillFile + " is a directory")
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n == 0 {
+			return out, nil
+		}
+		out = out[:len(out)+n]
+		if len(out) > MaxSkillBytes {
+			return nil, errTooLarge
+		}
+		if len(out) < cap(out) {
+			// A short read of a regular file is its end (a file still
+			// being written is read again by the watcher once it is).
+			return out, nil
+		}
+	}
+}
+
+const haveDiskRead = true
