@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"sort"
 
 	"github.com/quirehq/quire/prompt"
-	"github.com/quirehq/quire/prompt/workspace"
 	"github.com/quirehq/quire/skills"
 )
 
@@ -124,15 +122,7 @@ func checkDir(dir string) ([]prompt.Problem, error) {
 
 // openDir opens the workspace in a directory on disk.
 func openDir(dir string) (*prompt.Workspace, error) {
-	st, err := os.Stat(dir)
-	if err != nil {
-		return nil, fmt.Errorf("workspace %s: %w", dir, err)
-	}
-	if !st.IsDir() {
-		return nil, fmt.Errorf("workspace %s is not a directory; give the directory that holds agent.yaml (or the repository root)", dir)
-	}
-	abs, _ := filepath.Abs(dir)
-	return prompt.Open(workspace.DirFS(dir), prompt.Options{RootName: filepath.Base(abs)})
+	return openWorkspace(dir, "")
 }
 
 // displayPath turns a path inside the workspace at dir into one a user can

@@ -12,6 +12,7 @@ import (
 
 	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/prompt/workspace"
 	"github.com/quirehq/quire/skills"
 )
 
@@ -199,7 +200,7 @@ func openWorkspaceOpts(dir, rev string, opts prompt.Options) (*prompt.Workspace,
 		}
 		abs, _ := filepath.Abs(dir)
 		opts.RootName = filepath.Base(abs)
-		return prompt.Open(os.DirFS(dir), opts)
+		return prompt.Open(workspace.DirFS(dir), opts)
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
