@@ -17,7 +17,9 @@ func readDiskFile(path string, buf []byte) ([]byte, error) {
 	var fd int
 	var err error
 	for {
-		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		// O_NONBLOCK: a FIFO put where a SKILL.md should be opens at once
+		// (and reads as nothing) instead of hanging the load.
+		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
 		if err != syscall.EINTR {
 			break
 		}
@@ -40,6 +42,9 @@ func readDiskFile(path string, buf []byte) ([]byte, error) {
 		}
 		if err == syscall.EISDIR {
 			return nil, errors.New(SkillFile + " is a directory")
+		}
+		if err == syscall.EAGAIN {
+			return nil, errors.New(SkillFile + " is not a regular file")
 		}
 		if err != nil {
 			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
