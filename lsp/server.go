@@ -84,22 +84,6 @@ func (s *server) drain() {
 	}
 }
 
-// drainingStream delays the end of the input until the requests already
-// read are answered: a client that writes its last requests and closes its
-// end of the pipe still gets its replies.
-type drainingStream struct {
-	io.ReadWriteCloser
-	s *server
-}
-
-func (d drainingStream) Read(p []byte) (int, error) {
-	n, err := d.ReadWriteCloser.Read(p)
-	if errors.Is(err, io.EOF) && n == 0 {
-		d.s.drain()
-	}
-	return n, err
-}
-
 // Serve runs one language server session over rwc (stdin and stdout for
 // `quire lsp`) until the client sends exit, the stream ends or ctx is
 // cancelled. It returns nil after shutdown followed by exit, and
@@ -113,7 +97,11 @@ func (s *server) serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	conn := jsonrpc2.NewConn(jsonrpc2.NewStream(drainingStream{rwc, s}), jsonrpc2.WithCodec(codec{}))
+	// The framing reader answers malformed frames and goes on; at the end
+	// of the input it lets the requests already read be answered first (a
+	// client that writes its last requests and closes its end of the pipe
+	// still gets its replies).
+	conn := jsonrpc2.NewConn(newFrameStream(rwc, s.log, s.drain), jsonrpc2.WithCodec(codec{}))
 	s.client = protocol.ClientDispatcher(conn)
 	conn.Go(ctx, protocol.CancelHandler(s.handler(protocol.ServerHandler(s, nil))))
 
@@ -280,7 +268,14 @@ func (s *server) handler(next jsonrpc2.Handler) jsonrpc2.Handler {
 				result, err = nil, nil
 			}
 		}()
-		return next(ctx, req)
+		result, err = next(ctx, req)
+		var rpcErr *jsonrpc2.Error
+		if errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc2.ParseError {
+			// The message was JSON (the stream checked); its params did
+			// not decode into what the method takes.
+			err = jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("quire lsp: the params of %s are missing or do not have the shape the method takes: %v", method, err))
+		}
+		return result, err
 	}
 }
 
