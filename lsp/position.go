@@ -103,6 +103,32 @@ func (m *mapper) lspRange(start, end int) protocol.Range {
 	return protocol.Range{Start: m.position(start), End: m.position(end)}
 }
 
+// firstTextLine is the byte range of the first line in [start, end) that
+// holds text, clipped to [start, end): where one warning about the range
+// goes. A range of blank lines gives its first line.
+func (m *mapper) firstTextLine(start, end int) (int, int) {
+	line := int(m.position(start).Line)
+	first := -1
+	for ; line < m.lineCount(); line++ {
+		ls, le := max(m.lineStarts[line], start), min(m.lineEnd(line), end)
+		if ls >= end {
+			break
+		}
+		if first < 0 {
+			first = line
+		}
+		for i := ls; i < le; i++ {
+			if !isSpace(m.text[i]) {
+				return ls, le
+			}
+		}
+	}
+	if first < 0 {
+		return start, start
+	}
+	return max(m.lineStarts[first], start), min(m.lineEnd(first), end)
+}
+
 // utf16Len is the number of UTF-16 code units of a decoded rune; an invalid
 // byte (RuneError of size 1) counts as one unit.
 func utf16Len(r rune, size int) int {
