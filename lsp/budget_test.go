@@ -1,14 +1,17 @@
 package lsp
 
 import (
+	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
 
 	"github.com/quirehq/quire/prompt"
 )
@@ -256,5 +259,37 @@ func TestMisspelledContextFile(t *testing.T) {
 	diags := s.diagnostics("Soul.md")
 	if len(diags) != 1 || !strings.Contains(string(diags[0].Message.(protocol.String)), "rename it to SOUL.md") {
 		t.Fatalf("Soul.md: %+v", diags)
+	}
+}
+
+// A file whose lines end in a lone "\r" (classic Mac) has lines: the cut is
+// placed on them, not on one line 14,000 characters long; and a document
+// named file://localhost/… is the workspace file it names.
+func TestLoneCRAndLocalhostURIs(t *testing.T) {
+	root := writeFiles(t, map[string]string{"SOUL.md": "short\n", "AGENTS.md": "# Agents\n"})
+	s := startSession(t, root)
+	soul := strings.ReplaceAll(longText(25000), "\n", "\r")
+	u := uri.URI("file://localhost" + filepath.ToSlash(filepath.Join(root, "SOUL.md")))
+	err := s.server.DidOpen(context.Background(), &protocol.DidOpenTextDocumentParams{TextDocument: protocol.TextDocumentItem{URI: u, LanguageID: "markdown", Version: 1, Text: soul}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var diags []protocol.Diagnostic
+	select {
+	case p := <-s.client.diags:
+		if p.URI != u {
+			t.Fatalf("diagnostics for %s, want %s", p.URI, u)
+		}
+		diags = p.Diagnostics
+	case <-time.After(5 * time.Second):
+		t.Fatalf("no diagnostics for %s: a file://localhost URI is not taken for the workspace file", u)
+	}
+	fade, warning := splitBudget(t, diags)
+	lines := strings.Count(soul, "\r")
+	if fade.Range.Start.Line == 0 || fade.Range.End.Line == 0 || int(fade.Range.End.Line) > lines {
+		t.Errorf("faded range %+v, want it on the lines (there are %d)", fade.Range, lines)
+	}
+	if warning.Range.End.Character > 200 {
+		t.Errorf("warning range %+v spans more than one line", warning.Range)
 	}
 }

@@ -7,8 +7,10 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -376,16 +378,25 @@ func rootFromParams(params *protocol.InitializeParams) string {
 	return dir
 }
 
-// filePath is the local path of a file: URI; other schemes are not on disk.
+// filePath is the local path of a file: URI, with or without the host
+// "localhost" (file://localhost/home/… is file:///home/…). Other schemes,
+// and files on other hosts, are not on this disk.
 func filePath(u uri.URI) (string, bool) {
-	if !strings.HasPrefix(string(u), "file:") {
+	parsed, err := url.Parse(string(u))
+	if err != nil || !strings.EqualFold(parsed.Scheme, "file") {
 		return "", false
 	}
-	p := u.FsPath()
+	if h := parsed.Host; h != "" && !strings.EqualFold(h, "localhost") {
+		return "", false
+	}
+	p := parsed.Path
 	if p == "" {
 		return "", false
 	}
-	return filepath.Clean(p), true
+	if runtime.GOOS == "windows" && len(p) >= 3 && p[0] == '/' && p[2] == ':' {
+		p = p[1:] // /C:/Users/… is C:/Users/…
+	}
+	return filepath.Clean(filepath.FromSlash(p)), true
 }
 
 // Initialized implements protocol.Server: the session is ready, start
