@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -339,21 +340,51 @@ func (s *server) Initialize(ctx context.Context, params *protocol.InitializePara
 
 	full := protocol.TextDocumentSyncKindFull
 	yes := true
-	return &protocol.InitializeResult{
-		Capabilities: protocol.ServerCapabilities{
-			TextDocumentSync: &protocol.TextDocumentSyncOptions{OpenClose: &yes, Change: &full},
-			ExecuteCommandProvider: protocol.ExecuteCommandOptions{
-				Commands: append([]string(nil), commands...),
-			},
-			DocumentSymbolProvider: protocol.Boolean(true),
-			FoldingRangeProvider:   protocol.Boolean(true),
-			CompletionProvider:     &protocol.CompletionOptions{},
-			HoverProvider:          protocol.Boolean(true),
-			CodeLensProvider:       &protocol.CodeLensOptions{},
-			InlayHintProvider:      protocol.Boolean(true),
+	caps := protocol.ServerCapabilities{
+		TextDocumentSync: &protocol.TextDocumentSyncOptions{OpenClose: &yes, Change: &full},
+		ExecuteCommandProvider: protocol.ExecuteCommandOptions{
+			Commands: append([]string(nil), commands...),
 		},
-		ServerInfo: protocol.ServerInfo{Name: "quire", Version: protocol.NewOptional(version())},
+		CompletionProvider: &protocol.CompletionOptions{},
+		HoverProvider:      protocol.Boolean(true),
+		CodeLensProvider:   &protocol.CodeLensOptions{},
+		InlayHintProvider:  protocol.Boolean(true),
+	}
+	if initOptions(params, s.log).outline() {
+		caps.DocumentSymbolProvider = protocol.Boolean(true)
+		caps.FoldingRangeProvider = protocol.Boolean(true)
+	}
+	return &protocol.InitializeResult{
+		Capabilities: caps,
+		ServerInfo:   protocol.ServerInfo{Name: "quire", Version: protocol.NewOptional(version())},
 	}, nil
+}
+
+// InitOptions are the initializationOptions a client may send.
+type InitOptions struct {
+	// Outline false says the editor shows Markdown outlines and folding
+	// itself (VS Code does): the server then offers no document symbols
+	// or folding ranges, which would show every heading twice. Absent
+	// means true.
+	Outline *bool `json:"outline,omitempty"`
+}
+
+// outline reports whether the server offers its outline and folding.
+func (o InitOptions) outline() bool { return o.Outline == nil || *o.Outline }
+
+// initOptions reads the client's initializationOptions; what does not
+// parse is logged and ignored.
+func initOptions(params *protocol.InitializeParams, log *slog.Logger) InitOptions {
+	var o InitOptions
+	raw := []byte(params.InitializationOptions)
+	if len(raw) == 0 || string(raw) == "null" {
+		return o
+	}
+	if err := json.Unmarshal(raw, &o); err != nil {
+		log.Warn("initializationOptions ignored", "err", err)
+		return InitOptions{}
+	}
+	return o
 }
 
 // rootFromParams picks the workspace directory the client names: the first

@@ -385,3 +385,41 @@ func FuzzDispatch(f *testing.F) {
 		}
 	})
 }
+
+// A client whose editor has a Markdown outline of its own (VS Code) says
+// so with initializationOptions {"outline": false}: the server then offers
+// no document symbols or folding ranges, so headings are not listed twice.
+func TestOutlineCanBeLeftToTheEditor(t *testing.T) {
+	for _, tc := range []struct {
+		name, options string
+		outline       bool
+	}{
+		{"no options", ``, true},
+		{"outline false", `,"initializationOptions":{"outline":false}`, false},
+		{"outline true", `,"initializationOptions":{"outline":true}`, true},
+		{"options of another kind", `,"initializationOptions":"x"`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := startRaw(t, t.TempDir())
+			r.send(frame(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}` + tc.options + `}}`))
+			rep := r.next("initialize")
+			if rep.Error != nil {
+				t.Fatal(rep.Error)
+			}
+			var res struct {
+				Capabilities map[string]json.RawMessage `json:"capabilities"`
+			}
+			if err := json.Unmarshal(rep.Result, &res); err != nil {
+				t.Fatal(err)
+			}
+			_, symbols := res.Capabilities["documentSymbolProvider"]
+			_, folding := res.Capabilities["foldingRangeProvider"]
+			if symbols != tc.outline || folding != tc.outline {
+				t.Errorf("documentSymbolProvider %v, foldingRangeProvider %v, want %v: %s", symbols, folding, tc.outline, rep.Result)
+			}
+			if _, ok := res.Capabilities["hoverProvider"]; !ok {
+				t.Errorf("no hover: %s", rep.Result)
+			}
+		})
+	}
+}
