@@ -9,7 +9,7 @@ GO        ?= go
 FUZZTIME  ?= 50000x
 PKGS      := ./...
 
-.PHONY: all build test check-fmt vet unit fuzz-smoke bench golden test-editors editor-tools
+.PHONY: all build test check-fmt vet unit fuzz-smoke bench golden test-editors editor-tools test-vscode
 
 all: build
 
@@ -68,3 +68,12 @@ editor-tools:
 $(VSCODE)/node_modules/.installed: $(VSCODE)/package-lock.json
 	cd $(VSCODE) && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
+
+# A real VS Code: code-server (from npm) with the .vsix test-editors built and
+# the real `quire lsp`, driven by Debian's Chromium through playwright-core
+# (editors/vscode/e2e/run.js): the faded cut, the code lens, the status bar
+# item, the preview, a missing binary explained. .ci/vscode-e2e.sh installs
+# what it needs, idempotently; the screenshots of each step are kept in
+# editors/vscode/e2e/artifacts (git-ignored).
+test-vscode: test-editors
+	QUIRE_BIN="$(CURDIR)/bin/quire" .ci/vscode-e2e.sh run
