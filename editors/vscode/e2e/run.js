@@ -22,7 +22,7 @@ const quire = process.env.QUIRE_BIN || path.join(repo, 'bin/quire');
 const vsix = path.join(repo, 'editors/vscode/dist/quire.vsix');
 const codeServer = path.join(here, 'node_modules/.bin/code-server');
 const artifacts = process.env.QUIRE_E2E_ARTIFACTS || path.join(here, 'artifacts');
-const STEP_MS = 60000;
+const STEP_MS = 30000;
 
 let passed = 0;
 let failed = 0;
@@ -117,6 +117,8 @@ async function main() {
     'workbench.secondarySideBar.defaultVisibility': 'hidden',
     'editor.minimap.enabled': false,
     'breadcrumbs.enabled': true,
+    'editor.wordWrap': 'off',
+    '[markdown]': { 'editor.wordWrap': 'off' },
   };
   fs.mkdirSync(path.dirname(settingsFile), { recursive: true });
   fs.writeFileSync(settingsFile, JSON.stringify(settings, null, 2));
@@ -168,7 +170,7 @@ async function main() {
     // Inside the cut (lines 164–282): faded text, and no warning squiggle
     // on every line; the one warning sits on line 164.
     await goToLine(page, 240);
-    const faded = page.locator('.view-overlays .squiggly-inline-unnecessary');
+    const faded = page.locator('.monaco-editor .squiggly-inline-unnecessary');
     const fadedOk = await faded.first().waitFor({ timeout: STEP_MS }).then(() => true, () => false);
     const squiggles = await page.locator('.view-overlays .squiggly-warning').count();
     check(fadedOk && squiggles === 0, `the cut is faded without squiggles (${await faded.count()} faded, ${squiggles} warning squiggles around line 240)`);
@@ -188,7 +190,8 @@ async function main() {
     const tabOk = await tab.waitFor({ timeout: STEP_MS }).then(() => true, () => false);
     check(tabOk, 'the preview opens in a tab "concierge · main · dm"');
     await page.waitForTimeout(1500);
-    const firstLine = await page.locator('.editor-group-container.active .view-line').first().innerText().catch(() => '');
+    const firstLine = (await page.locator('.editor-group-container.active .view-line').first().innerText().catch(() => ''))
+      .replace(/\u00a0/g, ' ');
     check(/^You are Lúcia, the concierge of Casa Azulejo/.test(firstLine), `the preview starts with the identity: "${firstLine.slice(0, 60)}"`);
     await page.keyboard.press('Control+F');
     const find = page.locator('.editor-group-container.active .find-widget textarea, .editor-group-container.active .find-widget input').first();
@@ -203,6 +206,8 @@ async function main() {
     // quire.path names no binary: a notification says what is missing and
     // offers to set it; the status bar says so too.
     fs.writeFileSync(settingsFile, JSON.stringify({ ...settings, 'quire.path': path.join(tmp, 'no-such-quire') }, null, 2));
+    await runCommand(page, 'Developer: Reload Window');
+    await page.locator('.monaco-workbench').waitFor({ timeout: STEP_MS });
     const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'not an executable file' }).first();
     const toastOk = await toast.waitFor({ timeout: STEP_MS }).then(() => true, () => false);
     const buttons = toastOk ? await toast.locator('.monaco-button').allInnerTexts() : [];
@@ -212,6 +217,19 @@ async function main() {
       .waitFor({ timeout: STEP_MS }).then(() => true, () => false);
     check(missingItem, 'the status bar says the binary is missing');
     await shot(page, '5-missing-binary');
+
+    // The preview tab says the same.
+    await runCommand(page, 'Quire: Preview System Prompt');
+    await pick(page, 'main');
+    await pick(page, 'dm');
+    await pick(page, '(no user');
+    const missingTab = page.locator('.tab', { hasText: 'main · dm' }).first();
+    await missingTab.waitFor({ timeout: STEP_MS }).catch(() => {});
+    await page.waitForTimeout(1000);
+    const said = (await page.locator('.editor-group-container.active .view-line').first().innerText().catch(() => ''))
+      .replace(/\u00a0/g, ' ');
+    check(/quire\.path is set to .*not an executable file/.test(said), `the preview tab explains the missing binary: "${said.slice(0, 80)}"`);
+    await shot(page, '6-missing-binary-preview');
   } finally {
     if (browser) await browser.close().catch(() => {});
     try {

@@ -48,6 +48,14 @@ class PreviewProvider implements vscode.TextDocumentContentProvider {
 }
 
 async function showPreview(params: PreviewParams): Promise<void> {
+  if (!params.agent && client) {
+    // The tab names the agent: ask the server which one the document is of.
+    try {
+      params = { ...params, agent: (await runPreview(params)).report.agent };
+    } catch {
+      // The preview tab shows the error.
+    }
+  }
   const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(previewUri(params)));
   await vscode.window.showTextDocument(doc, { preview: false, viewColumn: vscode.ViewColumn.Beside });
 }
