@@ -16,7 +16,7 @@ all: build
 build:
 	$(GO) build -o bin/quire ./cmd/quire
 
-test: check-fmt vet unit fuzz-smoke test-editors
+test: check-fmt vet unit fuzz-smoke test-editors test-vscode
 
 check-fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -52,18 +52,20 @@ install() {
 	aarch64) arch=aarch64-unknown-linux-musl ;;
 	*) say "no ripgrep target for $(uname -m)"; exit 1 ;;
 	esac
-	local tmp
+	local tmp status=0
 	tmp=$(mktemp -d)
-	trap 'rm -rf "$tmp"' RETURN
 	mkdir -p "$tmp/vscode-ripgrep-cache-$RG_PKG_VERSION" "$tmp/rg"
 	cp "$(command -v rg)" "$tmp/rg/rg"
 	tar -C "$tmp/rg" -czf "$tmp/vscode-ripgrep-cache-$RG_PKG_VERSION/ripgrep-$RG_RELEASE-$arch.tar.gz" rg
 	say "installing code-server and playwright-core (builds native modules; a few minutes the first time)"
-	(cd $E2E && TMPDIR="$tmp" npm_config_yes=true npm_config_unsafe_perm=true npm ci --no-audit --no-fund --loglevel=error >"$tmp/npm.log" 2>&1) || {
+	(cd $E2E && TMPDIR="$tmp" npm_config_yes=true npm_config_unsafe_perm=true npm ci --no-audit --no-fund --loglevel=error >"$tmp/npm.log" 2>&1) || status=$?
+	if [ $status -ne 0 ]; then
 		tail -40 "$tmp/npm.log" >&2
+		rm -rf "$tmp"
 		say "npm ci failed"
 		exit 1
-	}
+	fi
+	rm -rf "$tmp"
 	local rg=$E2E/node_modules/code-server/lib/vscode/node_modules/@vscode/ripgrep/bin/rg
 	[ -x "$rg" ] || { say "code-server's ripgrep is missing ($rg)"; exit 1; }
 	touch "$stamp"
