@@ -147,6 +147,7 @@ func TestMalformedFramesAreAnsweredAndServingGoesOn(t *testing.T) {
 		later bool
 	}{
 		{name: "cut-off JSON body", send: frame(`{"jsonrpc":"2.0","id":5,"method":"textDocument/hov`), code: -32700, id: "null"},
+		{name: "cut-off body ending like a header", send: frame(`{"jsonrpc":"2.0","id":5,"method":"textDoc`), code: -32700, id: "null"},
 		{name: "body shorter than announced", send: "Content-Length: 400\r\n\r\n" + `{"jsonrpc":"2.0","id":5,"meth`, code: -32700, id: "null", later: true},
 		{name: "plain text line", send: "hello there\r\n", code: -32700, id: "null"},
 		{name: "plain text without a line break", send: "hello", code: -32700, id: "null", later: true},

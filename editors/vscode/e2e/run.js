@@ -163,8 +163,12 @@ async function main() {
     // The breadcrumbs are VS Code's own Markdown outline, without a
     // "Quire" level.
     const crumbs = page.locator('.breadcrumbs-control').first();
-    const crumbsText = await crumbs.innerText().catch(() => '');
-    check(crumbsText !== '' && !/Quire/.test(crumbsText), `no second outline in the breadcrumbs: "${crumbsText.replace(/\s+/g, ' ').trim()}"`);
+    let crumbsText = '';
+    for (let i = 0; i < 60 && !crumbsText.includes('# SOUL.md'); i++) {
+      await page.waitForTimeout(250); // until the Markdown outline is in
+      crumbsText = await crumbs.innerText().catch(() => '');
+    }
+    check(crumbsText.includes('# SOUL.md') && !/Quire/.test(crumbsText), `no second outline in the breadcrumbs: "${crumbsText.replace(/\s+/g, ' ').trim()}"`);
     await shot(page, '1-soul-opened');
 
     // Inside the cut (lines 164–282): faded text, and no warning squiggle
