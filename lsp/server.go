@@ -246,6 +246,16 @@ func (s *server) handler(next jsonrpc2.Handler) jsonrpc2.Handler {
 			jsonrpc2.Async(ctx)
 		}
 		method := strings.Clone(req.Method())
+		if method == protocol.MethodInitialize && call {
+			// Checked before the session counts as initialized: an
+			// initialize that fails on its params leaves the client free to
+			// send a good one, instead of every later request waiting for
+			// a session that never starts.
+			var p protocol.InitializeParams
+			if err := protocol.Unmarshal(req.Params(), &p); err != nil {
+				return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("quire lsp: the params of initialize are missing or do not have the shape the method takes: %v", err))
+			}
+		}
 		if refusal := s.refuse(method, call); refusal != nil {
 			if refusal == errDropped {
 				return nil, nil

@@ -424,3 +424,25 @@ func TestOutlineCanBeLeftToTheEditor(t *testing.T) {
 		})
 	}
 }
+
+// An initialize whose params do not decode is -32602 and does not start
+// the session: a good initialize after it does, and requests are answered.
+func TestBadInitializeCanBeRetried(t *testing.T) {
+	r := startRaw(t, t.TempDir())
+	r.send(frame(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":5}}`))
+	if rep := r.next("the bad initialize"); rep.Error == nil || rep.Error.Code != -32602 {
+		t.Fatalf("bad initialize: %+v, want -32602", rep.Error)
+	}
+	r.send(frame(`{"jsonrpc":"2.0","id":2,"method":"textDocument/documentSymbol","params":{"textDocument":{"uri":"file:///x/SOUL.md"}}}`))
+	if rep := r.next("a request before initialize"); rep.Error == nil || rep.Error.Code != -32002 {
+		t.Fatalf("request before a good initialize: %+v, want -32002 (not initialized)", rep.Error)
+	}
+	r.send(frame(`{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"capabilities":{}}}`))
+	if rep := r.next("the good initialize"); rep.Error != nil {
+		t.Fatalf("good initialize: %+v", rep.Error)
+	}
+	r.send(frame(`{"jsonrpc":"2.0","id":4,"method":"textDocument/documentSymbol","params":{"textDocument":{"uri":"file:///x/SOUL.md"}}}`))
+	if rep := r.next("a request after initialize"); rep.Error != nil || string(rep.ID) != "4" {
+		t.Fatalf("request after initialize: %s %+v", rep.ID, rep.Error)
+	}
+}
