@@ -81,6 +81,18 @@ local ok, err = pcall(function()
     check(warning.message:find('25,000 chars', 1, true) ~= nil, 'the warning has the numbers: ' .. warning.message)
   end
 
+  -- Only the warning is underlined, not every line of the cut.
+  local client = require('quire').client(buf)
+  local ns = client and vim.lsp.diagnostic.get_namespace(client.id)
+  local dns = ns and vim.diagnostic.get_namespace(ns)
+  local uns = dns and dns.user_data and dns.user_data.underline_ns
+  if uns then
+    local marks = vim.api.nvim_buf_get_extmarks(buf, uns, 0, -1, {})
+    check(#marks >= 1 and #marks <= 2, 'only the warning is underlined, not the cut line by line: ' .. #marks .. ' underline marks')
+  else
+    check(false, 'the underline namespace of the diagnostics is found')
+  end
+
   -- K shows the hover on every version (the plugin maps it before 0.10).
   if fade then
     vim.api.nvim_win_set_cursor(0, { fade.lnum + 2, 0 })

@@ -219,7 +219,19 @@ local function map_hover(bufnr)
   vim.keymap.set('n', key, vim.lsp.buf.hover, { buffer = bufnr, desc = 'Quire: hover (budget figures, what is cut)' })
 end
 
+--- The text the prompt does not get is one hint over the cut (tagged
+--- unnecessary: Neovim 0.9+ fades it) and one warning on its first line.
+--- Only warnings and errors are underlined, so the cut is not underlined
+--- line by line.
+local function configure_diagnostics(client)
+  local ok, ns = pcall(vim.lsp.diagnostic.get_namespace, client.id)
+  if ok and ns then
+    vim.diagnostic.config({ underline = { severity = { min = vim.diagnostic.severity.WARN } } }, ns)
+  end
+end
+
 local function on_attach(client, bufnr)
+  configure_diagnostics(client)
   map_hover(bufnr)
   local group = vim.api.nvim_create_augroup('quire_preview_' .. bufnr, { clear = true })
   if M.options.codelens and vim.lsp.codelens then
