@@ -9,14 +9,14 @@ GO        ?= go
 FUZZTIME  ?= 50000x
 PKGS      := ./...
 
-.PHONY: all build test check-fmt vet unit fuzz-smoke bench golden test-editors editor-tools test-mcp
+.PHONY: all build test check-fmt vet unit fuzz-smoke bench golden test-editors editor-tools test-mcp test-vscode
 
 all: build
 
 build:
 	$(GO) build -o bin/quire ./cmd/quire
 
-test: check-fmt vet unit fuzz-smoke test-editors test-mcp
+test: check-fmt vet unit fuzz-smoke test-editors test-vscode test-mcp
 
 check-fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -63,9 +63,12 @@ editor-tools:
 	@command -v nvim >/dev/null 2>&1 || { \
 	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq neovim >/dev/null; }
-	@command -v npm >/dev/null 2>&1 || { echo "test-editors needs Node 20 and npm"; exit 1; }
+	@command -v npm >/dev/null 2>&1 || { \
+	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  echo "installing Node.js and npm from Debian's packages (the editor and MCP tests need them)"; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq nodejs npm >/dev/null; }
 
-$(VSCODE)/node_modules/.installed: $(VSCODE)/package-lock.json
+$(VSCODE)/node_modules/.installed: $(VSCODE)/package-lock.json | editor-tools
 	cd $(VSCODE) && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
@@ -79,7 +82,15 @@ test-mcp: $(MCPCLIENT)/node_modules/.installed
 	$(GO) build -o bin/quire ./cmd/quire
 	cd $(MCPCLIENT) && QUIRE="$(CURDIR)/bin/quire" npm test --silent
 
-$(MCPCLIENT)/node_modules/.installed: $(MCPCLIENT)/package-lock.json
-	@command -v npm >/dev/null 2>&1 || { echo "test-mcp needs Node 20 and npm"; exit 1; }
+$(MCPCLIENT)/node_modules/.installed: $(MCPCLIENT)/package-lock.json | editor-tools
 	cd $(MCPCLIENT) && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
+
+# A real VS Code: code-server (from npm) with the .vsix test-editors built and
+# the real `quire lsp`, driven by Debian's Chromium through playwright-core
+# (editors/vscode/e2e/run.js): the faded cut, the code lens, the status bar
+# item, the preview, a missing binary explained. .ci/vscode-e2e.sh installs
+# what it needs, idempotently; the screenshots of each step are kept in
+# editors/vscode/e2e/artifacts (git-ignored).
+test-vscode: test-editors
+	QUIRE_BIN="$(CURDIR)/bin/quire" .ci/vscode-e2e.sh run

@@ -1,12 +1,18 @@
 package lsp
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 
+	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 )
@@ -119,4 +125,53 @@ func liveHeapMB() float64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return float64(m.HeapAlloc) / (1 << 20)
+}
+
+// BenchmarkFrameRead reads didChange frames of a 25,000-char SOUL.md with
+// the server's framing reader, against go.lsp.dev/jsonrpc2's own reader
+// (which ends the session on a malformed frame).
+func BenchmarkFrameRead(b *testing.B) {
+	text, _ := json.Marshal(longBenchText(25000))
+	body := `{"jsonrpc":"2.0","method":"textDocument/didChange","params":{"textDocument":{"uri":"file:///w/SOUL.md","version":2},"contentChanges":[{"text":` + string(text) + `}]}}`
+	one := fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body)
+	const frames = 64
+	input := []byte(strings.Repeat(one, frames))
+	for _, rd := range []struct {
+		name string
+		open func(io.ReadWriteCloser) jsonrpc2.Stream
+	}{
+		{"quire", func(c io.ReadWriteCloser) jsonrpc2.Stream {
+			return newFrameStream(c, slog.New(slog.DiscardHandler), nil)
+		}},
+		{"jsonrpc2", func(c io.ReadWriteCloser) jsonrpc2.Stream { return jsonrpc2.NewStream(c) }},
+	} {
+		b.Run(rd.name, func(b *testing.B) {
+			b.SetBytes(int64(len(input)))
+			b.ReportAllocs()
+			for b.Loop() {
+				st := rd.open(&benchConn{Reader: bytes.NewReader(input)})
+				for range frames {
+					if _, _, err := st.Read(context.Background()); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// benchConn is a read-only stream.
+type benchConn struct{ *bytes.Reader }
+
+func (benchConn) Write(p []byte) (int, error) { return len(p), nil }
+func (benchConn) Close() error                { return nil }
+
+// longBenchText is n chars of Markdown lines.
+func longBenchText(n int) string {
+	line := "Plain words about the soul, ação and 😀 emoji.\n"
+	var sb strings.Builder
+	for sb.Len() < n {
+		sb.WriteString(line)
+	}
+	return sb.String()
 }

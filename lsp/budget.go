@@ -111,23 +111,44 @@ func budgetDiagnostics(a *analysis, v view, now time.Time, check func(fs.FS, str
 // budget diagnostics do not already cover.
 var checkOnly = map[string]bool{"file-name": true, "user-persona-ignored": true, "user-dir-name": true, "file-too-large": true}
 
-// fileDiagnostics describes what the budget does to one context file: the
-// exact ranges that do not reach the prompt, tagged unnecessary so editors
-// fade them. Under the reject policy an over-budget file is an error.
+// fileDiagnostics describes what the budget does to one context file.
+// Each range that does not reach the prompt is faded (a hint tagged
+// unnecessary, which editors draw as faded text without a squiggle), and
+// one warning on its first line says why, with the numbers. Under the
+// reject policy an over-budget file is an error instead of a warning.
 func fileDiagnostics(m *mapper, f prompt.FileReport, rep *prompt.Report, rejection string) []protocol.Diagnostic {
 	var out []protocol.Diagnostic
 	severity := protocol.DiagnosticSeverityWarning
 	if f.OverBudget {
 		severity = protocol.DiagnosticSeverityError
 	}
+	code := protocol.String("budget-" + string(f.Status))
 	for _, r := range f.Dropped {
+		start, end := int(r.Start.Offset), int(r.End.Offset)
+		fade := "not in the prompt: cut by the per-file budget"
+		switch {
+		case rejection != "":
+			fade = "over the per-file budget"
+		case f.Status == prompt.StatusClamped:
+			fade = "not in the prompt: cut by the total budget"
+		case f.Status == prompt.StatusDropped:
+			fade = "not in the prompt: the total budget was used up before this file"
+		}
 		out = append(out, protocol.Diagnostic{
-			Range:    m.lspRange(int(r.Start.Offset), int(r.End.Offset)),
+			Range:    m.lspRange(start, end),
+			Severity: protocol.DiagnosticSeverityHint,
+			Source:   protocol.NewOptional(diagnosticSource),
+			Code:     code,
+			Message:  protocol.String(fade),
+			Tags:     protocol.NewDiagnosticTags(protocol.DiagnosticTagUnnecessary),
+		})
+		ls, le := m.firstTextLine(start, end)
+		out = append(out, protocol.Diagnostic{
+			Range:    m.lspRange(ls, le),
 			Severity: severity,
 			Source:   protocol.NewOptional(diagnosticSource),
-			Code:     protocol.String("budget-" + string(f.Status)),
+			Code:     code,
 			Message:  protocol.String(budgetMessage(f, rep, rejection)),
-			Tags:     protocol.NewDiagnosticTags(protocol.DiagnosticTagUnnecessary),
 		})
 	}
 	if f.InvalidBytes > 0 {
@@ -174,7 +195,8 @@ func budgetMessage(f prompt.FileReport, rep *prompt.Report, rejection string) st
 		msg = f.Name + ": " + f.Note
 	}
 	if rejection != "" {
-		msg = rejection + ". " + msg
+		// Nothing is cut: the push is refused until the file fits.
+		return rejection + "; until then a push with this file is refused. The faded text is what goes over the budget."
 	}
 	return msg
 }

@@ -1,14 +1,17 @@
 package lsp
 
 import (
+	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
 
 	"github.com/quirehq/quire/prompt"
 )
@@ -40,18 +43,46 @@ func longText(n int) string {
 	return b.String()
 }
 
+// splitBudget splits the diagnostics of one cut into the faded range and
+// the one warning (or error) about it; it fails the test unless there are
+// exactly these two.
+func splitBudget(t *testing.T, diags []protocol.Diagnostic) (fade, warning protocol.Diagnostic) {
+	t.Helper()
+	if len(diags) != 2 {
+		t.Fatalf("got %d diagnostics, want the faded range and one warning: %+v", len(diags), diags)
+	}
+	for _, d := range diags {
+		if d.Severity == protocol.DiagnosticSeverityHint {
+			fade = d
+		} else {
+			warning = d
+		}
+	}
+	if fade.Severity == 0 || warning.Severity == 0 {
+		t.Fatalf("want one hint and one warning or error: %+v", diags)
+	}
+	if tags := fade.Tags.Slice(); len(tags) != 1 || tags[0] != protocol.DiagnosticTagUnnecessary {
+		t.Errorf("the faded range has tags %v, want unnecessary", tags)
+	}
+	if tags := warning.Tags.Slice(); len(tags) != 0 {
+		t.Errorf("the warning has tags %v, want none (it is not faded)", tags)
+	}
+	if warning.Range.Start != fade.Range.Start || warning.Range.End.Line != warning.Range.Start.Line {
+		t.Errorf("the warning %+v is not on the first line of the cut %+v", warning.Range, fade.Range)
+	}
+	return fade, warning
+}
+
+// The cut is faded, not squiggled line by line: one hint tagged
+// unnecessary over the exact range, and one warning on its first line.
 func TestTruncationDiagnosticIsTheDroppedRange(t *testing.T) {
 	root := writeFiles(t, map[string]string{"SOUL.md": "short\n", "AGENTS.md": "# Agents\n"})
 	s := startSession(t, root)
 	soul := longText(25000)
 	s.open("SOUL.md", soul)
-	diags := s.diagnostics("SOUL.md")
-	if len(diags) != 1 {
-		t.Fatalf("got %d diagnostics, want 1: %+v", len(diags), diags)
-	}
-	d := diags[0]
+	fade, d := splitBudget(t, s.diagnostics("SOUL.md"))
 	m := newMapper(soul)
-	start, end := m.offset(d.Range.Start), m.offset(d.Range.End)
+	start, end := m.offset(fade.Range.Start), m.offset(fade.Range.End)
 	// Independently of the server: the head before the range and the tail
 	// after it are what the prompt keeps, and their sizes are in the message.
 	head, tail := utf8.RuneCountInString(soul[:start]), utf8.RuneCountInString(soul[end:])
@@ -65,8 +96,8 @@ func TestTruncationDiagnosticIsTheDroppedRange(t *testing.T) {
 	if head+tail > 20000 || head < 13000 || tail < 3000 {
 		t.Errorf("kept %d + %d chars of 25,000 with a per-file budget of 20,000", head, tail)
 	}
-	if tags := d.Tags.Slice(); len(tags) != 1 || tags[0] != protocol.DiagnosticTagUnnecessary {
-		t.Errorf("tags = %v, want unnecessary", tags)
+	if d.Range.End.Line != d.Range.Start.Line || m.offset(d.Range.End) != m.lineEnd(int(d.Range.Start.Line)) {
+		t.Errorf("warning range %+v, want the first line of the cut", d.Range)
 	}
 	if d.Severity != protocol.DiagnosticSeverityWarning {
 		t.Errorf("severity = %v, want warning under the truncate policy", d.Severity)
@@ -86,11 +117,8 @@ func TestTotalBudgetDiagnosticFollowsAGENTS(t *testing.T) {
 	s.quiet() // 20,000 + 9 chars fit the total of 24,000: nothing to say
 	s.open("AGENTS.md", "# Agents\n")
 	s.change("AGENTS.md", 2, longText(10000))
-	diags := s.diagnostics("SOUL.md")
-	if len(diags) != 1 {
-		t.Fatalf("after AGENTS.md grew: %d diagnostics, want 1", len(diags))
-	}
-	msg := string(diags[0].Message.(protocol.String))
+	_, d := splitBudget(t, s.diagnostics("SOUL.md"))
+	msg := string(d.Message.(protocol.String))
 	if !strings.Contains(msg, "clamped by the total budget of 24,000") || !strings.Contains(msg, "AGENTS.md used 10,000 chars") {
 		t.Errorf("message = %q, want it to name AGENTS.md and the total budget", msg)
 	}
@@ -109,16 +137,16 @@ func TestDroppedFileNamesWhoUsedTheBudget(t *testing.T) {
 	})
 	s := startSession(t, root)
 	s.open("TOOLS.md", "# Tools\nA shell.\n")
-	diags := s.diagnostics("TOOLS.md")
-	if len(diags) != 1 {
-		t.Fatalf("got %d diagnostics, want 1: %+v", len(diags), diags)
-	}
-	msg := string(diags[0].Message.(protocol.String))
+	fade, d := splitBudget(t, s.diagnostics("TOOLS.md"))
+	msg := string(d.Message.(protocol.String))
 	if !strings.Contains(msg, "not in the prompt") || !strings.Contains(msg, "AGENTS.md and SOUL.md") {
 		t.Errorf("message = %q", msg)
 	}
-	if want := (protocol.Range{End: protocol.Position{Line: 2}}); diags[0].Range != want {
-		t.Errorf("range = %+v, want the whole file %+v", diags[0].Range, want)
+	if want := (protocol.Range{End: protocol.Position{Line: 2}}); fade.Range != want {
+		t.Errorf("faded range = %+v, want the whole file %+v", fade.Range, want)
+	}
+	if want := (protocol.Range{End: protocol.Position{Line: 0, Character: 7}}); d.Range != want {
+		t.Errorf("warning range = %+v, want line 1 %+v", d.Range, want)
 	}
 }
 
@@ -126,12 +154,18 @@ func TestRejectPolicyIsAnError(t *testing.T) {
 	root := writeFiles(t, map[string]string{"agent.yaml": "name: strict\npolicy: reject\n", "SOUL.md": "x\n"})
 	s := startSession(t, root)
 	s.open("SOUL.md", longText(21000))
-	diags := s.diagnostics("SOUL.md")
-	if len(diags) != 1 || diags[0].Severity != protocol.DiagnosticSeverityError {
-		t.Fatalf("diagnostics = %+v, want one error", diags)
+	_, d := splitBudget(t, s.diagnostics("SOUL.md"))
+	if d.Severity != protocol.DiagnosticSeverityError {
+		t.Fatalf("diagnostic = %+v, want an error", d)
 	}
-	if msg := string(diags[0].Message.(protocol.String)); !strings.Contains(msg, "reject") || !strings.Contains(msg, "1,000") {
-		t.Errorf("message = %q, want the policy and how much to cut", msg)
+	msg := string(d.Message.(protocol.String))
+	if !strings.Contains(msg, "reject") || !strings.Contains(msg, "1,000") || !strings.Contains(msg, "push") {
+		t.Errorf("message = %q, want the policy, how much to cut and that a push is refused", msg)
+	}
+	// It says each thing once, and nothing is cut from a prompt: the push
+	// is refused instead.
+	if strings.Count(msg, "21,000") != 1 || strings.Count(msg, "reject") != 1 || strings.Contains(msg, "cut from the prompt") {
+		t.Errorf("message = %q repeats itself or says the text is cut from the prompt", msg)
 	}
 }
 
@@ -162,9 +196,8 @@ func TestDiskChangeUpdatesDiagnostics(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "AGENTS.md"), []byte(longText(10000)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	diags := s.diagnostics("SOUL.md")
-	if len(diags) != 1 || !strings.Contains(string(diags[0].Message.(protocol.String)), "AGENTS.md used 10,000 chars") {
-		t.Fatalf("after AGENTS.md changed on disk: %+v", diags)
+	if _, d := splitBudget(t, s.diagnostics("SOUL.md")); !strings.Contains(string(d.Message.(protocol.String)), "AGENTS.md used 10,000 chars") {
+		t.Fatalf("after AGENTS.md changed on disk: %+v", d)
 	}
 	// AGENTS.md itself is not open, but its diagnostics are published too
 	// when it has some; here it has none.
@@ -226,5 +259,37 @@ func TestMisspelledContextFile(t *testing.T) {
 	diags := s.diagnostics("Soul.md")
 	if len(diags) != 1 || !strings.Contains(string(diags[0].Message.(protocol.String)), "rename it to SOUL.md") {
 		t.Fatalf("Soul.md: %+v", diags)
+	}
+}
+
+// A file whose lines end in a lone "\r" (classic Mac) has lines: the cut is
+// placed on them, not on one line 14,000 characters long; and a document
+// named file://localhost/… is the workspace file it names.
+func TestLoneCRAndLocalhostURIs(t *testing.T) {
+	root := writeFiles(t, map[string]string{"SOUL.md": "short\n", "AGENTS.md": "# Agents\n"})
+	s := startSession(t, root)
+	soul := strings.ReplaceAll(longText(25000), "\n", "\r")
+	u := uri.URI("file://localhost" + filepath.ToSlash(filepath.Join(root, "SOUL.md")))
+	err := s.server.DidOpen(context.Background(), &protocol.DidOpenTextDocumentParams{TextDocument: protocol.TextDocumentItem{URI: u, LanguageID: "markdown", Version: 1, Text: soul}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var diags []protocol.Diagnostic
+	select {
+	case p := <-s.client.diags:
+		if p.URI != u {
+			t.Fatalf("diagnostics for %s, want %s", p.URI, u)
+		}
+		diags = p.Diagnostics
+	case <-time.After(5 * time.Second):
+		t.Fatalf("no diagnostics for %s: a file://localhost URI is not taken for the workspace file", u)
+	}
+	fade, warning := splitBudget(t, diags)
+	lines := strings.Count(soul, "\r")
+	if fade.Range.Start.Line == 0 || fade.Range.End.Line == 0 || int(fade.Range.End.Line) > lines {
+		t.Errorf("faded range %+v, want it on the lines (there are %d)", fade.Range, lines)
+	}
+	if warning.Range.End.Character > 200 {
+		t.Errorf("warning range %+v spans more than one line", warning.Range)
 	}
 }

@@ -95,7 +95,8 @@ func (s *server) Hover(ctx context.Context, params *protocol.HoverParams) (*prot
 	for _, r := range f.Dropped {
 		start, end := int(r.Start.Offset), int(r.End.Offset)
 		cut := utf8.RuneCountInString(safeSlice(b.doc.text, start, end))
-		fmt.Fprintf(&w, "Cut: lines %d–%d, %s chars.", r.Start.Line, r.End.Line, prompt.GroupThousands(cut))
+		first, last := r.Lines()
+		fmt.Fprintf(&w, "Cut: lines %d–%d, %s chars.", first, last, prompt.GroupThousands(cut))
 		if len(f.UsedBy) > 0 {
 			fmt.Fprintf(&w, " The total budget was used by %s.", usedByText(f.UsedBy))
 		}

@@ -224,3 +224,62 @@ func TestCodeLensOnlyOnContextFilesAndAgentYAML(t *testing.T) {
 		}
 	}
 }
+
+// The hover's "Cut: lines" names the lines that are cut, not the first one
+// kept: a dropped two-line file is lines 1–2, as `quire prompt --report`
+// says.
+func TestHoverCutLines(t *testing.T) {
+	tools := "# Tools\nA shell.\n"
+	root := writeFiles(t, map[string]string{
+		"agent.yaml": "name: tiny\nbudget:\n  per_file: 1000\n  total: 1500\n  min_file: 400\n",
+		"AGENTS.md":  longText(900),
+		"SOUL.md":    longText(900),
+		"TOOLS.md":   tools,
+	})
+	s := startSession(t, root)
+	s.open("TOOLS.md", tools)
+	s.diagnostics("TOOLS.md")
+	hover, err := s.server.Hover(context.Background(), &protocol.HoverParams{TextDocumentPositionParams: protocol.TextDocumentPositionParams{TextDocument: docID(s, "TOOLS.md")}})
+	if err != nil || hover == nil {
+		t.Fatalf("hover = %v, %v", hover, err)
+	}
+	if text := hover.Contents.(*protocol.MarkupContent).Value; !strings.Contains(text, "Cut: lines 1–2, 17 chars.") {
+		t.Errorf("hover:\n%s\nwant Cut: lines 1–2, 17 chars.", text)
+	}
+	a := s.srv.analyses.of(s.srv.currentView().fsys)
+	_, rep, _, ok := a.fileReport("TOOLS.md", s.srv.now())
+	if !ok {
+		t.Fatal("no report for TOOLS.md")
+	}
+	var text strings.Builder
+	if err := rep.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "cut lines 1–2 (bytes 0–17)") {
+		t.Errorf("the report (as quire prompt --report prints it) lacks cut lines 1–2 (bytes 0–17):\n%s", text.String())
+	}
+}
+
+// TestPreviewNeverReadsThroughALink: a SOUL.md that links out of the
+// workspace is not read on disk (the preview fails or leaves it out), so
+// nothing outside the tree reaches a prompt.
+func TestPreviewNeverReadsThroughALink(t *testing.T) {
+	root := writeFiles(t, map[string]string{
+		"agent.yaml": "name: lucia\n",
+		"AGENTS.md":  "# Agents\nBe helpful.\n",
+	})
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("TOP SECRET"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(root, "SOUL.md")); err != nil {
+		t.Fatal(err)
+	}
+	s := startSession(t, root)
+	raw, err := s.server.ExecuteCommand(context.Background(), &protocol.ExecuteCommandParams{Command: CommandPreviewPrompt, Arguments: []protocol.LSPAny{
+		[]byte(`{"agent":"lucia","session":"main","channel":"dm"}`),
+	}})
+	if err == nil && strings.Contains(string(raw), "TOP SECRET") {
+		t.Fatal("the preview read SOUL.md through a link out of the workspace")
+	}
+}

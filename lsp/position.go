@@ -20,12 +20,19 @@ type mapper struct {
 	lineStarts []int // byte offset of the first byte of each line
 }
 
-// newMapper indexes the line starts of text. Lines end at "\n"; a "\r" before
-// it belongs to the line it ends and is never counted as a character.
+// newMapper indexes the line starts of text. Lines end at "\n", "\r\n" or
+// a lone "\r", as the protocol defines them; the line break is never
+// counted as a character of its line.
 func newMapper(text string) *mapper {
 	starts := make([]int, 1, 64)
 	for i := 0; i < len(text); i++ {
-		if text[i] == '\n' {
+		switch text[i] {
+		case '\n':
+			starts = append(starts, i+1)
+		case '\r':
+			if i+1 < len(text) && text[i+1] == '\n' {
+				continue // the "\n" of "\r\n" ends the line
+			}
 			starts = append(starts, i+1)
 		}
 	}
@@ -35,13 +42,14 @@ func newMapper(text string) *mapper {
 // lineCount is the number of lines (a trailing newline opens an empty last line).
 func (m *mapper) lineCount() int { return len(m.lineStarts) }
 
-// lineEnd is the byte offset just past the content of line (before "\r\n" or "\n").
+// lineEnd is the byte offset just past the content of line (before its
+// "\r\n", "\n" or "\r").
 func (m *mapper) lineEnd(line int) int {
 	if line+1 >= len(m.lineStarts) {
 		return len(m.text) // the last line has no line break
 	}
-	end := m.lineStarts[line+1] - 1 // the "\n"
-	if end > m.lineStarts[line] && m.text[end-1] == '\r' {
+	end := m.lineStarts[line+1] - 1 // the "\n" or lone "\r"
+	if m.text[end] == '\n' && end > m.lineStarts[line] && m.text[end-1] == '\r' {
 		end--
 	}
 	return end
@@ -101,6 +109,32 @@ func (m *mapper) offset(pos protocol.Position) int {
 // lspRange is the LSP range of the byte range [start, end).
 func (m *mapper) lspRange(start, end int) protocol.Range {
 	return protocol.Range{Start: m.position(start), End: m.position(end)}
+}
+
+// firstTextLine is the byte range of the first line in [start, end) that
+// holds text, clipped to [start, end): where one warning about the range
+// goes. A range of blank lines gives its first line.
+func (m *mapper) firstTextLine(start, end int) (int, int) {
+	line := int(m.position(start).Line)
+	first := -1
+	for ; line < m.lineCount(); line++ {
+		ls, le := max(m.lineStarts[line], start), min(m.lineEnd(line), end)
+		if ls >= end {
+			break
+		}
+		if first < 0 {
+			first = line
+		}
+		for i := ls; i < le; i++ {
+			if !isSpace(m.text[i]) {
+				return ls, le
+			}
+		}
+	}
+	if first < 0 {
+		return start, start
+	}
+	return max(m.lineStarts[first], start), min(m.lineEnd(first), end)
 }
 
 // utf16Len is the number of UTF-16 code units of a decoded rune; an invalid

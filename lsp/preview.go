@@ -60,6 +60,9 @@ func parsePreviewArgs(raw []protocol.LSPAny) (PreviewArgs, error) {
 	return args, nil
 }
 
+// errBadArgument marks a preview argument the server cannot use.
+var errBadArgument = errors.New("bad argument")
+
 // request turns the arguments into a prompt request against a, filling the
 // agent and user from the document when they are not given.
 func (s *server) previewRequest(a *analysis, root string, args PreviewArgs) (prompt.Request, error) {
@@ -70,7 +73,7 @@ func (s *server) previewRequest(a *analysis, root string, args PreviewArgs) (pro
 	if args.Now != "" {
 		now, err := time.Parse(time.RFC3339, args.Now)
 		if err != nil {
-			return req, fmt.Errorf("now: %w", err)
+			return req, fmt.Errorf("%w: now: want an RFC 3339 time such as 2026-11-23T09:30:00Z: %w", errBadArgument, err)
 		}
 		req.Now = now
 	}
@@ -124,7 +127,7 @@ func (s *server) ExecuteCommand(ctx context.Context, params *protocol.ExecuteCom
 		res, err := s.preview(args)
 		if err != nil {
 			code := jsonrpc2.InternalError
-			if errors.Is(err, prompt.ErrBadRequest) || errors.Is(err, prompt.ErrUnknownAgent) {
+			if errors.Is(err, prompt.ErrBadRequest) || errors.Is(err, prompt.ErrUnknownAgent) || errors.Is(err, errBadArgument) {
 				code = jsonrpc2.InvalidParams
 			}
 			return nil, jsonrpc2.NewError(code, "quire.previewPrompt: "+err.Error())

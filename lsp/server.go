@@ -2,13 +2,16 @@ package lsp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -19,6 +22,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/prompt/workspace"
 	"github.com/quirehq/quire/skills"
 )
 
@@ -84,22 +88,6 @@ func (s *server) drain() {
 	}
 }
 
-// drainingStream delays the end of the input until the requests already
-// read are answered: a client that writes its last requests and closes its
-// end of the pipe still gets its replies.
-type drainingStream struct {
-	io.ReadWriteCloser
-	s *server
-}
-
-func (d drainingStream) Read(p []byte) (int, error) {
-	n, err := d.ReadWriteCloser.Read(p)
-	if errors.Is(err, io.EOF) && n == 0 {
-		d.s.drain()
-	}
-	return n, err
-}
-
 // Serve runs one language server session over rwc (stdin and stdout for
 // `quire lsp`) until the client sends exit, the stream ends or ctx is
 // cancelled. It returns nil after shutdown followed by exit, and
@@ -113,7 +101,11 @@ func (s *server) serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	conn := jsonrpc2.NewConn(jsonrpc2.NewStream(drainingStream{rwc, s}), jsonrpc2.WithCodec(codec{}))
+	// The framing reader answers malformed frames and goes on; at the end
+	// of the input it lets the requests already read be answered first (a
+	// client that writes its last requests and closes its end of the pipe
+	// still gets its replies).
+	conn := jsonrpc2.NewConn(newFrameStream(rwc, s.log, s.drain), jsonrpc2.WithCodec(codec{}))
 	s.client = protocol.ClientDispatcher(conn)
 	conn.Go(ctx, protocol.CancelHandler(s.handler(protocol.ServerHandler(s, nil))))
 
@@ -255,6 +247,16 @@ func (s *server) handler(next jsonrpc2.Handler) jsonrpc2.Handler {
 			jsonrpc2.Async(ctx)
 		}
 		method := strings.Clone(req.Method())
+		if method == protocol.MethodInitialize && call {
+			// Checked before the session counts as initialized: an
+			// initialize that fails on its params leaves the client free to
+			// send a good one, instead of every later request waiting for
+			// a session that never starts.
+			var p protocol.InitializeParams
+			if err := protocol.Unmarshal(req.Params(), &p); err != nil {
+				return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("quire lsp: the params of initialize are missing or do not have the shape the method takes: %v", err))
+			}
+		}
 		if refusal := s.refuse(method, call); refusal != nil {
 			if refusal == errDropped {
 				return nil, nil
@@ -280,7 +282,14 @@ func (s *server) handler(next jsonrpc2.Handler) jsonrpc2.Handler {
 				result, err = nil, nil
 			}
 		}()
-		return next(ctx, req)
+		result, err = next(ctx, req)
+		var rpcErr *jsonrpc2.Error
+		if errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc2.ParseError {
+			// The message was JSON (the stream checked); its params did
+			// not decode into what the method takes.
+			err = jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("quire lsp: the params of %s are missing or do not have the shape the method takes: %v", method, err))
+		}
+		return result, err
 	}
 }
 
@@ -318,7 +327,7 @@ func (s *server) setRoot(dir string) {
 		abs = resolved
 	}
 	s.root = abs
-	s.snap = newOverlay(os.DirFS(abs))
+	s.snap = newOverlay(workspace.DirFS(abs))
 	s.analyses.mu.Lock()
 	s.analyses.rootName = filepath.Base(abs)
 	s.analyses.last = nil
@@ -342,21 +351,51 @@ func (s *server) Initialize(ctx context.Context, params *protocol.InitializePara
 
 	full := protocol.TextDocumentSyncKindFull
 	yes := true
-	return &protocol.InitializeResult{
-		Capabilities: protocol.ServerCapabilities{
-			TextDocumentSync: &protocol.TextDocumentSyncOptions{OpenClose: &yes, Change: &full},
-			ExecuteCommandProvider: protocol.ExecuteCommandOptions{
-				Commands: append([]string(nil), commands...),
-			},
-			DocumentSymbolProvider: protocol.Boolean(true),
-			FoldingRangeProvider:   protocol.Boolean(true),
-			CompletionProvider:     &protocol.CompletionOptions{},
-			HoverProvider:          protocol.Boolean(true),
-			CodeLensProvider:       &protocol.CodeLensOptions{},
-			InlayHintProvider:      protocol.Boolean(true),
+	caps := protocol.ServerCapabilities{
+		TextDocumentSync: &protocol.TextDocumentSyncOptions{OpenClose: &yes, Change: &full},
+		ExecuteCommandProvider: protocol.ExecuteCommandOptions{
+			Commands: append([]string(nil), commands...),
 		},
-		ServerInfo: protocol.ServerInfo{Name: "quire", Version: protocol.NewOptional(version())},
+		CompletionProvider: &protocol.CompletionOptions{},
+		HoverProvider:      protocol.Boolean(true),
+		CodeLensProvider:   &protocol.CodeLensOptions{},
+		InlayHintProvider:  protocol.Boolean(true),
+	}
+	if initOptions(params, s.log).outline() {
+		caps.DocumentSymbolProvider = protocol.Boolean(true)
+		caps.FoldingRangeProvider = protocol.Boolean(true)
+	}
+	return &protocol.InitializeResult{
+		Capabilities: caps,
+		ServerInfo:   protocol.ServerInfo{Name: "quire", Version: protocol.NewOptional(version())},
 	}, nil
+}
+
+// InitOptions are the initializationOptions a client may send.
+type InitOptions struct {
+	// Outline false says the editor shows Markdown outlines and folding
+	// itself (VS Code does): the server then offers no document symbols
+	// or folding ranges, which would show every heading twice. Absent
+	// means true.
+	Outline *bool `json:"outline,omitempty"`
+}
+
+// outline reports whether the server offers its outline and folding.
+func (o InitOptions) outline() bool { return o.Outline == nil || *o.Outline }
+
+// initOptions reads the client's initializationOptions; what does not
+// parse is logged and ignored.
+func initOptions(params *protocol.InitializeParams, log *slog.Logger) InitOptions {
+	var o InitOptions
+	raw := []byte(params.InitializationOptions)
+	if len(raw) == 0 || string(raw) == "null" {
+		return o
+	}
+	if err := json.Unmarshal(raw, &o); err != nil {
+		log.Warn("initializationOptions ignored", "err", err)
+		return InitOptions{}
+	}
+	return o
 }
 
 // rootFromParams picks the workspace directory the client names: the first
@@ -381,16 +420,25 @@ func rootFromParams(params *protocol.InitializeParams) string {
 	return dir
 }
 
-// filePath is the local path of a file: URI; other schemes are not on disk.
+// filePath is the local path of a file: URI, with or without the host
+// "localhost" (file://localhost/home/… is file:///home/…). Other schemes,
+// and files on other hosts, are not on this disk.
 func filePath(u uri.URI) (string, bool) {
-	if !strings.HasPrefix(string(u), "file:") {
+	parsed, err := url.Parse(string(u))
+	if err != nil || !strings.EqualFold(parsed.Scheme, "file") {
 		return "", false
 	}
-	p := u.FsPath()
+	if h := parsed.Host; h != "" && !strings.EqualFold(h, "localhost") {
+		return "", false
+	}
+	p := parsed.Path
 	if p == "" {
 		return "", false
 	}
-	return filepath.Clean(p), true
+	if runtime.GOOS == "windows" && len(p) >= 3 && p[0] == '/' && p[2] == ':' {
+		p = p[1:] // /C:/Users/… is C:/Users/…
+	}
+	return filepath.Clean(filepath.FromSlash(p)), true
 }
 
 // Initialized implements protocol.Server: the session is ready, start

@@ -164,6 +164,12 @@ func (s *session) quiet() {
 
 func writeFiles(t *testing.T, files map[string]string) string {
 	t.Helper()
+	return writeFilesTB(t, files)
+}
+
+// writeFilesTB is writeFiles for tests and fuzz targets.
+func writeFilesTB(t testing.TB, files map[string]string) string {
+	t.Helper()
 	root := t.TempDir()
 	for name, text := range files {
 		p := filepath.Join(root, filepath.FromSlash(name))

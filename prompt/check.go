@@ -72,14 +72,14 @@ func fileProblems(f FileReport, user string) []Problem {
 	switch f.Status {
 	case StatusTruncated:
 		if !f.OverBudget { // the reject policy already reported it as an error
-			r := f.Dropped[0]
-			add(SeverityWarning, "budget-truncated", r.Start.Line, "%s is %s chars, over the per-file budget of %s: lines %d–%d (%s chars) are cut from the prompt",
-				f.Name, GroupThousands(f.OriginalChars), GroupThousands(f.LimitChars), r.Start.Line, r.End.Line, GroupThousands(f.OriginalChars-f.HeadChars-f.TailChars))
+			first, last := f.Dropped[0].Lines()
+			add(SeverityWarning, "budget-truncated", first, "%s is %s chars, over the per-file budget of %s: lines %d–%d (%s chars) are cut from the prompt",
+				f.Name, GroupThousands(f.OriginalChars), GroupThousands(f.LimitChars), first, last, GroupThousands(f.OriginalChars-f.HeadChars-f.TailChars))
 		}
 	case StatusClamped:
-		r := f.Dropped[0]
-		add(SeverityWarning, "budget-clamped", r.Start.Line, "%s is cut to the %s chars the total budget has left after %s%s: lines %d–%d are cut",
-			f.Name, GroupThousands(f.LimitChars), strings.Join(f.UsedBy, ", "), session, r.Start.Line, r.End.Line)
+		first, last := f.Dropped[0].Lines()
+		add(SeverityWarning, "budget-clamped", first, "%s is cut to the %s chars the total budget has left after %s%s: lines %d–%d are cut",
+			f.Name, GroupThousands(f.LimitChars), strings.Join(f.UsedBy, ", "), session, first, last)
 	case StatusDropped:
 		add(SeverityWarning, "budget-dropped", 0, "%s does not reach the prompt%s: %s used up the total budget", f.Name, session, strings.Join(f.UsedBy, ", "))
 	}

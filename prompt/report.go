@@ -28,6 +28,17 @@ type Range struct {
 	End   Position `json:"end"`
 }
 
+// Lines is the first and last line the range covers, as reports print
+// them: a range that ends at the start of a line (column 1) does not cover
+// that line.
+func (r Range) Lines() (first, last int) {
+	first, last = r.Start.Line, r.End.Line
+	if r.End.Column == 1 && last > first {
+		last--
+	}
+	return first, last
+}
+
 // FileReport is what happened to one context file.
 type FileReport struct {
 	// Name is how the prompt names the file; Path is where it was read.

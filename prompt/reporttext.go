@@ -48,7 +48,8 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "%s: %s", f.Name, f.Note)
 			if len(f.Dropped) > 0 {
 				d := f.Dropped[0]
-				fmt.Fprintf(&b, "; cut lines %d–%d (bytes %d–%d)", d.Start.Line, d.End.Line, d.Start.Offset, d.End.Offset)
+				first, last := d.Lines()
+				fmt.Fprintf(&b, "; cut lines %d–%d (bytes %d–%d)", first, last, d.Start.Offset, d.End.Offset)
 			}
 			if len(f.UsedBy) > 0 && f.Status != StatusTruncated {
 				fmt.Fprintf(&b, "; the total was used by %s", strings.Join(f.UsedBy, ", "))

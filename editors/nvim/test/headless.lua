@@ -65,10 +65,62 @@ local ok, err = pcall(function()
   end, 50)
   check(got, 'diagnostics arrive')
   local diags = vim.diagnostic.get(buf)
-  check(#diags == 1, 'one diagnostic for the over-budget SOUL.md, got ' .. #diags)
-  if diags[1] then
-    check(diags[1].message:find('25,000 chars', 1, true) ~= nil, 'the diagnostic has the numbers: ' .. diags[1].message)
-    check(diags[1].lnum > 0 and diags[1].end_lnum > diags[1].lnum, 'the diagnostic covers the cut lines')
+  check(#diags == 2, 'the faded cut and one warning for the over-budget SOUL.md, got ' .. #diags)
+  local fade, warning
+  for _, d in ipairs(diags) do
+    if d.severity == vim.diagnostic.severity.HINT then
+      fade = d
+    elseif d.severity == vim.diagnostic.severity.WARN then
+      warning = d
+    end
+  end
+  check(fade ~= nil and fade.lnum > 0 and fade.end_lnum > fade.lnum, 'a hint covers the cut lines')
+  check(warning ~= nil and warning.lnum == (fade and fade.lnum) and warning.end_lnum == warning.lnum,
+    'one warning, on the first line of the cut')
+  if warning then
+    check(warning.message:find('25,000 chars', 1, true) ~= nil, 'the warning has the numbers: ' .. warning.message)
+  end
+
+  -- Only the warning is underlined, not every line of the cut.
+  local client = require('quire').client(buf)
+  local ns = client and vim.lsp.diagnostic.get_namespace(client.id)
+  local dns = ns and vim.diagnostic.get_namespace(ns)
+  local uns = dns and dns.user_data and dns.user_data.underline_ns
+  if uns then
+    local marks = vim.api.nvim_buf_get_extmarks(buf, uns, 0, -1, {})
+    check(#marks >= 1 and #marks <= 2, 'only the warning is underlined, not the cut line by line: ' .. #marks .. ' underline marks')
+  else
+    check(false, 'the underline namespace of the diagnostics is found')
+  end
+
+  -- K shows the hover on every version (the plugin maps it before 0.10).
+  if fade then
+    vim.api.nvim_win_set_cursor(0, { fade.lnum + 2, 0 })
+  end
+  local function floats()
+    local n = {}
+    for _, w in ipairs(vim.api.nvim_list_wins()) do
+      if vim.api.nvim_win_get_config(w).relative ~= '' then
+        n[#n + 1] = w
+      end
+    end
+    return n
+  end
+  vim.cmd('normal K')
+  local hover_text
+  vim.wait(10000, function()
+    for _, w in ipairs(floats()) do
+      local lines = vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(w), 0, -1, false)
+      hover_text = table.concat(lines, '\n')
+      if hover_text:find('Cut: lines', 1, true) then
+        return true
+      end
+    end
+    return false
+  end, 50)
+  check(hover_text ~= nil and hover_text:find('Cut: lines', 1, true) ~= nil, 'K shows the hover with the cut lines: ' .. tostring(hover_text))
+  for _, w in ipairs(floats()) do
+    vim.api.nvim_win_close(w, true)
   end
 
   vim.lsp.codelens.refresh()

@@ -2,6 +2,8 @@
 // prompt in a read-only quire-prompt: document that follows your edits, and
 // the agent's total budget use in the status bar. All logic that is not
 // VS Code glue lives in model.ts.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
   ExecuteCommandRequest,
@@ -11,13 +13,15 @@ import {
 } from 'vscode-languageclient/node';
 import {
   CHANNELS, PREVIEW_COMMAND, PREVIEW_SCHEME, PreviewParams, PreviewResult, SESSIONS,
-  debounce, parsePreviewQuery, previewUri, statusText, usersIn,
+  debounce, missingBinaryMessage, parsePreviewQuery, previewUri, resolveCommand, statusText, usersIn,
 } from './model';
 
 let client: LanguageClient | undefined;
+/** Why the server is not running, when it is not: shown in the preview. */
+let notRunning = 'Quire: the language server has not started yet.';
 
 async function runPreview(params: PreviewParams): Promise<PreviewResult> {
-  if (!client) throw new Error('the Quire language server is not running');
+  if (!client) throw new Error(notRunning);
   return client.sendRequest(ExecuteCommandRequest.type, { command: PREVIEW_COMMAND, arguments: [params] }) as Promise<PreviewResult>;
 }
 
@@ -30,6 +34,7 @@ class PreviewProvider implements vscode.TextDocumentContentProvider {
     try {
       return (await runPreview(parsePreviewQuery(uri.query))).prompt;
     } catch (err) {
+      if (!client) return `${notRunning}\n`;
       return `Quire could not assemble this prompt:\n\n${err instanceof Error ? err.message : String(err)}\n`;
     }
   }
@@ -43,6 +48,14 @@ class PreviewProvider implements vscode.TextDocumentContentProvider {
 }
 
 async function showPreview(params: PreviewParams): Promise<void> {
+  if (!params.agent && client) {
+    // The tab names the agent: ask the server which one the document is of.
+    try {
+      params = { ...params, agent: (await runPreview(params)).report.agent };
+    } catch {
+      // The preview tab shows the error.
+    }
+  }
   const doc = await vscode.workspace.openTextDocument(vscode.Uri.parse(previewUri(params)));
   await vscode.window.showTextDocument(doc, { preview: false, viewColumn: vscode.ViewColumn.Beside });
 }
@@ -65,35 +78,122 @@ async function pickAndPreview(): Promise<void> {
   await showPreview({ session, channel, user: user === none ? undefined : user, uri });
 }
 
-export async function activate(context: vscode.ExtensionContext): Promise<void> {
-  const config = vscode.workspace.getConfiguration('quire');
-  const command = config.get<string>('path') || 'quire';
-  const serverOptions: ServerOptions = { command, args: ['lsp'] };
-  const preview = new PreviewProvider();
-  const clientOptions: LanguageClientOptions = {
-    documentSelector: [
-      { scheme: 'file', language: 'markdown' },
-      { scheme: 'file', pattern: '**/agent.yaml' },
-    ],
-    middleware: {
-      // A code lens "Preview prompt" runs the server command; show its
-      // answer instead of dropping it.
-      executeCommand: async (cmd, args, next) => {
-        if (cmd === PREVIEW_COMMAND) {
-          await showPreview((args[0] ?? {}) as PreviewParams);
-          return undefined;
-        }
-        return next(cmd, args);
-      },
-    },
-  };
-  client = new LanguageClient('quire', 'Quire', serverOptions, clientOptions);
+function isExecutable(p: string): boolean {
+  try {
+    fs.accessSync(p, fs.constants.X_OK);
+    return fs.statSync(p).isFile();
+  } catch {
+    return false;
+  }
+}
 
+/** serverCommand is the quire binary to run, or a message saying why
+ * there is none. */
+function serverCommand(): { command?: string; missing?: string } {
+  const config = vscode.workspace.getConfiguration('quire');
+  const configured = (config.inspect<string>('path')?.globalValue ?? config.inspect<string>('path')?.workspaceValue
+    ?? config.inspect<string>('path')?.workspaceFolderValue) !== undefined;
+  const wanted = config.get<string>('path') || 'quire';
+  const windows = process.platform === 'win32';
+  const command = resolveCommand(wanted, process.env.PATH, isExecutable, {
+    delimiter: path.delimiter, extensions: windows ? ['.exe', ''] : [''],
+  });
+  return command ? { command } : { missing: missingBinaryMessage(wanted, configured) };
+}
+
+/** setPath asks for the quire binary and stores it in quire.path. */
+async function setPath(): Promise<void> {
+  const picked = await vscode.window.showOpenDialog({
+    canSelectFiles: true, canSelectFolders: false, canSelectMany: false,
+    openLabel: 'Use this quire binary', title: 'Quire: the quire binary',
+  });
+  if (picked && picked[0]) {
+    await vscode.workspace.getConfiguration('quire').update('path', picked[0].fsPath, vscode.ConfigurationTarget.Global);
+  }
+}
+
+const SET_PATH = 'Set quire.path…';
+const OPEN_SETTINGS = 'Open Settings';
+
+/** explain shows why the server is not running, with what to do. */
+async function explain(message: string): Promise<void> {
+  const choice = await vscode.window.showErrorMessage(message, SET_PATH, OPEN_SETTINGS);
+  if (choice === SET_PATH) await setPath();
+  if (choice === OPEN_SETTINGS) await vscode.commands.executeCommand('workbench.action.openSettings', 'quire.path');
+}
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const preview = new PreviewProvider();
   const status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 50);
-  status.command = 'quire.showPreview';
+  status.name = 'Quire budget';
+
+  const startClient = async (): Promise<void> => {
+    const found = serverCommand();
+    if (!found.command) {
+      notRunning = found.missing!;
+      status.text = '$(warning) Quire: no quire binary';
+      status.tooltip = notRunning;
+      status.command = 'quire.setPath';
+      status.backgroundColor = new vscode.ThemeColor('statusBarItem.errorBackground');
+      status.show();
+      preview.refresh();
+      void explain(notRunning);
+      return;
+    }
+    const serverOptions: ServerOptions = { command: found.command, args: ['lsp'] };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [
+        { scheme: 'file', language: 'markdown' },
+        { scheme: 'file', pattern: '**/agent.yaml' },
+      ],
+      // VS Code outlines and folds Markdown itself: the server's outline
+      // would list every heading twice and add a "Quire" level to the
+      // breadcrumbs.
+      initializationOptions: { outline: false },
+      middleware: {
+        // A code lens "Preview prompt" runs the server command; show its
+        // answer instead of dropping it.
+        executeCommand: async (cmd, args, next) => {
+          if (cmd === PREVIEW_COMMAND) {
+            await showPreview((args[0] ?? {}) as PreviewParams);
+            return undefined;
+          }
+          return next(cmd, args);
+        },
+      },
+    };
+    const c = new LanguageClient('quire', 'Quire', serverOptions, clientOptions);
+    try {
+      await c.start();
+    } catch (err) {
+      notRunning = `Quire: ${found.command} lsp did not start: ${err instanceof Error ? err.message : String(err)}. ` +
+        'Set quire.path to a working quire binary.';
+      status.text = '$(warning) Quire: server not running';
+      status.tooltip = notRunning;
+      status.command = 'quire.setPath';
+      status.show();
+      preview.refresh();
+      void explain(notRunning);
+      return;
+    }
+    client = c;
+    status.command = 'quire.showPreview';
+    status.backgroundColor = undefined;
+    preview.refresh();
+    updateStatus();
+  };
+
+  const stopClient = async (): Promise<void> => {
+    const c = client;
+    client = undefined;
+    notRunning = 'Quire: the language server is restarting.';
+    await c?.stop();
+  };
+
   const updateStatus = debounce(async () => {
     const editor = vscode.window.activeTextEditor;
-    if (!editor || editor.document.uri.scheme !== 'file' || !client) {
+    if (!client) return; // the status item says why
+    if (!editor || editor.document.uri.scheme !== 'file') {
       status.hide();
       return;
     }
@@ -113,7 +213,23 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   context.subscriptions.push(
     vscode.workspace.registerTextDocumentContentProvider(PREVIEW_SCHEME, preview),
     vscode.commands.registerCommand('quire.showPreview', pickAndPreview),
-    vscode.commands.registerCommand('quire.restartServer', async () => client?.restart()),
+    vscode.commands.registerCommand('quire.setPath', async () => {
+      if (client) {
+        await setPath();
+      } else {
+        await explain(notRunning);
+      }
+    }),
+    vscode.commands.registerCommand('quire.restartServer', async () => {
+      await stopClient();
+      await startClient();
+    }),
+    vscode.workspace.onDidChangeConfiguration(async (e) => {
+      if (e.affectsConfiguration('quire.path')) {
+        await stopClient();
+        await startClient();
+      }
+    }),
     vscode.workspace.onDidChangeTextDocument((e) => {
       if (e.document.uri.scheme === PREVIEW_SCHEME) return;
       refreshPreviews();
@@ -122,8 +238,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.window.onDidChangeActiveTextEditor(() => updateStatus()),
     status,
   );
-  await client.start();
-  updateStatus();
+  await startClient();
 }
 
 export async function deactivate(): Promise<void> {

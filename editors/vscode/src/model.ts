@@ -128,3 +128,37 @@ export function debounce<A extends unknown[]>(fn: (...args: A) => void, ms: numb
     timer = setTimeout(() => fn(...args), ms);
   };
 }
+
+/** The command that installs the quire binary. */
+export const INSTALL_COMMAND = 'go install github.com/quirehq/quire/cmd/quire@latest';
+
+/** resolveCommand finds the executable `command` names: a path (it has a
+ * slash) as it is, a bare name on PATH, as a shell would. isExecutable
+ * tells whether a path is an executable file. */
+export function resolveCommand(
+  command: string, pathEnv: string | undefined, isExecutable: (p: string) => boolean,
+  opts: { delimiter?: string; extensions?: string[] } = {},
+): string | undefined {
+  const exts = opts.extensions ?? [''];
+  if (command === '') return undefined;
+  if (command.includes('/') || command.includes('\\')) {
+    return exts.map((e) => command + e).find(isExecutable);
+  }
+  for (const dir of (pathEnv ?? '').split(opts.delimiter ?? ':')) {
+    if (dir === '') continue;
+    const base = dir.endsWith('/') || dir.endsWith('\\') ? dir : `${dir}/`;
+    const hit = exts.map((e) => base + command + e).find(isExecutable);
+    if (hit) return hit;
+  }
+  return undefined;
+}
+
+/** missingBinaryMessage says what is missing and what to do about it;
+ * configured is true when the user set quire.path. */
+export function missingBinaryMessage(command: string, configured: boolean): string {
+  const what = configured
+    ? `quire.path is set to "${command}", but that is not an executable file`
+    : `the quire binary is not on your PATH`;
+  return `Quire: ${what}. Diagnostics, hover and the prompt preview come from \`quire lsp\`: ` +
+    `install it (${INSTALL_COMMAND}) or set quire.path to the binary.`;
+}

@@ -69,9 +69,16 @@ async function main() {
     textDocument: { uri: soulUri, languageId: 'markdown', version: 1, text: soul },
   });
   const diags = await nextDiagnostics(soulUri, (d) => d.length > 0);
-  assert.equal(diags.length, 1, 'one diagnostic for the over-budget SOUL.md');
-  assert.deepEqual(diags[0].tags, [1], 'tagged unnecessary');
-  assert.match(diags[0].message, /25,000 chars/);
+  assert.equal(diags.length, 2, 'the faded cut and one warning for the over-budget SOUL.md');
+  const fade = diags.find((d) => d.severity === 4);
+  const warning = diags.find((d) => d.severity === 2);
+  assert.ok(fade && warning, 'a hint and a warning');
+  assert.deepEqual(fade.tags, [1], 'the cut is tagged unnecessary (faded)');
+  assert.ok(fade.range.end.line > fade.range.start.line, 'the faded range covers the cut lines');
+  assert.ok(!warning.tags || warning.tags.length === 0, 'the warning is not faded');
+  assert.equal(warning.range.start.line, fade.range.start.line, 'the warning is on the first line of the cut');
+  assert.equal(warning.range.end.line, warning.range.start.line, 'the warning is one line');
+  assert.match(warning.message, /25,000 chars/);
   passed++;
 
   const now = '2026-11-22T09:30:00Z';

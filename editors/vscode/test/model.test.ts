@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  decodeUserDir, groupThousands, isQuireDocument, parsePreviewQuery, previewUri, statusText, usersIn,
+  decodeUserDir, groupThousands, isQuireDocument, missingBinaryMessage, parsePreviewQuery, previewUri, resolveCommand, statusText, usersIn,
 } from '../src/model';
 
 test('preview URIs carry their parameters', () => {
@@ -52,4 +52,25 @@ test('Quire documents are recognised by name', () => {
     assert.ok(isQuireDocument(p), p);
   }
   for (const p of ['README.md', 'docs/notes.md', 'agent.yml']) assert.ok(!isQuireDocument(p), p);
+});
+
+test('the server binary is found like a shell finds it', () => {
+  const files = new Set(['/usr/local/bin/quire', '/home/a/go/bin/quire', '/opt/q/quire.exe']);
+  const isExec = (p: string) => files.has(p);
+  assert.equal(resolveCommand('quire', '/usr/bin:/usr/local/bin:/home/a/go/bin', isExec), '/usr/local/bin/quire');
+  assert.equal(resolveCommand('quire', '/usr/bin::/home/a/go/bin/', isExec), '/home/a/go/bin/quire');
+  assert.equal(resolveCommand('quire', '/usr/bin', isExec), undefined);
+  assert.equal(resolveCommand('quire', undefined, isExec), undefined);
+  assert.equal(resolveCommand('/home/a/go/bin/quire', '', isExec), '/home/a/go/bin/quire');
+  assert.equal(resolveCommand('/nowhere/quire', '/usr/local/bin', isExec), undefined);
+  assert.equal(resolveCommand('quire', '/opt/q', isExec, { delimiter: ';', extensions: ['.exe', ''] }), '/opt/q/quire.exe');
+  assert.equal(resolveCommand('', '/usr/local/bin', isExec), undefined);
+});
+
+test('a missing binary is explained with what to do', () => {
+  const onPath = missingBinaryMessage('quire', false);
+  assert.match(onPath, /not on your PATH/);
+  assert.match(onPath, /go install github\.com\/quirehq\/quire\/cmd\/quire@latest/);
+  assert.match(onPath, /quire\.path/);
+  assert.match(missingBinaryMessage('/opt/quire', true), /quire\.path is set to "\/opt\/quire", but that is not an executable file/);
 });

@@ -14,6 +14,10 @@ local defaults = {
   -- Show the budget code lens on line 1 (refreshed on enter, save and
   -- leaving insert mode).
   codelens = true,
+  -- The key that shows the hover (budget figures, what is cut) in buffers
+  -- the server attaches to. Neovim maps K itself from 0.10 on; before, the
+  -- plugin maps this key unless the buffer already maps it. false: no map.
+  hover_key = 'K',
 }
 
 M.options = vim.deepcopy(defaults)
@@ -201,7 +205,34 @@ function M.preview_command(opts)
   M.open_preview(args, bufnr)
 end
 
+--- Maps the hover key in bufnr on Neovim before 0.10, which does not map
+--- K to vim.lsp.buf.hover itself; a mapping the buffer already has wins.
+local function map_hover(bufnr)
+  local key = M.options.hover_key
+  if not key or vim.fn.has('nvim-0.10') == 1 then
+    return
+  end
+  local existing = vim.fn.maparg(key, 'n', false, true)
+  if existing and existing.buffer == 1 then
+    return
+  end
+  vim.keymap.set('n', key, vim.lsp.buf.hover, { buffer = bufnr, desc = 'Quire: hover (budget figures, what is cut)' })
+end
+
+--- The text the prompt does not get is one hint over the cut (tagged
+--- unnecessary: Neovim 0.9+ fades it) and one warning on its first line.
+--- Only warnings and errors are underlined, so the cut is not underlined
+--- line by line.
+local function configure_diagnostics(client)
+  local ok, ns = pcall(vim.lsp.diagnostic.get_namespace, client.id)
+  if ok and ns then
+    vim.diagnostic.config({ underline = { severity = { min = vim.diagnostic.severity.WARN } } }, ns)
+  end
+end
+
 local function on_attach(client, bufnr)
+  configure_diagnostics(client)
+  map_hover(bufnr)
   local group = vim.api.nvim_create_augroup('quire_preview_' .. bufnr, { clear = true })
   if M.options.codelens and vim.lsp.codelens then
     vim.api.nvim_create_autocmd({ 'BufEnter', 'InsertLeave', 'BufWritePost' }, {
