@@ -12,7 +12,10 @@ require (
 	gopkg.in/yaml.v3 v3.0.1
 )
 
-require github.com/go-json-experiment/json v0.0.0-20260623181947-01eb4420fa68 // indirect
+require (
+	github.com/go-json-experiment/json v0.0.0-20260623181947-01eb4420fa68 // indirect
+	github.com/kljensen/snowball v0.10.0 // indirect
+)
 
 require (
 	dario.cat/mergo v1.0.0 // indirect
