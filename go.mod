@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/go-git/go-git/v5 v5.19.3
+	github.com/kljensen/snowball v0.10.0
 	github.com/tiktoken-go/tokenizer v0.10.0
 	github.com/yuin/goldmark v1.4.13
 	go.lsp.dev/jsonrpc2 v1.0.1
@@ -12,10 +13,7 @@ require (
 	gopkg.in/yaml.v3 v3.0.1
 )
 
-require (
-	github.com/go-json-experiment/json v0.0.0-20260623181947-01eb4420fa68 // indirect
-	github.com/kljensen/snowball v0.10.0 // indirect
-)
+require github.com/go-json-experiment/json v0.0.0-20260623181947-01eb4420fa68 // indirect
 
 require (
 	dario.cat/mergo v1.0.0 // indirect
