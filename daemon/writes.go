@@ -528,6 +528,23 @@ func (d *Daemon) pruneDailyLogs(ctx context.Context, ref agentRef) error {
 		sort.Slice(writes, func(i, j int) bool { return writes[i].Path < writes[j].Path })
 		return writes, nil
 	}
-	_, _, err := d.commitChange(ctx, ref, "", fmt.Sprintf("%s: prune daily logs older than %d days", ref.ag.agent.Name, cfg.DailyLogRetentionDays), build)
-	return err
+	var pruned []string
+	counted := func(fsys fs.FS) ([]gitsync.FileWrite, error) {
+		writes, err := build(fsys)
+		pruned = pruned[:0]
+		for _, w := range writes {
+			pruned = append(pruned, w.Path)
+		}
+		return writes, err
+	}
+	name := ref.ag.agent.Name
+	commit, _, err := d.commitChange(ctx, ref, "", fmt.Sprintf("%s: prune daily logs older than %d days", name, cfg.DailyLogRetentionDays), counted)
+	if err != nil || commit == "" {
+		return err
+	}
+	d.log.Info("pruned daily logs past their retention", "agent", name, "retention_days", cfg.DailyLogRetentionDays,
+		"commit", commit, "files", pruned)
+	d.events.publish(api.Event{Type: "prune", Agent: name, Source: ref.src.id(), Commit: commit,
+		Message: fmt.Sprintf("pruned %d daily logs older than %d days (daily_log_retention_days): %s", len(pruned), cfg.DailyLogRetentionDays, strings.Join(pruned, ", "))})
+	return nil
 }

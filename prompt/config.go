@@ -53,7 +53,7 @@ var DefaultBudget = Budget{PerFileChars: 20000, TotalChars: 24000, MinFileChars:
 // Defaults for the other agent.yaml keys.
 const (
 	DefaultWriteLimitBytes       = 16384
-	DefaultDailyLogRetentionDays = 30
+	DefaultDailyLogRetentionDays = 0
 	DefaultIdentity              = "You are a personal assistant running inside Quire."
 )
 
@@ -107,7 +107,7 @@ var configKeys = map[string]string{
 	"skills":                   "allow list of skill slugs (absent: all, []: none)",
 	"identity":                 "the first line of the system prompt",
 	"write_limit_bytes":        "largest write a chat client may make (default 16384)",
-	"daily_log_retention_days": "days to keep memory/YYYY-MM-DD.md logs (default 30, 0 keeps them)",
+	"daily_log_retention_days": "days to keep memory/YYYY-MM-DD.md logs (default 0: keep them all)",
 	"timezone":                 "IANA time zone for daily logs and the current time (default UTC)",
 }
 

@@ -14,7 +14,7 @@ func TestParseConfig(t *testing.T) {
 		check    func(t *testing.T, c Config)
 	}{
 		{name: "empty", yaml: "", check: func(t *testing.T, c Config) {
-			if c.Type != TypePredefined || c.Budget != DefaultBudget || c.Policy != PolicyTruncate || c.Skills != nil || c.WriteLimitBytes != 16384 || c.DailyLogRetentionDays != 30 {
+			if c.Type != TypePredefined || c.Budget != DefaultBudget || c.Policy != PolicyTruncate || c.Skills != nil || c.WriteLimitBytes != 16384 || c.DailyLogRetentionDays != 0 {
 				t.Fatalf("defaults not applied: %+v", c)
 			}
 		}},

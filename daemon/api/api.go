@@ -238,7 +238,8 @@ type SkillBody struct {
 
 // Event is one line of GET /v1/events.
 type Event struct {
-	// Type is "deploy", "index", "write" or "error".
+	// Type is "deploy", "index", "write", "prune" (daily logs past
+	// their retention deleted) or "error".
 	Type   string    `json:"type"`
 	Time   time.Time `json:"time"`
 	Agent  string    `json:"agent,omitempty"`
