@@ -16,6 +16,7 @@ import (
 
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/memory/bm25"
+	"github.com/quirehq/quire/memory/memstore"
 	"github.com/quirehq/quire/memory/storetest"
 )
 
@@ -65,6 +66,21 @@ func openStore(t testing.TB, schema string, e memory.Embedder) *Store {
 func TestConformance(t *testing.T) {
 	databaseURL(t)
 	storetest.Run(t, func(t *testing.T, e memory.Embedder) memory.Store {
+		return openStore(t, testSchema(t), e)
+	})
+}
+
+// TestRankingParity: the embedded store and this one rank alike.
+func TestRankingParity(t *testing.T) {
+	databaseURL(t)
+	storetest.Parity(t, func(t *testing.T, e memory.Embedder) memory.Store {
+		s, err := memstore.New(memstore.Options{Embedder: e})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}, func(t *testing.T, e memory.Embedder) memory.Store {
 		return openStore(t, testSchema(t), e)
 	})
 }

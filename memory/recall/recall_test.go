@@ -15,6 +15,7 @@ import (
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/memory/memstore"
 	"github.com/quirehq/quire/memory/pgstore"
+	"github.com/quirehq/quire/memory/storetest"
 )
 
 // devSet returns the LoCoMo dev set's directory, or skips: it is
@@ -151,10 +152,10 @@ func TestRecallParity(t *testing.T) {
 			same := 0
 			var diffs []string
 			for i := range ha {
-				if sameTop(ha[i], hb[i]) {
+				if storetest.SameTop(ha[i], hb[i]) {
 					same++
 				} else if len(diffs) < 3 {
-					diffs = append(diffs, fmt.Sprintf("embedded %s\npostgres %s", places(ha[i]), places(hb[i])))
+					diffs = append(diffs, fmt.Sprintf("embedded %s\npostgres %s", storetest.Places(ha[i]), storetest.Places(hb[i])))
 				}
 			}
 			share := float64(same) / float64(len(ha))
@@ -164,40 +165,4 @@ func TestRecallParity(t *testing.T) {
 			}
 		})
 	}
-}
-
-// sameTop compares two hit lists by place, treating hits of equal score
-// (to 1e-9) as interchangeable.
-func sameTop(a, b []memory.Hit) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	key := func(h memory.Hit) string { return fmt.Sprintf("%s:%d:%s", h.Path, h.StartLine, h.User) }
-	for i := range a {
-		if key(a[i]) == key(b[i]) {
-			continue
-		}
-		if d := a[i].Score - b[i].Score; d > 1e-9 || d < -1e-9 {
-			return false
-		}
-		// A tie: the place must appear among b's hits of the same score.
-		found := false
-		for _, h := range b {
-			if key(h) == key(a[i]) {
-				found = true
-			}
-		}
-		if !found && i < len(a)-1 {
-			return false
-		}
-	}
-	return true
-}
-
-func places(hs []memory.Hit) string {
-	var parts []string
-	for _, h := range hs {
-		parts = append(parts, fmt.Sprintf("%s:%d(%.4f)", h.Path, h.StartLine, h.Score))
-	}
-	return strings.Join(parts, " ")
 }
