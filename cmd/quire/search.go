@@ -14,7 +14,7 @@ import (
 type searchOptions struct {
 	dir, agent, user, rev string
 	limit                 int
-	minScore              float64
+	minScore, textWeight  float64
 	rrf, json             bool
 	socket                string
 	local                 bool
@@ -28,8 +28,10 @@ func searchCommand() *command {
 		summary: "hybrid search over an agent's memory (MEMORY.md, memory/**/*.md)",
 		help: `
 Builds the embedded memory index from the workspace (the working tree, or
---rev) and runs a hybrid search: full-text BM25 and vector candidates,
-0.3 × text + 0.7 × vector, × 1.2 for the user's own memory. Without --user
+--rev) and runs a hybrid search: full-text BM25 (English stems; a daily
+log's date is indexed with it) and vector candidates, each scored on both
+sides, w × text + (1 − w) × vector with w = --text-weight (else the
+agent's memory_text_weight, else 0.9), × 1.2 for the user's own memory. Without --user
 only agent-level memory is searched; with it, agent-level memory and that
 user's. Embeddings are cached in $XDG_CACHE_HOME/quire/embeddings.
 
@@ -47,6 +49,7 @@ Examples:
 			fs.StringVar(&o.rev, "rev", "", "read the workspace at git `revision` REV")
 			fs.IntVar(&o.limit, "limit", memory.DefaultLimit, "number of `hits`")
 			fs.Float64Var(&o.minScore, "min-score", 0, "drop hits scoring below `score`")
+			fs.Float64Var(&o.textWeight, "text-weight", -1, "weight of full text against vectors, `0..1` (default: the agent's memory_text_weight, else 0.9)")
 			fs.BoolVar(&o.rrf, "rrf", false, "rank by reciprocal rank fusion instead of weighted scores")
 			fs.BoolVar(&o.json, "json", false, "print JSON")
 			fs.StringVar(&o.socket, "socket", "", "unix socket `path` of a running daemon (default $XDG_RUNTIME_DIR/quire/quire.sock)")
@@ -65,6 +68,9 @@ func runSearch(ctx context.Context, e *env, opts any, args []string) error {
 	}
 	if o.limit <= 0 {
 		return usagef("--limit must be positive")
+	}
+	if o.textWeight != -1 && !(o.textWeight >= 0 && o.textWeight <= 1) {
+		return usagef("--text-weight must be between 0 and 1")
 	}
 	if o.dir == "" && o.rev == "" && !o.local {
 		if done, err := searchDaemon(ctx, e, o, args[0]); done {
@@ -105,7 +111,10 @@ func runSearch(ctx context.Context, e *env, opts any, args []string) error {
 	if st.EmbedError != nil {
 		fmt.Fprintf(e.stderr, "warning: %v; searching full text only\n", st.EmbedError)
 	}
-	q := memory.Query{Text: args[0], User: o.user, Limit: o.limit, MinScore: o.minScore}
+	q := memory.Query{Text: args[0], User: o.user, Limit: o.limit, MinScore: o.minScore, TextWeight: a.Config.MemoryTextWeight}
+	if o.textWeight != -1 {
+		q.TextWeight = &o.textWeight
+	}
 	if o.rrf {
 		q.Fusion = memory.RRF
 	}
@@ -147,4 +156,13 @@ func joinAgent(dir, p string) string {
 		return p
 	}
 	return dir + "/" + p
+}
+
+// weight returns --text-weight, nil when it was not given.
+func (o *searchOptions) weight() *float64 {
+	if o.textWeight == -1 {
+		return nil
+	}
+	w := o.textWeight
+	return &w
 }

@@ -149,6 +149,9 @@ type SearchRequest struct {
 	User     string  `json:"user,omitempty"`
 	Limit    int     `json:"limit,omitempty"`
 	MinScore float64 `json:"min_score,omitempty"`
+	// TextWeight is the full-text side's weight in the hybrid score (0 to
+	// 1); absent: the agent's memory_text_weight, else the default.
+	TextWeight *float64 `json:"text_weight,omitempty"`
 }
 
 // SearchResponse carries memory hits, best first.

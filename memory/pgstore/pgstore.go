@@ -835,11 +835,14 @@ func searchSQL(agent, user string, terms []string, df []int, st agentStats, matc
 		avgdl := bm25.AvgDocLen(st.tokens, int(st.chunks))
 		var tfs, parts []string
 		for i, t := range terms {
-			tfs = append(tfs, fmt.Sprintf("ts_rank_cd('{1,1,1,1}', c.tsv, %s::tsquery)::float8 AS tf%d", arg("'"+t+"'"), i))
+			tfs = append(tfs, fmt.Sprintf("ts_rank_cd('{1,1,1,1}', d.tsv, %s::tsquery)::float8 AS tf%d", arg("'"+t+"'"), i))
 			parts = append(parts, fmt.Sprintf("%s::float8 * x.tf%d * %s::float8 / (x.tf%d + x.norm)", arg(bm25.IDF(int(st.chunks), df[i])), i, arg(bm25.K1+1), i))
 		}
 		norm := fmt.Sprintf("%s::float8 * (%s::float8 + %s::float8 * c.tokens / %s::float8) AS norm", arg(float64(bm25.K1)), arg(1-bm25.B), arg(float64(bm25.B)), arg(avgdl))
-		lateral = " CROSS JOIN LATERAL (SELECT " + strings.Join(tfs, ", ") + ", " + norm + ") AS x"
+		// OFFSET 0 keeps the subquery from being flattened, which would
+		// call ts_rank_cd twice per term.
+		lateral = " CROSS JOIN LATERAL (SELECT " + strings.Join(tfs, ", ") + ", " + norm +
+			" FROM (SELECT c.tsv || ''::tsvector AS tsv OFFSET 0) AS d OFFSET 0) AS x"
 		score = "(0::float8 + " + strings.Join(parts, " + ") + ")"
 	}
 	scope := "c.agent = $1 AND (c.user_id = '' OR c.user_id = $2)"
