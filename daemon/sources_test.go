@@ -91,7 +91,9 @@ func TestPruneDailyLogs(t *testing.T) {
 	files := maps.Clone(botFiles)
 	files["agent.yaml"] += "daily_log_retention_days: 30\n"
 	wt := newWorkTree(t, files)
-	td.push(t, wt, "bot")
+	if out := td.push(t, wt, "bot"); !strings.Contains(out, "bot: daily logs: 1 older than 30 days (daily_log_retention_days) will be pruned within the hour: memory/2020-01-01.md") {
+		t.Errorf("the deploy report does not announce the prune:\n%s", out)
+	}
 	waitFor(t, "the old daily log to be pruned", func() bool {
 		_, err := td.c.ReadFile(ctx, "bot", "memory/2020-01-01.md", "")
 		return apiStatus(err) == http.StatusNotFound

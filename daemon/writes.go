@@ -10,8 +10,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -467,8 +465,6 @@ func (d *Daemon) seedUser(ctx context.Context, ref agentRef, user string) (bool,
 	return commit != "", err
 }
 
-var dailyLogName = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2})\.md$`)
-
 // pruneLoop deletes daily logs older than each agent's retention, soon
 // after start and then every PruneInterval.
 func (d *Daemon) pruneLoop(ctx context.Context) error {
@@ -501,44 +497,18 @@ func (d *Daemon) pruneDailyLogs(ctx context.Context, ref agentRef) error {
 		loc = time.UTC
 	}
 	today := d.opts.Now().In(loc)
-	cutoff := time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, -cfg.DailyLogRetentionDays)
 	agentDir := ref.ag.agent.Dir
+	var pruned []string
 	build := func(fsys fs.FS) ([]gitsync.FileWrite, error) {
-		dirs := []string{joinSlash(agentDir, prompt.MemoryDir)}
-		users, _ := fs.ReadDir(fsys, joinSlash(agentDir, prompt.UsersDir))
-		for _, u := range users {
-			if u.IsDir() {
-				dirs = append(dirs, joinSlash(agentDir, prompt.UsersDir, u.Name(), prompt.MemoryDir))
-			}
-		}
+		pruned = memory.ExpiredLogs(fsys, agentDir, cfg.DailyLogRetentionDays, today)
 		var writes []gitsync.FileWrite
-		for _, dir := range dirs {
-			entries, _ := fs.ReadDir(fsys, dir)
-			for _, e := range entries {
-				m := dailyLogName.FindStringSubmatch(e.Name())
-				if m == nil || e.IsDir() {
-					continue
-				}
-				day, err := time.Parse("2006-01-02", m[1])
-				if err == nil && day.Before(cutoff) {
-					writes = append(writes, gitsync.FileWrite{Path: joinSlash(dir, e.Name()), Delete: true})
-				}
-			}
+		for _, p := range pruned {
+			writes = append(writes, gitsync.FileWrite{Path: p, Delete: true})
 		}
-		sort.Slice(writes, func(i, j int) bool { return writes[i].Path < writes[j].Path })
 		return writes, nil
 	}
-	var pruned []string
-	counted := func(fsys fs.FS) ([]gitsync.FileWrite, error) {
-		writes, err := build(fsys)
-		pruned = pruned[:0]
-		for _, w := range writes {
-			pruned = append(pruned, w.Path)
-		}
-		return writes, err
-	}
 	name := ref.ag.agent.Name
-	commit, _, err := d.commitChange(ctx, ref, "", fmt.Sprintf("%s: prune daily logs older than %d days", name, cfg.DailyLogRetentionDays), counted)
+	commit, _, err := d.commitChange(ctx, ref, "", fmt.Sprintf("%s: prune daily logs older than %d days", name, cfg.DailyLogRetentionDays), build)
 	if err != nil || commit == "" {
 		return err
 	}
