@@ -18,7 +18,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -65,6 +65,11 @@ type Store struct {
 	emb        memory.Embedder
 	log        *slog.Logger
 	terms      memory.Analyzer
+
+	// Background work: HNSW builds after bulk loads.
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
+	bg       sync.WaitGroup
 }
 
 var _ memory.Store = (*Store)(nil)
@@ -125,9 +130,15 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("connect to database: %w", err)
 	}
 	s := &Store{pool: pool, schema: schema, schemaName: opts.Schema, emb: opts.Embedder, log: log}
+	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
 	if err := s.matchEmbedder(ctx); err != nil {
 		pool.Close()
 		return nil, err
+	}
+	if memory.Enabled(s.emb) {
+		// A build a crash or Close interrupted leaves no index, or an
+		// invalid one: build it again, in the background.
+		s.buildHNSW([]string{hnswIndex})
 	}
 	return s, nil
 }
@@ -246,11 +257,79 @@ func (s *Store) matchEmbedder(ctx context.Context) error {
 	})
 }
 
-// Close closes the pool.
+// Close stops background index builds and closes the pool.
 func (s *Store) Close() error {
+	s.bgCancel()
+	s.bg.Wait()
 	s.pool.Close()
 	return nil
 }
+
+// hnswIndex creates the vector index (the embedding column's dimension
+// comes from the column).
+const hnswIndex = "CREATE INDEX chunks_embedding_hnsw ON chunks USING hnsw (embedding vector_cosine_ops)"
+
+// buildHNSW builds the vector index with CREATE INDEX CONCURRENTLY in the
+// background, once a bulk load has committed: the chunks are searchable
+// at once (an exact vector scan serves until the index exists), and the
+// index is built without blocking writes. An invalid index left by an
+// interrupted build is dropped first. Several daemons sharing the
+// database may race here; IF NOT EXISTS makes the loser's build a no-op.
+func (s *Store) buildHNSW(defs []string) {
+	if len(defs) == 0 {
+		return
+	}
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		ctx := s.bgCtx
+		start := time.Now()
+		conn, err := s.pool.Acquire(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Warn("building the vector index failed; vector search scans exactly until it exists", "err", err)
+			}
+			return
+		}
+		defer conn.Release()
+		// One statement per Exec: CONCURRENTLY cannot run in the implicit
+		// transaction of a multi-statement query.
+		var invalid bool
+		err = conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
+			WHERE x.indrelid = 'chunks'::regclass AND i.relname = 'chunks_embedding_hnsw' AND NOT x.indisvalid)`).Scan(&invalid)
+		if err == nil && invalid {
+			_, err = conn.Exec(ctx, "DROP INDEX CONCURRENTLY IF EXISTS chunks_embedding_hnsw")
+		}
+		for _, q := range []string{"SET maintenance_work_mem = '1GB'", "SET max_parallel_maintenance_workers = 2"} {
+			if err == nil {
+				_, err = conn.Exec(ctx, q)
+			}
+		}
+		for _, def := range defs {
+			if err != nil {
+				break
+			}
+			_, err = conn.Exec(ctx, strings.Replace(def, "CREATE INDEX ", "CREATE INDEX CONCURRENTLY IF NOT EXISTS ", 1))
+		}
+		if _, rerr := conn.Exec(context.Background(), "RESET maintenance_work_mem"); rerr != nil {
+			conn.Conn().Close(context.Background()) // do not hand the setting on
+		} else {
+			conn.Exec(context.Background(), "RESET max_parallel_maintenance_workers")
+		}
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Warn("building the vector index failed; vector search scans exactly until it exists", "err", err)
+			}
+			return
+		}
+		if d := time.Since(start); d > time.Second {
+			s.log.Info("vector index built", "took", d)
+		}
+	}()
+}
+
+// WaitIndexBuilds waits for background index builds started so far.
+func (s *Store) WaitIndexBuilds() { s.bg.Wait() }
 
 type docRow struct {
 	id   int64
@@ -274,8 +353,10 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 			return stats, fmt.Errorf("index %s@%s: %w", agent, commit, err)
 		}
 	}
+	var deferred []string // index builds for after the commit
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		stats = memory.IndexStats{Documents: len(docs)}
+		deferred = nil
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('quire-index:' || $1 || ':' || $2))", s.schema, agent); err != nil {
 			return fmt.Errorf("lock: %w", err)
 		}
@@ -346,7 +427,7 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 			testHookInTransaction()
 		}
 		if len(changed) > 0 {
-			if err := s.insert(ctx, tx, agent, changed, &stats, run, delta); err != nil {
+			if err := s.insert(ctx, tx, agent, changed, &stats, run, delta, &deferred); err != nil {
 				return err
 			}
 		}
@@ -360,12 +441,13 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 	if err != nil {
 		return stats, fmt.Errorf("index %s@%s: %w", agent, commit, err)
 	}
+	s.buildHNSW(deferred)
 	return stats, nil
 }
 
 // insert writes changed documents and their chunks (with CopyFrom),
 // reusing stored vectors of identical chunks and embedding the rest.
-func (s *Store) insert(ctx context.Context, tx pgx.Tx, agent string, docs []memory.Document, stats *memory.IndexStats, run *embedRun, delta *termDelta) error {
+func (s *Store) insert(ctx context.Context, tx pgx.Tx, agent string, docs []memory.Document, stats *memory.IndexStats, run *embedRun, delta *termDelta, deferred *[]string) error {
 	users := make([]string, len(docs))
 	paths := make([]string, len(docs))
 	hashes := make([]string, len(docs))
@@ -476,12 +558,19 @@ func (s *Store) insert(ctx context.Context, tx pgx.Tx, agent string, docs []memo
 		defer func() {
 			s.log.Info("bulk load", "agent", agent, "chunks", len(chunks), "copy", copied, "index_build", time.Since(buildStart))
 		}()
-		stmts := append([]string{
+		stmts := []string{
 			"SET LOCAL maintenance_work_mem = '1GB'",
 			"SET LOCAL max_parallel_maintenance_workers = 2",
-		}, rebuilt...)
-		if enabled && !slices.ContainsFunc(rebuilt, func(q string) bool { return strings.Contains(q, "chunks_embedding_hnsw") }) {
-			stmts = append(stmts, "CREATE INDEX chunks_embedding_hnsw ON chunks USING hnsw (embedding vector_cosine_ops)")
+		}
+		for _, q := range rebuilt {
+			if strings.Contains(q, "chunks_embedding_hnsw") {
+				*deferred = append(*deferred, q) // after the commit
+			} else {
+				stmts = append(stmts, q)
+			}
+		}
+		if enabled && len(*deferred) == 0 {
+			*deferred = append(*deferred, hnswIndex)
 		}
 		for _, q := range stmts {
 			if _, err := tx.Exec(ctx, q); err != nil {
