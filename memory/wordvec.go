@@ -43,6 +43,7 @@ type WordVectors struct {
 	index  map[string]int32 // word → row
 	q      []int8           // rows of dims quantised components
 	scale  []float32        // by row
+	mapped *mappedVectors   // instead of index, q and scale: a compact file
 	row    []float32        // parse scratch
 	fields [][]byte         // parse scratch
 }
@@ -197,7 +198,24 @@ func (wv *WordVectors) Model() string { return wv.model }
 func (wv *WordVectors) Dimensions() int { return wv.dims }
 
 // Words returns the number of words the file holds.
-func (wv *WordVectors) Words() int { return len(wv.index) }
+func (wv *WordVectors) Words() int {
+	if wv.mapped != nil {
+		return wv.mapped.n
+	}
+	return len(wv.index)
+}
+
+// lookup returns a word's row (its rank − 1), scale and components.
+func (wv *WordVectors) lookup(word []byte) (int32, float32, []int8, bool) {
+	if wv.mapped != nil {
+		return wv.mapped.lookup(word)
+	}
+	row, ok := wv.index[string(word)]
+	if !ok {
+		return 0, 0, nil, false
+	}
+	return row, wv.scale[row], wv.q[int(row)*wv.dims : int(row+1)*wv.dims], true
+}
 
 // Embed returns the weighted mean vector of each text's known words.
 func (wv *WordVectors) Embed(ctx context.Context, texts []string) ([][]float32, error) {
@@ -210,13 +228,13 @@ func (wv *WordVectors) Embed(ctx context.Context, texts []string) ([][]float32, 
 		}
 		clear(sum)
 		buf = bm25.EachToken(t, buf, func(tok []byte) {
-			row, ok := wv.index[string(tok)]
+			row, scale, q, ok := wv.lookup(tok)
 			if !ok {
 				return
 			}
 			rank := float64(row + 1)
-			w := rank / (rank + wordRankHalf) * float64(wv.scale[row])
-			for j, x := range wv.q[int(row)*wv.dims : int(row+1)*wv.dims] {
+			w := rank / (rank + wordRankHalf) * float64(scale)
+			for j, x := range q {
 				sum[j] += w * float64(x)
 			}
 		})

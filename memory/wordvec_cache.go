@@ -2,6 +2,7 @@ package memory
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -11,17 +12,21 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
+	"unsafe"
 )
 
-// wordVectorsMagic starts a compact word vectors file (version 1).
-const wordVectorsMagic = "quire-wordvectors-1\n"
+// wordVectorsMagic starts a compact word vectors file.
+const wordVectorsMagic = "quire-wordvectors-2\n"
 
 // OpenWordVectorsCached is OpenWordVectors that keeps the compact form of
 // the file in cacheDir (keyed by the file's path, size and modification
-// time) and reads that instead of the text file when it is there: a
-// 300 MB GloVe file is parsed once, not on every `quire search`. A
-// missing or unreadable cache is rebuilt; cacheDir "" disables it.
+// time) and maps that into memory instead of reading the text file when it
+// is there: a 300 MB GloVe file is parsed once, and a later `quire search`
+// touches only the pages of the words it looks up. A missing or damaged
+// compact file is rebuilt; cacheDir "" disables it.
 func OpenWordVectorsCached(path, cacheDir string) (*WordVectors, error) {
 	if cacheDir == "" {
 		return OpenWordVectors(path)
@@ -33,99 +38,145 @@ func OpenWordVectorsCached(path, cacheDir string) (*WordVectors, error) {
 	abs, _ := filepath.Abs(path)
 	key := sha256.Sum256([]byte(abs + "\x00" + strconv.FormatInt(st.Size(), 10) + "\x00" + strconv.FormatInt(st.ModTime().UnixNano(), 10)))
 	file := filepath.Join(cacheDir, "wordvectors-"+hex.EncodeToString(key[:8]))
-	if f, err := os.Open(file); err == nil {
-		wv, rerr := readWordVectors(bufio.NewReaderSize(f, 1<<20))
-		f.Close()
-		if rerr == nil {
-			return wv, nil
-		}
+	if wv, err := openCompact(file); err == nil {
+		return wv, nil
 	}
 	wv, err := OpenWordVectors(path)
 	if err != nil {
 		return nil, err
 	}
-	if err := writeFileAtomic(file, wv.writeTo); err != nil {
-		return wv, nil // a cache that cannot be written only costs time
-	}
+	// A compact file that cannot be written only costs time next run.
+	_ = writeFileAtomic(file, wv.writeCompact)
 	return wv, nil
 }
 
-// writeTo writes the compact form: magic, model, dims, words, then per
-// word its scale and quantised row, in row order.
-func (wv *WordVectors) writeTo(w io.Writer) error {
-	bw := bufio.NewWriterSize(w, 1<<20)
-	words := make([]string, len(wv.scale))
+// The compact file: the magic; the model (uvarint length, bytes); dims,
+// n and the word bytes' total (uint32, uint32, uint64, little-endian);
+// n entries of (offset uint32, length uint32, row uint32) sorted by word;
+// the word bytes; n rows of (scale float32, dims int8) in row order.
+const entrySize = 12
+
+// writeCompact writes the compact file of wv.
+func (wv *WordVectors) writeCompact(w io.Writer) error {
+	n := len(wv.scale)
+	words := make([]string, n)
 	for word, row := range wv.index {
 		words[row] = word
 	}
-	var buf [binary.MaxVarintLen64]byte
-	putString := func(s string) {
-		bw.Write(buf[:binary.PutUvarint(buf[:], uint64(len(s)))])
-		bw.WriteString(s)
+	order := make([]int32, n)
+	for i := range order {
+		order[i] = int32(i)
 	}
-	bw.WriteString(wordVectorsMagic)
-	putString(wv.model)
-	bw.Write(buf[:binary.PutUvarint(buf[:], uint64(wv.dims))])
-	bw.Write(buf[:binary.PutUvarint(buf[:], uint64(len(words)))])
-	for row, word := range words {
-		putString(word)
-		binary.Write(bw, binary.LittleEndian, math.Float32bits(wv.scale[row]))
-		for _, x := range wv.q[row*wv.dims : (row+1)*wv.dims] {
-			bw.WriteByte(byte(x))
+	slices.SortFunc(order, func(a, b int32) int {
+		if words[a] < words[b] {
+			return -1
 		}
+		if words[a] > words[b] {
+			return 1
+		}
+		return 0
+	})
+	bw := bufio.NewWriterSize(w, 1<<20)
+	var buf [binary.MaxVarintLen64]byte
+	bw.WriteString(wordVectorsMagic)
+	bw.Write(buf[:binary.PutUvarint(buf[:], uint64(len(wv.model)))])
+	bw.WriteString(wv.model)
+	var total uint64
+	for _, word := range words {
+		total += uint64(len(word))
+	}
+	le := binary.LittleEndian
+	bw.Write(le.AppendUint64(le.AppendUint32(le.AppendUint32(nil, uint32(wv.dims)), uint32(n)), total))
+	// Word bytes in sorted order; entries point into them.
+	var off uint32
+	for _, row := range order {
+		bw.Write(le.AppendUint32(le.AppendUint32(le.AppendUint32(nil, off), uint32(len(words[row]))), uint32(row)))
+		off += uint32(len(words[row]))
+	}
+	for _, row := range order {
+		bw.WriteString(words[row])
+	}
+	for row := 0; row < n; row++ {
+		bw.Write(le.AppendUint32(nil, math.Float32bits(wv.scale[row])))
+		bw.Write(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(wv.q[row*wv.dims:]))), wv.dims))
 	}
 	return bw.Flush()
 }
 
-// readWordVectors reads what writeTo wrote.
-func readWordVectors(r *bufio.Reader) (*WordVectors, error) {
-	magic := make([]byte, len(wordVectorsMagic))
-	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != wordVectorsMagic {
-		return nil, errors.New("not a compact word vectors file")
-	}
-	getString := func() (string, error) {
-		n, err := binary.ReadUvarint(r)
-		if err != nil || n > 1<<20 {
-			return "", fmt.Errorf("bad string: %v", err)
-		}
-		b := make([]byte, n)
-		_, err = io.ReadFull(r, b)
-		return string(b), err
-	}
-	model, err := getString()
+// mappedVectors looks words up in a compact file's bytes.
+type mappedVectors struct {
+	n, dims       int
+	entries, blob []byte
+	rows          []byte
+}
+
+// openCompact maps a compact file (reads it where mapping is not
+// available) and checks its layout.
+func openCompact(file string) (*WordVectors, error) {
+	data, release, err := mapFile(file)
 	if err != nil {
 		return nil, err
 	}
-	dims, err := binary.ReadUvarint(r)
-	if err != nil || dims == 0 || dims > 1<<16 {
-		return nil, fmt.Errorf("bad dimensions %d: %v", dims, err)
+	wv, err := parseCompact(data)
+	if err != nil {
+		release()
+		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	n, err := binary.ReadUvarint(r)
-	if err != nil || n > 1<<26 {
-		return nil, fmt.Errorf("bad word count %d: %v", n, err)
-	}
-	wv := &WordVectors{model: model, dims: int(dims), index: make(map[string]int32, n),
-		q: make([]int8, 0, int(n)*int(dims)), scale: make([]float32, 0, n)}
-	row := make([]byte, dims)
-	for i := uint64(0); i < n; i++ {
-		word, err := getString()
-		if err != nil {
-			return nil, err
-		}
-		var bits uint32
-		if err := binary.Read(r, binary.LittleEndian, &bits); err != nil {
-			return nil, err
-		}
-		if _, err := io.ReadFull(r, row); err != nil {
-			return nil, err
-		}
-		wv.index[word] = int32(i)
-		wv.scale = append(wv.scale, math.Float32frombits(bits))
-		for _, b := range row {
-			wv.q = append(wv.q, int8(b))
-		}
-	}
+	runtime.AddCleanup(wv, func(release func()) { release() }, release)
 	return wv, nil
+}
+
+func parseCompact(data []byte) (*WordVectors, error) {
+	rest, ok := bytes.CutPrefix(data, []byte(wordVectorsMagic))
+	if !ok {
+		return nil, errors.New("not a compact word vectors file")
+	}
+	mlen, k := binary.Uvarint(rest)
+	if k <= 0 || mlen > 1<<10 || uint64(len(rest)-k) < mlen+16 {
+		return nil, errors.New("damaged header")
+	}
+	model := string(rest[k : k+int(mlen)])
+	rest = rest[k+int(mlen):]
+	le := binary.LittleEndian
+	dims, n, total := int(le.Uint32(rest)), int(le.Uint32(rest[4:])), le.Uint64(rest[8:])
+	rest = rest[16:]
+	need := uint64(n)*entrySize + total + uint64(n)*uint64(4+dims)
+	if dims < 1 || dims > 1<<16 || n < 1 || uint64(len(rest)) != need {
+		return nil, errors.New("damaged layout")
+	}
+	m := &mappedVectors{n: n, dims: dims}
+	m.entries, rest = rest[:n*entrySize], rest[n*entrySize:]
+	m.blob, m.rows = rest[:total], rest[total:]
+	return &WordVectors{model: model, dims: dims, mapped: m}, nil
+}
+
+// lookup binary-searches the sorted entries for word.
+func (m *mappedVectors) lookup(word []byte) (int32, float32, []int8, bool) {
+	le := binary.LittleEndian
+	lo, hi := 0, m.n
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		e := m.entries[mid*entrySize:]
+		off, n := uint64(le.Uint32(e)), uint64(le.Uint32(e[4:]))
+		if off+n > uint64(len(m.blob)) {
+			return 0, 0, nil, false // damaged: treat as unknown
+		}
+		switch c := bytes.Compare(m.blob[off:off+n], word); {
+		case c < 0:
+			lo = mid + 1
+		case c > 0:
+			hi = mid
+		default:
+			row := le.Uint32(e[8:])
+			if int(row) >= m.n {
+				return 0, 0, nil, false
+			}
+			r := m.rows[int(row)*(4+m.dims):]
+			q := unsafe.Slice((*int8)(unsafe.Pointer(&r[4])), m.dims)
+			return int32(row), math.Float32frombits(le.Uint32(r)), q, true
+		}
+	}
+	return 0, 0, nil, false
 }
 
 // writeFileAtomic writes file through a temporary file and a rename.
