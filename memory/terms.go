@@ -112,10 +112,14 @@ func DateWords(p string) string {
 // and for a daily log's chunk the date words of its file (not part of
 // the text a hit returns).
 func IndexText(c Chunk) string {
-	if w := DateWords(c.Path); w != "" {
-		return w + "\n" + c.Text
+	t := c.Text
+	if c.Context != "" {
+		t = c.Context + "\n" + t
 	}
-	return c.Text
+	if w := DateWords(c.Path); w != "" {
+		return w + "\n" + t
+	}
+	return t
 }
 
 // SelectDF is the document frequency above which a query term ranks
