@@ -27,7 +27,7 @@ import (
 
 const (
 	benchSchema = "quire_bench_100k"
-	benchCommit = "corpus-v4-100000"
+	benchCommit = "corpus-v5-100000"
 )
 
 // benchChunks is 100,000 unless QUIRE_BENCH_CHUNKS says otherwise (for
