@@ -172,8 +172,12 @@ func (m *mappedVectors) lookup(word []byte) (int32, float32, []int8, bool) {
 				return 0, 0, nil, false
 			}
 			r := m.rows[int(row)*(4+m.dims):]
+			scale := math.Float32frombits(le.Uint32(r))
+			if math.IsNaN(float64(scale)) || math.IsInf(float64(scale), 0) || scale < 0 {
+				return 0, 0, nil, false // damaged: treat as unknown
+			}
 			q := unsafe.Slice((*int8)(unsafe.Pointer(&r[4])), m.dims)
-			return int32(row), math.Float32frombits(le.Uint32(r)), q, true
+			return int32(row), scale, q, true
 		}
 	}
 	return 0, 0, nil, false

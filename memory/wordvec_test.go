@@ -204,3 +204,34 @@ func TestWordVectorsCompact(t *testing.T) {
 		t.Errorf("the damaged cache was not rewritten: %v", err)
 	}
 }
+
+// FuzzParseCompact: whatever bytes a compact word vectors file holds,
+// opening it and looking words up never panics, and a file that opens
+// embeds to finite vectors.
+func FuzzParseCompact(f *testing.F) {
+	wv, err := LoadWordVectors(strings.NewReader(testVectors))
+	if err != nil {
+		f.Fatal(err)
+	}
+	var b strings.Builder
+	if err := wv.writeCompact(&b); err != nil {
+		f.Fatal(err)
+	}
+	f.Add([]byte(b.String()))
+	f.Add([]byte(wordVectorsMagic + "\x03abc\x02\x00\x00\x00\x01\x00\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		wv, err := parseCompact(data)
+		if err != nil {
+			return
+		}
+		vs, err := wv.Embed(context.Background(), []string{"the car and automobile of a banana fruit zz"})
+		if err != nil || len(vs[0]) != wv.Dimensions() {
+			t.Fatalf("embed: %v", err)
+		}
+		for _, x := range vs[0] {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				t.Fatalf("not finite: %v", vs[0])
+			}
+		}
+	})
+}
