@@ -78,6 +78,8 @@ func benchStore(b *testing.B, kind string) (*Store, *storetest.Corpus) {
 		b.Fatal(err)
 	}
 	b.Logf("indexed %d chunks in %v", corpus.Chunks, time.Since(start))
+	s.WaitIndexBuilds()
+	b.Logf("vector index built after %v", time.Since(start))
 	if _, err := s.pool.Exec(ctx, "ANALYZE chunks"); err != nil {
 		b.Fatal(err)
 	}
