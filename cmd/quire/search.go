@@ -2,9 +2,14 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/quirehq/quire/memory"
@@ -33,7 +38,9 @@ log's date is indexed with it) and vector candidates, each scored on both
 sides, w × text + (1 − w) × vector with w = --text-weight (else the
 agent's memory_text_weight, else 0.9), × 1.2 for the user's own memory. Without --user
 only agent-level memory is searched; with it, agent-level memory and that
-user's. Embeddings are cached in $XDG_CACHE_HOME/quire/embeddings.
+user's. Embeddings are cached in $XDG_CACHE_HOME/quire/embeddings, and the
+index of each workspace and agent in $XDG_CACHE_HOME/quire/index/: a later
+search re-chunks and embeds only the documents that changed.
 
 Without --dir, --rev and --local, a daemon answering on --socket is asked
 instead: it searches what it has deployed and indexed.
@@ -99,14 +106,24 @@ func runSearch(ctx context.Context, e *env, opts any, args []string) error {
 	if err != nil {
 		return err
 	}
-	store, err := memstore.New(memstore.Options{Embedder: emb, CacheFile: cacheFile(e.getenv)})
+	cache := cacheFile(e.getenv)
+	store, err := memstore.New(memstore.Options{Embedder: emb, CacheFile: cache})
 	if err != nil {
 		return err
 	}
 	defer store.Close()
+	snapshot := indexSnapshot(cache, o.dir, o.rev, a.Name, emb)
+	loaded := false
+	if f, err := os.Open(snapshot); err == nil {
+		loaded = store.Load(a.Name, f) == nil
+		f.Close()
+	}
 	st, err := store.Index(ctx, a.Name, "", docs)
 	if err != nil {
 		return err
+	}
+	if snapshot != "" && (!loaded || st.Changed > 0 || st.Removed > 0) && st.EmbedError == nil {
+		saveSnapshot(store, a.Name, snapshot) // a snapshot only saves time
 	}
 	if st.EmbedError != nil {
 		fmt.Fprintf(e.stderr, "warning: %v; searching full text only\n", st.EmbedError)
@@ -165,4 +182,39 @@ func (o *searchOptions) weight() *float64 {
 	}
 	w := o.textWeight
 	return &w
+}
+
+// indexSnapshot is where `quire search` keeps the embedded index of an
+// agent of a workspace (and revision) between runs, beside the embedding
+// cache: "" when there is no cache directory.
+func indexSnapshot(cache, dir, rev, agent string, emb memory.Embedder) string {
+	if cache == "" {
+		return ""
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	key := sha256.Sum256([]byte(abs + "\x00" + rev + "\x00" + agent + "\x00" + emb.Model()))
+	return filepath.Join(filepath.Dir(cache), "index", hex.EncodeToString(key[:12]))
+}
+
+// saveSnapshot writes the agent's index to file atomically; failures are
+// ignored (the next search rebuilds it).
+func saveSnapshot(store *memstore.Store, agent, file string) {
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(file), ".index-*")
+	if err != nil {
+		return
+	}
+	werr := store.Save(agent, tmp)
+	if err := errors.Join(werr, tmp.Close()); err != nil {
+		os.Remove(tmp.Name())
+		return
+	}
+	if os.Rename(tmp.Name(), file) != nil {
+		os.Remove(tmp.Name())
+	}
 }

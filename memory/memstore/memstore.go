@@ -40,7 +40,9 @@ type Store struct {
 	log   *slog.Logger
 	terms memory.Analyzer
 
-	indexMu sync.Mutex // serialises Index calls
+	indexMu     sync.Mutex // serialises Index and Load calls
+	cacheMu     sync.Mutex // guards cacheLoaded
+	cacheLoaded bool
 	mu      sync.RWMutex
 	agents  map[string]*agentIndex
 }
@@ -72,19 +74,35 @@ func New(opts Options) (*Store, error) {
 	}
 	s := &Store{opts: opts, cache: &memory.Cache{}, log: log, agents: map[string]*agentIndex{}}
 	if opts.CacheFile != "" {
-		data, err := os.ReadFile(opts.CacheFile)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-		case err != nil:
+		if _, err := os.Stat(opts.CacheFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("read embedding cache: %w", err)
-		default:
-			if err := s.cache.UnmarshalBinary(data); err != nil {
-				log.Warn("embedding cache unreadable, starting empty", "file", opts.CacheFile, "err", err)
-			}
-			s.cache.ClearDirty()
 		}
 	}
 	return s, nil
+}
+
+// loadCache reads the embedding cache file the first time vectors are
+// needed: a store whose chunks all come from a snapshot (Load) never
+// reads it.
+func (s *Store) loadCache() error {
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	if s.cacheLoaded || s.opts.CacheFile == "" {
+		return nil
+	}
+	s.cacheLoaded = true
+	data, err := os.ReadFile(s.opts.CacheFile)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return fmt.Errorf("read embedding cache: %w", err)
+	default:
+		if err := s.cache.UnmarshalBinary(data); err != nil {
+			s.log.Warn("embedding cache unreadable, starting empty", "file", s.opts.CacheFile, "err", err)
+		}
+		s.cache.ClearDirty()
+	}
+	return nil
 }
 
 // Index implements memory.Store.
@@ -123,6 +141,11 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 			if _, ok := next.docs[k]; !ok {
 				stats.Removed++
 			}
+		}
+	}
+	if len(fresh) > 0 && memory.Enabled(s.opts.Embedder) {
+		if err := s.loadCache(); err != nil {
+			return stats, err
 		}
 	}
 	texts := make([]string, len(fresh))
@@ -341,6 +364,9 @@ func (s *Store) Chunks(_ context.Context, agent string) ([]memory.Chunk, error) 
 func (s *Store) Backfill(ctx context.Context) (int, error) {
 	if !memory.Enabled(s.opts.Embedder) {
 		return 0, nil
+	}
+	if err := s.loadCache(); err != nil {
+		return 0, err
 	}
 	s.mu.RLock()
 	type pending struct {
