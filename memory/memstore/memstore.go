@@ -43,8 +43,8 @@ type Store struct {
 	indexMu     sync.Mutex // serialises Index and Load calls
 	cacheMu     sync.Mutex // guards cacheLoaded
 	cacheLoaded bool
-	mu      sync.RWMutex
-	agents  map[string]*agentIndex
+	mu          sync.RWMutex
+	agents      map[string]*agentIndex
 }
 
 var _ memory.Store = (*Store)(nil)
