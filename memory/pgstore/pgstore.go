@@ -1,9 +1,11 @@
 // Package pgstore is the memory store on PostgreSQL with pgvector: several
 // daemons may share one database. It owns the schema (embedded, versioned
 // migrations), the documents and chunks tables scoped by agent and user, a
-// tsvector of each chunk's bm25 tokens (TextVector, the tokens of queries
-// and of the embedded store) with a GIN index for full-text search, and an
-// HNSW cosine index whose dimension follows the configured embedder.
+// tsvector of each chunk's full-text terms (TextVector: memory.Analyzer's
+// terms, those of queries and of the embedded store) with a GIN index, the
+// per-agent term statistics its BM25 ranking reads (kept in the indexing
+// transaction), and an HNSW cosine index whose dimension follows the
+// configured embedder.
 // It is the only package that imports pgx and pgvector.
 package pgstore
 
@@ -790,10 +792,10 @@ func loadStoredVectors(ctx context.Context, q querier, model string, cache *memo
 }
 
 // Search implements memory.Store: the agent's term statistics come first
-// (one round trip), then one statement finds the full-text candidates
-// (BM25 from those statistics, as the embedded store ranks), the vector
-// candidates, and scores each of their union on both sides; memory.Rank
-// merges them.
+// (one round trip); then, at once on two connections, one statement finds
+// the full-text candidates (BM25 from those statistics, as the embedded
+// store ranks) with their cosines and the other the vector candidates with
+// their BM25 scores; memory.Rank merges them.
 func (s *Store) Search(ctx context.Context, agent string, q memory.Query) ([]memory.Hit, error) {
 	n := memory.CandidateLimit(q.Limit)
 	var qv []float32
