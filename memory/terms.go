@@ -124,8 +124,10 @@ func IndexText(c Chunk) string {
 
 // SelectDF is the document frequency above which a query term ranks
 // full-text candidates but does not select them, for an agent with n
-// chunks: 2 % of the chunks, and never below selectFloor, so an agent of
-// up to 50,000 chunks gets exact BM25 over every chunk sharing a term.
+// chunks: 2 % of the chunks, and never below selectFloor (1,000), so in an
+// agent of up to 1,000 chunks every chunk sharing a term with the query
+// is ranked, and a term must be held by over 1,000 chunks to be left out
+// of the selection.
 // Frequent terms barely move a BM25 ranking (their IDF is small), yet
 // selecting on them makes a search score a large part of a big agent.
 // Both stores apply the rule, so they rank alike.
