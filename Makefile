@@ -9,7 +9,7 @@ GO        ?= go
 FUZZTIME  ?= 50000x
 PKGS      := ./...
 
-.PHONY: all build test check-fmt vet unit fuzz-smoke bench golden test-editors editor-tools test-mcp test-vscode
+.PHONY: all build test check-fmt vet unit fuzz-smoke bench bench-recall golden test-editors editor-tools test-mcp test-vscode
 
 all: build
 
@@ -41,6 +41,18 @@ fuzz-smoke:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+# Recall@6 per question category on the LoCoMo dev set (read in place from
+# LOCOMO; its licence is non-commercial: never copy it into the project),
+# for each offline embedder (glove too when QUIRE_GLOVE_FILE names a GloVe
+# text file) and both stores. Says so and skips when the set is absent.
+LOCOMO ?= $(CURDIR)/../shared/bench/locomo-dev
+
+bench-recall:
+	@if [ ! -d "$(LOCOMO)/data" ]; then \
+	  echo "bench-recall: no LoCoMo dev set at $(LOCOMO) (set LOCOMO=DIR): skipped"; exit 0; fi; \
+	url=$$(.ci/testdb.sh) && QUIRE_TEST_DATABASE_URL="$$url" QUIRE_LOCOMO_DIR="$(LOCOMO)" \
+	  $(GO) test -run '^$$' -bench '^BenchmarkRecall$$' -benchtime 1x ./memory/recall/ | grep -E '^(recall@6|ok|FAIL|---)'
 
 # Regenerate golden files after an intended change to prompt assembly.
 golden:

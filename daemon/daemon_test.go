@@ -97,6 +97,15 @@ func TestEndToEnd(t *testing.T) {
 		res, err := td.c.MemorySearch(ctx, "concierge", api.SearchRequest{Query: "zebrafinch", User: "ines.carvalho"})
 		return err == nil && len(res.Hits) > 0 && strings.Contains(res.Hits[0].Text, "zebrafinch")
 	})
+	// A request may weigh the sides itself, within 0..1.
+	full := 1.0
+	if res, err := td.c.MemorySearch(ctx, "concierge", api.SearchRequest{Query: "zebrafinch", User: "ines.carvalho", TextWeight: &full}); err != nil || len(res.Hits) == 0 || res.Hits[0].Score != 1.2 {
+		t.Errorf("full-text-only search: %+v, %v; want the entry first at 1 × 1.2", res, err)
+	}
+	bad := 1.5
+	if _, err := td.c.MemorySearch(ctx, "concierge", api.SearchRequest{Query: "zebrafinch", TextWeight: &bad}); apiStatus(err) != http.StatusBadRequest {
+		t.Errorf("text_weight 1.5: %v; want 400", err)
+	}
 	// Another user never sees it.
 	res, err := td.c.MemorySearch(ctx, "concierge", api.SearchRequest{Query: "zebrafinch"})
 	if err != nil {

@@ -182,9 +182,15 @@ func (d *Daemon) MemorySearch(ctx context.Context, agent string, req api.SearchR
 	if req.Limit < 0 || req.Limit > 100 {
 		return api.SearchResponse{}, badRequest("limit %d: use 1 to 100 (0 means %d)", req.Limit, memory.DefaultLimit)
 	}
+	weight := req.TextWeight
+	if weight == nil {
+		weight = ref.ag.agent.Config.MemoryTextWeight
+	} else if !(*weight >= 0 && *weight <= 1) {
+		return api.SearchResponse{}, badRequest("text_weight %g: use 0 (vectors only) to 1 (full text only)", *weight)
+	}
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	hits, err := d.store.Search(sctx, agent, memory.Query{Text: req.Query, User: req.User, Limit: req.Limit, MinScore: req.MinScore})
+	hits, err := d.store.Search(sctx, agent, memory.Query{Text: req.Query, User: req.User, Limit: req.Limit, MinScore: req.MinScore, TextWeight: weight})
 	if err != nil {
 		if ctx.Err() != nil {
 			return api.SearchResponse{}, ctx.Err()

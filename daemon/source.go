@@ -405,7 +405,7 @@ func (d *Daemon) afterPush(ctx context.Context, e gitsync.Event, remote io.Write
 	if dep == nil {
 		return
 	}
-	writeDeployReport(remote, prev, dep)
+	writeDeployReport(remote, prev, dep, d.opts.Now())
 	wctx, cancel := context.WithTimeout(ctx, d.opts.IndexWait)
 	defer cancel()
 	done := s.waitIndexed(wctx, dep)
@@ -451,8 +451,9 @@ func (s *source) waitIndexed(ctx context.Context, dep *deployment) bool {
 	}
 }
 
-// writeDeployReport writes one block of remote: lines per agent.
-func writeDeployReport(w io.Writer, prev, dep *deployment) {
+// writeDeployReport writes one block of remote: lines per agent; now
+// tells which daily logs the agent's retention will prune.
+func writeDeployReport(w io.Writer, prev, dep *deployment, now time.Time) {
 	for _, name := range dep.names {
 		a := dep.agents[name]
 		res, err := dep.ws.Assemble(prompt.Request{Agent: name, Session: prompt.SessionMain, Channel: prompt.ChannelDM,
@@ -475,6 +476,16 @@ func writeDeployReport(w io.Writer, prev, dep *deployment) {
 				fmt.Fprintf(w, "%s: %s %s: kept %s + %s of %s chars\n", name, f.Status, f.Name, n(f.HeadChars), n(f.TailChars), n(f.OriginalChars))
 			case prompt.StatusDropped:
 				fmt.Fprintf(w, "%s: dropped %s (%s chars): the total budget was used up\n", name, f.Name, n(f.OriginalChars))
+			}
+		}
+		if cfg := a.agent.Config; cfg.DailyLogRetentionDays > 0 {
+			loc := cfg.Location
+			if loc == nil {
+				loc = time.UTC
+			}
+			if old := memory.ExpiredLogs(dep.ws.FS(), a.agent.Dir, cfg.DailyLogRetentionDays, now.In(loc)); len(old) > 0 {
+				fmt.Fprintf(w, "%s: daily logs: %s older than %d days (daily_log_retention_days) will be pruned within the hour: %s\n",
+					name, n(len(old)), cfg.DailyLogRetentionDays, listSome(old, 5))
 			}
 		}
 		var before *skills.Set
@@ -522,4 +533,12 @@ func skillChanges(before, after *skills.Set) (added, changed, removed []string) 
 	}
 	sort.Strings(removed)
 	return added, changed, removed
+}
+
+// listSome joins the first max items and says how many more there are.
+func listSome(items []string, max int) string {
+	if len(items) <= max {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:max], ", "), len(items)-max)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -72,12 +73,27 @@ func TestUpstreamSource(t *testing.T) {
 	}
 }
 
-// TestPruneDailyLogs deletes daily logs past the retention in a commit.
+// TestPruneDailyLogs deletes daily logs past the retention an agent
+// sets in one commit, announced on the event stream.
 func TestPruneDailyLogs(t *testing.T) {
 	ctx := context.Background()
 	td := startDaemon(t, daemon.Options{PruneInterval: 50 * time.Millisecond})
-	wt := newWorkTree(t, botFiles)
-	td.push(t, wt, "bot")
+	evCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pruned := make(chan api.Event, 1)
+	go td.c.Events(evCtx, func(e api.Event) bool {
+		if e.Type == "prune" {
+			pruned <- e
+			return false
+		}
+		return true
+	})
+	files := maps.Clone(botFiles)
+	files["agent.yaml"] += "daily_log_retention_days: 30\n"
+	wt := newWorkTree(t, files)
+	if out := td.push(t, wt, "bot"); !strings.Contains(out, "bot: daily logs: 1 older than 30 days (daily_log_retention_days) will be pruned within the hour: memory/2020-01-01.md") {
+		t.Errorf("the deploy report does not announce the prune:\n%s", out)
+	}
 	waitFor(t, "the old daily log to be pruned", func() bool {
 		_, err := td.c.ReadFile(ctx, "bot", "memory/2020-01-01.md", "")
 		return apiStatus(err) == http.StatusNotFound
@@ -88,6 +104,27 @@ func TestPruneDailyLogs(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(wt, "MEMORY.md")); err != nil {
 		t.Fatal("pruning removed MEMORY.md")
+	}
+	select {
+	case e := <-pruned:
+		if e.Agent != "bot" || !strings.Contains(e.Message, "memory/2020-01-01.md") || !strings.Contains(e.Message, "older than 30 days") {
+			t.Errorf("prune event %+v; want the agent, the file and the retention", e)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("no prune event on the event stream")
+	}
+}
+
+// TestImportedLogsSurviveStart: an agent that sets no retention keeps
+// its old daily logs (imported history) however often the daemon prunes.
+func TestImportedLogsSurviveStart(t *testing.T) {
+	ctx := context.Background()
+	td := startDaemon(t, daemon.Options{PruneInterval: 20 * time.Millisecond})
+	wt := newWorkTree(t, botFiles)
+	td.push(t, wt, "bot")
+	time.Sleep(500 * time.Millisecond) // many prune rounds
+	if _, err := td.c.ReadFile(ctx, "bot", "memory/2020-01-01.md", ""); err != nil {
+		t.Fatalf("the 2020 daily log is gone after start: %v", err)
 	}
 }
 

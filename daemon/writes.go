@@ -12,7 +12,6 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -523,8 +522,6 @@ func (d *Daemon) seedUser(ctx context.Context, ref agentRef, user string) (bool,
 	return commit != "", err
 }
 
-var dailyLogName = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2})\.md$`)
-
 // pruneLoop deletes daily logs older than each agent's retention, soon
 // after start and then every PruneInterval.
 func (d *Daemon) pruneLoop(ctx context.Context) error {
@@ -557,33 +554,24 @@ func (d *Daemon) pruneDailyLogs(ctx context.Context, ref agentRef) error {
 		loc = time.UTC
 	}
 	today := d.opts.Now().In(loc)
-	cutoff := time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, -cfg.DailyLogRetentionDays)
 	agentDir := ref.ag.agent.Dir
+	var pruned []string
 	build := func(fsys fs.FS) ([]gitsync.FileWrite, error) {
-		dirs := []string{joinSlash(agentDir, prompt.MemoryDir)}
-		users, _ := fs.ReadDir(fsys, joinSlash(agentDir, prompt.UsersDir))
-		for _, u := range users {
-			if u.IsDir() {
-				dirs = append(dirs, joinSlash(agentDir, prompt.UsersDir, u.Name(), prompt.MemoryDir))
-			}
-		}
+		pruned = memory.ExpiredLogs(fsys, agentDir, cfg.DailyLogRetentionDays, today)
 		var writes []gitsync.FileWrite
-		for _, dir := range dirs {
-			entries, _ := fs.ReadDir(fsys, dir)
-			for _, e := range entries {
-				m := dailyLogName.FindStringSubmatch(e.Name())
-				if m == nil || e.IsDir() {
-					continue
-				}
-				day, err := time.Parse("2006-01-02", m[1])
-				if err == nil && day.Before(cutoff) {
-					writes = append(writes, gitsync.FileWrite{Path: joinSlash(dir, e.Name()), Delete: true})
-				}
-			}
+		for _, p := range pruned {
+			writes = append(writes, gitsync.FileWrite{Path: p, Delete: true})
 		}
-		sort.Slice(writes, func(i, j int) bool { return writes[i].Path < writes[j].Path })
 		return writes, nil
 	}
-	_, _, err := d.commitChange(ctx, ref, "", fmt.Sprintf("%s: prune daily logs older than %d days", ref.ag.agent.Name, cfg.DailyLogRetentionDays), build)
-	return err
+	name := ref.ag.agent.Name
+	commit, _, err := d.commitChange(ctx, ref, "", fmt.Sprintf("%s: prune daily logs older than %d days", name, cfg.DailyLogRetentionDays), build)
+	if err != nil || commit == "" {
+		return err
+	}
+	d.log.Info("pruned daily logs past their retention", "agent", name, "retention_days", cfg.DailyLogRetentionDays,
+		"commit", commit, "files", pruned)
+	d.events.publish(api.Event{Type: "prune", Agent: name, Source: ref.src.id(), Commit: commit,
+		Message: fmt.Sprintf("pruned %d daily logs older than %d days (daily_log_retention_days): %s", len(pruned), cfg.DailyLogRetentionDays, strings.Join(pruned, ", "))})
+	return nil
 }

@@ -224,3 +224,22 @@ func TestDocumentsAtRoot(t *testing.T) {
 		t.Errorf("chunks = %+v", chunks)
 	}
 }
+
+// Each chunk after the first indexes the last line of the one before it
+// (in a conversation, the turn it answers), outside its text.
+func TestChunksLeadIn(t *testing.T) {
+	text := "## 10:00\nAnn: what did you paint?\n\n" + para(600, "x") + "\n\n## 10:01\nMel: a sunrise over the lake."
+	chunks := NewDocument("memory/2023-05-08.md", "", text).Chunks()
+	if len(chunks) != 2 {
+		t.Fatalf("got %d chunks: %+v", len(chunks), chunks)
+	}
+	if chunks[0].Context != "" || chunks[1].Context != para(600, "x") {
+		t.Errorf("contexts %q, %.20q; want none, then the previous chunk's last line", chunks[0].Context, chunks[1].Context)
+	}
+	if got := IndexText(chunks[1]); !strings.Contains(got, "May 2023") || !strings.Contains(got, "xxx") || !strings.HasSuffix(got, chunks[1].Text) {
+		t.Errorf("IndexText = %.80q; want the date words, the lead-in and the text", got)
+	}
+	if LeadIn("one\ntwo") != "two" || LeadIn("solo") != "solo" {
+		t.Errorf("LeadIn: %q, %q", LeadIn("one\ntwo"), LeadIn("solo"))
+	}
+}

@@ -11,8 +11,9 @@ const (
 	// CandidateFactor times the limit is how many candidates each side
 	// (full-text, vector) contributes.
 	CandidateFactor = 4
-	// TextWeight and VectorWeight weigh the two sides of a hybrid score.
-	TextWeight, VectorWeight = 0.3, 0.7
+	// DefaultTextWeight weighs the full-text side of a weighted hybrid
+	// score; the vector side weighs 1 − DefaultTextWeight.
+	DefaultTextWeight = 0.9
 	// UserBoost multiplies the score of a per-user hit.
 	UserBoost = 1.2
 	// RRFK is the constant k of reciprocal rank fusion.
@@ -23,7 +24,7 @@ const (
 type Fusion int
 
 const (
-	// Weighted is the default: 0.3 × normalised text score + 0.7 × cosine.
+	// Weighted is the default: see Rank.
 	Weighted Fusion = iota
 	// RRF is reciprocal rank fusion: Σ 1/(RRFK + rank) over the sides.
 	RRF
@@ -35,11 +36,13 @@ const (
 	ScopeUser  = "user"
 )
 
-// Candidate is a chunk found by one side of a search with that side's raw
-// score: a full-text relevance (BM25, ts_rank) or a cosine similarity.
+// Candidate is a chunk found by either side of a search, scored on both:
+// TextScore is its BM25 score for the query (0 when it holds no query
+// term), VectorScore its cosine similarity to the query's vector (0
+// without one).
 type Candidate struct {
 	Chunk
-	Score float64
+	TextScore, VectorScore float64
 }
 
 // Hit is one search result.
@@ -52,6 +55,8 @@ type Hit struct {
 	Score     float64 `json:"score"`
 	// Scope is ScopeUser for a per-user document, ScopeAgent otherwise.
 	Scope string `json:"scope"`
+	// Date is a daily log's date (YYYY-MM-DD), "" for other documents.
+	Date string `json:"date,omitempty"`
 }
 
 // RankOptions tunes Rank.
@@ -62,6 +67,13 @@ type RankOptions struct {
 	MinScore float64
 	// Fusion chooses weighted scores (default) or reciprocal rank fusion.
 	Fusion Fusion
+	// TextWeight is the weight of the full-text side in a weighted
+	// score, the vector side getting 1 − TextWeight; nil means
+	// DefaultTextWeight.
+	TextWeight *float64
+	// Vectors says the vector side ran (the store has an embedder and
+	// the query got a vector); without it the text side weighs 1.
+	Vectors bool
 }
 
 // CandidateLimit is how many candidates each side should fetch for a
@@ -78,91 +90,89 @@ type chunkKey struct {
 	line       int
 }
 
-// Rank merges full-text and vector candidates into hits (behavior.md §6):
-// each side keeps its best CandidateLimit candidates that score above 0; full-text scores are
-// divided by the best one; score = 0.3 × text + 0.7 × vector, a side's
-// weight becoming 1 when the other has no candidates; per-user hits are
-// multiplied by 1.2; of duplicates (same path and start line) the user's
-// copy is kept once, never summed; ties are broken by path then line;
-// hits below MinScore are dropped. The result is deterministic.
-func Rank(text, vector []Candidate, opts RankOptions) []Hit {
+// Rank merges the candidates of both sides into hits. Every candidate is
+// scored on both sides, so a chunk found by one side only is not left
+// at 0 on the other. Weighted fusion (the default) puts both sides on
+// 0..1 over the candidates — BM25 divided by the best, cosine min-max
+// scaled between the worst and the best — and scores
+// TextWeight × text + (1 − TextWeight) × vector (text alone when the
+// vector side did not run). RRF sums 1/(RRFK + rank) over the sides a
+// candidate ranks on (rank by that side's score, positive scores only).
+// Per-user hits are multiplied by UserBoost; of duplicates (same path and
+// start line) the user's copy is kept once, never summed; ties are broken
+// by path then line; hits below MinScore are dropped. The result is
+// deterministic.
+func Rank(cands []Candidate, opts RankOptions) []Hit {
 	limit := opts.Limit
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
-	text = best(text, CandidateLimit(limit))
-	vector = best(vector, CandidateLimit(limit))
-
-	type entry struct {
-		chunk       Chunk
-		textScore   float64
-		vectorScore float64
-		textRank    int // 1-based, 0 = absent
-		vectorRank  int
-		fromText    bool
-		fromVector  bool
-	}
-	entries := map[chunkKey]*entry{}
-	var order []chunkKey
-	get := func(c Chunk) *entry {
+	// One entry per chunk (stores may list a chunk twice).
+	seen := map[chunkKey]bool{}
+	var cs []Candidate
+	for _, c := range cands {
 		k := chunkKey{c.User, c.Path, c.StartLine}
-		e, ok := entries[k]
-		if !ok {
-			e = &entry{chunk: c}
-			entries[k] = e
-			order = append(order, k)
-		}
-		return e
-	}
-	maxText := 0.0
-	for _, c := range text {
-		maxText = max(maxText, c.Score)
-	}
-	for i, c := range text {
-		e := get(c.Chunk)
-		if !e.fromText {
-			e.fromText, e.textRank = true, i+1
-			if maxText > 0 {
-				e.textScore = c.Score / maxText
-			}
+		if !seen[k] && (c.TextScore > 0 || c.VectorScore > 0) {
+			seen[k] = true
+			cs = append(cs, c)
 		}
 	}
-	for i, c := range vector {
-		e := get(c.Chunk)
-		if !e.fromVector {
-			e.fromVector, e.vectorRank = true, i+1
-			e.vectorScore = c.Score
+	maxText, minVec, maxVec := 0.0, 0.0, 0.0
+	for i, c := range cs {
+		maxText = max(maxText, c.TextScore)
+		if i == 0 {
+			minVec, maxVec = c.VectorScore, c.VectorScore
+		}
+		minVec, maxVec = min(minVec, c.VectorScore), max(maxVec, c.VectorScore)
+	}
+	wt := DefaultTextWeight
+	if opts.TextWeight != nil {
+		wt = min(max(*opts.TextWeight, 0), 1)
+	}
+	if !opts.Vectors {
+		wt = 1
+	}
+	var textRank, vecRank map[chunkKey]int
+	if opts.Fusion == RRF {
+		textRank = sideRanks(cs, func(c Candidate) float64 { return c.TextScore })
+		if opts.Vectors {
+			vecRank = sideRanks(cs, func(c Candidate) float64 { return c.VectorScore })
 		}
 	}
-	wt, wv := TextWeight, VectorWeight
-	switch {
-	case len(vector) == 0:
-		wt, wv = 1, 0
-	case len(text) == 0:
-		wt, wv = 0, 1
-	}
-	// Score every entry, then keep one hit per (path, start line): the
-	// user's copy when there is one, else the agent's.
+	// Score every candidate, then keep one hit per (path, start line):
+	// the user's copy when there is one, else the agent's.
 	byPlace := map[chunkKey]Hit{}
-	for _, k := range order {
-		e := entries[k]
+	for _, c := range cs {
 		var score float64
 		if opts.Fusion == RRF {
-			if e.fromText {
-				score += 1 / float64(RRFK+e.textRank)
+			k := chunkKey{c.User, c.Path, c.StartLine}
+			if r := textRank[k]; r > 0 {
+				score += 1 / float64(RRFK+r)
 			}
-			if e.fromVector {
-				score += 1 / float64(RRFK+e.vectorRank)
+			if r := vecRank[k]; r > 0 {
+				score += 1 / float64(RRFK+r)
 			}
 		} else {
-			score = wt*e.textScore + wv*e.vectorScore
+			t, v := 0.0, 0.0
+			if maxText > 0 {
+				t = c.TextScore / maxText
+			}
+			if maxVec > minVec {
+				v = (c.VectorScore - minVec) / (maxVec - minVec)
+			} else if maxVec > 0 {
+				v = 1
+			}
+			score = wt*t + (1-wt)*v
 		}
 		scope := ScopeAgent
-		if e.chunk.User != "" {
+		if c.User != "" {
 			score *= UserBoost
 			scope = ScopeUser
 		}
-		h := Hit{Path: e.chunk.Path, User: e.chunk.User, StartLine: e.chunk.StartLine, EndLine: e.chunk.EndLine, Text: e.chunk.Text, Score: score, Scope: scope}
+		h := Hit{Path: c.Path, User: c.User, StartLine: c.StartLine, EndLine: c.EndLine, Text: c.Text, Score: score, Scope: scope}
+		if d, ok := LogDate(c.Path); ok {
+			h.Date = d.Format("2006-01-02")
+		}
 		place := chunkKey{path: h.Path, line: h.StartLine}
 		if prev, ok := byPlace[place]; ok && !preferred(h, prev) {
 			continue
@@ -180,6 +190,35 @@ func Rank(text, vector []Candidate, opts RankOptions) []Hit {
 		hits = hits[:limit]
 	}
 	return hits
+}
+
+// sideRanks returns the 1-based rank of each candidate with a positive
+// score on one side, by that score (ties by path, line, user).
+func sideRanks(cs []Candidate, score func(Candidate) float64) map[chunkKey]int {
+	var side []Candidate
+	for _, c := range cs {
+		if score(c) > 0 {
+			side = append(side, c)
+		}
+	}
+	sort.SliceStable(side, func(i, j int) bool {
+		a, b := side[i], side[j]
+		if sa, sb := score(a), score(b); sa != sb {
+			return sa > sb
+		}
+		if a.Path != b.Path {
+			return a.Path < b.Path
+		}
+		if a.StartLine != b.StartLine {
+			return a.StartLine < b.StartLine
+		}
+		return a.User < b.User
+	})
+	ranks := make(map[chunkKey]int, len(side))
+	for i, c := range side {
+		ranks[chunkKey{c.User, c.Path, c.StartLine}] = i + 1
+	}
+	return ranks
 }
 
 // preferred reports whether h should replace prev at the same place: a
@@ -206,32 +245,4 @@ func hitLess(a, b Hit) bool {
 		return a.StartLine < b.StartLine
 	}
 	return a.User < b.User
-}
-
-// best returns the n highest-scoring candidates with a positive score,
-// ties broken by path, line and user, without changing cs.
-func best(cs []Candidate, n int) []Candidate {
-	out := make([]Candidate, 0, len(cs))
-	for _, c := range cs {
-		if c.Score > 0 {
-			out = append(out, c)
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Score != b.Score {
-			return a.Score > b.Score
-		}
-		if a.Path != b.Path {
-			return a.Path < b.Path
-		}
-		if a.StartLine != b.StartLine {
-			return a.StartLine < b.StartLine
-		}
-		return a.User < b.User
-	})
-	if len(out) > n {
-		out = out[:n]
-	}
-	return out
 }

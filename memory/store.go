@@ -15,11 +15,16 @@ type Query struct {
 	MinScore float64
 	// Fusion chooses the ranking (Weighted by default).
 	Fusion Fusion
+	// TextWeight is the full-text side's weight in a weighted score
+	// (0..1, the vector side getting the rest); nil means
+	// DefaultTextWeight.
+	TextWeight *float64
 }
 
-// RankOptions returns the ranking options of q.
-func (q Query) RankOptions() RankOptions {
-	return RankOptions{Limit: q.Limit, MinScore: q.MinScore, Fusion: q.Fusion}
+// RankOptions returns the ranking options of q; vectors says whether the
+// vector side ran.
+func (q Query) RankOptions(vectors bool) RankOptions {
+	return RankOptions{Limit: q.Limit, MinScore: q.MinScore, Fusion: q.Fusion, TextWeight: q.TextWeight, Vectors: vectors}
 }
 
 // IndexStats says what an Index call did.

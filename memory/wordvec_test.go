@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -118,8 +119,8 @@ func FuzzLoadWordVectors(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if wv.Dimensions() < 1 || len(wv.vecs) != wv.Words()*wv.Dimensions() {
-			t.Fatalf("dims %d, words %d, %d components", wv.Dimensions(), wv.Words(), len(wv.vecs))
+		if wv.Dimensions() < 1 || len(wv.q) != wv.Words()*wv.Dimensions() || len(wv.scale) != wv.Words() {
+			t.Fatalf("dims %d, words %d, %d components, %d scales", wv.Dimensions(), wv.Words(), len(wv.q), len(wv.scale))
 		}
 		vs, err := wv.Embed(context.Background(), []string{in})
 		if err != nil || len(vs) != 1 || len(vs[0]) != wv.Dimensions() {
@@ -128,6 +129,108 @@ func FuzzLoadWordVectors(f *testing.F) {
 		for _, x := range vs[0] {
 			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
 				t.Fatalf("embedding %v is not finite", vs[0])
+			}
+		}
+	})
+}
+
+// TestWordVectorsCompact: the int8 rows keep meaning (a text's vector is
+// within 0.01 of its float32 mean), and the compact file in the cache
+// holds the same vectors and model, and is what a second open reads.
+func TestWordVectorsCompact(t *testing.T) {
+	var b strings.Builder
+	rnd := uint64(1)
+	next := func() float64 {
+		rnd = rnd*6364136223846793005 + 1442695040888963407
+		return float64(int64(rnd>>11)%2000-1000) / 997
+	}
+	exact := map[string][]float64{}
+	for w := 0; w < 300; w++ {
+		word := fmt.Sprintf("w%03d", w)
+		fmt.Fprint(&b, word)
+		for d := 0; d < 50; d++ {
+			x := next()
+			exact[word] = append(exact[word], x)
+			fmt.Fprintf(&b, " %g", x)
+		}
+		b.WriteByte('\n')
+	}
+	path := filepath.Join(t.TempDir(), "vectors.txt")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	wv, err := OpenWordVectorsCached(path, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := "w001 w017 w299 w150"
+	got, _ := wv.Embed(context.Background(), []string{text})
+	want := make([]float32, 50)
+	for _, w := range strings.Fields(text) {
+		var row int
+		fmt.Sscanf(w, "w%d", &row)
+		r := float64(row + 1)
+		for d, x := range exact[w] {
+			want[d] += float32(r / (r + wordRankHalf) * x)
+		}
+	}
+	Normalize(want)
+	if c := Cosine(got[0], want); c < 0.99 {
+		t.Errorf("cosine to the float32 mean %.4f, want >= 0.99", c)
+	}
+	files, _ := filepath.Glob(filepath.Join(cache, "wordvectors-*"))
+	if len(files) != 1 {
+		t.Fatalf("cache files %v, want one", files)
+	}
+	again, err := OpenWordVectorsCached(path, cache)
+	if err != nil || again.Model() != wv.Model() || again.Words() != 300 {
+		t.Fatalf("second open: %v, model %q (want %q)", err, again.Model(), wv.Model())
+	}
+	v2, _ := again.Embed(context.Background(), []string{text})
+	for i := range v2[0] {
+		if v2[0][i] != got[0][i] {
+			t.Fatalf("the cached vectors differ at %d: %v vs %v", i, v2[0][i], got[0][i])
+		}
+	}
+	// A damaged cache is rebuilt, not trusted.
+	if err := os.WriteFile(files[0], []byte(wordVectorsMagic+"garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if third, err := OpenWordVectorsCached(path, cache); err != nil || third.Words() != 300 {
+		t.Fatalf("open with a damaged cache: %v", err)
+	}
+	if st, err := os.Stat(files[0]); err != nil || st.Size() < 300*50 {
+		t.Errorf("the damaged cache was not rewritten: %v", err)
+	}
+}
+
+// FuzzParseCompact: whatever bytes a compact word vectors file holds,
+// opening it and looking words up never panics, and a file that opens
+// embeds to finite vectors.
+func FuzzParseCompact(f *testing.F) {
+	wv, err := LoadWordVectors(strings.NewReader(testVectors))
+	if err != nil {
+		f.Fatal(err)
+	}
+	var b strings.Builder
+	if err := wv.writeCompact(&b); err != nil {
+		f.Fatal(err)
+	}
+	f.Add([]byte(b.String()))
+	f.Add([]byte(wordVectorsMagic + "\x03abc\x02\x00\x00\x00\x01\x00\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		wv, err := parseCompact(data)
+		if err != nil {
+			return
+		}
+		vs, err := wv.Embed(context.Background(), []string{"the car and automobile of a banana fruit zz"})
+		if err != nil || len(vs[0]) != wv.Dimensions() {
+			t.Fatalf("embed: %v", err)
+		}
+		for _, x := range vs[0] {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				t.Fatalf("not finite: %v", vs[0])
 			}
 		}
 	})

@@ -53,7 +53,7 @@ var DefaultBudget = Budget{PerFileChars: 20000, TotalChars: 24000, MinFileChars:
 // Defaults for the other agent.yaml keys.
 const (
 	DefaultWriteLimitBytes       = 16384
-	DefaultDailyLogRetentionDays = 30
+	DefaultDailyLogRetentionDays = 0
 	DefaultIdentity              = "You are a personal assistant running inside Quire."
 )
 
@@ -75,6 +75,9 @@ type Config struct {
 	WriteLimitBytes int    `json:"write_limit_bytes"`
 	// DailyLogRetentionDays is how long daily logs are kept; 0 keeps them.
 	DailyLogRetentionDays int `json:"daily_log_retention_days"`
+	// MemoryTextWeight is the full-text side's weight in a memory
+	// search's hybrid score (0..1); nil means the store's default.
+	MemoryTextWeight *float64 `json:"memory_text_weight,omitempty"`
 	// Timezone is an IANA name; "" means UTC.
 	Timezone string `json:"timezone,omitempty"`
 	// Location is Timezone loaded.
@@ -117,9 +120,10 @@ var configKeys = map[string]string{
 	"skills":                   "allow list of skill slugs (absent: all, []: none)",
 	"identity":                 "the first line of the system prompt",
 	"write_limit_bytes":        "largest write a chat client may make (default 16384)",
-	"daily_log_retention_days": "days to keep memory/YYYY-MM-DD.md logs (default 30, 0 keeps them)",
+	"daily_log_retention_days": "days to keep memory/YYYY-MM-DD.md logs (default 0: keep them all)",
 	"timezone":                 "IANA time zone for daily logs and the current time (default UTC)",
 	"skill_unknown_keys":       "warn (default) or ignore: SKILL.md front-matter keys Quire does not know",
+	"memory_text_weight":       "weight of full text against vectors in memory search, 0 to 1 (default 0.9)",
 }
 
 var budgetKeys = map[string]string{
@@ -244,6 +248,15 @@ func ParseConfig(path, defaultName string, data []byte) (Config, []Problem) {
 					report(v.Line, v.Column, "agent-yaml-range", "daily_log_retention_days must be 0 (keep) or positive, not %d", n)
 				} else {
 					cfg.DailyLogRetentionDays = n
+				}
+			}
+		case "memory_text_weight":
+			var f float64
+			if decodeScalar(v, &f, report, k.Value) {
+				if !(f >= 0 && f <= 1) {
+					report(v.Line, v.Column, "agent-yaml-range", "memory_text_weight must be between 0 and 1, not %g", f)
+				} else {
+					cfg.MemoryTextWeight = &f
 				}
 			}
 		case "order":

@@ -14,7 +14,7 @@ func TestParseConfig(t *testing.T) {
 		check    func(t *testing.T, c Config)
 	}{
 		{name: "empty", yaml: "", check: func(t *testing.T, c Config) {
-			if c.Type != TypePredefined || c.Budget != DefaultBudget || c.Policy != PolicyTruncate || c.Skills != nil || c.WriteLimitBytes != 16384 || c.DailyLogRetentionDays != 30 {
+			if c.Type != TypePredefined || c.Budget != DefaultBudget || c.Policy != PolicyTruncate || c.Skills != nil || c.WriteLimitBytes != 16384 || c.DailyLogRetentionDays != 0 {
 				t.Fatalf("defaults not applied: %+v", c)
 			}
 		}},
@@ -26,6 +26,12 @@ func TestParseConfig(t *testing.T) {
 					t.Fatalf("got %+v", c)
 				}
 			}},
+		{name: "memory text weight", yaml: "memory_text_weight: 0.5\n", check: func(t *testing.T, c Config) {
+			if c.MemoryTextWeight == nil || *c.MemoryTextWeight != 0.5 {
+				t.Fatalf("memory_text_weight: %v", c.MemoryTextWeight)
+			}
+		}},
+		{name: "memory text weight out of range", yaml: "memory_text_weight: 1.5\n", wantCode: "agent-yaml-range", wantLine: 1},
 		{name: "unknown key", yaml: "name: x\n\ncolour: blue\n", wantCode: "agent-yaml-unknown-key", wantLine: 3},
 		{name: "unknown budget key", yaml: "budget:\n  per_fil: 3\n", wantCode: "agent-yaml-unknown-key", wantLine: 2},
 		{name: "bad type", yaml: "type: closed\n", wantCode: "agent-yaml-type", wantLine: 1},

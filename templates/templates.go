@@ -86,7 +86,7 @@ policy: truncate
 # timezone: Europe/Lisbon
 # skills: [memory-writing]   # allow list; leave out for all skills, [] for none
 # write_limit_bytes: 16384
-# daily_log_retention_days: 30
+# daily_log_retention_days: 0   # keep every daily log; N prunes logs older than N days
 `, name, typeNote, t)
 }
 

@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io/fs"
 	"path"
 	"path/filepath"
 	"sort"
+	"strings"
+	"time"
 
+	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/prompt"
 	"github.com/quirehq/quire/skills"
 )
@@ -107,6 +111,7 @@ func checkDir(dir string) ([]prompt.Problem, error) {
 	probs := ws.Check()
 	for _, a := range ws.Agents() {
 		probs = append(probs, skills.CheckAgent(ws.FS(), a.Dir)...)
+		probs = append(probs, pruneWarning(ws.FS(), a, time.Now())...)
 	}
 	sort.SliceStable(probs, func(i, j int) bool {
 		if probs[i].Path != probs[j].Path {
@@ -132,4 +137,26 @@ func displayPath(dir, p string) string {
 		return p
 	}
 	return path.Join(filepath.ToSlash(dir), p)
+}
+
+// pruneWarning warns when daily_log_retention_days makes a daemon delete
+// daily logs of the workspace as it starts (imported history, say).
+func pruneWarning(fsys fs.FS, a *prompt.Agent, now time.Time) []prompt.Problem {
+	cfg := a.Config
+	loc := cfg.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	old := memory.ExpiredLogs(fsys, a.Dir, cfg.DailyLogRetentionDays, now.In(loc))
+	if len(old) == 0 {
+		return nil
+	}
+	shown := old
+	more := ""
+	if len(shown) > 3 {
+		shown, more = shown[:3], fmt.Sprintf(" and %d more", len(old)-3)
+	}
+	return []prompt.Problem{{Path: path.Join(a.Dir, prompt.ConfigFile), Severity: prompt.SeverityWarning, Code: "daily-log-prune",
+		Message: fmt.Sprintf("daily_log_retention_days: %d: a daemon deletes %d daily logs older than that within a minute of starting (%s%s); set 0 to keep them",
+			cfg.DailyLogRetentionDays, len(old), strings.Join(shown, ", "), more)}}
 }

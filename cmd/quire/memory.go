@@ -40,7 +40,11 @@ func (o *embedderOptions) open(ctx context.Context, getenv func(string) string) 
 		if o.embedFile == "" {
 			return nil, usagef("--embedder glove needs --embed-file: a GloVe or word2vec text file, such as glove.6B.100d.txt")
 		}
-		return memory.OpenWordVectors(o.embedFile)
+		cache := cacheFile(getenv)
+		if cache != "" {
+			cache = filepath.Dir(cache) // the compact form lives beside the embedding cache
+		}
+		return memory.OpenWordVectorsCached(o.embedFile, cache)
 	case "openai":
 		if o.embedURL == "" || o.embedModel == "" {
 			return nil, usagef("--embedder openai needs --embed-url and --embed-model")

@@ -2,9 +2,14 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/quirehq/quire/memory"
@@ -14,7 +19,7 @@ import (
 type searchOptions struct {
 	dir, agent, user, rev string
 	limit                 int
-	minScore              float64
+	minScore, textWeight  float64
 	rrf, json             bool
 	socket                string
 	local                 bool
@@ -28,10 +33,14 @@ func searchCommand() *command {
 		summary: "hybrid search over an agent's memory (MEMORY.md, memory/**/*.md)",
 		help: `
 Builds the embedded memory index from the workspace (the working tree, or
---rev) and runs a hybrid search: full-text BM25 and vector candidates,
-0.3 × text + 0.7 × vector, × 1.2 for the user's own memory. Without --user
+--rev) and runs a hybrid search: full-text BM25 (English stems; a daily
+log's date is indexed with it) and vector candidates, each scored on both
+sides, w × text + (1 − w) × vector with w = --text-weight (else the
+agent's memory_text_weight, else 0.9), × 1.2 for the user's own memory. Without --user
 only agent-level memory is searched; with it, agent-level memory and that
-user's. Embeddings are cached in $XDG_CACHE_HOME/quire/embeddings.
+user's. Embeddings are cached in $XDG_CACHE_HOME/quire/embeddings, and the
+index of each workspace and agent in $XDG_CACHE_HOME/quire/index/: a later
+search re-chunks and embeds only the documents that changed.
 
 Without --dir, --rev and --local, a daemon answering on --socket is asked
 instead: it searches what it has deployed and indexed.
@@ -47,6 +56,7 @@ Examples:
 			fs.StringVar(&o.rev, "rev", "", "read the workspace at git `revision` REV")
 			fs.IntVar(&o.limit, "limit", memory.DefaultLimit, "number of `hits`")
 			fs.Float64Var(&o.minScore, "min-score", 0, "drop hits scoring below `score`")
+			fs.Float64Var(&o.textWeight, "text-weight", -1, "weight of full text against vectors, `0..1` (default: the agent's memory_text_weight, else 0.9)")
 			fs.BoolVar(&o.rrf, "rrf", false, "rank by reciprocal rank fusion instead of weighted scores")
 			fs.BoolVar(&o.json, "json", false, "print JSON")
 			fs.StringVar(&o.socket, "socket", "", "unix socket `path` of a running daemon (default $XDG_RUNTIME_DIR/quire/quire.sock)")
@@ -65,6 +75,9 @@ func runSearch(ctx context.Context, e *env, opts any, args []string) error {
 	}
 	if o.limit <= 0 {
 		return usagef("--limit must be positive")
+	}
+	if o.textWeight != -1 && !(o.textWeight >= 0 && o.textWeight <= 1) {
+		return usagef("--text-weight must be between 0 and 1")
 	}
 	if o.dir == "" && o.rev == "" && !o.local {
 		if done, err := searchDaemon(ctx, e, o, args[0]); done {
@@ -93,19 +106,32 @@ func runSearch(ctx context.Context, e *env, opts any, args []string) error {
 	if err != nil {
 		return err
 	}
-	store, err := memstore.New(memstore.Options{Embedder: emb, CacheFile: cacheFile(e.getenv)})
+	cache := cacheFile(e.getenv)
+	store, err := memstore.New(memstore.Options{Embedder: emb, CacheFile: cache})
 	if err != nil {
 		return err
 	}
 	defer store.Close()
+	snapshot := indexSnapshot(cache, o.dir, o.rev, a.Name, emb)
+	loaded := false
+	if f, err := os.Open(snapshot); err == nil {
+		loaded = store.Load(a.Name, f) == nil
+		f.Close()
+	}
 	st, err := store.Index(ctx, a.Name, "", docs)
 	if err != nil {
 		return err
 	}
+	if snapshot != "" && (!loaded || st.Changed > 0 || st.Removed > 0) && st.EmbedError == nil {
+		saveSnapshot(store, a.Name, snapshot) // a snapshot only saves time
+	}
 	if st.EmbedError != nil {
 		fmt.Fprintf(e.stderr, "warning: %v; searching full text only\n", st.EmbedError)
 	}
-	q := memory.Query{Text: args[0], User: o.user, Limit: o.limit, MinScore: o.minScore}
+	q := memory.Query{Text: args[0], User: o.user, Limit: o.limit, MinScore: o.minScore, TextWeight: a.Config.MemoryTextWeight}
+	if o.textWeight != -1 {
+		q.TextWeight = &o.textWeight
+	}
 	if o.rrf {
 		q.Fusion = memory.RRF
 	}
@@ -147,4 +173,48 @@ func joinAgent(dir, p string) string {
 		return p
 	}
 	return dir + "/" + p
+}
+
+// weight returns --text-weight, nil when it was not given.
+func (o *searchOptions) weight() *float64 {
+	if o.textWeight == -1 {
+		return nil
+	}
+	w := o.textWeight
+	return &w
+}
+
+// indexSnapshot is where `quire search` keeps the embedded index of an
+// agent of a workspace (and revision) between runs, beside the embedding
+// cache: "" when there is no cache directory.
+func indexSnapshot(cache, dir, rev, agent string, emb memory.Embedder) string {
+	if cache == "" {
+		return ""
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	key := sha256.Sum256([]byte(abs + "\x00" + rev + "\x00" + agent + "\x00" + emb.Model()))
+	return filepath.Join(filepath.Dir(cache), "index", hex.EncodeToString(key[:12]))
+}
+
+// saveSnapshot writes the agent's index to file atomically; failures are
+// ignored (the next search rebuilds it).
+func saveSnapshot(store *memstore.Store, agent, file string) {
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(file), ".index-*")
+	if err != nil {
+		return
+	}
+	werr := store.Save(agent, tmp)
+	if err := errors.Join(werr, tmp.Close()); err != nil {
+		os.Remove(tmp.Name())
+		return
+	}
+	if os.Rename(tmp.Name(), file) != nil {
+		os.Remove(tmp.Name())
+	}
 }

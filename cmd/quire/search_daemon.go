@@ -50,7 +50,7 @@ func searchDaemon(ctx context.Context, e *env, o *searchOptions, query string) (
 		}
 		agent = agents[0].Name
 	}
-	res, err := c.MemorySearch(ctx, agent, api.SearchRequest{Query: query, User: o.user, Limit: o.limit, MinScore: o.minScore})
+	res, err := c.MemorySearch(ctx, agent, api.SearchRequest{Query: query, User: o.user, Limit: o.limit, MinScore: o.minScore, TextWeight: o.weight()})
 	var apiErr *api.Error
 	if errors.As(err, &apiErr) && apiErr.Code == "unknown_agent" {
 		return true, fmt.Errorf("%s (asked the daemon on %s; --local searches the working tree instead)", apiErr.Message, sock)

@@ -174,6 +174,9 @@ type SearchRequest struct {
 	User     string  `json:"user,omitempty"`
 	Limit    int     `json:"limit,omitempty"`
 	MinScore float64 `json:"min_score,omitempty"`
+	// TextWeight is the full-text side's weight in the hybrid score (0 to
+	// 1); absent: the agent's memory_text_weight, else the default.
+	TextWeight *float64 `json:"text_weight,omitempty"`
 }
 
 // SearchResponse carries memory hits, best first.
@@ -263,7 +266,8 @@ type SkillBody struct {
 
 // Event is one line of GET /v1/events.
 type Event struct {
-	// Type is "deploy", "index", "write" or "error".
+	// Type is "deploy", "index", "write", "prune" (daily logs past
+	// their retention deleted) or "error".
 	Type   string    `json:"type"`
 	Time   time.Time `json:"time"`
 	Agent  string    `json:"agent,omitempty"`

@@ -113,9 +113,33 @@ func eachToken(s string, buf []byte, yield func(tok []byte)) []byte {
 	return buf
 }
 
+// Analyzer splits text into terms like EachToken: it calls yield with
+// each term (valid only during the call) and returns buf for reuse.
+type Analyzer func(s string, buf []byte, yield func(term []byte)) []byte
+
+// IDF is the inverse document frequency of a term held by df of n
+// documents.
+func IDF(n, df int) float64 {
+	d := float64(df)
+	return math.Log((float64(n)-d+0.5)/(d+0.5) + 1)
+}
+
+// AvgDocLen is the mean length of n documents of total tokens, as an
+// Index computes it.
+func AvgDocLen(total int64, n int) float64 {
+	if n == 0 {
+		return 0
+	}
+	return float64(total) / float64(n)
+}
+
 // Builder collects documents for an Index. The zero value is ready to use.
 // A Builder is not safe for concurrent use.
 type Builder struct {
+	// Analyzer splits documents into terms; nil means EachToken. Search
+	// splits queries with EachToken: an index built with another analyzer
+	// is searched with SearchTerms.
+	Analyzer Analyzer
 	terms    map[string]int32 // term → term id
 	postings [][]rawPosting   // by term id, documents ascending
 	docLen   []int32          // by document id
@@ -142,7 +166,11 @@ func (b *Builder) Add(text string) int {
 	doc := int32(len(b.docLen))
 	b.seen = b.seen[:0]
 	n := 0
-	b.buf = eachToken(text, b.buf, func(tok []byte) {
+	each := b.Analyzer
+	if each == nil {
+		each = eachToken
+	}
+	b.buf = each(text, b.buf, func(tok []byte) {
 		n++
 		id, ok := b.terms[string(tok)] // no allocation for the lookup
 		if !ok {
@@ -179,13 +207,11 @@ func (b *Builder) Build() *Index {
 		idf:    make([]float64, len(b.postings)),
 		docLen: slices.Clone(b.docLen),
 	}
-	total := 0
+	var total int64
 	for _, l := range b.docLen {
-		total += int(l)
+		total += int64(l)
 	}
-	if n > 0 {
-		ix.avgdl = float64(total) / float64(n)
-	}
+	ix.avgdl = AvgDocLen(total, n)
 	postings := 0
 	for _, p := range b.postings {
 		postings += len(p)
@@ -197,8 +223,7 @@ func (b *Builder) Build() *Index {
 	}
 	for t, list := range b.postings {
 		ix.start[t] = int32(len(ix.doc))
-		df := float64(len(list))
-		idf := math.Log((float64(n)-df+0.5)/(df+0.5) + 1)
+		idf := IDF(n, len(list))
 		ix.idf[t] = idf
 		for _, p := range list {
 			tf := float64(p.tf)
@@ -233,6 +258,7 @@ type Index struct {
 // token buffer.
 type scratch struct {
 	acc     []float64
+	sum     []float64
 	touched []int32
 	terms   []int32
 	buf     []byte
@@ -266,6 +292,111 @@ func (ix *Index) IDF(term string) (float64, bool) {
 		return 0, false
 	}
 	return ix.idf[t], true
+}
+
+// DF returns how many documents hold term.
+func (ix *Index) DF(term string) int {
+	t, ok := ix.terms[term]
+	if !ok {
+		return 0
+	}
+	return int(ix.start[t+1] - ix.start[t])
+}
+
+// Score returns document doc's BM25 score for the distinct terms, summed
+// in their order as SearchTerms sums them (0 when it holds none).
+func (ix *Index) Score(terms []string, doc int) float64 {
+	score := 0.0
+	for _, term := range terms {
+		t, ok := ix.terms[term]
+		if !ok {
+			continue
+		}
+		docs := ix.doc[ix.start[t]:ix.start[t+1]]
+		if i, found := slices.BinarySearch(docs, int32(doc)); found {
+			score += ix.impact[int(ix.start[t])+i]
+		}
+	}
+	return score
+}
+
+// SearchTerms is Search for a query already split into distinct terms,
+// of which only those with selecting[i] set select documents: a document
+// that holds none of them is not a hit, however many of the others it
+// holds (they still add to the score of the documents selected). A nil
+// selecting selects on every term. Scores are summed in the terms' order.
+func (ix *Index) SearchTerms(terms []string, selecting []bool, k int, dst []Hit, filter func(doc int) bool) []Hit {
+	dst = dst[:0]
+	if len(ix.docLen) == 0 {
+		return dst
+	}
+	s := ix.scratch.Get().(*scratch)
+	defer ix.scratch.Put(s)
+	acc := s.acc
+	s.touched = s.touched[:0]
+	// Mark the selected documents: acc[d] = -1 until scored.
+	for i, term := range terms {
+		t, ok := ix.terms[term]
+		if !ok || (selecting != nil && !selecting[i]) {
+			continue
+		}
+		for _, d := range ix.doc[ix.start[t]:ix.start[t+1]] {
+			if acc[d] == 0 {
+				acc[d] = -1
+				s.touched = append(s.touched, d)
+			}
+		}
+	}
+	if len(s.touched) == 0 {
+		return dst
+	}
+	// Score them, term by term in query order, in a second array so
+	// that the sums are those of Score.
+	if cap(s.sum) < len(acc) {
+		s.sum = make([]float64, len(acc))
+	}
+	sum := s.sum[:len(acc)]
+	for _, term := range terms {
+		t, ok := ix.terms[term]
+		if !ok {
+			continue
+		}
+		lo, hi := ix.start[t], ix.start[t+1]
+		docs, impacts := ix.doc[lo:hi], ix.impact[lo:hi]
+		for i, d := range docs {
+			if acc[d] != 0 {
+				sum[d] += impacts[i]
+			}
+		}
+	}
+	if k <= 0 || k > len(s.touched) {
+		k = len(s.touched)
+	}
+	for _, d := range s.touched {
+		score := sum[d]
+		acc[d], sum[d] = 0, 0
+		if filter != nil && !filter(int(d)) {
+			continue
+		}
+		h := Hit{Doc: int(d), Score: score}
+		if len(dst) < k {
+			dst = append(dst, h)
+			siftUp(dst, len(dst)-1)
+		} else if better(h, dst[0]) {
+			dst[0] = h
+			siftDown(dst, 0)
+		}
+	}
+	slices.SortFunc(dst, func(a, b Hit) int {
+		if better(a, b) {
+			return -1
+		}
+		if better(b, a) {
+			return 1
+		}
+		return 0
+	})
+	return dst
 }
 
 // Search appends to dst[:0] the at most k best documents for query, best

@@ -302,3 +302,34 @@ func TestBuilderReuse(t *testing.T) {
 		t.Errorf("second index: %v", hits)
 	}
 }
+
+// SearchTerms: only documents holding a selecting term are hits, every
+// query term adds to their score, and Score gives the same sums.
+func TestSearchTermsSelecting(t *testing.T) {
+	var b Builder
+	b.Add("printer toner printer")    // 0
+	b.Add("the printer on floor two") // 1
+	b.Add("the toner")                // 2
+	b.Add("the the the")              // 3
+	ix := b.Build()
+	terms := []string{"the", "toner", "printer"}
+	if ix.DF("the") != 3 || ix.DF("toner") != 2 || ix.DF("zeppelin") != 0 {
+		t.Fatalf("DF: %d %d %d", ix.DF("the"), ix.DF("toner"), ix.DF("zeppelin"))
+	}
+	all := ix.SearchTerms(terms, nil, 0, nil, nil)
+	if len(all) != 4 {
+		t.Fatalf("every term selecting: %d hits, want 4", len(all))
+	}
+	sel := ix.SearchTerms(terms, []bool{false, true, false}, 0, nil, nil)
+	if len(sel) != 2 || sel[0].Doc != 0 && sel[0].Doc != 2 {
+		t.Fatalf("toner selecting: %+v; want documents 0 and 2", sel)
+	}
+	for _, h := range append(all, sel...) {
+		if got := ix.Score(terms, h.Doc); got != h.Score {
+			t.Errorf("Score(doc %d) = %v, SearchTerms said %v", h.Doc, got, h.Score)
+		}
+	}
+	if ix.Score(terms, 3) <= 0 || ix.Score([]string{"zeppelin"}, 0) != 0 {
+		t.Error("Score of a document without the terms")
+	}
+}

@@ -38,10 +38,13 @@ type Store struct {
 	opts  Options
 	cache *memory.Cache
 	log   *slog.Logger
+	terms memory.Analyzer
 
-	indexMu sync.Mutex // serialises Index calls
-	mu      sync.RWMutex
-	agents  map[string]*agentIndex
+	indexMu     sync.Mutex // serialises Index and Load calls
+	cacheMu     sync.Mutex // guards cacheLoaded
+	cacheLoaded bool
+	mu          sync.RWMutex
+	agents      map[string]*agentIndex
 }
 
 var _ memory.Store = (*Store)(nil)
@@ -71,19 +74,35 @@ func New(opts Options) (*Store, error) {
 	}
 	s := &Store{opts: opts, cache: &memory.Cache{}, log: log, agents: map[string]*agentIndex{}}
 	if opts.CacheFile != "" {
-		data, err := os.ReadFile(opts.CacheFile)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-		case err != nil:
+		if _, err := os.Stat(opts.CacheFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("read embedding cache: %w", err)
-		default:
-			if err := s.cache.UnmarshalBinary(data); err != nil {
-				log.Warn("embedding cache unreadable, starting empty", "file", opts.CacheFile, "err", err)
-			}
-			s.cache.ClearDirty()
 		}
 	}
 	return s, nil
+}
+
+// loadCache reads the embedding cache file the first time vectors are
+// needed: a store whose chunks all come from a snapshot (Load) never
+// reads it.
+func (s *Store) loadCache() error {
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	if s.cacheLoaded || s.opts.CacheFile == "" {
+		return nil
+	}
+	s.cacheLoaded = true
+	data, err := os.ReadFile(s.opts.CacheFile)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return fmt.Errorf("read embedding cache: %w", err)
+	default:
+		if err := s.cache.UnmarshalBinary(data); err != nil {
+			s.log.Warn("embedding cache unreadable, starting empty", "file", s.opts.CacheFile, "err", err)
+		}
+		s.cache.ClearDirty()
+	}
+	return nil
 }
 
 // Index implements memory.Store.
@@ -124,6 +143,11 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 			}
 		}
 	}
+	if len(fresh) > 0 && memory.Enabled(s.opts.Embedder) {
+		if err := s.loadCache(); err != nil {
+			return stats, err
+		}
+	}
 	texts := make([]string, len(fresh))
 	hashes := make([]string, len(fresh))
 	for i, c := range fresh {
@@ -158,13 +182,13 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 	slices.SortFunc(items, func(a, b item) int {
 		return cmp.Or(cmp.Compare(a.c.User, b.c.User), cmp.Compare(a.c.Path, b.c.Path), cmp.Compare(a.c.StartLine, b.c.StartLine))
 	})
-	var b bm25.Builder
+	b := bm25.Builder{Analyzer: s.terms.Each}
 	next.byUser = map[string][]int{}
 	for i, it := range items {
 		next.byUser[it.c.User] = append(next.byUser[it.c.User], i)
 		next.chunks = append(next.chunks, it.c)
 		next.vectors = append(next.vectors, it.v)
-		b.Add(it.c.Text)
+		b.Add(memory.IndexText(it.c))
 	}
 	next.text = b.Build()
 	if memory.Enabled(s.opts.Embedder) {
@@ -217,25 +241,41 @@ func (s *Store) Search(ctx context.Context, agent string, q memory.Query) ([]mem
 		return []memory.Hit{}, nil
 	}
 	visible := func(i int) bool { u := ix.chunks[i].User; return u == "" || u == q.User }
-	var text []memory.Candidate
-	for _, h := range ix.text.Search(q.Text, n, nil, visible) {
-		text = append(text, memory.Candidate{Chunk: ix.chunks[h.Doc], Score: h.Score})
+	terms := s.terms.Query(q.Text)
+	df := make([]int, len(terms))
+	for i, t := range terms {
+		df[i] = ix.text.DF(t)
 	}
-	var vector []memory.Candidate
+	var cands []memory.Candidate
+	found := map[int]bool{}
+	for _, h := range ix.text.SearchTerms(terms, memory.Selecting(df, len(ix.chunks)), n, nil, visible) {
+		found[h.Doc] = true
+		c := memory.Candidate{Chunk: ix.chunks[h.Doc], TextScore: h.Score}
+		if v := ix.vectors[h.Doc]; qv != nil && len(v) == len(qv) {
+			c.VectorScore = float64(dot(v, qv))
+		}
+		cands = append(cands, c)
+	}
 	if qv != nil {
-		vector = nearest(ix, qv, n, q.User)
+		for _, i := range nearest(ix, qv, n, q.User) {
+			if !found[i.pos] {
+				cands = append(cands, memory.Candidate{Chunk: ix.chunks[i.pos], TextScore: ix.text.Score(terms, i.pos), VectorScore: i.score})
+			}
+		}
 	}
-	return memory.Rank(text, vector, q.RankOptions()), nil
+	return memory.Rank(cands, q.RankOptions(qv != nil)), nil
+}
+
+// scored is a chunk position and its cosine similarity to a query.
+type scored struct {
+	pos   int
+	score float64
 }
 
 // nearest returns the n chunks visible to user whose vectors are closest
 // to qv.
-func nearest(ix *agentIndex, qv []float32, n int, user string) []memory.Candidate {
-	type scored struct {
-		i     int
-		score float64
-	}
-	worse := func(a, b scored) bool { return a.score < b.score || (a.score == b.score && a.i > b.i) }
+func nearest(ix *agentIndex, qv []float32, n int, user string) []scored {
+	worse := func(a, b scored) bool { return a.score < b.score || (a.score == b.score && a.pos > b.pos) }
 	heap := make([]scored, 0, n) // min-heap: worst at heap[0]
 	scopes := [][]int{ix.byUser[""]}
 	if user != "" {
@@ -280,11 +320,7 @@ func nearest(ix *agentIndex, qv []float32, n int, user string) []memory.Candidat
 			}
 		}
 	}
-	out := make([]memory.Candidate, len(heap))
-	for j, c := range heap {
-		out[j] = memory.Candidate{Chunk: ix.chunks[c.i], Score: c.score}
-	}
-	return out
+	return heap
 }
 
 // dot returns the dot product of two vectors of equal length.
@@ -328,6 +364,9 @@ func (s *Store) Chunks(_ context.Context, agent string) ([]memory.Chunk, error) 
 func (s *Store) Backfill(ctx context.Context) (int, error) {
 	if !memory.Enabled(s.opts.Embedder) {
 		return 0, nil
+	}
+	if err := s.loadCache(); err != nil {
+		return 0, err
 	}
 	s.mu.RLock()
 	type pending struct {

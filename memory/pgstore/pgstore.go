@@ -1,9 +1,11 @@
 // Package pgstore is the memory store on PostgreSQL with pgvector: several
 // daemons may share one database. It owns the schema (embedded, versioned
 // migrations), the documents and chunks tables scoped by agent and user, a
-// tsvector of each chunk's bm25 tokens (TextVector, the tokens of queries
-// and of the embedded store) with a GIN index for full-text search, and an
-// HNSW cosine index whose dimension follows the configured embedder.
+// tsvector of each chunk's full-text terms (TextVector: memory.Analyzer's
+// terms, those of queries and of the embedded store) with a GIN index, the
+// per-agent term statistics its BM25 ranking reads (kept in the indexing
+// transaction), and an HNSW cosine index whose dimension follows the
+// configured embedder.
 // It is the only package that imports pgx and pgvector.
 package pgstore
 
@@ -64,10 +66,12 @@ type Store struct {
 	schemaName string
 	emb        memory.Embedder
 	log        *slog.Logger
+	terms      memory.Analyzer
 
-	sharesMu sync.Mutex
-	shares   map[string]float64 // see termShares
-	sharesAt time.Time
+	// Background work: HNSW builds after bulk loads.
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
+	bg       sync.WaitGroup
 }
 
 var _ memory.Store = (*Store)(nil)
@@ -128,9 +132,15 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("connect to database: %w", err)
 	}
 	s := &Store{pool: pool, schema: schema, schemaName: opts.Schema, emb: opts.Embedder, log: log}
+	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
 	if err := s.matchEmbedder(ctx); err != nil {
 		pool.Close()
 		return nil, err
+	}
+	if memory.Enabled(s.emb) {
+		// A build a crash or Close interrupted leaves no index, or an
+		// invalid one: build it again, in the background.
+		s.buildHNSW([]string{hnswIndex})
 	}
 	return s, nil
 }
@@ -249,11 +259,79 @@ func (s *Store) matchEmbedder(ctx context.Context) error {
 	})
 }
 
-// Close closes the pool.
+// Close stops background index builds and closes the pool.
 func (s *Store) Close() error {
+	s.bgCancel()
+	s.bg.Wait()
 	s.pool.Close()
 	return nil
 }
+
+// hnswIndex creates the vector index (the embedding column's dimension
+// comes from the column).
+const hnswIndex = "CREATE INDEX chunks_embedding_hnsw ON chunks USING hnsw (embedding vector_cosine_ops)"
+
+// buildHNSW builds the vector index with CREATE INDEX CONCURRENTLY in the
+// background, once a bulk load has committed: the chunks are searchable
+// at once (an exact vector scan serves until the index exists), and the
+// index is built without blocking writes. An invalid index left by an
+// interrupted build is dropped first. Several daemons sharing the
+// database may race here; IF NOT EXISTS makes the loser's build a no-op.
+func (s *Store) buildHNSW(defs []string) {
+	if len(defs) == 0 {
+		return
+	}
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		ctx := s.bgCtx
+		start := time.Now()
+		conn, err := s.pool.Acquire(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Warn("building the vector index failed; vector search scans exactly until it exists", "err", err)
+			}
+			return
+		}
+		defer conn.Release()
+		// One statement per Exec: CONCURRENTLY cannot run in the implicit
+		// transaction of a multi-statement query.
+		var invalid bool
+		err = conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
+			WHERE x.indrelid = 'chunks'::regclass AND i.relname = 'chunks_embedding_hnsw' AND NOT x.indisvalid)`).Scan(&invalid)
+		if err == nil && invalid {
+			_, err = conn.Exec(ctx, "DROP INDEX CONCURRENTLY IF EXISTS chunks_embedding_hnsw")
+		}
+		for _, q := range []string{"SET maintenance_work_mem = '1GB'", "SET max_parallel_maintenance_workers = 2"} {
+			if err == nil {
+				_, err = conn.Exec(ctx, q)
+			}
+		}
+		for _, def := range defs {
+			if err != nil {
+				break
+			}
+			_, err = conn.Exec(ctx, strings.Replace(def, "CREATE INDEX ", "CREATE INDEX CONCURRENTLY IF NOT EXISTS ", 1))
+		}
+		if _, rerr := conn.Exec(context.Background(), "RESET maintenance_work_mem"); rerr != nil {
+			conn.Conn().Close(context.Background()) // do not hand the setting on
+		} else {
+			conn.Exec(context.Background(), "RESET max_parallel_maintenance_workers")
+		}
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Warn("building the vector index failed; vector search scans exactly until it exists", "err", err)
+			}
+			return
+		}
+		if d := time.Since(start); d > time.Second {
+			s.log.Info("vector index built", "took", d)
+		}
+	}()
+}
+
+// WaitIndexBuilds waits for background index builds started so far.
+func (s *Store) WaitIndexBuilds() { s.bg.Wait() }
 
 type docRow struct {
 	id   int64
@@ -277,8 +355,10 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 			return stats, fmt.Errorf("index %s@%s: %w", agent, commit, err)
 		}
 	}
+	var deferred []string // index builds for after the commit
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		stats = memory.IndexStats{Documents: len(docs)}
+		deferred = nil
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtext('quire-index:' || $1 || ':' || $2))", s.schema, agent); err != nil {
 			return fmt.Errorf("lock: %w", err)
 		}
@@ -291,6 +371,10 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 			stats.Unchanged = len(docs)
 			return nil
 		}
+		if _, err := tx.Exec(ctx, "INSERT INTO agents (agent) VALUES ($1) ON CONFLICT DO NOTHING", agent); err != nil {
+			return fmt.Errorf("register agent: %w", err)
+		}
+		delta := &termDelta{df: map[string]int{}}
 		existing := map[docKey]docRow{}
 		rows, err := tx.Query(ctx, "SELECT id, user_id, path, hash FROM documents WHERE agent = $1", agent)
 		if err != nil {
@@ -334,6 +418,9 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 			}
 		}
 		if len(drop) > 0 {
+			if err := delta.subtract(ctx, tx, drop); err != nil {
+				return err
+			}
 			if _, err := tx.Exec(ctx, "DELETE FROM documents WHERE id = ANY($1)", drop); err != nil {
 				return fmt.Errorf("delete documents: %w", err)
 			}
@@ -342,9 +429,12 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 			testHookInTransaction()
 		}
 		if len(changed) > 0 {
-			if err := s.insert(ctx, tx, agent, changed, &stats, run); err != nil {
+			if err := s.insert(ctx, tx, agent, changed, &stats, run, delta, &deferred); err != nil {
 				return err
 			}
+		}
+		if err := delta.apply(ctx, tx, agent); err != nil {
+			return err
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO agents (agent, indexed_commit, indexed_at) VALUES ($1, $2, now())
 			ON CONFLICT (agent) DO UPDATE SET indexed_commit = excluded.indexed_commit, indexed_at = excluded.indexed_at`, agent, commit)
@@ -353,12 +443,13 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 	if err != nil {
 		return stats, fmt.Errorf("index %s@%s: %w", agent, commit, err)
 	}
+	s.buildHNSW(deferred)
 	return stats, nil
 }
 
 // insert writes changed documents and their chunks (with CopyFrom),
 // reusing stored vectors of identical chunks and embedding the rest.
-func (s *Store) insert(ctx context.Context, tx pgx.Tx, agent string, docs []memory.Document, stats *memory.IndexStats, run *embedRun) error {
+func (s *Store) insert(ctx context.Context, tx pgx.Tx, agent string, docs []memory.Document, stats *memory.IndexStats, run *embedRun, delta *termDelta, deferred *[]string) error {
 	users := make([]string, len(docs))
 	paths := make([]string, len(docs))
 	hashes := make([]string, len(docs))
@@ -442,13 +533,15 @@ func (s *Store) insert(ctx context.Context, tx pgx.Tx, agent string, docs []memo
 			return err
 		}
 	}
-	columns := []string{"document_id", "agent", "user_id", "path", "start_line", "end_line", "text", "hash", "tsv"}
+	columns := []string{"document_id", "agent", "user_id", "path", "start_line", "end_line", "text", "hash", "tsv", "tokens"}
 	if enabled {
 		columns = append(columns, "embedding")
 	}
 	_, err = tx.CopyFrom(ctx, pgx.Identifier{"chunks"}, columns, pgx.CopyFromSlice(len(chunks), func(i int) ([]any, error) {
 		c := chunks[i]
-		row := []any{ids[docKey{c.User, c.Path}], agent, c.User, c.Path, c.StartLine, c.EndLine, c.Text, c.Hash, TextVector(c.Text)}
+		tsv, tokens := TextVector(&s.terms, memory.IndexText(c))
+		delta.add(tsv, tokens, 1)
+		row := []any{ids[docKey{c.User, c.Path}], agent, c.User, c.Path, c.StartLine, c.EndLine, c.Text, c.Hash, tsv, tokens}
 		if enabled {
 			if vectors[i] != nil {
 				row = append(row, pgvector.NewVector(vectors[i]))
@@ -467,17 +560,93 @@ func (s *Store) insert(ctx context.Context, tx pgx.Tx, agent string, docs []memo
 		defer func() {
 			s.log.Info("bulk load", "agent", agent, "chunks", len(chunks), "copy", copied, "index_build", time.Since(buildStart))
 		}()
-		stmts := append([]string{
+		stmts := []string{
 			"SET LOCAL maintenance_work_mem = '1GB'",
 			"SET LOCAL max_parallel_maintenance_workers = 2",
-		}, rebuilt...)
-		if enabled && !slices.ContainsFunc(rebuilt, func(q string) bool { return strings.Contains(q, "chunks_embedding_hnsw") }) {
-			stmts = append(stmts, "CREATE INDEX chunks_embedding_hnsw ON chunks USING hnsw (embedding vector_cosine_ops)")
+		}
+		for _, q := range rebuilt {
+			if strings.Contains(q, "chunks_embedding_hnsw") {
+				*deferred = append(*deferred, q) // after the commit
+			} else {
+				stmts = append(stmts, q)
+			}
+		}
+		if enabled && len(*deferred) == 0 {
+			*deferred = append(*deferred, hnswIndex)
 		}
 		for _, q := range stmts {
 			if _, err := tx.Exec(ctx, q); err != nil {
 				return fmt.Errorf("rebuild indexes after bulk load: %s: %w", q, err)
 			}
+		}
+	}
+	return nil
+}
+
+// termDelta is what an Index call changes in an agent's term
+// statistics: chunks and tokens added (negative: removed) and, per term,
+// chunks holding it.
+type termDelta struct {
+	chunks, tokens int64
+	df             map[string]int
+}
+
+// add counts one chunk's terms (sign 1) or discounts them (sign −1).
+func (d *termDelta) add(tsv pgtype.TSVector, tokens, sign int) {
+	d.chunks += int64(sign)
+	d.tokens += int64(sign * tokens)
+	for _, l := range tsv.Lexemes {
+		d.df[l.Word] += sign
+	}
+}
+
+// subtract discounts the chunks of the documents about to be deleted.
+func (d *termDelta) subtract(ctx context.Context, tx pgx.Tx, docs []int64) error {
+	rows, err := tx.Query(ctx, "SELECT tsv, tokens FROM chunks WHERE document_id = ANY($1)", docs)
+	if err != nil {
+		return fmt.Errorf("read term statistics of removed chunks: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var tsv pgtype.TSVector
+		var tokens int
+		if err := rows.Scan(&tsv, &tokens); err != nil {
+			return fmt.Errorf("read term statistics of removed chunks: %w", err)
+		}
+		d.add(tsv, tokens, -1)
+	}
+	return rows.Err()
+}
+
+// apply writes the delta to the agent's statistics, dropping terms no
+// chunk holds any more.
+func (d *termDelta) apply(ctx context.Context, tx pgx.Tx, agent string) error {
+	terms := make([]string, 0, len(d.df))
+	counts := make([]int32, 0, len(d.df))
+	var gone []string
+	for t, n := range d.df {
+		if n != 0 {
+			terms, counts = append(terms, t), append(counts, int32(n))
+		}
+		if n < 0 {
+			gone = append(gone, t)
+		}
+	}
+	if len(terms) > 0 {
+		if _, err := tx.Exec(ctx, `INSERT INTO term_stats (agent, term, df)
+			SELECT $1, t, n FROM unnest($2::text[], $3::int[]) AS u(t, n)
+			ON CONFLICT (agent, term) DO UPDATE SET df = term_stats.df + excluded.df`, agent, terms, counts); err != nil {
+			return fmt.Errorf("update term statistics: %w", err)
+		}
+	}
+	if len(gone) > 0 {
+		if _, err := tx.Exec(ctx, "DELETE FROM term_stats WHERE agent = $1 AND term = ANY($2) AND df <= 0", agent, gone); err != nil {
+			return fmt.Errorf("update term statistics: %w", err)
+		}
+	}
+	if d.chunks != 0 || d.tokens != 0 {
+		if _, err := tx.Exec(ctx, "UPDATE agents SET chunk_count = chunk_count + $2, token_count = token_count + $3 WHERE agent = $1", agent, d.chunks, d.tokens); err != nil {
+			return fmt.Errorf("update term statistics: %w", err)
 		}
 	}
 	return nil
@@ -622,10 +791,11 @@ func loadStoredVectors(ctx context.Context, q querier, model string, cache *memo
 	return rows.Err()
 }
 
-const selectChunk = "SELECT user_id, path, start_line, end_line, text, hash, "
-
-// Search implements memory.Store: the full-text and the vector candidates
-// are fetched in one round trip (a pgx.Batch) and merged by memory.Rank.
+// Search implements memory.Store: the agent's term statistics come first
+// (one round trip); then, at once on two connections, one statement finds
+// the full-text candidates (BM25 from those statistics, as the embedded
+// store ranks) with their cosines and the other the vector candidates with
+// their BM25 scores; memory.Rank merges them.
 func (s *Store) Search(ctx context.Context, agent string, q memory.Query) ([]memory.Hit, error) {
 	n := memory.CandidateLimit(q.Limit)
 	var qv []float32
@@ -640,59 +810,220 @@ func (s *Store) Search(ctx context.Context, agent string, q memory.Query) ([]mem
 			qv = vs[0]
 		}
 	}
-	match, rank := textQueries(q.Text, s.termShares(ctx))
-	if match == "" && qv == nil {
-		return []memory.Hit{}, nil
+	var terms []string
+	for _, t := range s.terms.Query(q.Text) {
+		if len(t) <= maxLexeme {
+			terms = append(terms, t)
+		}
 	}
-	var batch pgx.Batch
-	var text, vector []memory.Candidate
-	if match != "" {
-		batch.Queue(selectChunk+`ts_rank(tsv, rank) AS score
-			FROM chunks, CAST($3 AS tsquery) AS match, CAST($5 AS tsquery) AS rank
-			WHERE agent = $1 AND (user_id = '' OR user_id = $2) AND tsv @@ match
-			ORDER BY score DESC, path, start_line, user_id LIMIT $4`, agent, q.User, match, n, rank).
-			Query(func(rows pgx.Rows) error { return scanCandidates(rows, &text) })
-	}
-	if qv != nil {
-		batch.Queue(selectChunk+`1 - (embedding <=> $3) AS score
-			FROM chunks
-			WHERE agent = $1 AND (user_id = '' OR user_id = $2) AND embedding IS NOT NULL
-			ORDER BY embedding <=> $3 LIMIT $4`, agent, q.User, pgvector.NewVector(qv), n).
-			Query(func(rows pgx.Rows) error { return scanCandidates(rows, &vector) })
-	}
-	if err := s.pool.SendBatch(ctx, &batch).Close(); err != nil {
+	st, err := s.termStats(ctx, agent, terms)
+	if err != nil {
 		return nil, fmt.Errorf("search %s: %w", agent, err)
 	}
-	return memory.Rank(text, vector, q.RankOptions()), nil
+	if st.chunks == 0 {
+		return []memory.Hit{}, nil
+	}
+	// Terms no chunk holds add nothing.
+	var known []string
+	var df []int
+	for i, t := range terms {
+		if st.df[i] > 0 {
+			known, df = append(known, t), append(df, st.df[i])
+		}
+	}
+	sel := memory.Selecting(df, int(st.chunks))
+	var match []string
+	for i, t := range known {
+		if sel[i] {
+			match = append(match, "'"+t+"'")
+		}
+	}
+	if len(match) == 0 && qv == nil {
+		return []memory.Hit{}, nil
+	}
+	// The two sides run at once, on two connections; each scores its
+	// candidates on the other side too.
+	var statements []searchStatement
+	if len(match) > 0 {
+		statements = append(statements, textSQL(agent, q.User, known, df, st, strings.Join(match, " | "), qv, n))
+	}
+	if qv != nil {
+		statements = append(statements, vectorSQL(agent, q.User, known, df, st, qv, n, exactVectors(st.chunks)))
+	}
+	results := make([][]memory.Candidate, len(statements))
+	errs := make([]error, len(statements))
+	var wg sync.WaitGroup
+	for i, stmt := range statements {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = s.candidates(ctx, stmt)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("search %s: %w", agent, err)
+	}
+	return memory.Rank(slices.Concat(results...), q.RankOptions(qv != nil)), nil
 }
 
-func scanCandidates(rows pgx.Rows, out *[]memory.Candidate) error {
+// searchStatement is one side's query.
+type searchStatement struct {
+	sql  string
+	args []any
+}
+
+// candidates runs a side's query: rows of a chunk and its two scores.
+func (s *Store) candidates(ctx context.Context, stmt searchStatement) ([]memory.Candidate, error) {
+	rows, err := s.pool.Query(ctx, stmt.sql, stmt.args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []memory.Candidate
 	for rows.Next() {
 		var c memory.Candidate
-		var score float64
-		if err := rows.Scan(&c.User, &c.Path, &c.StartLine, &c.EndLine, &c.Text, &c.Hash, &score); err != nil {
-			return err
+		if err := rows.Scan(&c.User, &c.Path, &c.StartLine, &c.EndLine, &c.Text, &c.Hash, &c.TextScore, &c.VectorScore); err != nil {
+			return nil, err
 		}
-		c.Score = score
-		*out = append(*out, c)
+		out = append(out, c)
 	}
-	return rows.Err()
+	return out, rows.Err()
 }
 
-// TextVector is the tsvector stored with a chunk: its full-text tokens
-// (bm25.Tokenize, the tokens of queries and of the embedded store) with
-// their positions. Tokens PostgreSQL cannot hold (over 2,047 bytes) are
-// left out, as to_tsvector leaves them out; positions past 16,383 count
-// as 16,383 and a token keeps its first 256, as in to_tsvector.
-func TextVector(text string) pgtype.TSVector {
+// exactVectors reports whether an agent of n chunks gets an exact vector
+// scan, as the embedded store does, rather than the approximate HNSW
+// index: below exactVectorChunks the scan is cheap and both stores then
+// find the same vector candidates.
+func exactVectors(n int64) bool { return n <= exactVectorChunks }
+
+const exactVectorChunks = 10_000
+
+// agentStats is what BM25 needs of an agent: its chunks, their tokens,
+// and the document frequency of each query term (0 when none holds it).
+type agentStats struct {
+	chunks, tokens int64
+	df             []int
+}
+
+func (s *Store) termStats(ctx context.Context, agent string, terms []string) (agentStats, error) {
+	st := agentStats{df: make([]int, len(terms))}
+	var batch pgx.Batch
+	batch.Queue("SELECT chunk_count, token_count FROM agents WHERE agent = $1", agent).QueryRow(func(row pgx.Row) error {
+		err := row.Scan(&st.chunks, &st.tokens)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		return err
+	})
+	if len(terms) > 0 {
+		batch.Queue("SELECT term, df FROM term_stats WHERE agent = $1 AND term = ANY($2)", agent, terms).Query(func(rows pgx.Rows) error {
+			for rows.Next() {
+				var t string
+				var df int
+				if err := rows.Scan(&t, &df); err != nil {
+					return err
+				}
+				if i := slices.Index(terms, t); i >= 0 {
+					st.df[i] = df
+				}
+			}
+			return rows.Err()
+		})
+	}
+	if err := s.pool.SendBatch(ctx, &batch).Close(); err != nil {
+		return st, fmt.Errorf("term statistics: %w", err)
+	}
+	return st, nil
+}
+
+// bm25SQL returns the lateral join that scores chunk c (columns x.tf0 …,
+// x.norm) and the BM25 expression over it, with its arguments appended
+// through arg. BM25 is computed as memory/bm25 computes it, term by term
+// in the same order with the same float64 operations: tf is ts_rank_cd of
+// the term alone with unit weights, which counts the term's positions in
+// the chunk's tokens (read from one decompressed copy of them).
+func bm25SQL(terms []string, df []int, st agentStats, arg func(any) string) (lateral, score string) {
+	if len(terms) == 0 {
+		return "", "0::float8"
+	}
+	avgdl := bm25.AvgDocLen(st.tokens, int(st.chunks))
+	var tfs, parts []string
+	for i, t := range terms {
+		q := arg("'" + t + "'")
+		tfs = append(tfs, fmt.Sprintf("CASE WHEN d.tsv @@ %s::tsquery THEN ts_rank_cd('{1,1,1,1}', d.tsv, %s::tsquery)::float8 ELSE 0::float8 END AS tf%d", q, q, i))
+		parts = append(parts, fmt.Sprintf("%s::float8 * x.tf%d * %s::float8 / (x.tf%d + x.norm)", arg(bm25.IDF(int(st.chunks), df[i])), i, arg(bm25.K1+1), i))
+	}
+	norm := fmt.Sprintf("%s::float8 * (%s::float8 + %s::float8 * c.tokens / %s::float8) AS norm", arg(float64(bm25.K1)), arg(1-bm25.B), arg(float64(bm25.B)), arg(avgdl))
+	// OFFSET 0 keeps the subqueries from being flattened, which would
+	// call ts_rank_cd (and decompress the tokens) once per use.
+	lateral = " CROSS JOIN LATERAL (SELECT " + strings.Join(tfs, ", ") + ", " + norm +
+		" FROM (SELECT c.tsv || ''::tsvector AS tsv OFFSET 0) AS d OFFSET 0) AS x"
+	return lateral, "(0::float8 + " + strings.Join(parts, " + ") + ")"
+}
+
+const (
+	searchScope   = "c.agent = $1 AND (c.user_id = '' OR c.user_id = $2)"
+	searchColumns = "c.user_id, c.path, c.start_line, c.end_line, c.text, c.hash, "
+	// The embedded store's order of ties: user, path, line, bytewise.
+	tieOrder = `c.user_id COLLATE "C", c.path COLLATE "C", c.start_line`
+)
+
+// textSQL is the full-text side: the n chunks holding a selecting term
+// (match) with the best BM25, each with its cosine similarity to qv (0
+// without qv).
+func textSQL(agent, user string, terms []string, df []int, st agentStats, match string, qv []float32, n int) searchStatement {
+	args := []any{agent, user, n}
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	lateral, score := bm25SQL(terms, df, st, arg)
+	cosine := "0::float8"
+	if qv != nil {
+		cosine = "coalesce(1 - (c.embedding <=> " + arg(pgvector.NewVector(qv)) + "), 0)"
+	}
+	sql := "SELECT " + searchColumns + "t.score, " + cosine + " FROM (SELECT c.id, " + score + " AS score FROM chunks c" + lateral +
+		" WHERE " + searchScope + " AND c.tsv @@ " + arg(match) + "::tsquery ORDER BY 2 DESC, " + tieOrder + " LIMIT $3) AS t JOIN chunks c ON c.id = t.id"
+	return searchStatement{sql, args}
+}
+
+// vectorSQL is the vector side: the n chunks nearest qv (by the HNSW
+// index, or an exact scan when exact), each with its BM25 score.
+func vectorSQL(agent, user string, terms []string, df []int, st agentStats, qv []float32, n int, exact bool) searchStatement {
+	args := []any{agent, user, n}
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	v := arg(pgvector.NewVector(qv))
+	order := "c.embedding <=> " + v
+	if exact {
+		// Not the indexed operator form: an exact scan.
+		order = "(1 - (c.embedding <=> " + v + ")) DESC, " + tieOrder
+	}
+	lateral, score := bm25SQL(terms, df, st, arg)
+	sql := "SELECT " + searchColumns + score + ", 1 - (c.embedding <=> " + v + ") FROM (SELECT c.id FROM chunks c WHERE " + searchScope +
+		" AND c.embedding IS NOT NULL ORDER BY " + order + " LIMIT $3) AS v JOIN chunks c ON c.id = v.id" + lateral
+	return searchStatement{sql, args}
+}
+
+// TextVector is the tsvector stored with a chunk, from its indexed text
+// (memory.IndexText): its full-text terms (a's terms, those of queries
+// and of the embedded store) with their positions, and the number of
+// terms (the chunk's BM25 length). Terms PostgreSQL cannot hold (over
+// 2,047 bytes) are left out, as to_tsvector leaves them out; positions
+// past 16,383 count as 16,383 and a term keeps its first 256, as in
+// to_tsvector.
+func TextVector(a *memory.Analyzer, text string) (pgtype.TSVector, int) {
 	const (
 		maxPosition  = 1<<14 - 1
 		maxPositions = 256
 	)
-	at := map[string]int{} // token → index in lexemes
+	at := map[string]int{} // term → index in lexemes
 	var lexemes []pgtype.TSVectorLexeme
 	i := 0
-	bm25.EachToken(text, nil, func(tok []byte) {
+	a.Each(text, nil, func(tok []byte) {
 		i++
 		if len(tok) > maxLexeme {
 			return
@@ -710,127 +1041,12 @@ func TextVector(text string) pgtype.TSVector {
 			lexemes[j].Positions = append(ps, pgtype.TSVectorPosition{Position: pos})
 		}
 	})
-	return pgtype.TSVector{Lexemes: lexemes, Valid: true}
+	return pgtype.TSVector{Lexemes: lexemes, Valid: true}, i
 }
 
 // maxLexeme is the longest token, in bytes, PostgreSQL's full-text types
 // hold; longer ones are neither stored nor searched.
 const maxLexeme = 2047
-
-// TextQuery turns a natural-language query into a tsquery that matches
-// chunks containing any of its words: the words are the full-text tokens
-// (bm25.Tokenize), each quoted, joined with |. Ranking, not the query,
-// prefers chunks with more of them.
-func TextQuery(text string) string {
-	match, _ := textQueries(text, nil)
-	return match
-}
-
-// textQueries returns the two full-text queries of a search, given the
-// share of chunks that hold each frequent term (termShares):
-//
-//   - rank, what ts_rank scores: every term but the common ones (held by
-//     more than commonShare of the chunks), unless all are common;
-//   - match, what a candidate must contain one of: the rank terms held by
-//     at most candidateShare of the chunks or, when there are none, the
-//     rarest one.
-//
-// ts_rank weighs a term the same however many chunks hold it, so a chunk
-// that holds only frequent terms of the query would rank by chance; and
-// matching on them makes the search score a large part of the table.
-func textQueries(text string, shares map[string]float64) (match, rank string) {
-	type term struct {
-		quoted string
-		share  float64
-	}
-	seen := map[string]bool{}
-	var terms []term
-	for _, w := range bm25.Tokenize(text) {
-		if !seen[w] && len(w) <= maxLexeme {
-			seen[w] = true
-			terms = append(terms, term{"'" + w + "'", shares[w]})
-		}
-	}
-	if len(terms) == 0 {
-		return "", ""
-	}
-	var ranked []term
-	for _, t := range terms {
-		if t.share <= commonShare {
-			ranked = append(ranked, t)
-		}
-	}
-	if len(ranked) == 0 {
-		ranked = terms
-	}
-	var matching []string
-	rarest := ranked[0]
-	for _, t := range ranked {
-		if t.share <= candidateShare {
-			matching = append(matching, t.quoted)
-		}
-		if t.share < rarest.share {
-			rarest = t
-		}
-	}
-	if len(matching) == 0 {
-		matching = []string{rarest.quoted}
-	}
-	quoted := make([]string, len(ranked))
-	for i, t := range ranked {
-		quoted[i] = t.quoted
-	}
-	return strings.Join(matching, " | "), strings.Join(quoted, " | ")
-}
-
-// commonShare is the share of chunks above which a term is common: its
-// BM25 IDF, ln(1 + (N − df + 0.5)/(df + 0.5)), is then below ln(4) ≈ 1.4
-// against 7–11 for a rare term, so it barely moves a ranking, yet it makes
-// the OR query match (and ts_rank score) a large part of the table.
-const commonShare = 0.25
-
-// candidateShare is the share of chunks above which a term only ranks
-// candidates and does not select them (see textQueries): its IDF is then
-// below ln(50) ≈ 3.9. On the 100,000-chunk benchmark corpus (builtin
-// embedder) a search takes 8.1 ms at the median and 13 ms at the 99th
-// percentile and finds the source chunk for 69.6 % of the queries; at
-// 0.03 it takes 9.1–9.9 / 15–17 ms for 71.3 %; when every term selects,
-// the 99th percentile is about twice as long.
-const candidateShare = 0.02
-
-// termSharesTTL is how long termShares trusts its last look at the
-// statistics.
-const termSharesTTL = 5 * time.Minute
-
-// termShares returns the share of chunks holding each term that ANALYZE
-// found most often (pg_stats.most_common_elems of chunks.tsv: the terms
-// above about 1 %), cached for termSharesTTL. On error, or before the
-// first ANALYZE, it returns none: every query term then selects and ranks.
-func (s *Store) termShares(ctx context.Context) map[string]float64 {
-	s.sharesMu.Lock()
-	defer s.sharesMu.Unlock()
-	if s.shares != nil && time.Since(s.sharesAt) < termSharesTTL {
-		return s.shares
-	}
-	shares := map[string]float64{}
-	rows, err := s.pool.Query(ctx, `SELECT e, f FROM pg_stats, unnest(most_common_elems::text::text[], most_common_elem_freqs) AS u(e, f)
-		WHERE schemaname = $1 AND tablename = 'chunks' AND attname = 'tsv' AND e IS NOT NULL`, s.schemaName)
-	if err == nil {
-		for rows.Next() {
-			var e string
-			var f float64
-			if rows.Scan(&e, &f) == nil {
-				shares[e] = f
-			}
-		}
-		err = rows.Err()
-	}
-	if err != nil {
-		s.log.Warn("reading term statistics failed; every query term selects candidates", "err", err)
-	}
-	s.shares, s.sharesAt = shares, time.Now()
-	return shares
-}
 
 // IndexedCommit implements memory.Store.
 func (s *Store) IndexedCommit(ctx context.Context, agent string) (string, error) {

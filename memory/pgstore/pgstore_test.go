@@ -16,6 +16,7 @@ import (
 
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/memory/bm25"
+	"github.com/quirehq/quire/memory/memstore"
 	"github.com/quirehq/quire/memory/storetest"
 )
 
@@ -69,16 +70,19 @@ func TestConformance(t *testing.T) {
 	})
 }
 
-func TestTextQuery(t *testing.T) {
-	for in, want := range map[string]string{
-		"convert a pdf to markdown":  "'convert' | 'pdf' | 'to' | 'markdown'",
-		"it's O'Brien's   pdf, pdf!": "'it' | 'brien' | 'pdf'",
-		"a ! ?":                      "",
-	} {
-		if got := TextQuery(in); got != want {
-			t.Errorf("TextQuery(%q) = %q, want %q", in, got, want)
+// TestRankingParity: the embedded store and this one rank alike.
+func TestRankingParity(t *testing.T) {
+	databaseURL(t)
+	storetest.Parity(t, func(t *testing.T, e memory.Embedder) memory.Store {
+		s, err := memstore.New(memstore.Options{Embedder: e})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}, func(t *testing.T, e memory.Embedder) memory.Store {
+		return openStore(t, testSchema(t), e)
+	})
 }
 
 func TestMigrationsIdempotent(t *testing.T) {
@@ -141,8 +145,9 @@ func TestSameCommitIndexedOnce(t *testing.T) {
 	}
 }
 
-// A bulk load drops the secondary indexes and builds them again at the end
-// of the same transaction: every index is back, with its definition.
+// A bulk load drops the secondary indexes and builds them again: the
+// full-text ones at the end of the same transaction, the vector index
+// concurrently after the commit. Every index is back, with its definition.
 func TestBulkLoadRebuildsIndexes(t *testing.T) {
 	for _, e := range []memory.Embedder{memory.Builtin{}, memory.None{}} {
 		t.Run(e.Model(), func(t *testing.T) {
@@ -175,72 +180,88 @@ func TestBulkLoadRebuildsIndexes(t *testing.T) {
 			if err != nil || st.Chunks < 2 {
 				t.Fatal(st, err)
 			}
-			if after := indexes(); !maps.Equal(before, after) {
-				t.Errorf("indexes after a bulk load:\n%v\nwant\n%v", after, before)
-			}
+			// Searchable at once (the vector index may still be building).
 			hits, err := s.Search(ctx, "a", memory.Query{Text: "kangaroos kangaroo"})
 			if err != nil || len(hits) == 0 || hits[0].Path != "memory/x.md" {
 				t.Errorf("search after bulk load: %+v, %v", hits, err)
+			}
+			s.WaitIndexBuilds()
+			if after := indexes(); !maps.Equal(before, after) {
+				t.Errorf("indexes after a bulk load:\n%v\nwant\n%v", after, before)
+			}
+			var invalid int
+			if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM pg_index WHERE indrelid = 'chunks'::regclass AND NOT indisvalid").Scan(&invalid); err != nil || invalid != 0 {
+				t.Errorf("%d invalid indexes, %v", invalid, err)
 			}
 		})
 	}
 }
 
-func TestTextQueries(t *testing.T) {
-	shares := map[string]float64{"the": 0.6, "and": 0.4, "floor": 0.08, "printer": 0.04, "second": 0.015}
-	tests := []struct {
-		text, match, rank string
-	}{
-		{"the cat and the hat", "'cat' | 'hat'", "'cat' | 'hat'"},
-		{"the and", "'and'", "'the' | 'and'"}, // all common: every term ranks, the rarest selects
-		{"printer toner on the second floor", "'toner' | 'on' | 'second'", "'printer' | 'toner' | 'on' | 'second' | 'floor'"},
-		{"printer floor", "'printer'", "'printer' | 'floor'"},
-		{"Printer, printer!", "'printer'", "'printer'"},
-		{"toner " + strings.Repeat("x", 2048), "'toner'", "'toner'"}, // too long for PostgreSQL
-		{"", "", ""},
-	}
-	for _, tt := range tests {
-		match, rank := textQueries(tt.text, shares)
-		if match != tt.match || rank != tt.rank {
-			t.Errorf("textQueries(%q) = %q, %q; want %q, %q", tt.text, match, rank, tt.match, tt.rank)
-		}
-	}
-}
-
-func TestTermStatisticsShapeQueries(t *testing.T) {
+// TestTermStatistics: the agent's term statistics follow its chunks
+// through index, change and removal, within the indexing transaction
+// (no ANALYZE), and a search ranks by them from the first query.
+func TestTermStatistics(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t, testSchema(t), memory.None{})
+	check := func(when string) {
+		t.Helper()
+		var n, tokens int64
+		if err := s.pool.QueryRow(ctx, "SELECT chunk_count, token_count FROM agents WHERE agent = 'a'").Scan(&n, &tokens); err != nil {
+			t.Fatal(err)
+		}
+		var wantN, wantTokens int64
+		if err := s.pool.QueryRow(ctx, "SELECT count(*), coalesce(sum(tokens), 0) FROM chunks WHERE agent = 'a'").Scan(&wantN, &wantTokens); err != nil {
+			t.Fatal(err)
+		}
+		if n != wantN || tokens != wantTokens {
+			t.Errorf("%s: agent counts %d chunks, %d tokens; the chunks are %d, %d", when, n, tokens, wantN, wantTokens)
+		}
+		var wrong int
+		if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM term_stats s FULL JOIN
+			(SELECT lexeme, count(*) AS df FROM chunks, unnest(tsv) WHERE agent = 'a' GROUP BY lexeme) c
+			ON s.term = c.lexeme AND s.agent = 'a' WHERE s.df IS DISTINCT FROM c.df`).Scan(&wrong); err != nil {
+			t.Fatal(err)
+		}
+		if wrong != 0 {
+			t.Errorf("%s: %d terms with a document frequency other than the chunks'", when, wrong)
+		}
+	}
 	var docs []memory.Document
-	for i := 0; i < 200; i++ {
+	for i := 0; i < 30; i++ {
 		text := fmt.Sprintf("a note about everyday things, number%d", i)
-		if i%20 == 0 {
-			text += " with the printer" // 5 %: ranks, does not select
+		if i%10 == 0 {
+			text += " with the printers printing"
 		}
 		docs = append(docs, memory.NewDocument(fmt.Sprintf("memory/%03d.md", i), "", text))
 	}
 	if _, err := s.Index(ctx, "a", "c1", docs); err != nil {
 		t.Fatal(err)
 	}
+	check("after the first index")
+	hits, err := s.Search(ctx, "a", memory.Query{Text: "printer number10"})
+	if err != nil || len(hits) != 3 || hits[0].Path != "memory/010.md" {
+		t.Errorf("hits = %+v, %v; want memory/010.md first of the 3 printer notes", hits, err)
+	}
+	docs[10] = memory.NewDocument("memory/010.md", "", "rewritten")
+	docs = docs[:20]
+	if _, err := s.Index(ctx, "a", "c2", docs); err != nil {
+		t.Fatal(err)
+	}
+	check("after a change and removals")
 	if _, err := s.pool.Exec(ctx, "ANALYZE chunks"); err != nil {
 		t.Fatal(err)
 	}
-	shares := s.termShares(ctx)
-	if shares["everyday"] < 0.9 || shares["printer"] < 0.04 || shares["printer"] > 0.06 {
-		t.Errorf("term shares: everyday %v, printer %v", shares["everyday"], shares["printer"])
+	again, err := s.Search(ctx, "a", memory.Query{Text: "printer number10"})
+	if err != nil || len(again) != 1 || again[0].Path != "memory/000.md" {
+		t.Errorf("hits after the change = %+v, %v; want memory/000.md only", again, err)
 	}
-	hits, err := s.Search(ctx, "a", memory.Query{Text: "everyday number7"})
-	if err != nil || len(hits) != 1 || hits[0].Path != "memory/007.md" {
-		t.Errorf("hits = %+v, %v; want only memory/007.md", hits, err)
+	if _, err := s.Index(ctx, "a", "c3", nil); err != nil {
+		t.Fatal(err)
 	}
-	// number40 selects; printer only ranks, so number40's chunk (which
-	// has both) comes first and the other printer chunks are not hits.
-	hits, err = s.Search(ctx, "a", memory.Query{Text: "printer number40", Limit: 50})
-	if err != nil || len(hits) != 1 || hits[0].Path != "memory/040.md" {
-		t.Errorf("hits = %+v, %v; want only memory/040.md", hits, err)
-	}
-	hits, err = s.Search(ctx, "a", memory.Query{Text: "everyday things", Limit: 50})
-	if err != nil || len(hits) != 50 {
-		t.Errorf("all-common query found %d hits, %v; want 50", len(hits), err)
+	check("after removing everything")
+	var terms int
+	if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM term_stats WHERE agent = 'a'").Scan(&terms); err != nil || terms != 0 {
+		t.Errorf("%d terms left for an agent without chunks, %v", terms, err)
 	}
 }
 
@@ -288,7 +309,7 @@ func TestTextVectorInPostgres(t *testing.T) {
 		"Ines prefers TEA; the printer on floor 2 is out of toner.",
 		"Ünïcödé Straße — ЗДРАВСТВУЙ мир, 東京 2026-11-22 e-mail foo_bar",
 		strings.Repeat("ab ", 300) + "finally",
-		"before " + long + " after",
+		"prelude " + long + " coda",
 	}
 	var docs []memory.Document
 	for i, text := range texts {
@@ -297,14 +318,15 @@ func TestTextVectorInPostgres(t *testing.T) {
 	if _, err := s.Index(ctx, "a", "c1", docs); err != nil {
 		t.Fatal(err)
 	}
+	var terms memory.Analyzer
 	for i, text := range texts {
 		var lexemes int
 		if err := s.pool.QueryRow(ctx, "SELECT length(tsv) FROM chunks WHERE path = $1", fmt.Sprintf("memory/%d.md", i)).Scan(&lexemes); err != nil {
 			t.Fatal(err)
 		}
 		want := map[string]bool{}
-		for _, tok := range bm25.Tokenize(text) {
-			if tok != long {
+		for _, tok := range terms.Terms(memory.IndexText(memory.Chunk{Path: fmt.Sprintf("memory/%d.md", i), Text: text})) {
+			if len(tok) <= maxLexeme {
 				want[tok] = true
 			}
 		}
@@ -313,14 +335,14 @@ func TestTextVectorInPostgres(t *testing.T) {
 		}
 		for tok := range want {
 			var path string
-			err := s.pool.QueryRow(ctx, "SELECT path FROM chunks WHERE tsv @@ CAST($1 AS tsquery) ORDER BY path LIMIT 1", TextQuery(tok)).Scan(&path)
+			err := s.pool.QueryRow(ctx, "SELECT path FROM chunks WHERE tsv @@ CAST($1 AS tsquery) ORDER BY path LIMIT 1", "'"+tok+"'").Scan(&path)
 			if err != nil {
 				t.Errorf("text %d: token %q not found: %v", i, tok, err)
 			}
 		}
 	}
-	if hits, err := s.Search(ctx, "a", memory.Query{Text: long + " before"}); err != nil || len(hits) != 1 {
-		t.Errorf("search with a token too long to index: %+v, %v; want the chunk with \"before\"", hits, err)
+	if hits, err := s.Search(ctx, "a", memory.Query{Text: long + " prelude"}); err != nil || len(hits) != 1 {
+		t.Errorf("search with a token too long to index: %+v, %v; want the chunk with \"prelude\"", hits, err)
 	}
 	var positions int
 	if err := s.pool.QueryRow(ctx, "SELECT array_length(positions, 1) FROM chunks, unnest(tsv) WHERE lexeme = 'ab'").Scan(&positions); err != nil || positions != 256 {
@@ -381,7 +403,8 @@ func FuzzTextVector(f *testing.F) {
 	f.Add(strings.Repeat("ab ", 400))
 	f.Add("Ünïcödé \xff\xfe Straße 東京")
 	f.Fuzz(func(t *testing.T, text string) {
-		tsv := TextVector(text)
+		var terms memory.Analyzer
+		tsv, n := TextVector(&terms, text)
 		seen := map[string]bool{}
 		for _, l := range tsv.Lexemes {
 			if l.Word == "" || len(l.Word) > 2047 || !utf8.ValidString(l.Word) || seen[l.Word] {
@@ -397,10 +420,14 @@ func FuzzTextVector(f *testing.F) {
 				}
 			}
 		}
-		for _, tok := range bm25.Tokenize(text) {
+		all := terms.Terms(text)
+		for _, tok := range all {
 			if len(tok) <= 2047 && !seen[tok] {
-				t.Fatalf("token %q missing", tok)
+				t.Fatalf("term %q missing", tok)
 			}
+		}
+		if n != len(all) || len(bm25.Tokenize(text)) != n {
+			t.Fatalf("length %d; want the %d terms", n, len(all))
 		}
 	})
 }

@@ -49,6 +49,8 @@ func Run(t *testing.T, open Open) {
 		{"IndexedCommit", testIndexedCommit},
 		{"VectorOnly", testVectorOnly},
 		{"RecallAt3", testRecall},
+		{"DateQuestion", testDateQuestion},
+		{"WordForms", testWordForms},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open) })
@@ -325,5 +327,48 @@ func testIndexedCommit(t *testing.T, open Open) {
 	}
 	if st := index(t, s, "a", "", doc("", "MEMORY.md", "working tree")); st.Changed != 1 {
 		t.Errorf("index without a commit (working tree) skipped: %+v", st)
+	}
+}
+
+// testDateQuestion: a question that names a day, month or year finds the
+// daily log of that date, whose date is only in its file name, and the
+// hit carries the date (not in its text).
+func testDateQuestion(t *testing.T, open Open) {
+	for _, e := range []memory.Embedder{memory.None{}, memory.Builtin{}} {
+		s := open(t, e)
+		var docs []memory.Document
+		for _, day := range []string{"2022-05-25", "2023-05-02", "2023-08-14", "2023-09-30"} {
+			docs = append(docs, doc("", "memory/"+day+".md", "## 10:00\nMel: we went hiking by the lake.\n\n## 10:01\nAnn: lovely."))
+		}
+		index(t, s, "a", "c1", docs...)
+		for q, want := range map[string]string{
+			"Where did Mel go hiking in August 2023?":   "2023-08-14",
+			"What did Mel do on 25 May, 2022?":          "2022-05-25",
+			"What did Mel do on Saturday, 30 September": "2023-09-30",
+		} {
+			hits := search(t, s, "a", memory.Query{Text: q})
+			if len(hits) == 0 || hits[0].Path != "memory/"+want+".md" || hits[0].Date != want {
+				t.Errorf("%s: %q found %s; want memory/%s.md first, with its date", e.Model(), q, describe(hits), want)
+			}
+			if len(hits) > 0 && strings.Contains(hits[0].Text, want[:4]) {
+				t.Errorf("%s: the date words are part of the returned text %q", e.Model(), hits[0].Text)
+			}
+		}
+	}
+}
+
+// testWordForms: a query finds other forms of its words (stemming) and
+// its stop words do not decide the ranking.
+func testWordForms(t *testing.T, open Open) {
+	s := open(t, memory.None{})
+	index(t, s, "a", "c1",
+		doc("", "memory/a.md", "Caroline painted a sunrise and hikes every weekend."),
+		doc("", "memory/b.md", "What did you do? It was what it was, and did it."))
+	hits := search(t, s, "a", memory.Query{Text: "What did Caroline paint?"})
+	if len(hits) == 0 || hits[0].Path != "memory/a.md" {
+		t.Errorf("hits %s; want memory/a.md first (paint = painted; what, did are stop words)", describe(hits))
+	}
+	if hits := search(t, s, "a", memory.Query{Text: "hiking"}); len(hits) != 1 || hits[0].Path != "memory/a.md" {
+		t.Errorf("hiking found %s; want memory/a.md (hikes)", describe(hits))
 	}
 }
