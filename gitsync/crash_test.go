@@ -104,6 +104,9 @@ func TestCrashKill9(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		// A failing test must not leave it writing into the directory
+		// being removed.
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 		acks := make(chan string, 1<<16)
 		go func() {
 			sc := bufio.NewScanner(stdout)
@@ -128,6 +131,8 @@ func TestCrashKill9(t *testing.T) {
 		}
 	}
 	client := filepath.Join(t.TempDir(), "client")
+	firstPush := make(chan struct{})
+	var pushedOnce sync.Once
 	for round := range moments {
 		cmd, url, acks := start()
 		if round == 0 {
@@ -139,7 +144,7 @@ func TestCrashKill9(t *testing.T) {
 		git(t, dir, "clone", "-q", url, client)
 		git(t, client, "config", "user.name", "P")
 		git(t, client, "config", "user.email", "p@example.com")
-		if round > 0 {
+		if len(pushedAcked) > 0 {
 			git(t, client, "fetch", "-q", "origin", "pushes")
 			git(t, client, "checkout", "-q", "-B", "pushes", "FETCH_HEAD")
 		} else {
@@ -163,9 +168,18 @@ func TestCrashKill9(t *testing.T) {
 					mu.Lock()
 					pushedAcked = append(pushedAcked, h)
 					mu.Unlock()
+					pushedOnce.Do(func() { close(firstPush) })
 				}
 			}
 		})
+		if round == 0 {
+			// At least one push is acknowledged before the first kill.
+			select {
+			case <-firstPush:
+			case <-time.After(30 * time.Second):
+				t.Fatal("no push succeeded")
+			}
+		}
 		time.Sleep(time.Duration(50+rand.IntN(700)) * time.Millisecond)
 		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
@@ -208,8 +222,7 @@ func TestCrashKill9(t *testing.T) {
 		t.Fatalf("too little happened to prove anything: %d commits, %d pushes", len(acked), len(pushedAcked))
 	}
 	// And the last restart serves HEAD.
-	cmd, url, _ := start()
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	_, url, _ := start()
 	if out := git(t, dir, "ls-remote", url, "refs/heads/main"); !strings.Contains(out, "refs/heads/main") {
 		t.Fatalf("ls-remote after the last restart: %q", out)
 	}

@@ -158,11 +158,13 @@ func (q *quarantine) close() {
 	os.RemoveAll(q.dir)
 }
 
-// removeStaleQuarantines removes quarantines left by a crash (older than
-// a day: a running push may still use a recent one).
+// removeStaleQuarantines removes quarantines and temporary pack files
+// left by a crash (older than a day: a running push or git may still use
+// a recent one).
 func removeStaleQuarantines(commonDir string) {
 	ms, _ := filepath.Glob(filepath.Join(commonDir, quarantinePrefix+"*"))
-	for _, m := range ms {
+	tmp, _ := filepath.Glob(filepath.Join(commonDir, "objects", "pack", "tmp_*"))
+	for _, m := range append(ms, tmp...) {
 		if st, err := os.Stat(m); err == nil && time.Since(st.ModTime()) > 24*time.Hour {
 			os.RemoveAll(m)
 		}
