@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
@@ -33,6 +34,8 @@ type quarantine struct {
 	idx  string
 	sum  plumbing.Hash
 	st   *filesystem.Storage
+	// indexRSS is git index-pack's peak resident memory, in bytes.
+	indexRSS int64
 }
 
 // largeObject is the size above which go-git reads a quarantined object
@@ -79,6 +82,9 @@ func receivePack(ctx context.Context, r *Repository, body io.Reader, limit int64
 	_, copyErr := io.Copy(in, body)
 	in.Close()
 	waitErr := cmd.Wait()
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		q.indexRSS = ru.Maxrss << 10 // KiB on Linux
+	}
 	if copyErr != nil && waitErr == nil {
 		waitErr = copyErr
 	}
