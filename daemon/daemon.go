@@ -45,9 +45,14 @@ type Options struct {
 	// AllowCreate lets a push to a new name create a hosted repository
 	// (off: only existing repositories accept pushes).
 	AllowCreate bool
-	// GitAuthenticate, when set, requires HTTP basic auth on the git
-	// endpoint.
-	GitAuthenticate func(user, token string) bool
+	// GitTokens, when not empty, are the credentials the git endpoint
+	// requires (HTTP basic auth, the token as the password). Empty leaves
+	// the endpoint open: only tests do that; `quire serve` always passes
+	// at least the token of its state directory (LoadGitToken).
+	GitTokens []GitToken
+	// AllowedHosts are host names (besides the listeners' own addresses
+	// and localhost) that the git endpoint and the TCP API answer to.
+	AllowedHosts []string
 	// Upstream is a remote to follow, fetched every Poll (default 30 s).
 	Upstream string
 	Poll     time.Duration
@@ -87,6 +92,9 @@ type Options struct {
 	// IndexWait is how long the deploy report of a push waits for the
 	// index before saying "indexing continues" (default 1 s).
 	IndexWait time.Duration
+	// IndexTimeout bounds one agent's index run (default 2 min): a store
+	// that stops answering is reported, and the run retried.
+	IndexTimeout time.Duration
 }
 
 // Daemon is `quire serve`: sources of truth deployed atomically, the
@@ -105,6 +113,9 @@ type Daemon struct {
 
 	mu      sync.RWMutex
 	sources []*source
+	// claimMu makes "no other source defines this agent" and the swap of
+	// a deployment one step.
+	claimMu sync.Mutex
 
 	flushMu sync.Mutex
 	flushed map[string]int // agent/user/session → last flushed cycle + 1
@@ -145,6 +156,9 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	}
 	if opts.IndexWait <= 0 {
 		opts.IndexWait = time.Second
+	}
+	if opts.IndexTimeout <= 0 {
+		opts.IndexTimeout = 2 * time.Minute
 	}
 	if opts.Socket == "" {
 		opts.Socket = api.DefaultSocket(os.Getenv)
@@ -247,7 +261,7 @@ func (d *Daemon) openSources(ctx context.Context) error {
 		host, err := gitsync.NewHost(d.opts.ReposDir, gitsync.HostOptions{
 			Validator:    gitsync.Validators{gitsync.RepositoryChecks(), gitsync.ValidatorFunc(d.validate)},
 			AfterPush:    d.afterPush,
-			Authenticate: d.opts.GitAuthenticate,
+			Authenticate: d.gitUser(),
 			AllowCreate:  d.opts.AllowCreate,
 			Logger:       d.log,
 		})
@@ -354,12 +368,26 @@ func (d *Daemon) Handler(tokens api.Tokens) http.Handler {
 	return api.Handler(d, api.Options{Tokens: tokens, Logger: d.log, Observe: d.metrics.observeRequest})
 }
 
-// GitHandler is the git endpoint (nil without --repos).
+// GitHandler is the git endpoint (nil without --repos), behind the
+// credentials of Options.GitTokens.
 func (d *Daemon) GitHandler() http.Handler {
 	if d.host == nil {
 		return nil
 	}
-	return d.metrics.countPushes(d.host)
+	h := http.Handler(d.host)
+	if len(d.opts.GitTokens) > 0 {
+		h = newGitAccess(d.opts.GitTokens).handler(h)
+	}
+	return d.metrics.countPushes(h)
+}
+
+// gitUser lets the hosted repositories record the basic-auth user name of
+// a push; GitHandler has checked the credential before.
+func (d *Daemon) gitUser() func(user, token string) bool {
+	if len(d.opts.GitTokens) == 0 {
+		return nil
+	}
+	return func(string, string) bool { return true }
 }
 
 // Run serves until ctx is done, then shuts down gracefully: in-flight
@@ -369,13 +397,21 @@ func (d *Daemon) Run(ctx context.Context) error {
 	defer d.store.Close()
 	g, gctx := errgroup.WithContext(ctx)
 
-	sock, err := listenUnix(d.opts.Socket)
+	sock, err := listenUnix(d.opts.Socket, d.log)
 	if err != nil {
 		return err
 	}
 	servers := []*http.Server{}
+	// Slow clients are cut off: headers within 10 s, an API request body
+	// within 30 s (bodies are at most 4 MiB), idle connections after a
+	// minute. A push's body has no such bound here: the git endpoint
+	// bounds a push's duration itself.
 	serve := func(name string, l net.Listener, h http.Handler) {
-		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(d.log.Handler(), slog.LevelWarn)}
+		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute,
+			MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(d.log.Handler(), slog.LevelWarn)}
+		if name != "git" {
+			srv.ReadTimeout = 30 * time.Second
+		}
 		servers = append(servers, srv)
 		d.log.Info("listening", "server", name, "addr", l.Addr().String())
 		g.Go(func() error {
@@ -397,7 +433,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 			tokens = api.Tokens{}
 		}
 		d.apiAddr = l.Addr().String()
-		serve("api (tcp)", l, d.Handler(tokens))
+		serve("api (tcp)", l, guardHTTP(d.Handler(tokens), l.Addr(), d.opts.AllowedHosts))
 	}
 	if d.host != nil {
 		l, err := net.Listen("tcp", d.opts.GitListen)
@@ -408,7 +444,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 			return fmt.Errorf("--git-listen %s: %w", d.opts.GitListen, err)
 		}
 		d.gitAddr = l.Addr().String()
-		serve("git", l, d.GitHandler())
+		serve("git", l, guardHTTP(d.GitHandler(), l.Addr(), d.opts.AllowedHosts))
 	}
 	close(d.ready)
 	if l, ok := d.store.(*lazyStore); ok {

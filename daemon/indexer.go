@@ -31,6 +31,13 @@ func newIndexer(d *Daemon) *indexer {
 }
 
 func (ix *indexer) enqueue(s *source, dep *deployment) {
+	s.mu.Lock()
+	for _, name := range dep.names {
+		if _, waiting := s.unindexedSince[name]; !waiting && s.indexed[name] != dep.commit {
+			s.unindexedSince[name] = dep.at
+		}
+	}
+	s.mu.Unlock()
 	ix.mu.Lock()
 	ix.pending[s] = dep
 	ix.mu.Unlock()
@@ -98,7 +105,15 @@ func (ix *indexer) index(ctx context.Context, s *source, dep *deployment) bool {
 		}
 		var stats memory.IndexStats
 		if err == nil {
-			stats, err = d.store.Index(ctx, name, dep.commit, docs)
+			// A store that stops answering (a blackholed connection) must
+			// not stall indexing silently: the run times out, is reported,
+			// and is retried with backoff.
+			ictx, cancel := context.WithTimeout(ctx, d.opts.IndexTimeout)
+			stats, err = d.store.Index(ictx, name, dep.commit, docs)
+			if err != nil && ictx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+				err = fmt.Errorf("the memory store did not answer within %v: %w", d.opts.IndexTimeout, err)
+			}
+			cancel()
 		}
 		d.metrics.indexed(time.Since(start), err)
 		s.mu.Lock()
@@ -108,6 +123,9 @@ func (ix *indexer) index(ctx context.Context, s *source, dep *deployment) bool {
 			delete(s.indexErr, name)
 			s.indexed[name] = dep.commit
 			s.stats[name] = stats
+			if cur := s.cur.Load(); cur == nil || cur.commit == dep.commit {
+				delete(s.unindexedSince, name)
+			}
 		}
 		close(s.notify)
 		s.notify = make(chan struct{})
@@ -122,7 +140,7 @@ func (ix *indexer) index(ctx context.Context, s *source, dep *deployment) bool {
 			d.log.Warn("embedding failed; text indexed, vectors pending", "agent", name, "pending", stats.Pending, "err", stats.EmbedError)
 			ix.unembedded = true
 		}
-		d.log.Info("indexed", "agent", name, "commit", short(dep.commit), "documents", stats.Documents, "changed", stats.Changed, "chunks", stats.Chunks, "took", time.Since(start))
+		d.log.Log(ctx, dep.logLevel, "indexed", "agent", name, "commit", short(dep.commit), "documents", stats.Documents, "changed", stats.Changed, "chunks", stats.Chunks, "took", time.Since(start))
 		d.events.publish(api.Event{Type: "index", Agent: name, Source: s.id(), Commit: dep.commit, Chunks: stats.Chunks,
 			Message: fmt.Sprintf("%d chunks re-indexed (%d documents changed)", stats.Chunks, stats.Changed)})
 	}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -58,6 +59,22 @@ type faultProxy struct {
 	mu     sync.Mutex
 	down   bool
 	conns  []net.Conn
+	// hole, when set, keeps every connection open but forwards nothing:
+	// a blackholed network path.
+	hole atomic.Bool
+}
+
+// holeWriter forwards to w unless the proxy is blackholing.
+type holeWriter struct {
+	p *faultProxy
+	w io.Writer
+}
+
+func (h holeWriter) Write(b []byte) (int, error) {
+	if h.p.hole.Load() {
+		return len(b), nil
+	}
+	return h.w.Write(b)
 }
 
 func newFaultProxy(t *testing.T, target string) *faultProxy {
@@ -88,8 +105,8 @@ func newFaultProxy(t *testing.T, target string) *faultProxy {
 			p.mu.Lock()
 			p.conns = append(p.conns, c, s)
 			p.mu.Unlock()
-			go func() { io.Copy(s, c); s.Close() }()
-			go func() { io.Copy(c, s); c.Close() }()
+			go func() { io.Copy(holeWriter{p, s}, c); s.Close() }()
+			go func() { io.Copy(holeWriter{p, c}, s); c.Close() }()
 		}
 	}()
 	return p
@@ -105,6 +122,59 @@ func (p *faultProxy) setDown(down bool) {
 		}
 		p.conns = nil
 	}
+}
+
+// TestPostgresBlackhole: a database that stops answering without closing
+// its connections does not stall indexing silently: the index run times
+// out with an error in status, and the lag counts from the oldest
+// deployment not indexed, which later writes do not reset.
+func TestPostgresBlackhole(t *testing.T) {
+	dbURL, schema := pgSchema(t)
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newFaultProxy(t, u.Host)
+	u.Host = proxy.l.Addr().String()
+	ctx := context.Background()
+	store, err := pgstore.Open(ctx, pgstore.Options{URL: u.String(), Schema: schema, Embedder: memory.Builtin{}, MaxConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	td := startDaemon(t, daemon.Options{Store: store, IndexTimeout: 500 * time.Millisecond})
+	wt := newWorkTree(t, botFiles)
+	td.push(t, wt, "bot")
+	waitFor(t, "the first index", func() bool {
+		st, err := td.c.Status(ctx)
+		return err == nil && len(st.Agents) == 1 && st.Agents[0].Indexed == st.Agents[0].Deployed
+	})
+	proxy.hole.Store(true)
+	defer proxy.hole.Store(false)
+	pushed := time.Now()
+	writeFiles(t, wt, map[string]string{"MEMORY.md": "# Memory\n\nThe lift is serviced on Mondays.\n"})
+	git(t, wt, "commit", "-qam", "memory")
+	git(t, wt, "push", td.remote+"/bot.git", "main")
+	var st api.Status
+	waitFor(t, "an index error in status", func() bool {
+		st, err = td.c.Status(ctx)
+		return err == nil && len(st.Agents) == 1 && strings.Contains(st.Agents[0].LastError, "did not answer")
+	})
+	time.Sleep(300 * time.Millisecond)
+	if _, err := td.c.MemoryAppend(ctx, "bot", api.AppendRequest{Text: "A later write."}); err != nil {
+		t.Fatal(err)
+	}
+	st, err = td.c.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := st.Agents[0]; a.LagSeconds < 0.3 || a.LagSeconds > time.Since(pushed).Seconds()+1 {
+		t.Fatalf("lag %.2f s after a write; the unindexed push was %.2f s ago", a.LagSeconds, time.Since(pushed).Seconds())
+	}
+	proxy.hole.Store(false)
+	waitFor(t, "catching up", func() bool {
+		st, err := td.c.Status(ctx)
+		return err == nil && st.Agents[0].Indexed == st.Agents[0].Deployed && st.Agents[0].LagSeconds == 0
+	})
 }
 
 // TestPostgresOutage serves prompts while PostgreSQL is unreachable,

@@ -43,8 +43,8 @@ func (d *Daemon) Status(ctx context.Context) api.Status {
 		}
 		for _, name := range dep.names {
 			a := api.AgentStatus{Name: name, Source: s.id(), Deployed: dep.commit, DeployAt: dep.at, Indexed: s.indexed[name]}
-			if a.Indexed != a.Deployed {
-				a.LagSeconds = now.Sub(dep.at).Seconds()
+			if since, ok := s.unindexedSince[name]; ok && a.Indexed != a.Deployed {
+				a.LagSeconds = now.Sub(since).Seconds()
 			}
 			a.LastError = s.lastErr
 			if e := s.indexErr[name]; e != "" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"reflect"
 	"sort"
@@ -20,6 +21,7 @@ import (
 	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/prompt/workspace"
 	"github.com/quirehq/quire/skills"
 )
 
@@ -54,13 +56,18 @@ type source struct {
 	indexed  map[string]string            // agent → indexed commit
 	stats    map[string]memory.IndexStats // agent → stats of the last index run
 	indexErr map[string]string            // agent → last index error
-	notify   chan struct{}                // closed and replaced after each index run
+	// unindexedSince is, per agent, when the oldest deployment not yet
+	// indexed was deployed: the lag that status reports, which a newer
+	// deployment does not reset.
+	unindexedSince map[string]time.Time
+	notify         chan struct{} // closed and replaced after each index run
 }
 
 func (s *source) init() {
 	s.indexed = map[string]string{}
 	s.stats = map[string]memory.IndexStats{}
 	s.indexErr = map[string]string{}
+	s.unindexedSince = map[string]time.Time{}
 	s.notify = make(chan struct{})
 }
 
@@ -101,16 +108,26 @@ type deployment struct {
 	agents map[string]*deployedAgent
 	names  []string
 	at     time.Time
+	// logLevel is the level its deploy and index lines are logged at.
+	logLevel slog.Level
 
 	// prompts caches encoded prompt responses by agent, day and request:
 	// assembly is deterministic, and a deployment never changes.
-	promptMu sync.RWMutex
-	prompts  map[string][]byte
+	// promptBytes is what the keys and answers in it hold.
+	promptMu    sync.RWMutex
+	prompts     map[string][]byte
+	promptBytes int
 }
 
-// maxCachedPrompts bounds a deployment's prompt cache; a full cache is
-// emptied.
-const maxCachedPrompts = 4096
+// Bounds of a deployment's prompt cache, in bytes, so that no client can
+// grow the daemon by sending distinct requests: an answer whose key and
+// body together exceed maxCachedPromptBytes is not kept (a request with a
+// large "extra" is not worth keeping), and a cache that would pass
+// maxPromptCacheBytes is emptied first.
+const (
+	maxCachedPromptBytes = 256 << 10
+	maxPromptCacheBytes  = 32 << 20
+)
 
 func (dep *deployment) cachedPrompt(key []byte) []byte {
 	dep.promptMu.RLock()
@@ -119,12 +136,21 @@ func (dep *deployment) cachedPrompt(key []byte) []byte {
 }
 
 func (dep *deployment) cachePrompt(key string, b []byte) {
+	n := len(key) + len(b)
+	if n > maxCachedPromptBytes {
+		return
+	}
 	dep.promptMu.Lock()
 	defer dep.promptMu.Unlock()
-	if len(dep.prompts) >= maxCachedPrompts {
+	if old, ok := dep.prompts[key]; ok {
+		dep.promptBytes -= len(key) + len(old)
+	}
+	if dep.promptBytes+n > maxPromptCacheBytes {
 		clear(dep.prompts)
+		dep.promptBytes = 0
 	}
 	dep.prompts[key] = b
+	dep.promptBytes += n
 }
 
 type deployedAgent struct {
@@ -136,6 +162,13 @@ type deployedAgent struct {
 // the previous deployment (nil when nothing changed or nothing was
 // deployed before) and the new one.
 func (d *Daemon) deploy(ctx context.Context, s *source) (*deployment, error) {
+	return d.deployLogged(ctx, s, slog.LevelInfo)
+}
+
+// deployLogged is deploy, logging the deployment and its index run at
+// level: an agent's own write (many a minute) logs at debug, so that info
+// stays for what an operator acts on (pushes, fetches, errors).
+func (d *Daemon) deployLogged(ctx context.Context, s *source, level slog.Level) (*deployment, error) {
 	s.deployMu.Lock()
 	defer s.deployMu.Unlock()
 	start := time.Now()
@@ -143,7 +176,7 @@ func (d *Daemon) deploy(ctx context.Context, s *source) (*deployment, error) {
 	var commit string
 	switch s.kind {
 	case kindDir:
-		fsys = os.DirFS(s.dir)
+		fsys = workspace.DirFS(s.dir)
 		commit = fmt.Sprintf("worktree:%d", s.seq.Add(1))
 	default:
 		h, _, err := s.head()
@@ -167,8 +200,12 @@ func (d *Daemon) deploy(ctx context.Context, s *source) (*deployment, error) {
 		s.setError(err)
 		return nil, err
 	}
-	s.cur.Store(dep)
-	s.setError(nil)
+	dep.logLevel = level
+	// An agent belongs to the first source that deployed it: another
+	// source defining the same name is not deployed (it would take over
+	// the agent's prompt and memory index), and says why in status.
+	d.claimMu.Lock()
+	defer d.claimMu.Unlock()
 	for _, o := range d.sourceList() {
 		if o == s {
 			continue
@@ -176,18 +213,23 @@ func (d *Daemon) deploy(ctx context.Context, s *source) (*deployment, error) {
 		if od := o.cur.Load(); od != nil {
 			for _, name := range dep.names {
 				if _, ok := od.agents[name]; ok {
-					d.log.Warn("two sources define the same agent; requests go to the first one", "agent", name, "sources", o.id()+" "+s.id())
+					err := fmt.Errorf("agent %q is already defined by %s; rename it in %s (agent.yaml name:) or remove it there", name, o.id(), s.id())
+					d.log.Error("not deployed: two sources define one agent", "agent", name, "deployed", o.id(), "refused", s.id())
+					s.setError(err)
+					return nil, err
 				}
 			}
 		}
 	}
+	s.cur.Store(dep)
+	s.setError(nil)
 	d.metrics.deployed(time.Since(start))
 	d.indexer.enqueue(s, dep)
 	for _, name := range dep.names {
 		d.events.publish(api.Event{Type: "deploy", Agent: name, Source: s.id(), Commit: dep.commit,
 			Message: fmt.Sprintf("deployed %s", short(dep.commit))})
 	}
-	d.log.Info("deployed", "source", s.id(), "commit", short(dep.commit), "agents", strings.Join(dep.names, ","), "took", time.Since(start))
+	d.log.Log(ctx, level, "deployed", "source", s.id(), "commit", short(dep.commit), "agents", strings.Join(dep.names, ","), "took", time.Since(start))
 	return dep, nil
 }
 

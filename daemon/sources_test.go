@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,7 +17,6 @@ import (
 	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/daemon/client"
-	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/memory/memstore"
 )
@@ -116,7 +116,7 @@ func TestShutdownWithEventStream(t *testing.T) {
 // TestGitAuth: with tokens, the git endpoint refuses anonymous pushes
 // and deploys authenticated ones.
 func TestGitAuth(t *testing.T) {
-	td := startDaemon(t, daemon.Options{GitAuthenticate: gitsync.Tokens(map[string]string{"ann": "s3cret"})})
+	td := startDaemon(t, daemon.Options{GitTokens: []daemon.GitToken{{User: "ann", Token: "s3cret"}}})
 	wt := newWorkTree(t, botFiles)
 	if out, err := gitMay(wt, "push", td.remote+"/bot.git", "main"); err == nil {
 		t.Fatalf("anonymous push accepted:\n%s", out)
@@ -124,6 +124,75 @@ func TestGitAuth(t *testing.T) {
 	authed := strings.Replace(td.remote, "http://", "http://ann:s3cret@", 1)
 	if out := git(t, wt, "push", authed+"/bot.git", "main"); !strings.Contains(out, "bot: deployed") {
 		t.Fatalf("authenticated push:\n%s", out)
+	}
+	if out, err := gitMay(t.TempDir(), "clone", td.remote+"/bot.git", "anon"); err == nil {
+		t.Fatalf("anonymous clone accepted:\n%s", out)
+	}
+	if out, err := gitMay(t.TempDir(), "clone", strings.Replace(td.remote, "http://", "http://bob:s3cret@", 1)+"/bot.git", "x"); err == nil {
+		t.Fatalf("clone with another user's token accepted:\n%s", out)
+	}
+}
+
+// TestGitTokenScopes: a token scoped to some repositories cannot read or
+// push others.
+func TestGitTokenScopes(t *testing.T) {
+	td := startDaemon(t, daemon.Options{GitTokens: []daemon.GitToken{
+		{Token: "owner-token"}, {Token: "ci-token", Repos: []string{"docs"}},
+	}})
+	wt := newWorkTree(t, botFiles)
+	owner := strings.Replace(td.remote, "http://", "http://x:owner-token@", 1)
+	git(t, wt, "push", owner+"/bot.git", "main")
+	ci := strings.Replace(td.remote, "http://", "http://x:ci-token@", 1)
+	if out, err := gitMay(t.TempDir(), "clone", ci+"/bot.git", "x"); err == nil || !strings.Contains(out, "403") {
+		t.Fatalf("a token scoped to docs cloned bot: %v\n%s", err, out)
+	}
+	if out, err := gitMay(wt, "push", ci+"/bot.git", "main"); err == nil {
+		t.Fatalf("a token scoped to docs pushed to bot:\n%s", out)
+	}
+	git(t, t.TempDir(), "clone", owner+"/bot.git", "x")
+}
+
+// TestHostAndOriginGuard: the git endpoint and the TCP API answer only
+// their own address (or localhost, or a configured name), and never a
+// request that a web page made (Origin or Referer).
+func TestHostAndOriginGuard(t *testing.T) {
+	td := startDaemon(t, daemon.Options{APIListen: "127.0.0.1:0", Tokens: api.Tokens{"tok": {"*"}}, AllowedHosts: []string{"quire.internal"}})
+	git(t, newWorkTree(t, botFiles), "push", td.remote+"/bot.git", "main")
+	_, gitPort, _ := net.SplitHostPort(strings.TrimPrefix(td.remote, "http://"))
+	_, apiPort, _ := net.SplitHostPort(td.d.APIAddr())
+	for _, tc := range []struct {
+		url, host string
+		header    [2]string
+		want      int
+	}{
+		{td.remote + "/bot.git/info/refs?service=git-upload-pack", "", [2]string{}, http.StatusOK},
+		{td.remote + "/bot.git/info/refs?service=git-upload-pack", "localhost:" + gitPort, [2]string{}, http.StatusOK},
+		{td.remote + "/bot.git/info/refs?service=git-upload-pack", "quire.internal", [2]string{}, http.StatusOK},
+		{td.remote + "/bot.git/info/refs?service=git-upload-pack", "evil.example:" + gitPort, [2]string{}, http.StatusMisdirectedRequest},
+		{td.remote + "/bot.git/info/refs?service=git-upload-pack", "", [2]string{"Origin", "http://evil.example"}, http.StatusForbidden},
+		{"http://" + td.d.APIAddr() + "/v1/status", "", [2]string{}, http.StatusOK},
+		{"http://" + td.d.APIAddr() + "/v1/status", "rebound.example:" + apiPort, [2]string{}, http.StatusMisdirectedRequest},
+		{"http://" + td.d.APIAddr() + "/v1/status", "", [2]string{"Referer", "http://evil.example/page"}, http.StatusForbidden},
+	} {
+		req, err := http.NewRequest("GET", tc.url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer tok")
+		if tc.host != "" {
+			req.Host = tc.host
+		}
+		if tc.header[0] != "" {
+			req.Header.Set(tc.header[0], tc.header[1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("GET %s Host %q %v: %d, want %d", tc.url, tc.host, tc.header, resp.StatusCode, tc.want)
+		}
 	}
 }
 
@@ -313,5 +382,45 @@ func TestConcurrentWritesAndPushes(t *testing.T) {
 	p, err := td.c.Prompt(ctx, "bot", api.PromptRequest{Session: "subagent"})
 	if err != nil || !strings.Contains(p.Prompt, "rev 4") {
 		t.Fatalf("served prompt lacks the last push: %v", err)
+	}
+}
+
+// TestAgentNameTakenByAnotherRepository: a second repository that defines
+// an agent another repository already serves does not take it over; the
+// refusal names both places in status.
+func TestAgentNameTakenByAnotherRepository(t *testing.T) {
+	ctx := context.Background()
+	td := startDaemon(t, daemon.Options{})
+	td.push(t, newWorkTree(t, botFiles), "solo")
+	intruder := map[string]string{}
+	for k, v := range botFiles {
+		intruder[k] = v
+	}
+	intruder["SOUL.md"] = "# Soul\n\nINTRUDER\n"
+	intruder["MEMORY.md"] = "# Memory\n\nThe intruder's memory.\n"
+	out, _ := gitMay(newWorkTree(t, intruder), "push", td.remote+"/other.git", "main")
+	p, err := td.c.Prompt(ctx, "bot", api.PromptRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(p.Prompt, "INTRUDER") || !strings.Contains(p.Prompt, "MARKER-ONE") {
+		t.Fatalf("the second repository took the agent over; push said:\n%s", out)
+	}
+	st, err := td.c.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, a := range st.Agents {
+		if a.Source == "repo:other" && strings.Contains(a.LastError, `agent "bot" is already defined by repo:solo`) {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("status does not explain the refusal: %+v", st.Agents)
+	}
+	res, err := td.c.MemorySearch(ctx, "bot", api.SearchRequest{Query: "intruder memory"})
+	if err == nil && len(res.Hits) > 0 && strings.Contains(res.Hits[0].Text, "intruder") {
+		t.Fatalf("the intruder's memory is indexed for bot: %+v", res.Hits)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"os"
 	"path"
@@ -24,6 +25,7 @@ import (
 	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/prompt/workspace"
 	"github.com/quirehq/quire/templates"
 )
 
@@ -53,7 +55,7 @@ func cleanPath(p string) (string, error) {
 		return "", api.Errorf(http.StatusBadRequest, "bad_path", "path %q is not a clean relative path inside the agent workspace", p)
 	}
 	for _, el := range strings.Split(p, "/") {
-		if el == ".git" {
+		if strings.EqualFold(el, ".git") {
 			return "", api.Errorf(http.StatusBadRequest, "bad_path", "path %q reaches into .git", p)
 		}
 	}
@@ -140,9 +142,14 @@ func ifMatches(ifMatch string, cur []byte, exists bool) bool {
 	if !exists {
 		return false
 	}
+	// If-Match compares strongly (RFC 9110 §13.1.1): a weak tag (W/"…")
+	// never matches.
 	want := ETag(cur)
 	for _, t := range strings.Split(ifMatch, ",") {
-		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+		t = strings.TrimSpace(t)
+		if strings.HasPrefix(t, "W/") {
+			continue
+		}
 		if t == want || `"`+t+`"` == want {
 			return true
 		}
@@ -250,6 +257,27 @@ func dailyLogPath(now time.Time, loc *time.Location) string {
 	return prompt.MemoryDir + "/" + now.In(loc).Format("2006-01-02") + ".md"
 }
 
+// The years a caller-chosen time may put a daily log in.
+const (
+	minLogYear = 1970
+	maxLogYear = 9999
+)
+
+// entryHeading is the heading line of a daily log entry.
+var entryHeading = regexp.MustCompile(`^##[ \t]+[0-9]{1,2}:[0-9]{2}\b`)
+
+// entryHeadingLine returns the 1-based number of the first line of text
+// that reads as an entry heading ("## 14:05"), or 0: appended text must not
+// forge entries of its own.
+func entryHeadingLine(text string) int {
+	for i, line := range strings.Split(text, "\n") {
+		if entryHeading.MatchString(strings.TrimRight(line, "\r")) {
+			return i + 1
+		}
+	}
+	return 0
+}
+
 // appendEntry adds a "## HH:MM" entry to a daily log.
 func appendEntry(cur []byte, now time.Time, text string) []byte {
 	var b bytes.Buffer
@@ -285,6 +313,13 @@ func (d *Daemon) MemoryAppend(ctx context.Context, agent string, req api.AppendR
 	now := d.opts.Now()
 	if req.Now != nil {
 		now = *req.Now
+		if y := now.Year(); y < minLogYear || y > maxLogYear {
+			return api.WriteResponse{}, badRequest("now %s: a daily log's year must be from %d to %d", now.Format(time.RFC3339), minLogYear, maxLogYear)
+		}
+	}
+	if line := entryHeadingLine(req.Text); line > 0 {
+		return api.WriteResponse{}, api.Errorf(http.StatusUnprocessableEntity, "bad_text",
+			"text line %d looks like an entry heading (## HH:MM): the daemon writes those; indent the line or reword it", line)
 	}
 	loc := cfg.Location
 	if loc == nil {
@@ -332,7 +367,7 @@ func (d *Daemon) commitChange(ctx context.Context, ref agentRef, user, message s
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	if s.kind == kindDir {
-		writes, err := build(os.DirFS(s.dir))
+		writes, err := build(workspace.DirFS(s.dir))
 		if err != nil || len(writes) == 0 {
 			return "", "", err
 		}
@@ -358,7 +393,7 @@ func (d *Daemon) commitChange(ctx context.Context, ref agentRef, user, message s
 				return "", "", api.Errorf(http.StatusBadRequest, "bad_path", "write %s: %v", w.Path, err)
 			}
 		}
-		dep, err := d.deploy(ctx, s)
+		dep, err := d.deployLogged(ctx, s, slog.LevelDebug)
 		if err != nil {
 			return "", "", err
 		}
@@ -386,7 +421,7 @@ func (d *Daemon) commitChange(ctx context.Context, ref agentRef, user, message s
 		if err != nil {
 			return "", "", err
 		}
-		if _, err := d.deploy(ctx, s); err != nil {
+		if _, err := d.deployLogged(ctx, s, slog.LevelDebug); err != nil {
 			d.log.Warn("deploy after a write failed", "agent", agent, "err", err)
 		}
 		d.announceWrites(s, agent, user, h.String(), writes)

@@ -2,11 +2,13 @@ package daemon_test
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/daemon/api"
@@ -49,6 +51,8 @@ func TestFileWrites(t *testing.T) {
 		{"escape with ..", "..%2F..%2Fetc%2Fpasswd", "", "*", "x", http.StatusBadRequest},
 		{"escape into memory", "memory%2F..%2F..%2Fx.md", "", "*", "x", http.StatusBadRequest},
 		{"into .git", "memory%2F.git%2Fconfig", "", "*", "x", http.StatusBadRequest},
+		{"into .GIT", "memory%2F.GIT%2Fx.md", "", "*", "x", http.StatusBadRequest},
+		{"weak ETag", "MEMORY.md", "", "W/" + f.ETag, "new", http.StatusConflict},
 		{"over the write limit", "MEMORY.md", "", "*", strings.Repeat("x", 201), http.StatusRequestEntityTooLarge},
 		{"empty user id", "USER.md", "", "*", "x", http.StatusUnprocessableEntity},
 		// If-Match: * creates and never replaces (issue 11 item 8).
@@ -173,6 +177,31 @@ func TestFileWrites(t *testing.T) {
 	}
 }
 
+// TestAppendRefusals: appended text cannot forge an entry heading, and a
+// caller-chosen time cannot name a daily log outside the calendar's sane
+// years; neither writes anything.
+func TestAppendRefusals(t *testing.T) {
+	ctx := context.Background()
+	td := startDaemon(t, daemon.Options{})
+	td.push(t, newWorkTree(t, botFiles), "bot")
+	ancient := time.Date(0, 12, 31, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		req  api.AppendRequest
+		want int
+	}{
+		{api.AppendRequest{Text: "Fine.\n## 09:15\nForged entry."}, http.StatusUnprocessableEntity},
+		{api.AppendRequest{Text: "##  7:30 forged"}, http.StatusUnprocessableEntity},
+		{api.AppendRequest{Text: "ok", Now: &ancient}, http.StatusBadRequest},
+	} {
+		if _, err := td.c.MemoryAppend(ctx, "bot", tc.req); apiStatus(err) != tc.want {
+			t.Errorf("append %+v: %v, want %d", tc.req, err, tc.want)
+		}
+	}
+	if _, err := td.c.MemoryAppend(ctx, "bot", api.AppendRequest{Text: "## Summary\nA markdown heading is fine."}); err != nil {
+		t.Errorf("an ordinary heading was refused: %v", err)
+	}
+}
+
 // TestTokens checks the TCP listener's bearer tokens and their agent
 // scopes.
 func TestTokens(t *testing.T) {
@@ -236,11 +265,15 @@ func TestSocket(t *testing.T) {
 	if _, err := td.c.Status(context.Background()); err != nil {
 		t.Fatalf("first daemon lost its socket: %v", err)
 	}
-	// After a stop, the file is gone; a stale file is replaced.
+	// After a stop, the file is gone; a stale socket (a crashed daemon's)
+	// is replaced.
 	td.stop()
-	if err := os.WriteFile(td.c.Socket, nil, 0o600); err != nil {
+	l, err := net.Listen("unix", td.c.Socket)
+	if err != nil {
 		t.Fatal(err)
 	}
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	l.Close()
 	td3 := startDaemon(t, daemon.Options{Socket: td.c.Socket})
 	if _, err := td3.c.Status(context.Background()); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"sort"
 
 	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/prompt/workspace"
 	"github.com/quirehq/quire/skills"
 )
 
@@ -131,7 +132,7 @@ func openDir(dir string) (*prompt.Workspace, error) {
 		return nil, fmt.Errorf("workspace %s is not a directory; give the directory that holds agent.yaml (or the repository root)", dir)
 	}
 	abs, _ := filepath.Abs(dir)
-	return prompt.Open(os.DirFS(dir), prompt.Options{RootName: filepath.Base(abs)})
+	return prompt.Open(workspace.DirFS(dir), prompt.Options{RootName: filepath.Base(abs)})
 }
 
 // displayPath turns a path inside the workspace at dir into one a user can

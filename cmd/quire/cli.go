@@ -50,6 +50,7 @@ func commands() []*command {
 		serveCommand(),
 		indexCommand(),
 		statusCommand(),
+		credentialCommand(),
 		lspCommand(),
 		versionCommand(),
 	}
@@ -79,7 +80,11 @@ func run(ctx context.Context, args []string, e *env) int {
 	case "help", "-h", "-help", "--help":
 		if len(args) > 1 {
 			if c := find(cmds, args[1]); c != nil {
-				printCommandHelp(e.stdout, c, newFlagSet(c, io.Discard))
+				fs := newFlagSet(c, e.stdout)
+				if c.flags != nil {
+					c.flags(fs)
+				}
+				printCommandHelp(e.stdout, c, fs)
 				return exitOK
 			}
 			fmt.Fprintf(e.stderr, "quire: unknown command %q\n\n", args[1])
@@ -102,7 +107,10 @@ func run(ctx context.Context, args []string, e *env) int {
 	if c.flags != nil {
 		opts = c.flags(fs)
 	}
-	fs.Usage = func() { printCommandHelp(e.stderr, c, fs) }
+	// flag prints a parse error itself and then calls Usage, for -help
+	// too: the help goes to stdout once, a usage error's synopsis to
+	// stderr.
+	fs.Usage = func() {}
 	positional, err := parseInterspersed(fs, args[1:])
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -110,7 +118,8 @@ func run(ctx context.Context, args []string, e *env) int {
 			printCommandHelp(e.stdout, c, fs)
 			return exitOK
 		}
-		return exitUsage // flag has printed the error and the usage
+		printCommandHelp(e.stderr, c, fs)
+		return exitUsage // flag has printed the error
 	}
 	if err := applyDefaults(fs, c.name, e.getenv); err != nil {
 		fmt.Fprintf(e.stderr, "quire %s: %v\n", c.name, err)

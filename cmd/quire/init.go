@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	gogit "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/quirehq/quire/prompt"
 	"github.com/quirehq/quire/templates"
@@ -93,7 +94,10 @@ func runInit(ctx context.Context, e *env, opts any, args []string) error {
 		return err
 	}
 	if _, err := gogit.PlainOpenWithOptions(abs, &gogit.PlainOpenOptions{DetectDotGit: true}); errors.Is(err, gogit.ErrRepositoryNotExists) {
-		if _, err := gogit.PlainInit(abs, false); err != nil {
+		// main is the branch the daemon deploys, whatever git's default.
+		if _, err := gogit.PlainInitWithOptions(abs, &gogit.PlainInitOptions{
+			InitOptions: gogit.InitOptions{DefaultBranch: plumbing.Main},
+		}); err != nil {
 			return fmt.Errorf("git init %s: %w", abs, err)
 		}
 		fmt.Fprintf(e.stdout, "initialised a git repository in %s\n", abs)

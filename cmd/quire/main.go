@@ -7,14 +7,39 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
+// stopGrace is how long a command may take to return after SIGINT or
+// SIGTERM before the process exits anyway; a second signal exits at once.
+// The daemon and the language server shut down within it (the daemon's
+// in-flight requests get their own, longer, grace once asked to stop, and
+// a second signal cuts that short).
+const stopGrace = time.Second
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	graceful := len(os.Args) > 1 && (os.Args[1] == "serve" || os.Args[1] == "lsp")
+	go func() {
+		sig := <-signals
+		cancel()
+		wait := time.After(stopGrace)
+		if graceful {
+			wait = nil // only a second signal
+		}
+		select {
+		case <-signals:
+		case <-wait:
+		}
+		fmt.Fprintf(os.Stderr, "quire: stopped by %v\n", sig)
+		os.Exit(130)
+	}()
 	code := run(ctx, os.Args[1:], &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv})
-	stop()
 	os.Exit(code)
 }

@@ -31,6 +31,9 @@ func searchDaemon(ctx context.Context, e *env, o *searchOptions, query string) (
 		return false, nil
 	}
 	conn.Close()
+	// Say where the answer comes from: the daemon's deployed commit, not
+	// the files in the current directory.
+	fmt.Fprintf(e.stderr, "quire search: asking the daemon on %s (its deployed memory; --local searches the files here)\n", sock)
 	c := &client.Client{Socket: sock}
 	agent := o.agent
 	if agent == "" {

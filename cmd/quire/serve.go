@@ -13,13 +13,13 @@ import (
 
 	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/daemon/api"
-	"github.com/quirehq/quire/gitsync"
 )
 
 type serveOptions struct {
 	dir, repos, gitListen, upstream string
 	socket, apiListen, tokenFile    string
-	gitTokenFile                    string
+	gitTokenFile, stateDir          string
+	allowedHosts                    []string
 	database, cacheDir, logLevel    string
 	skillsDir                       string
 	embedderOptions
@@ -43,6 +43,19 @@ then ~/.agents/skills of the user running the daemon, the managed directory
 (--skills-dir) and the skills built into quire. The shared directories are
 watched: a change reaches the next prompt after half a second.
 
+The git endpoint requires a token. On first start the daemon creates one in
+its state directory (--state-dir, mode 0600), and 'quire git-credential' is a
+git credential helper that hands it to git for this machine's addresses, so
+that for the daemon's own user
+
+  git config --global credential.helper '!quire git-credential'
+
+is the whole set-up. --git-token-file adds tokens for others: one line per
+token, "USER TOKEN [REPO...]" (USER * accepts any user name; no REPO means
+every repository). The git endpoint and the TCP API refuse requests from web
+pages (Origin or Referer) and Host names other than their address, localhost
+and the names given with --allowed-host.
+
 Chat clients use the local API on the unix socket (--socket; curl
 --unix-socket works), and optionally on TCP (--api-listen) with bearer tokens
 from --token-file: one token per line followed by the agents it may use, or *.
@@ -65,7 +78,12 @@ Examples:
 			fs.StringVar(&o.dir, "dir", "", "serve the working tree in `directory` (dev mode)")
 			fs.StringVar(&o.repos, "repos", "", "host the bare repositories in `directory` and accept pushes")
 			fs.StringVar(&o.gitListen, "git-listen", "127.0.0.1:7480", "`address` of the git endpoint (with --repos)")
-			fs.StringVar(&o.gitTokenFile, "git-token-file", "", "require HTTP basic auth on the git endpoint: `file` with a user name and a token per line")
+			fs.StringVar(&o.gitTokenFile, "git-token-file", "", "more git endpoint tokens: `file` with \"USER TOKEN [REPO...]\" per line")
+			fs.StringVar(&o.stateDir, "state-dir", "", "`directory` of the daemon's own git token (default $XDG_STATE_HOME/quire)")
+			fs.Func("allowed-host", "also answer HTTP requests for host `name` (repeatable; e.g. a name in a reverse proxy)", func(v string) error {
+				o.allowedHosts = append(o.allowedHosts, v)
+				return nil
+			})
 			fs.StringVar(&o.upstream, "upstream", "", "follow the remote at `URL`")
 			fs.DurationVar(&o.poll, "poll", 30*time.Second, "fetch the upstream every `interval`")
 			fs.StringVar(&o.socket, "socket", "", "unix socket `path` of the local API (default $XDG_RUNTIME_DIR/quire/quire.sock)")
@@ -124,13 +142,24 @@ func runServe(ctx context.Context, e *env, opts any, args []string) error {
 			return fmt.Errorf("--token-file %s: %w", o.tokenFile, err)
 		}
 	}
-	var gitAuth func(user, token string) bool
-	if o.gitTokenFile != "" {
-		pairs, err := readGitTokens(o.gitTokenFile)
-		if err != nil {
-			return err
+	var gitTokens []daemon.GitToken
+	if o.repos != "" {
+		stateDir := o.stateDir
+		if stateDir == "" {
+			stateDir = daemon.DefaultStateDir(e.getenv)
 		}
-		gitAuth = gitsync.Tokens(pairs)
+		own, err := daemon.LoadGitToken(stateDir, true)
+		if err != nil {
+			return fmt.Errorf("--state-dir: %w", err)
+		}
+		gitTokens = append(gitTokens, daemon.GitToken{Token: own})
+		if o.gitTokenFile != "" {
+			more, err := readGitTokens(o.gitTokenFile)
+			if err != nil {
+				return err
+			}
+			gitTokens = append(gitTokens, more...)
+		}
 	}
 	emb, err := o.embedderOptions.open(ctx, e.getenv)
 	if err != nil {
@@ -141,7 +170,7 @@ func runServe(ctx context.Context, e *env, opts any, args []string) error {
 		socket = api.DefaultSocket(e.getenv)
 	}
 	d, err := daemon.New(ctx, daemon.Options{
-		Dir: o.dir, ReposDir: o.repos, GitListen: o.gitListen, GitAuthenticate: gitAuth, Upstream: o.upstream, Poll: o.poll,
+		Dir: o.dir, ReposDir: o.repos, GitListen: o.gitListen, GitTokens: gitTokens, AllowedHosts: o.allowedHosts, Upstream: o.upstream, Poll: o.poll,
 		Socket: socket, APIListen: o.apiListen, Tokens: tokens, DatabaseURL: o.database, DatabaseWait: true,
 		Embedder: emb, CacheDir: o.cacheDir, Version: buildVersion(), Logger: log,
 		SkillsDir: o.skillsDir, HomeDir: e.getenv("HOME"),
@@ -152,15 +181,16 @@ func runServe(ctx context.Context, e *env, opts any, args []string) error {
 	return d.Run(ctx)
 }
 
-// readGitTokens reads --git-token-file: a user name and a token per line;
-// blank lines and lines starting with # are skipped.
-func readGitTokens(path string) (map[string]string, error) {
+// readGitTokens reads --git-token-file: "USER TOKEN [REPO...]" per line
+// (USER * accepts any user name; no REPO means every repository); blank
+// lines and lines starting with # are skipped.
+func readGitTokens(path string) ([]daemon.GitToken, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("--git-token-file: %w", err)
 	}
 	defer f.Close()
-	pairs := map[string]string{}
+	var out []daemon.GitToken
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
@@ -168,13 +198,17 @@ func readGitTokens(path string) (map[string]string, error) {
 			continue
 		}
 		fields := strings.Fields(line)
-		if len(fields) != 2 {
-			return nil, fmt.Errorf("--git-token-file %s line %d: want a user name and a token", path, n)
+		if len(fields) < 2 {
+			return nil, fmt.Errorf("--git-token-file %s line %d: want a user name (or *), a token and optionally the repositories it may use", path, n)
 		}
-		pairs[fields[0]] = fields[1]
+		t := daemon.GitToken{User: fields[0], Token: fields[1], Repos: fields[2:]}
+		if t.User == "*" {
+			t.User = ""
+		}
+		out = append(out, t)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("--git-token-file %s: %w", path, err)
 	}
-	return pairs, nil
+	return out, nil
 }

@@ -75,6 +75,9 @@ func TestServeStatusSearch(t *testing.T) {
 	if !strings.HasPrefix(out, "bot:MEMORY.md:1-3") {
 		t.Fatalf("search through the daemon: %q", out)
 	}
+	if _, _, errOut := quire("search", "boiler service", "--socket", sock); !strings.Contains(errOut, "asking the daemon on "+sock) {
+		t.Fatalf("search through the daemon does not say so: %q", errOut)
+	}
 	cancel()
 	select {
 	case code := <-done:

@@ -59,6 +59,11 @@ func TestTokensAllows(t *testing.T) {
 			t.Errorf("Allows(%q, %q) = %v, want %v", tt.token, tt.agent, got, tt.want)
 		}
 	}
+	for tok, want := range map[string]bool{"all": true, "one": false, "al": false, "alll": false, "": false} {
+		if got := tk.AllowsAll(tok); got != want {
+			t.Errorf("AllowsAll(%q) = %v, want %v", tok, got, want)
+		}
+	}
 }
 
 func FuzzParseTokens(f *testing.F) {
@@ -87,10 +92,15 @@ func TestErrorsAreJSON(t *testing.T) {
 	}{
 		{"GET", "/v1/nothing", "t", "", http.StatusNotFound},
 		{"GET", "/v1/status", "", "", http.StatusUnauthorized},
+		{"GET", "/metrics", "t", "", http.StatusForbidden},
+		{"GET", "/v1/status", "t-longer", "", http.StatusUnauthorized},
+		{"GET", "/v1/status", "T", "", http.StatusUnauthorized},
 		{"POST", "/v1/agents/other/prompt", "t", "{}", http.StatusForbidden},
 		{"PUT", "/v1/agents/bot/files/MEMORY.md", "t", "x", http.StatusPreconditionRequired},
 		{"POST", "/v1/agents/bot/prompt", "t", "{not json", http.StatusBadRequest},
 		{"POST", "/v1/agents/bot/prompt", "t", `{"unknown_field":1}`, http.StatusBadRequest},
+		{"POST", "/v1/agents/bot/memory/search", "t", `{"query":"x"} GARBAGE`, http.StatusBadRequest},
+		{"POST", "/v1/agents/bot/memory/search", "t", `{"query":"x"}{"query":"y"}`, http.StatusBadRequest},
 		{"POST", "/v1/agents/bot/memory/search", "t", `{"query":"  "}`, http.StatusBadRequest},
 		{"POST", "/v1/agents/bot/memory/flush-plan", "t", `{"total_tokens":5}`, http.StatusBadRequest},
 	}

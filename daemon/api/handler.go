@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -159,13 +161,27 @@ func ParseTokens(r io.Reader) (Tokens, error) {
 }
 
 // agents returns the agents token may use, and whether it is a token.
+// Tokens are compared by their SHA-256 digests, in constant time and over
+// every configured token, so neither the time nor the work taken says how
+// long a valid token is or how much of one a guess got right.
 func (t Tokens) agents(token string) ([]string, bool) {
+	want := sha256.Sum256([]byte(token))
+	var agents []string
+	found := 0
 	for k, v := range t {
-		if subtle.ConstantTimeCompare([]byte(k), []byte(token)) == 1 {
-			return v, true
+		have := sha256.Sum256([]byte(k))
+		if subtle.ConstantTimeCompare(have[:], want[:]) == 1 {
+			agents, found = v, 1
 		}
 	}
-	return nil, false
+	return agents, found == 1
+}
+
+// AllowsAll reports whether token may use every agent ("*"): what the
+// routes about the daemon as a whole (metrics) need.
+func (t Tokens) AllowsAll(token string) bool {
+	agents, ok := t.agents(token)
+	return ok && slices.Contains(agents, "*")
 }
 
 // Allows reports whether token may use agent ("" for routes that name
@@ -197,6 +213,9 @@ func (h *handler) authorize(r *http.Request) error {
 	}
 	if _, ok := h.opts.Tokens.agents(token); !ok {
 		return Errorf(http.StatusUnauthorized, "unauthorized", "unknown token")
+	}
+	if r.URL.Path == "/metrics" && !h.opts.Tokens.AllowsAll(token) {
+		return Errorf(http.StatusForbidden, "forbidden", "/metrics needs a token for every agent (*): it describes them all")
 	}
 	if !h.opts.Tokens.Allows(token, r.PathValue("agent")) {
 		return Errorf(http.StatusForbidden, "forbidden", "this token may not use agent %q", r.PathValue("agent"))
@@ -249,6 +268,16 @@ func decodeWith(dec *json.Decoder, v any) error {
 			return tooLarge()
 		}
 		return Errorf(http.StatusBadRequest, "bad_request", "decode JSON body: %v", err)
+	}
+	if dec.More() {
+		return Errorf(http.StatusBadRequest, "bad_request", "decode JSON body: data after the JSON object (at byte %d); send exactly one object", dec.InputOffset())
+	}
+	if _, err := dec.Token(); err != nil && !errors.Is(err, io.EOF) {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return tooLarge()
+		}
+		return Errorf(http.StatusBadRequest, "bad_request", "decode JSON body: data after the JSON object (at byte %d); send exactly one object", dec.InputOffset())
 	}
 	return nil
 }
