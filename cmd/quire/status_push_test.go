@@ -62,7 +62,8 @@ func TestStatusShowsLastPush(t *testing.T) {
 	var serveErr bytes.Buffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--repos", repos, "--git-listen", addr, "--socket", sock, "--cache-dir", filepath.Join(tmp, "cache"), "--log-level", "warn"},
+		done <- run(ctx, []string{"serve", "--repos", repos, "--git-listen", addr, "--socket", sock, "--cache-dir", filepath.Join(tmp, "cache"),
+			"--state-dir", filepath.Join(tmp, "state"), "--log-level", "warn"},
 			&env{stdout: &bytes.Buffer{}, stderr: &serveErr, getenv: getenv})
 	}()
 	quire := func(args ...string) (int, string) {
@@ -79,7 +80,11 @@ func TestStatusShowsLastPush(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	gitRun(wt, "push", "-q", "http://"+addr+"/ws.git", "main")
+	token, err := os.ReadFile(filepath.Join(tmp, "state", "git-token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gitRun(wt, "push", "-q", "http://quire:"+strings.TrimSpace(string(token))+"@"+addr+"/ws.git", "main")
 	code, out := quire("status", "--socket", sock)
 	if code != 0 || !strings.Contains(out, "LAST PUSH") || !strings.Contains(out, "main "+head[:12]+" ok") {
 		t.Fatalf("status after a push: %d\n%s", code, out)
