@@ -29,8 +29,8 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// crashHelper hosts dir/ws.git over HTTP (its address goes to dir/addr)
-// and commits to main as fast as it can, printing "ack <hash>" once each
+// crashHelper hosts dir/ws.git over HTTP (its address goes to dir/addr),
+// maintains it, and commits to main as fast as it can, printing "ack <hash>" once each
 // commit returned, until it is killed.
 func crashHelper(dir string) int {
 	h, err := NewHost(dir, HostOptions{AllowCreate: true})
@@ -53,6 +53,9 @@ func crashHelper(dir string) int {
 		return 1
 	}
 	go http.Serve(l, h)
+	// As the daemon does: packs are rolled up as they accumulate, so
+	// kills also land in the middle of repacks.
+	go h.Maintain(context.Background(), time.Minute, RepackThreshold)
 	if err := os.WriteFile(filepath.Join(dir, "addr.tmp"), []byte(l.Addr().String()), 0o644); err != nil {
 		return 1
 	}
@@ -97,6 +100,10 @@ func TestCrashKill9(t *testing.T) {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), "QUIRE_GITSYNC_CRASH_HELPER="+dir)
 		cmd.Stderr = os.Stderr
+		// Its own process group: the kill takes its git children
+		// (repack, index-pack, upload-pack) with it, as a power loss
+		// would.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -106,7 +113,7 @@ func TestCrashKill9(t *testing.T) {
 		}
 		// A failing test must not leave it writing into the directory
 		// being removed.
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
 		acks := make(chan string, 1<<16)
 		go func() {
 			sc := bufio.NewScanner(stdout)
@@ -123,8 +130,6 @@ func TestCrashKill9(t *testing.T) {
 				return cmd, "http://" + string(b) + "/ws.git", acks
 			}
 			if time.Now().After(deadline) {
-				cmd.Process.Kill()
-				cmd.Wait()
 				t.Fatal("the helper did not start")
 			}
 			time.Sleep(10 * time.Millisecond)
@@ -134,6 +139,7 @@ func TestCrashKill9(t *testing.T) {
 	firstPush := make(chan struct{})
 	var pushedOnce sync.Once
 	for round := range moments {
+		roundStart := time.Now()
 		cmd, url, acks := start()
 		if round == 0 {
 			// Wait for a first commit so that there is something to clone.
@@ -181,7 +187,7 @@ func TestCrashKill9(t *testing.T) {
 			}
 		}
 		time.Sleep(time.Duration(50+rand.IntN(700)) * time.Millisecond)
-		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
 		cmd.Wait()
@@ -202,6 +208,7 @@ func TestCrashKill9(t *testing.T) {
 		if out, err := gitTry(bare, "fsck", "--strict", "--no-dangling"); err != nil {
 			t.Fatalf("round %d: git fsck: %v\n%s", round, err, out)
 		}
+		t.Logf("round %d: %d commits, %d pushes so far, %s", round, len(acked), len(pushedAcked), time.Since(roundStart).Round(time.Millisecond))
 		inMain := setOf(strings.Fields(git(t, bare, "rev-list", "main")))
 		for _, h := range acked {
 			if !inMain[h] {
