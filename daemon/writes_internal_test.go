@@ -103,7 +103,7 @@ func TestIfMatches(t *testing.T) {
 		exists  bool
 		want    bool
 	}{
-		{"*", false, true}, {"*", true, true}, {tag, true, true}, {"W/" + tag, true, false},
+		{"*", false, true}, {"*", true, false}, {tag, true, true}, {"W/" + tag, true, false},
 		{`"x", ` + tag, true, true}, {strings.Trim(tag, `"`), true, true},
 		{`"stale"`, true, false}, {tag, false, false},
 	}

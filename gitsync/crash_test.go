@@ -29,8 +29,8 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// crashHelper hosts dir/ws.git over HTTP (its address goes to dir/addr)
-// and commits to main as fast as it can, printing "ack <hash>" once each
+// crashHelper hosts dir/ws.git over HTTP (its address goes to dir/addr),
+// maintains it, and commits to main as fast as it can, printing "ack <hash>" once each
 // commit returned, until it is killed.
 func crashHelper(dir string) int {
 	h, err := NewHost(dir, HostOptions{AllowCreate: true})
@@ -53,6 +53,9 @@ func crashHelper(dir string) int {
 		return 1
 	}
 	go http.Serve(l, h)
+	// As the daemon does: packs are rolled up as they accumulate, so
+	// kills also land in the middle of repacks.
+	go h.Maintain(context.Background(), time.Minute, RepackThreshold)
 	if err := os.WriteFile(filepath.Join(dir, "addr.tmp"), []byte(l.Addr().String()), 0o644); err != nil {
 		return 1
 	}
@@ -97,6 +100,10 @@ func TestCrashKill9(t *testing.T) {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), "QUIRE_GITSYNC_CRASH_HELPER="+dir)
 		cmd.Stderr = os.Stderr
+		// Its own process group: the kill takes its git children
+		// (repack, index-pack, upload-pack) with it, as a power loss
+		// would.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -104,6 +111,9 @@ func TestCrashKill9(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		// A failing test must not leave it writing into the directory
+		// being removed.
+		t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
 		acks := make(chan string, 1<<16)
 		go func() {
 			sc := bufio.NewScanner(stdout)
@@ -120,15 +130,16 @@ func TestCrashKill9(t *testing.T) {
 				return cmd, "http://" + string(b) + "/ws.git", acks
 			}
 			if time.Now().After(deadline) {
-				cmd.Process.Kill()
-				cmd.Wait()
 				t.Fatal("the helper did not start")
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
 	client := filepath.Join(t.TempDir(), "client")
+	firstPush := make(chan struct{})
+	var pushedOnce sync.Once
 	for round := range moments {
+		roundStart := time.Now()
 		cmd, url, acks := start()
 		if round == 0 {
 			// Wait for a first commit so that there is something to clone.
@@ -139,7 +150,7 @@ func TestCrashKill9(t *testing.T) {
 		git(t, dir, "clone", "-q", url, client)
 		git(t, client, "config", "user.name", "P")
 		git(t, client, "config", "user.email", "p@example.com")
-		if round > 0 {
+		if len(pushedAcked) > 0 {
 			git(t, client, "fetch", "-q", "origin", "pushes")
 			git(t, client, "checkout", "-q", "-B", "pushes", "FETCH_HEAD")
 		} else {
@@ -163,11 +174,20 @@ func TestCrashKill9(t *testing.T) {
 					mu.Lock()
 					pushedAcked = append(pushedAcked, h)
 					mu.Unlock()
+					pushedOnce.Do(func() { close(firstPush) })
 				}
 			}
 		})
+		if round == 0 {
+			// At least one push is acknowledged before the first kill.
+			select {
+			case <-firstPush:
+			case <-time.After(30 * time.Second):
+				t.Fatal("no push succeeded")
+			}
+		}
 		time.Sleep(time.Duration(50+rand.IntN(700)) * time.Millisecond)
-		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
 		cmd.Wait()
@@ -188,6 +208,7 @@ func TestCrashKill9(t *testing.T) {
 		if out, err := gitTry(bare, "fsck", "--strict", "--no-dangling"); err != nil {
 			t.Fatalf("round %d: git fsck: %v\n%s", round, err, out)
 		}
+		t.Logf("round %d: %d commits, %d pushes so far, %s", round, len(acked), len(pushedAcked), time.Since(roundStart).Round(time.Millisecond))
 		inMain := setOf(strings.Fields(git(t, bare, "rev-list", "main")))
 		for _, h := range acked {
 			if !inMain[h] {
@@ -208,8 +229,7 @@ func TestCrashKill9(t *testing.T) {
 		t.Fatalf("too little happened to prove anything: %d commits, %d pushes", len(acked), len(pushedAcked))
 	}
 	// And the last restart serves HEAD.
-	cmd, url, _ := start()
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	_, url, _ := start()
 	if out := git(t, dir, "ls-remote", url, "refs/heads/main"); !strings.Contains(out, "refs/heads/main") {
 		t.Fatalf("ls-remote after the last restart: %q", out)
 	}

@@ -3,8 +3,10 @@ package gitsync
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -144,7 +146,8 @@ func BenchmarkAppend(b *testing.B) {
 // (VmHWM after resetting it), peak-heap-MB the Go heap's. The issue's
 // bound: 64 MB.
 func BenchmarkRefusedPush(b *testing.B) {
-	_, url, dir := testHost(b, HostOptions{})
+	var logs syncBuffer
+	_, url, dir := testHost(b, HostOptions{Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	src := newWorkRepo(b, map[string]string{"AGENTS.md": "a\n"})
 	git(b, src, "push", "-q", url+"/ws.git", "main")
 	f, err := os.Create(filepath.Join(src, "huge.bin"))
@@ -193,6 +196,35 @@ func BenchmarkRefusedPush(b *testing.B) {
 	}
 	b.ReportMetric(peakRSS, "peak-rss-MB")
 	b.ReportMetric(peakHeap, "peak-heap-MB")
+	// git index-pack's own peak (a child process).
+	var indexRSS float64
+	for line := range strings.Lines(logs.String()) {
+		var rec struct {
+			RSS int64 `json:"index_pack_peak_rss"`
+		}
+		if json.Unmarshal([]byte(line), &rec) == nil {
+			indexRSS = max(indexRSS, float64(rec.RSS)/(1<<20))
+		}
+	}
+	b.ReportMetric(indexRSS, "index-pack-rss-MB")
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // resetPeakRSS resets the process's VmHWM (Linux).

@@ -72,6 +72,12 @@ func TestPushManyRefs(t *testing.T) {
 	if n := len(strings.Fields(git(t, filepath.Join(dir, "ws.git"), "for-each-ref", "--format=%(refname)"))); n != 3001 {
 		t.Fatalf("%d refs on the server, want 3001", n)
 	}
+	// A branch at a commit the server has: an empty pack.
+	git(t, src, "branch", "again")
+	git(t, src, "push", "-q", url+"/ws.git", "again")
+	if got := git(t, filepath.Join(dir, "ws.git"), "rev-parse", "again"); got != head {
+		t.Fatalf("again = %s, want %s", got, head)
+	}
 }
 
 // TestBrokenRefIsReported: an empty ref file (what in-place ref updates

@@ -134,6 +134,12 @@ func (f *Follower) Fetch(ctx context.Context) ([]RefUpdate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s into %s: %w", f.URL, r.path, err)
 	}
+	if r.PacksWritten() >= PacksPerRepack {
+		// Each fetch is one pack; roll them up (no locks held).
+		if err := r.RepackContext(ctx); err != nil && f.Logger != nil {
+			f.Logger.Warn("repack", "repo", r.path, "err", err)
+		}
+	}
 	slices.SortFunc(updates, func(a, b RefUpdate) int { return strings.Compare(string(a.Name), string(b.Name)) })
 	if len(updates) > 0 && f.OnEvent != nil {
 		f.OnEvent(Event{Source: SourceUpstream, Name: r.path, Repository: r, Refs: updates})

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
@@ -33,6 +34,8 @@ type quarantine struct {
 	idx  string
 	sum  plumbing.Hash
 	st   *filesystem.Storage
+	// indexRSS is git index-pack's peak resident memory, in bytes.
+	indexRSS int64
 }
 
 // largeObject is the size above which go-git reads a quarantined object
@@ -79,6 +82,9 @@ func receivePack(ctx context.Context, r *Repository, body io.Reader, limit int64
 	_, copyErr := io.Copy(in, body)
 	in.Close()
 	waitErr := cmd.Wait()
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		q.indexRSS = ru.Maxrss << 10 // KiB on Linux
+	}
 	if copyErr != nil && waitErr == nil {
 		waitErr = copyErr
 	}
@@ -158,11 +164,13 @@ func (q *quarantine) close() {
 	os.RemoveAll(q.dir)
 }
 
-// removeStaleQuarantines removes quarantines left by a crash (older than
-// a day: a running push may still use a recent one).
+// removeStaleQuarantines removes quarantines and temporary pack files
+// left by a crash (older than a day: a running push or git may still use
+// a recent one).
 func removeStaleQuarantines(commonDir string) {
 	ms, _ := filepath.Glob(filepath.Join(commonDir, quarantinePrefix+"*"))
-	for _, m := range ms {
+	tmp, _ := filepath.Glob(filepath.Join(commonDir, "objects", "pack", "tmp_*"))
+	for _, m := range append(ms, tmp...) {
 		if st, err := os.Stat(m); err == nil && time.Since(st.ModTime()) > 24*time.Hour {
 			os.RemoveAll(m)
 		}

@@ -200,6 +200,7 @@ func (h *Host) receive(ctx context.Context, r *Repository, body io.Reader, cmds 
 			return refuseAll("unpacker error")
 		}
 		defer q.close()
+		h.opts.Logger.Debug("pack received", "repo", r.path, "pack", q.sum, "index_pack_peak_rss", q.indexRSS)
 	}
 	ov := newOverlay(r, q)
 

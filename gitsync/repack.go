@@ -3,7 +3,6 @@ package gitsync
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"strings"
 	"time"
 
@@ -65,7 +64,7 @@ func (r *Repository) RepackContext(ctx context.Context) error {
 		return fmt.Errorf("repack %s: not a bare repository", r.path)
 	}
 	before := r.st.packs.Load()
-	cmd := exec.CommandContext(ctx, "git", "repack", "-d", "-q", "--geometric=2")
+	cmd := backgroundGit(ctx, "repack", "-d", "-q", "--geometric=2")
 	cmd.Dir = r.st.refs.commonDir
 	cmd.Env = gitEnv("GIT_DIR=" + r.st.refs.commonDir)
 	cmd.WaitDelay = 5 * time.Second

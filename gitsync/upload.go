@@ -69,7 +69,7 @@ func (h *Host) uploadPack(ctx context.Context, r *Repository, req *http.Request,
 		args = append(args, "--advertise-refs")
 	}
 	args = append(args, r.st.refs.commonDir)
-	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd := backgroundGit(ctx, args...)
 	cmd.Env = gitEnv()
 	cmd.Stdin = in
 	cmd.Stdout = out
@@ -83,6 +83,16 @@ func (h *Host) uploadPack(ctx context.Context, r *Repository, req *http.Request,
 		return fmt.Errorf("git upload-pack: %w", err)
 	}
 	return nil
+}
+
+// backgroundGit is a git command that runs at a lower CPU priority (nice
+// 10, when nice(1) is there), so that serving reads and repacking yield
+// the CPU to the daemon's commits and pushes.
+func backgroundGit(ctx context.Context, args ...string) *exec.Cmd {
+	if nice, err := exec.LookPath("nice"); err == nil {
+		return exec.CommandContext(ctx, nice, append([]string{"-n", "10", "git"}, args...)...)
+	}
+	return exec.CommandContext(ctx, "git", args...)
 }
 
 type limitedWriter struct {

@@ -139,6 +139,11 @@ func TestGitEndpointNeedsToken(t *testing.T) {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}
 	}
+	// Pushes do not create repositories (gitsync.HostOptions.AllowCreate
+	// is off): make it.
+	if out, err := gitCmd(tmp, "init", "-q", "--bare", "-b", "main", filepath.Join(tmp, "repos", "bot.git")); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
 	url := "http://" + addr + "/bot.git"
 	if out, err := gitCmd(wt, "push", url, "main"); err == nil {
 		t.Fatalf("a push without a token was accepted:\n%s", out)
