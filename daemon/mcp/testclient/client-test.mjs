@@ -133,7 +133,7 @@ async function startDaemon(root) {
   const tokens = join(root, 'tokens');
   writeFileSync(tokens, 'tok-alpha alpha\ntok-beta beta\n');
   const sock = join(root, 'q.sock');
-  const proc = spawn(QUIRE, ['serve', '--repos', join(root, 'repos'), '--git-listen', '127.0.0.1:0', '--socket', sock,
+  const proc = spawn(QUIRE, ['serve', '--repos', join(root, 'repos'), '--allow-create', '--git-listen', '127.0.0.1:0', '--socket', sock,
     '--api-listen', '127.0.0.1:0', '--token-file', tokens, '--cache-dir', join(root, 'cache')], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, HOME: root, XDG_STATE_HOME: stateDir } });
   const addrs = {};
   let log = '';
