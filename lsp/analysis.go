@@ -28,13 +28,13 @@ type analysis struct {
 // `quire prompt` does: the agent's skills/ and .agents/skills/ (from the
 // editor's view), then home's ~/.agents/skills, then the built-ins. root is
 // the workspace directory on disk, for {baseDir}.
-func (a *analysis) skillsOf(ag *prompt.Agent, root, home string) *skills.Set {
+func (a *analysis) skillsOf(ag *prompt.Agent, root, home, managed string) *skills.Set {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if set, ok := a.skills[ag.Dir]; ok {
 		return set
 	}
-	opts := skills.Options{HomeDir: home, WorkspaceDir: filepath.Join(root, filepath.FromSlash(ag.Dir))}
+	opts := skills.Options{HomeDir: home, ManagedDir: managed, WorkspaceDir: filepath.Join(root, filepath.FromSlash(ag.Dir))}
 	if sub, err := fs.Sub(a.fsys, ag.Dir); err == nil {
 		opts.Workspace = sub
 	}

@@ -111,7 +111,7 @@ func (s *server) preview(args PreviewArgs) (prompt.Result, error) {
 		return prompt.Result{}, err
 	}
 	req.Agent = ag.Name
-	set := a.skillsOf(ag, v.root, s.home)
+	set := a.skillsOf(ag, v.root, s.home, s.skillsDir)
 	req.Skills = set.PromptSkills(skills.Request{Agent: ag.Name, User: req.User, Allow: ag.Config.Skills})
 	return a.ws.Assemble(req)
 }

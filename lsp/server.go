@@ -44,6 +44,9 @@ type Options struct {
 	// skills every agent sees, as with `quire prompt`. The package never
 	// reads $HOME itself.
 	HomeDir string
+	// SkillsDir is the managed skills directory (tier 4), as the daemon's
+	// --skills-dir, so previews include the same shared skills.
+	SkillsDir string
 	// CheckAgent lints an agent's other files in the editor's view of the
 	// workspace (SKILL.md front matter, shadowed skills); its problems
 	// become diagnostics like agent.yaml's. nil means skills.CheckAgent.
@@ -179,6 +182,7 @@ type server struct {
 	now        func() time.Time // the clock; daily logs depend on the date
 	checkAgent func(fsys fs.FS, agentDir string) []prompt.Problem
 	home       string
+	skillsDir  string
 }
 
 // document is an open editor buffer.
@@ -211,6 +215,7 @@ func newServer(opts Options) *server {
 		now:        time.Now,
 		checkAgent: opts.CheckAgent,
 		home:       opts.HomeDir,
+		skillsDir:  opts.SkillsDir,
 	}
 	if s.checkAgent == nil {
 		s.checkAgent = skills.CheckAgent

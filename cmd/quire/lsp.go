@@ -15,6 +15,7 @@ import (
 type lspOptions struct {
 	logFile string
 	root    string
+	skills  string
 	stdio   bool
 }
 
@@ -38,6 +39,7 @@ shutdown or the stream ends.`,
 			o := &lspOptions{}
 			fs.StringVar(&o.logFile, "log", "", "append the log to `file` instead of stderr")
 			fs.StringVar(&o.root, "root", "", "workspace `directory` (default: the folder the editor opens)")
+			fs.StringVar(&o.skills, "skills-dir", "", "managed skills `directory` shared by every agent, as the daemon's --skills-dir (also settable once as skills-dir: in the config file)")
 			fs.BoolVar(&o.stdio, "stdio", true, "talk over stdin and stdout (the only transport; accepted for editors that pass it)")
 			return o
 		},
@@ -60,7 +62,7 @@ func runLSP(ctx context.Context, e *env, opts any, args []string) error {
 		logTo = f
 	}
 	log := slog.New(slog.NewTextHandler(logTo, nil))
-	err := lsp.Serve(ctx, stdioStream{r: e.stdin, w: e.stdout}, lsp.Options{Logger: log, Root: o.root, Watch: true, HomeDir: e.getenv("HOME")})
+	err := lsp.Serve(ctx, stdioStream{r: e.stdin, w: e.stdout}, lsp.Options{Logger: log, Root: o.root, Watch: true, HomeDir: e.getenv("HOME"), SkillsDir: o.skills})
 	switch {
 	case err == nil:
 		return nil

@@ -19,6 +19,7 @@ import (
 type promptOptions struct {
 	dir, agent, user, session, channel, room string
 	rev, now, tools, extra, model, sandbox   string
+	skillsDir                                string
 	report, json, showTime, spawn, tokens    bool
 }
 
@@ -60,6 +61,7 @@ Examples:
 			fs.BoolVar(&o.report, "report", false, "print the budget report instead of the prompt")
 			fs.BoolVar(&o.json, "json", false, "print the prompt and the report as JSON")
 			fs.BoolVar(&o.tokens, "tokens", false, "count the tokens of the whole prompt (slower)")
+			fs.StringVar(&o.skillsDir, "skills-dir", "", "managed skills `directory` shared by every agent, as the daemon's --skills-dir (also settable once as skills-dir: in the config file)")
 			return o
 		},
 		run: runPrompt,
@@ -126,7 +128,7 @@ func runPrompt(ctx context.Context, e *env, opts any, args []string) error {
 		return err
 	}
 	req.Agent = a.Name
-	set, err := loadSkills(ws, a, o.dir, o.rev, e.getenv("HOME"))
+	set, err := loadSkills(ws, a, o.dir, o.rev, e.getenv("HOME"), o.skillsDir)
 	if err != nil {
 		return err
 	}
@@ -163,9 +165,10 @@ func runPrompt(ctx context.Context, e *env, opts any, args []string) error {
 
 // loadSkills loads the skills agent a sees: from its directory on disk, or
 // from the git revision the workspace was read at, then ~/.agents/skills
-// and the built-in skills.
-func loadSkills(ws *prompt.Workspace, a *prompt.Agent, dir, rev, home string) (*skills.Set, error) {
-	opts := skills.Options{HomeDir: home}
+// and the managed directory (--skills-dir), and the built-in skills: the
+// tiers the daemon loads, so the prompt is the one it serves.
+func loadSkills(ws *prompt.Workspace, a *prompt.Agent, dir, rev, home, managed string) (*skills.Set, error) {
+	opts := skills.Options{HomeDir: home, ManagedDir: managed}
 	if rev == "" {
 		abs, err := filepath.Abs(filepath.Join(dir, filepath.FromSlash(a.Dir)))
 		if err != nil {

@@ -24,7 +24,8 @@ func (o *skillsOptions) define(fs *flag.FlagSet) {
 	fs.StringVar(&o.agent, "agent", o.agent, "agent `name` (may be left out when the workspace has one agent)")
 	fs.StringVar(&o.user, "user", o.user, "user `id` whose access rules apply")
 	fs.StringVar(&o.home, "home", o.home, "home `directory` whose .agents/skills is tier 3 (default: $HOME)")
-	fs.StringVar(&o.managed, "managed", o.managed, "managed skills `directory` (tier 4)")
+	fs.StringVar(&o.managed, "skills-dir", o.managed, "managed skills `directory` (tier 4), as the daemon's --skills-dir")
+	fs.StringVar(&o.managed, "managed", o.managed, "the old name of --skills-dir")
 	fs.IntVar(&o.limit, "limit", o.limit, "number of search `results`")
 	fs.BoolVar(&o.json, "json", o.json, "print JSON")
 }
@@ -36,7 +37,7 @@ func skillsCommand() *command {
 		summary: "list, search and show an agent's skills with tier, source and shadowing",
 		help: `
 Skills come from five tiers, highest first: the agent workspace's skills/,
-its .agents/skills/, ~/.agents/skills/, the managed directory (--managed) and
+its .agents/skills/, ~/.agents/skills/, the managed directory (--skills-dir) and
 the skills built into quire. A skill in a higher tier shadows the same name
 in lower ones. Each tier holds <slug>/SKILL.md, or <group>/<slug>/SKILL.md in
 a directory without a SKILL.md of its own; the directory names the skill,
