@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -218,6 +220,9 @@ func ParseConfig(path, defaultName string, data []byte) (Config, []Problem) {
 				s = strings.TrimSpace(s)
 				if s == "" {
 					report(v.Line, v.Column, "agent-yaml-identity", "identity is empty; remove the key to use the default")
+				} else if i := strings.IndexFunc(s, unicode.IsControl); i >= 0 {
+					r, _ := utf8.DecodeRuneInString(s[i:])
+					report(v.Line, v.Column, "agent-yaml-identity", "identity holds the control character %U at byte %d; the identity is one line of plain text", r, i)
 				} else {
 					cfg.Identity = s
 				}
@@ -347,12 +352,19 @@ func parseBudget(v *yaml.Node, b *Budget, report reportFunc) {
 		return
 	}
 	nb := *b
+	// The sum of the ratios is reported on the last ratio key written,
+	// or on budget: when both are defaults.
+	ratioLine, ratioCol := v.Line, v.Column
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		k, val := v.Content[i], v.Content[i+1]
 		var n int
 		var f float64
 		switch k.Value {
 		case "per_file", "total", "min_file":
+			if val.Kind == yaml.ScalarNode && val.ShortTag() == "!!float" {
+				report(val.Line, val.Column, "agent-yaml-value", "budget.%s must be a whole number of chars, not %s", k.Value, val.Value)
+				continue
+			}
 			if !decodeScalar(val, &n, report, "budget."+k.Value) {
 				continue
 			}
@@ -369,6 +381,7 @@ func parseBudget(v *yaml.Node, b *Budget, report reportFunc) {
 				nb.MinFileChars = n
 			}
 		case "head_ratio", "tail_ratio":
+			ratioLine, ratioCol = k.Line, k.Column
 			if !decodeScalar(val, &f, report, "budget."+k.Value) {
 				continue
 			}
@@ -386,7 +399,7 @@ func parseBudget(v *yaml.Node, b *Budget, report reportFunc) {
 		}
 	}
 	if nb.HeadRatio+nb.TailRatio >= 1 {
-		report(v.Line, v.Column, "agent-yaml-range", "budget.head_ratio + budget.tail_ratio is %g; it must stay below 1 to leave room for the truncation marker", nb.HeadRatio+nb.TailRatio)
+		report(ratioLine, ratioCol, "agent-yaml-range", "budget.head_ratio + budget.tail_ratio is %g; it must stay below 1 to leave room for the truncation marker", nb.HeadRatio+nb.TailRatio)
 		return
 	}
 	*b = nb

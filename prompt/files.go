@@ -86,6 +86,7 @@ type text struct {
 	sampled    bool
 	chars      int   // code points in the whole file
 	size       int64 // bytes of the whole decoded file
+	fileBytes  int64 // bytes of the file as stored (before U+FFFD and BOM)
 	lines      int   // newlines in the whole file
 	tailChars  int   // code points in tail (sampled only)
 	tailLines  int   // newlines in tail (sampled only)
@@ -151,7 +152,10 @@ func completeText(b []byte) *text {
 
 // newText makes a complete text of s.
 func newText(s string) *text {
-	t := &text{}
+	t := &text{fileBytes: int64(len(s))}
+	// A UTF-8 byte order mark is how some editors start a file, not text:
+	// it is neither injected nor charged to the budget.
+	s = strings.TrimPrefix(s, byteOrderMark)
 	if !utf8.ValidString(s) {
 		s, t.invalid = replaceInvalid([]byte(s))
 	}
@@ -161,6 +165,9 @@ func newText(s string) *text {
 	t.lines = strings.Count(s, "\n")
 	return t
 }
+
+// byteOrderMark is U+FEFF in UTF-8.
+const byteOrderMark = "\uFEFF"
 
 // countChars counts code points in valid UTF-8 and reports whether s is
 // pure ASCII. It looks at eight bytes at a time: a code point starts at
@@ -234,6 +241,10 @@ func sampleText(r io.Reader, window int) (*text, error) {
 			hold = incompleteSuffix(chunk)
 		}
 		dec := chunk[:len(chunk)-hold]
+		t.fileBytes += int64(len(dec))
+		if t.size == 0 && len(head) == 0 {
+			dec = bytes.TrimPrefix(dec, []byte(byteOrderMark))
+		}
 		if !utf8.Valid(dec) {
 			s, bad := replaceInvalid(dec)
 			t.invalid += bad

@@ -257,7 +257,7 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 		}
 		t := r.file.text
 		fr.Path, fr.User = r.file.Path, r.file.User
-		fr.OriginalBytes, fr.OriginalChars, fr.InvalidBytes = t.size, t.chars, t.invalid
+		fr.OriginalBytes, fr.OriginalChars, fr.InvalidBytes = t.fileBytes, t.chars, t.invalid
 		if t.sampled || w.estimate {
 			fr.OriginalTokens, fr.OriginalTokensEstimated = (t.chars+3)/4, true
 		} else {

@@ -667,3 +667,25 @@ func FuzzJoinPath(f *testing.F) {
 		}
 	})
 }
+
+// TestByteOrderMarkAndStoredBytes: a UTF-8 byte order mark is neither
+// injected nor charged, and original_bytes is the file as stored, also
+// when invalid bytes reach the prompt as U+FFFD.
+func TestByteOrderMarkAndStoredBytes(t *testing.T) {
+	w := openMap(t, map[string]string{
+		SoulFile:  "\uFEFF# Soul\nCalm.\n",
+		ToolsFile: "ok\xff\xfe bad\n",
+	}, "")
+	res := assemble(t, w, Request{})
+	soul, _ := res.Report.File(SoulFile)
+	if soul.OriginalChars != len("# Soul\nCalm.\n") || soul.OriginalBytes != int64(len("\uFEFF# Soul\nCalm.\n")) {
+		t.Errorf("SOUL.md with a BOM: %d chars, %d bytes", soul.OriginalChars, soul.OriginalBytes)
+	}
+	if strings.Contains(res.Prompt, "\uFEFF") {
+		t.Error("the byte order mark reached the prompt")
+	}
+	tools, _ := res.Report.File(ToolsFile)
+	if tools.OriginalBytes != int64(len("ok\xff\xfe bad\n")) || tools.InvalidBytes != 2 {
+		t.Errorf("TOOLS.md with invalid bytes: %d bytes stored, %d invalid", tools.OriginalBytes, tools.InvalidBytes)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
@@ -393,6 +394,16 @@ func (p *docParser) validate(slug string) {
 		p.errorf(p.descLine, "description is empty; say what the skill does and when to use it")
 	case n > MaxDescriptionChars:
 		p.errorf(p.descLine, "description is %d characters; the limit is %d", n, MaxDescriptionChars)
+	default:
+		// Descriptions are listed in the system prompt: a control
+		// character (an escape sequence, a bell) has no place there.
+		// Line breaks and tabs of folded YAML are fine.
+		if i := strings.IndexFunc(p.doc.Description, func(r rune) bool {
+			return unicode.IsControl(r) && r != '\n' && r != '\t' && r != '\r'
+		}); i >= 0 {
+			r, _ := utf8.DecodeRuneInString(p.doc.Description[i:])
+			p.errorf(p.descLine, "description holds the control character %U at byte %d; write plain text", r, i)
+		}
 	}
 }
 

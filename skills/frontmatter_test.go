@@ -32,6 +32,8 @@ func TestParseDocument(t *testing.T) {
 					t.Errorf("allowed-tools = %v", d.AllowedTools)
 				}
 			}},
+		{name: "control character in description", slug: "pdf", in: "---\nname: pdf\ndescription: \"Convert\\e[31m PDFs.\"\n---\n",
+			wantLine: 3, wantSev: Error, wantMsg: "control character U+001B"},
 		{name: "BOM and CRLF", slug: "pdf", in: "\ufeff---\r\nname: pdf\r\ndescription: Convert PDFs.\r\n---\r\nbody\r\n",
 			check: func(t *testing.T, d Document) {
 				if d.Name != "pdf" || d.Description != "Convert PDFs." || d.Body != "body\n" {
