@@ -48,6 +48,18 @@ type HostOptions struct {
 	// MaxConcurrentPushes bounds the pushes processed at once; another
 	// waits up to 10 s, then gets HTTP 503. Default 4.
 	MaxConcurrentPushes int
+	// Live turns on the two-branch rule of workspace repositories: main
+	// (MainRef) is written by people, live (LiveRef) by the daemon. A
+	// push to main is validated on its merge with live (three-way per
+	// file, daily logs as a union of entries) and, once accepted, the
+	// merge lands on live under the writer lock (first parent the old
+	// live, second the new main); a conflict refuses the push and nothing
+	// moves. A push to live is fast-forward only. Deleting main or live
+	// is refused.
+	Live bool
+	// AllowNonFastForward lets a push move main to a commit that does
+	// not descend from it (live keeps every agent write either way).
+	AllowNonFastForward bool
 	// Logger receives one line per push; nil discards.
 	Logger *slog.Logger
 }

@@ -58,7 +58,7 @@ func (h *Host) serveReceivePack(ctx context.Context, w http.ResponseWriter, req 
 		return
 	}
 
-	out := &pushOutput{sideband: caps.has("side-band-64k")}
+	out := &pushOutput{sideband: caps.has("side-band-64k"), url: repoURL(req, name)}
 	start := time.Now()
 	results, updates := h.receive(ctx, r, body, cmds, caps, out)
 	if len(updates) == 0 && !existed {
@@ -89,6 +89,11 @@ func (h *Host) serveReceivePack(ctx context.Context, w http.ResponseWriter, req 
 	report = append(report, "0000"...)
 	if !out.sideband {
 		_, _ = w.Write(report)
+		// A client without side-band sees no remote: lines, but what
+		// it pushed is deployed all the same.
+		if len(updates) > 0 && h.opts.AfterPush != nil {
+			h.opts.AfterPush(ctx, Event{Source: SourcePush, Name: name, Repository: r, User: user, Refs: updates}, io.Discard)
+		}
 		return
 	}
 	if len(out.messages) > 0 {
@@ -126,6 +131,7 @@ func (h *Host) existing(name string) (*Repository, bool) {
 // pushOutput collects what a push reports.
 type pushOutput struct {
 	sideband bool
+	url      string // the repository's URL as the client reached it
 	unpack   string // "unpack ok" or "unpack <error>"
 	messages []byte // remote: lines sent before the status report
 }
@@ -205,11 +211,28 @@ func (h *Host) receive(ctx context.Context, r *Repository, body io.Reader, cmds 
 	ov := newOverlay(r, q)
 
 	// Validate against the old values the client sent, without the
-	// writer lock (validation may be slow; daemon commits go on).
+	// writer lock (validation may be slow; daemon commits go on). With
+	// two branches, a push to main is validated on its merge with live.
+	plans := make([]*livePlan, len(cmds))
+	both := h.opts.Live && pushesBoth(cmds)
 	for i, c := range cmds {
 		if err := ctx.Err(); err != nil {
 			results[i].reason = "timed out"
 			continue
+		}
+		if h.opts.Live {
+			if both && (c.Name == MainRef || c.Name == LiveRef) {
+				results[i].reason = "push main and live separately"
+				continue
+			}
+			if reason := h.livePolicy(ov, c); reason != "" {
+				results[i].reason = reason
+				continue
+			}
+			if c.Name == MainRef {
+				plans[i], results[i].reason = h.checkMain(ctx, r, ov, c, out)
+				continue
+			}
 		}
 		results[i].reason = h.check(ctx, ov, c, out)
 	}
@@ -240,6 +263,10 @@ func (h *Host) receive(ctx context.Context, r *Repository, body io.Reader, cmds 
 			// Someone (another push, the daemon) moved the ref after
 			// this client looked at it.
 			results[i].reason = "non-fast-forward"
+		case plans[i] != nil && plans[i].old != r.liveValue():
+			// An agent wrote to live since the merge was computed:
+			// merge again (under the lock now, so nothing slips in).
+			plans[i], results[i].reason = h.checkMain(ctx, r, ov, c, out)
 		}
 	}
 	if caps.has("atomic") {
@@ -275,6 +302,15 @@ func (h *Host) receive(ctx context.Context, r *Repository, body io.Reader, cmds 
 				continue
 			}
 			c := res.cmd
+			pl := plans[i]
+			if pl != nil && pl.p != nil {
+				// The merge's objects are durable before live names them.
+				if err := r.st.writePending(pl.p); err != nil {
+					results[i].reason = "cannot store the merge with live"
+					h.opts.Logger.Error("store merge", "repo", r.path, "err", err)
+					continue
+				}
+			}
 			if err := r.setRef(c.Name, c.Old, c.New); err != nil {
 				if errors.Is(err, ErrStale) {
 					results[i].reason = "non-fast-forward"
@@ -285,10 +321,69 @@ func (h *Host) receive(ctx context.Context, r *Repository, body io.Reader, cmds 
 				continue
 			}
 			updates = append(updates, RefUpdate{Name: c.Name, Old: c.Old, New: c.New})
+			if pl != nil && pl.new != pl.old {
+				if err := r.setRef(LiveRef, pl.old, pl.new); err != nil {
+					// Only a git outside this process can move live
+					// under the writer lock; main stays accepted and the
+					// next push or restart merges it.
+					h.opts.Logger.Error("update live", "repo", r.path, "err", err)
+					out.say("quire: main is stored but live was not updated: %v", err)
+					continue
+				}
+				updates = append(updates, RefUpdate{Name: LiveRef, Old: pl.old, New: pl.new})
+			}
 		}
 		return nil
 	})
 	return results, updates
+}
+
+// pushesBoth reports whether a push updates both main and live.
+func pushesBoth(cmds []command) bool {
+	var main, live bool
+	for _, c := range cmds {
+		main = main || c.Name == MainRef
+		live = live || c.Name == LiveRef
+	}
+	return main && live
+}
+
+// liveValue reads live (zero when missing or unreadable).
+func (r *Repository) liveValue() plumbing.Hash {
+	var h plumbing.Hash
+	_ = r.locked(func(storer.EncodedObjectStorer) error {
+		h, _ = r.refValue(LiveRef)
+		return nil
+	})
+	return h
+}
+
+// checkMain validates a push to main on what it would deploy: its merge
+// with live.
+func (h *Host) checkMain(ctx context.Context, r *Repository, ov *overlay, c command, out *pushOutput) (*livePlan, string) {
+	obj, err := ov.EncodedObject(plumbing.AnyObject, c.New)
+	if err != nil {
+		return nil, "missing necessary objects"
+	}
+	if obj.Type() != plumbing.CommitObject {
+		return nil, "not a commit"
+	}
+	plan, tree, changed, reason := h.planLive(ctx, r, ov, c, out.url, out)
+	if reason != "" {
+		return nil, reason
+	}
+	problems := h.opts.Validator.Validate(ctx, RefUpdate{Name: c.Name, Old: c.Old, New: c.New}, tree, changed)
+	problems = append(problems, historyProblems(ctx, ov, c.New)...)
+	return plan, reportProblems(c, problems, out)
+}
+
+// repoURL is the repository's URL as the client reached it.
+func repoURL(req *http.Request, name string) string {
+	scheme := "http"
+	if req.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + req.Host + "/" + name + ".git"
 }
 
 // check validates one command against the old value the client sent:
@@ -335,6 +430,12 @@ func (h *Host) check(ctx context.Context, ov *overlay, c command, out *pushOutpu
 	}
 	problems := h.opts.Validator.Validate(ctx, RefUpdate{Name: c.Name, Old: c.Old, New: c.New}, tree, changed)
 	problems = append(problems, historyProblems(ctx, ov, commit)...)
+	return reportProblems(c, problems, out)
+}
+
+// reportProblems writes a refused ref's problems as remote: lines and
+// returns the refusal reason ("" when there are none).
+func reportProblems(c command, problems []Problem, out *pushOutput) string {
 	if len(problems) == 0 {
 		return ""
 	}

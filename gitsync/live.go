@@ -1,0 +1,186 @@
+package gitsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+)
+
+// The two branches of a workspace repository (HostOptions.Live): people
+// write MainRef, the daemon writes LiveRef and deploys it.
+const (
+	MainRef = plumbing.ReferenceName("refs/heads/main")
+	LiveRef = plumbing.ReferenceName("refs/heads/live")
+)
+
+// EnsureBranch creates branch name at the commit of from when name does
+// not exist and from does (the upgrade of a repository that has main but
+// no live yet). Nothing is rewritten. It reports whether it created the
+// branch.
+func (r *Repository) EnsureBranch(name, from plumbing.ReferenceName) (bool, error) {
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	created := false
+	err := r.locked(func(storer.EncodedObjectStorer) error {
+		cur, err := r.refValue(name)
+		if err != nil || !cur.IsZero() {
+			return err
+		}
+		src, err := r.refValue(from)
+		if err != nil || src.IsZero() {
+			return err
+		}
+		if err := r.setRef(name, plumbing.ZeroHash, src); err != nil {
+			return err
+		}
+		created = true
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("create %s at %s in %s: %w", name, from, r.path, err)
+	}
+	return created, nil
+}
+
+// livePlan is what an accepted push to main does to live.
+type livePlan struct {
+	old, new plumbing.Hash // live before and after (equal: unchanged)
+	p        *pending      // the merge's new objects (nil: none)
+}
+
+// livePolicy refuses what the two-branch rule forbids, before anything is
+// validated: deleting main or live, and moving either to a commit that
+// does not descend from it (main may when AllowNonFastForward is set). ""
+// lets the command go on.
+func (h *Host) livePolicy(ov *overlay, c command) string {
+	if c.Name != MainRef && c.Name != LiveRef {
+		return ""
+	}
+	if c.isDelete() {
+		return fmt.Sprintf("deleting %s is not allowed: the daemon deploys live and merges main into it", c.Name.Short())
+	}
+	if c.Old.IsZero() || (c.Name == MainRef && h.opts.AllowNonFastForward) {
+		return ""
+	}
+	ff, err := isAncestor(ov, c.Old, c.New)
+	if err != nil {
+		return "missing necessary objects"
+	}
+	if ff {
+		return ""
+	}
+	if c.Name == LiveRef {
+		return "non-fast-forward: live only moves forward (it holds the agents' writes); fetch live, build on it, push again"
+	}
+	return "non-fast-forward: main only moves forward on this server; pull, merge, push again"
+}
+
+// planLive merges a pushed main (c.New) into the current live, in memory,
+// and returns what live becomes, the merged snapshot to validate and the
+// paths that differ from live. A conflict is reported on out and as the
+// refusal reason.
+func (h *Host) planLive(ctx context.Context, r *Repository, ov *overlay, c command, url string, out *pushOutput) (*livePlan, *Snapshot, []Change, string) {
+	var live plumbing.Hash
+	err := r.locked(func(storer.EncodedObjectStorer) error {
+		var err error
+		live, err = r.refValue(LiveRef)
+		return err
+	})
+	if err != nil && !errors.Is(err, ErrBrokenRef) {
+		h.opts.Logger.Error("read live", "repo", r.path, "err", err)
+		return nil, nil, nil, "cannot read live"
+	}
+	if live.IsZero() {
+		// No live yet (a new repository): live starts at main.
+		tree, err := ov.snapshot(c.New)
+		if err != nil {
+			return nil, nil, nil, "bad commit"
+		}
+		changed, err := changes(ctx, ov, plumbing.ZeroHash, c.New)
+		if err != nil {
+			return nil, nil, nil, "cannot compare trees"
+		}
+		return &livePlan{new: c.New}, tree, changed, ""
+	}
+	if in, err := isAncestor(ov, c.New, live); err != nil {
+		return nil, nil, nil, "missing necessary objects"
+	} else if in {
+		// live holds this main already (a person pushed what they
+		// pulled from live): live does not move.
+		tree, err := ov.snapshot(c.New)
+		if err != nil {
+			return nil, nil, nil, "bad commit"
+		}
+		return &livePlan{old: live, new: live}, tree, nil, ""
+	}
+	base, err := mergeBase(ov, live, c.New)
+	if err != nil {
+		h.opts.Logger.Error("merge base", "repo", r.path, "err", err)
+		return nil, nil, nil, "cannot find the merge base with live"
+	}
+	p := newPending(ov)
+	res, err := mergeTrees(ctx, p, base, live, c.New)
+	if err != nil {
+		h.opts.Logger.Error("merge main into live", "repo", r.path, "err", err)
+		return nil, nil, nil, "cannot merge with live"
+	}
+	if len(res.Conflicts) > 0 {
+		return nil, nil, nil, conflictReason(res.Conflicts, url, out)
+	}
+	m, err := mergeCommit(p, res.Tree, live, c.New, MainRef.Short(), LiveRef.Short())
+	if err != nil {
+		return nil, nil, nil, "cannot write the merge"
+	}
+	tree, err := newSnapshot(p, m)
+	if err != nil {
+		return nil, nil, nil, "cannot read the merge"
+	}
+	changed, err := changes(ctx, p, live, m)
+	if err != nil {
+		return nil, nil, nil, "cannot compare trees"
+	}
+	return &livePlan{old: live, new: m, p: p}, tree, changed, ""
+}
+
+// conflictReason writes one remote: line per conflicting region and
+// returns the one-line refusal git shows in parentheses.
+func conflictReason(cs []MergeConflict, url string, out *pushOutput) string {
+	out.say("error: main cannot be merged into live (what is deployed):")
+	for _, c := range cs {
+		if len(c.Lines) == 0 {
+			out.say("error:   %s: %s", c.Path, c.Why)
+			continue
+		}
+		for _, l := range c.Lines {
+			out.say("error:   %s: your %s, live's %s: %s", c.Path, lineRange(l.Theirs), lineRange(l.Ours), c.Why)
+		}
+	}
+	if url == "" {
+		url = "<this remote>"
+	}
+	out.say("error: to resolve: git pull %s live, merge, push again", url)
+	var paths []string
+	for _, c := range cs {
+		paths = append(paths, c.Path)
+	}
+	first := cs[0]
+	why := first.Why
+	if len(cs) > 1 {
+		why += fmt.Sprintf(" (and %d more: %s)", len(cs)-1, strings.Join(paths[1:], ", "))
+	}
+	return fmt.Sprintf("%s: %s; git pull %s live, merge, push again", first.Path, why, url)
+}
+
+func lineRange(l LineRange) string {
+	switch {
+	case l.End < l.Start:
+		return fmt.Sprintf("lines (none, before line %d)", l.Start)
+	case l.End == l.Start:
+		return fmt.Sprintf("line %d", l.Start)
+	}
+	return fmt.Sprintf("lines %d-%d", l.Start, l.End)
+}

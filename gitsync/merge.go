@@ -1,0 +1,280 @@
+package gitsync
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"time"
+	"unicode/utf8"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+)
+
+// MergeConflict is a file that both sides of a merge changed in a way
+// that does not merge: the same lines differently, or one side deleted
+// the file the other changed.
+type MergeConflict struct {
+	Path string
+	// Lines are the conflicting regions (none when a side deleted the
+	// file or it is not text).
+	Lines []TextConflict
+	// Why says what happened, for the pusher.
+	Why string
+}
+
+// dailyLogRE matches a daily log: memory/YYYY-MM-DD.md in any directory
+// (an agent's, or a user's under users/<id>/).
+var dailyLogRE = regexp.MustCompile(`(^|/)memory/[0-9]{4}-[0-9]{2}-[0-9]{2}\.md$`)
+
+// IsDailyLog reports whether p is an append-only daily log, which merges
+// as the union of both sides' entries.
+func IsDailyLog(p string) bool { return dailyLogRE.MatchString(p) }
+
+// UnionEntries merges two versions of a daily log: the preamble (lines
+// before the first "## " heading) of ours unless only theirs changed it,
+// then every entry of ours, then every entry of theirs that ours does not
+// hold (an entry is a "## " heading and the lines up to the next). Nothing
+// of either side is lost.
+func UnionEntries(base, ours, theirs []byte) []byte {
+	bp, _ := splitEntries(base)
+	op, oe := splitEntries(ours)
+	tp, te := splitEntries(theirs)
+	pre := op
+	if op == bp {
+		pre = tp
+	}
+	var out bytes.Buffer
+	out.WriteString(pre)
+	have := map[string]bool{}
+	for _, e := range oe {
+		have[entryKey(e)] = true
+		out.WriteString(e) // ours as it is
+	}
+	for _, e := range te {
+		if have[entryKey(e)] {
+			continue
+		}
+		have[entryKey(e)] = true
+		// One blank line between entries.
+		if b := out.Bytes(); len(b) > 0 && !bytes.HasSuffix(b, []byte("\n\n")) {
+			if !bytes.HasSuffix(b, []byte("\n")) {
+				out.WriteByte('\n')
+			}
+			out.WriteByte('\n')
+		}
+		out.WriteString(e)
+	}
+	return out.Bytes()
+}
+
+// entryKey compares entries ignoring trailing blank lines (the last entry
+// of a file may lack the blank line the others end with).
+func entryKey(e string) string { return string(bytes.TrimRight([]byte(e), " \t\r\n")) }
+
+// splitEntries splits a daily log into its preamble and entries.
+func splitEntries(b []byte) (string, []string) {
+	lines := splitLines(b)
+	pre := 0
+	for pre < len(lines) && !isEntryHeading(lines[pre]) {
+		pre++
+	}
+	var preamble bytes.Buffer
+	writeLines(&preamble, lines[:pre])
+	var entries []string
+	for i := pre; i < len(lines); {
+		j := i + 1
+		for j < len(lines) && !isEntryHeading(lines[j]) {
+			j++
+		}
+		var e bytes.Buffer
+		writeLines(&e, lines[i:j])
+		entries = append(entries, e.String())
+		i = j
+	}
+	return preamble.String(), entries
+}
+
+func isEntryHeading(line string) bool {
+	return len(line) >= 3 && line[:3] == "## "
+}
+
+// mergeResult is a merge of two commits computed in memory.
+type mergeResult struct {
+	// Tree is the merged root tree; its new objects are in the pending
+	// store the merge wrote to.
+	Tree plumbing.Hash
+	// Conflicts, when not empty, refuse the merge.
+	Conflicts []MergeConflict
+}
+
+// mergeTrees merges the trees of commits ours and theirs, whose merge
+// base is base (zero: none, every file of theirs is new), starting from
+// ours: a file only theirs changed takes theirs' version; one both
+// changed merges line by line (daily logs as a union of entries).
+// New objects go to p.
+func mergeTrees(ctx context.Context, p *pending, base, ours, theirs plumbing.Hash) (mergeResult, error) {
+	oursCommit, err := object.GetCommit(p, ours)
+	if err != nil {
+		return mergeResult{}, fmt.Errorf("read %s: %w", ours, err)
+	}
+	theirChanges, err := changes(ctx, p, base, theirs)
+	if err != nil {
+		return mergeResult{}, err
+	}
+	ourChanges, err := changes(ctx, p, base, ours)
+	if err != nil {
+		return mergeResult{}, err
+	}
+	ourChanged := map[string]bool{}
+	for _, c := range ourChanges {
+		ourChanged[c.Path] = true
+	}
+	bs, err := snapshotOrEmpty(p, base)
+	if err != nil {
+		return mergeResult{}, err
+	}
+	osnap, err := newSnapshot(p, ours)
+	if err != nil {
+		return mergeResult{}, err
+	}
+	ts, err := newSnapshot(p, theirs)
+	if err != nil {
+		return mergeResult{}, err
+	}
+	var res mergeResult
+	var writes []FileWrite
+	for _, c := range theirChanges {
+		if err := ctx.Err(); err != nil {
+			return mergeResult{}, err
+		}
+		tb, terr := ts.ReadFile(c.Path)
+		if !ourChanged[c.Path] {
+			if c.Kind == Deleted {
+				writes = append(writes, FileWrite{Path: c.Path, Delete: true})
+				continue
+			}
+			if terr != nil {
+				return mergeResult{}, fmt.Errorf("read %s: %w", c.Path, terr)
+			}
+			writes = append(writes, FileWrite{Path: c.Path, Content: tb})
+			continue
+		}
+		ob, oerr := osnap.ReadFile(c.Path)
+		switch {
+		case terr != nil && oerr != nil:
+			continue // both deleted it
+		case terr != nil:
+			res.Conflicts = append(res.Conflicts, MergeConflict{Path: c.Path, Why: "you deleted it and an agent changed it since your base"})
+			continue
+		case oerr != nil:
+			res.Conflicts = append(res.Conflicts, MergeConflict{Path: c.Path, Why: "you changed it and an agent deleted it since your base"})
+			continue
+		case bytes.Equal(tb, ob):
+			continue
+		}
+		var bb []byte
+		if bs != nil {
+			bb, _ = bs.ReadFile(c.Path) // absent in base: merge against empty
+		}
+		if !utf8.Valid(tb) || !utf8.Valid(ob) || !utf8.Valid(bb) || bytes.IndexByte(tb, 0) >= 0 || bytes.IndexByte(ob, 0) >= 0 {
+			res.Conflicts = append(res.Conflicts, MergeConflict{Path: c.Path, Why: "a binary file changed by you and by an agent since your base"})
+			continue
+		}
+		if IsDailyLog(c.Path) {
+			writes = append(writes, FileWrite{Path: c.Path, Content: UnionEntries(bb, ob, tb)})
+			continue
+		}
+		merged, conflicts := Merge3(bb, ob, tb)
+		if len(conflicts) > 0 {
+			res.Conflicts = append(res.Conflicts, MergeConflict{Path: c.Path, Lines: conflicts, Why: "the agent changed these lines since your base"})
+			continue
+		}
+		writes = append(writes, FileWrite{Path: c.Path, Content: merged})
+	}
+	if len(res.Conflicts) > 0 {
+		return res, nil
+	}
+	root := oursCommit.TreeHash
+	if len(writes) > 0 {
+		root, err = writeTree(p, oursCommit.TreeHash, writes)
+		var pc *PathConflictError
+		if errors.As(err, &pc) {
+			res.Conflicts = append(res.Conflicts, MergeConflict{Path: pc.Path, Why: "a file and a directory of that name since your base: " + pc.Error()})
+			return res, nil
+		}
+		if err != nil {
+			return mergeResult{}, err
+		}
+	}
+	res.Tree = root
+	return res, nil
+}
+
+func snapshotOrEmpty(st storer.EncodedObjectStorer, h plumbing.Hash) (*Snapshot, error) {
+	if h.IsZero() {
+		return nil, nil
+	}
+	return newSnapshot(st, h)
+}
+
+// mergeBase returns the best common ancestor of a and b (zero when they
+// share no history).
+func mergeBase(st storer.EncodedObjectStorer, a, b plumbing.Hash) (plumbing.Hash, error) {
+	ca, err := object.GetCommit(st, a)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("read %s: %w", a, err)
+	}
+	cb, err := object.GetCommit(st, b)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("read %s: %w", b, err)
+	}
+	bases, err := ca.MergeBase(cb)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("merge base of %s and %s: %w", a, b, err)
+	}
+	if len(bases) == 0 {
+		return plumbing.ZeroHash, nil
+	}
+	slices.SortFunc(bases, func(x, y *object.Commit) int { return y.Committer.When.Compare(x.Committer.When) })
+	return bases[0].Hash, nil
+}
+
+// isAncestor reports whether a is b or an ancestor of b.
+func isAncestor(st storer.EncodedObjectStorer, a, b plumbing.Hash) (bool, error) {
+	if a == b {
+		return true, nil
+	}
+	ca, err := object.GetCommit(st, a)
+	if err != nil {
+		return false, fmt.Errorf("read %s: %w", a, err)
+	}
+	cb, err := object.GetCommit(st, b)
+	if err != nil {
+		return false, fmt.Errorf("read %s: %w", b, err)
+	}
+	return ca.IsAncestor(cb)
+}
+
+// mergeCommit writes the commit that merges theirs into ours with tree
+// root: first parent ours, second theirs.
+func mergeCommit(p *pending, root, ours, theirs plumbing.Hash, theirName, ourName string) (plumbing.Hash, error) {
+	sig := object.Signature{Name: "quire", Email: "quire@quire.invalid", When: time.Now()}
+	c := &object.Commit{
+		Author:       sig,
+		Committer:    sig,
+		Message:      fmt.Sprintf("Merge %s into %s\n", path.Base(theirName), path.Base(ourName)),
+		TreeHash:     root,
+		ParentHashes: []plumbing.Hash{ours, theirs},
+	}
+	o := p.NewEncodedObject()
+	if err := c.Encode(o); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return p.SetEncodedObject(o)
+}
