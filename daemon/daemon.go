@@ -54,6 +54,10 @@ type Options struct {
 	// AllowCreate lets a push to a new name create a hosted repository
 	// (off: only existing repositories accept pushes).
 	AllowCreate bool
+	// AllowNonFastForward lets a push move a hosted repository's main to
+	// a commit that does not descend from it (live, with every agent
+	// write, never loses history either way).
+	AllowNonFastForward bool
 	// Upstream is a remote to follow, fetched every Poll (default 30 s).
 	Upstream string
 	Poll     time.Duration
@@ -265,6 +269,9 @@ func (d *Daemon) openSources(ctx context.Context) error {
 			Authenticate: d.gitUser(),
 			AllowCreate:  d.opts.AllowCreate,
 			Logger:       d.log,
+			// main is people's, live the daemon's (see gitsync.MainRef).
+			Live:                true,
+			AllowNonFastForward: d.opts.AllowNonFastForward,
 		})
 		if err != nil {
 			return fmt.Errorf("--repos %s: %w", d.opts.ReposDir, err)
@@ -296,7 +303,7 @@ func (d *Daemon) openSources(ctx context.Context) error {
 		}
 		root := strings.TrimSuffix(pathBase(d.opts.Upstream), ".git")
 		d.addSource(&source{kind: kindUpstream, name: d.opts.Upstream, rootName: root, repo: repo,
-			refs: []string{"refs/remotes/upstream/main", "refs/remotes/upstream/master"}})
+			refs: []string{"refs/remotes/upstream/live", "refs/remotes/upstream/main", "refs/remotes/upstream/master"}})
 	}
 	d.mu.RLock()
 	srcs := append([]*source(nil), d.sources...)
@@ -338,7 +345,21 @@ func (d *Daemon) repoSource(name string) (*source, error) {
 		// it fails and /v1/status shows the error; a push can replace it.
 		d.log.Error("hosted repository has broken refs", "repo", name, "err", err)
 	}
-	return d.addSource(&source{kind: kindRepo, name: name, rootName: name, repo: repo, refs: []string{"refs/heads/main"}}), nil
+	// The upgrade of a repository from before live: live starts at
+	// main, nothing is rewritten.
+	if created, err := repo.EnsureBranch(gitsync.LiveRef, gitsync.MainRef); err != nil {
+		d.log.Error("cannot create live", "repo", name, "err", err)
+	} else if created {
+		d.log.Info("created live at main: agents' writes go to live from now on", "repo", name)
+	}
+	// main may have moved while the daemon was down (a push by file
+	// path): live catches up.
+	if m, err := repo.MergeMain(context.Background()); err != nil {
+		d.log.Error("cannot merge main into live", "repo", name, "err", err)
+	} else if !m.IsZero() {
+		d.log.Info("merged main into live", "repo", name, "live", m.String()[:12])
+	}
+	return d.addSource(&source{kind: kindRepo, name: name, rootName: name, repo: repo, refs: []string{gitsync.LiveRef.String()}}), nil
 }
 
 func (d *Daemon) addSource(s *source) *source {

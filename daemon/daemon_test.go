@@ -78,11 +78,13 @@ func TestEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(w.Path, "users/ines.carvalho/memory/") || w.Branch != "main" {
+	if !strings.HasPrefix(w.Path, "users/ines.carvalho/memory/") || w.Branch != "live" {
 		t.Fatalf("append wrote %s on %s", w.Path, w.Branch)
 	}
 	clone := filepath.Join(t.TempDir(), "clone")
 	git(t, t.TempDir(), "clone", "-q", td.remote+"/agents.git", clone)
+	// Agents write on live; main stays the people's.
+	git(t, clone, "checkout", "-q", "live")
 	log := git(t, clone, "log", "-1", "--format=%an%n%B", "--stat")
 	for _, want := range []string{"concierge", "Quire-User: ines.carvalho", "concierge/" + w.Path} {
 		if !strings.Contains(log, want) {
@@ -117,8 +119,10 @@ func TestEndToEnd(t *testing.T) {
 		}
 	}
 
-	// The local work tree can pull the daemon's commit and push again.
-	git(t, wt, "pull", "-q", "--no-rebase", td.remote+"/agents.git", "main")
+	// The local work tree can pull the daemon's commit (live) and push
+	// again.
+	git(t, wt, "pull", "-q", "--no-rebase", td.remote+"/agents.git", "live")
+	git(t, wt, "push", "-q", td.remote+"/agents.git", "main")
 	st, err := td.c.Status(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -20,8 +20,10 @@ func TestBrokenRefInStatus(t *testing.T) {
 	wt := newWorkTree(t, botFiles)
 	td.push(t, wt, "bot")
 	td.stop()
-	if err := os.WriteFile(filepath.Join(td.repos, "bot.git", "refs", "heads", "main"), nil, 0o644); err != nil {
-		t.Fatal(err)
+	for _, ref := range []string{"main", "live"} {
+		if err := os.WriteFile(filepath.Join(td.repos, "bot.git", "refs", "heads", ref), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	td2 := startDaemon(t, daemon.Options{ReposDir: td.repos})
@@ -29,7 +31,7 @@ func TestBrokenRefInStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(st.Agents) != 1 || !strings.Contains(st.Agents[0].LastError, "refs/heads/main is broken") {
+	if len(st.Agents) != 1 || !strings.Contains(st.Agents[0].LastError, "refs/heads/live is broken") {
 		t.Fatalf("status with a broken main: %+v", st.Agents)
 	}
 

@@ -81,7 +81,7 @@ func badRequest(format string, args ...any) *api.Error {
 
 // Prompt implements api.Backend: the prompt is assembled from the
 // in-memory deployment (and cached there, encoded, by agent, day and
-// request); a user's first request seeds their files.
+// request); a new user reads their seed files virtually.
 func (d *Daemon) Prompt(ctx context.Context, agent string, req api.PromptRequest) (api.PromptResponse, error) {
 	ref, err := d.agent(agent)
 	if err != nil {
@@ -104,15 +104,10 @@ func (d *Daemon) Prompt(ctx context.Context, agent string, req api.PromptRequest
 		return api.PromptResponse{Encoded: b}, nil
 	}
 	if req.User != "" {
+		// A new user's files are served virtually (seedFS) until their
+		// first write stores them: a prompt read does not write.
 		if _, err := prompt.EncodeID(req.User); err != nil {
 			return api.PromptResponse{}, badRequest("user %q: %v", req.User, err)
-		}
-		if seeded, err := d.seedUser(ctx, ref, req.User); err != nil {
-			d.log.Warn("seeding user files failed", "agent", agent, "err", err)
-		} else if seeded {
-			if ref, err = d.agent(agent); err != nil {
-				return api.PromptResponse{}, err
-			}
 		}
 	}
 	sreq := skills.Request{Agent: agent, User: req.User, Allow: ref.ag.agent.Config.Skills}

@@ -103,7 +103,10 @@ func (s *source) head() (plumbing.Hash, string, error) {
 // in.
 type deployment struct {
 	commit string // commit hash, or worktree:<n> for a working tree
+	// fsys is what requests read: base with new users' seed files
+	// served virtually (seedFS).
 	fsys   fs.FS
+	base   fs.FS
 	ws     *prompt.Workspace
 	agents map[string]*deployedAgent
 	names  []string
@@ -233,12 +236,15 @@ func (d *Daemon) deployLogged(ctx context.Context, s *source, level slog.Level) 
 	return dep, nil
 }
 
-func (d *Daemon) build(ctx context.Context, s *source, fsys fs.FS, commit string) (*deployment, error) {
-	ws, err := prompt.Open(fsys, prompt.Options{RootName: s.rootName, Cache: d.tokens})
+func (d *Daemon) build(ctx context.Context, s *source, base fs.FS, commit string) (*deployment, error) {
+	view := &seedFS{base: base}
+	ws, err := prompt.Open(view, prompt.Options{RootName: s.rootName, Cache: d.tokens})
 	if err != nil {
 		return nil, fmt.Errorf("open workspace of %s at %s: %w", s.id(), short(commit), err)
 	}
-	dep := &deployment{commit: commit, fsys: fsys, ws: ws, agents: map[string]*deployedAgent{}, at: d.opts.Now(), prompts: map[string][]byte{}}
+	view.agents = ws.Agents()
+	fsys := fs.FS(view)
+	dep := &deployment{commit: commit, fsys: fsys, base: base, ws: ws, agents: map[string]*deployedAgent{}, at: d.opts.Now(), prompts: map[string][]byte{}}
 	for _, a := range ws.Agents() {
 		srcs := skills.WorkspaceSources(fsys, a.Dir)
 		if s.kind == kindDir {
@@ -290,7 +296,7 @@ func (d *Daemon) rebuild(ctx context.Context, s *source) error {
 	if cur == nil {
 		return nil
 	}
-	dep, err := d.build(ctx, s, cur.fsys, cur.commit)
+	dep, err := d.build(ctx, s, cur.base, cur.commit)
 	if err != nil {
 		return err
 	}
@@ -390,8 +396,11 @@ func (d *Daemon) afterPush(ctx context.Context, e gitsync.Event, remote io.Write
 	}
 	if !moved {
 		for _, r := range e.Refs {
-			if r.Name.IsBranch() && !strings.HasPrefix(r.Name.String(), "refs/heads/proposals/") {
-				fmt.Fprintf(remote, "quire: %s is stored but not deployed: only %s is\n", r.Name.Short(), strings.TrimPrefix(s.refs[0], "refs/heads/"))
+			switch {
+			case r.Name == gitsync.MainRef:
+				fmt.Fprintf(remote, "quire: live already holds this main; nothing new to deploy\n")
+			case r.Name.IsBranch() && !strings.HasPrefix(r.Name.String(), "refs/heads/proposals/"):
+				fmt.Fprintf(remote, "quire: %s is stored but not deployed: push to main (merged into live, which is deployed)\n", r.Name.Short())
 			}
 		}
 		return

@@ -98,7 +98,7 @@ func TestPruneDailyLogs(t *testing.T) {
 		_, err := td.c.ReadFile(ctx, "bot", "memory/2020-01-01.md", "")
 		return apiStatus(err) == http.StatusNotFound
 	})
-	git(t, wt, "pull", "-q", td.remote+"/bot.git", "main")
+	git(t, wt, "pull", "-q", td.remote+"/bot.git", "live")
 	if log := git(t, wt, "log", "-1", "--format=%an %s"); !strings.Contains(log, "bot bot: prune daily logs older than 30 days") {
 		t.Fatalf("prune commit: %s", log)
 	}
@@ -334,7 +334,7 @@ func TestPushRefusals(t *testing.T) {
 	writeFiles(t, wt, map[string]string{"SOUL.md": "# Soul\n\nDRAFT\n"})
 	git(t, wt, "commit", "-qam", "draft")
 	out := git(t, wt, "push", td.remote+"/bot.git", "draft")
-	if !strings.Contains(out, "draft is stored but not deployed: only main is") {
+	if !strings.Contains(out, "draft is stored but not deployed: push to main") {
 		t.Fatalf("push of another branch:\n%s", out)
 	}
 	if after, _ := td.c.Prompt(ctx, "bot", api.PromptRequest{}); after.Commit != before.Commit {
@@ -409,7 +409,7 @@ func TestConcurrentWritesAndPushes(t *testing.T) {
 			}
 		}
 	}
-	git(t, wt, "pull", "-q", "--no-rebase", "--no-edit", td.remote+"/bot.git", "main")
+	git(t, wt, "pull", "-q", "--no-rebase", "--no-edit", td.remote+"/bot.git", "live")
 	if n := strings.Count(git(t, wt, "log", "--format=%s", "--author=bot"), "memory entry"); n != writers*each {
 		t.Errorf("%d append commits in the history, want %d", n, writers*each)
 	}

@@ -365,8 +365,18 @@ func (d *Daemon) commitChange(ctx context.Context, ref agentRef, user, message s
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
+	a := ref.ag.agent
+	// build sees a new user's seed files, and the first write for a user
+	// stores them with it.
+	seeded := func(base fs.FS) ([]gitsync.FileWrite, error) {
+		writes, err := build(&seedFS{base: base, agents: []*prompt.Agent{a}})
+		if err != nil {
+			return nil, err
+		}
+		return withSeeds(base, a, user, writes), nil
+	}
 	if s.kind == kindDir {
-		writes, err := build(workspace.DirFS(s.dir))
+		writes, err := seeded(workspace.DirFS(s.dir))
 		if err != nil || len(writes) == 0 {
 			return "", "", err
 		}
@@ -408,7 +418,7 @@ func (d *Daemon) commitChange(ctx context.Context, ref agentRef, user, message s
 		if err != nil {
 			return "", "", err
 		}
-		writes, err := build(snap)
+		writes, err := seeded(snap)
 		if err != nil || len(writes) == 0 {
 			return "", "", err
 		}
@@ -439,16 +449,16 @@ func (d *Daemon) announceWrites(s *source, agent, user, commit string, writes []
 }
 
 // propose commits a persona-file change to a new proposals/<agent>/<n>
-// branch that starts at the deployed commit; the deployed branch does
-// not move.
+// branch that starts at main (people's branch, where a person merges
+// it); neither main nor live moves.
 func (d *Daemon) propose(ctx context.Context, ref agentRef, user, message string, build buildFunc) (string, string, error) {
 	s := ref.src
 	agent := ref.ag.agent.Name
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	head, _, err := s.head()
+	head, err := s.repo.Resolve(gitsync.MainRef.String())
 	if err != nil {
-		return "", "", err
+		return "", "", fmt.Errorf("resolve main: %w", err)
 	}
 	snap, err := s.repo.SnapshotOf(head)
 	if err != nil {
@@ -490,37 +500,7 @@ func (d *Daemon) propose(ctx context.Context, ref agentRef, user, message string
 	return h.String(), strings.TrimPrefix(branch, "refs/heads/"), nil
 }
 
-// seedUser creates a user's files on their first request
-// (templates.UserFiles), never overwriting. It reports whether it wrote.
-func (d *Daemon) seedUser(ctx context.Context, ref agentRef, user string) (bool, error) {
-	if !ref.src.writable() {
-		return false, nil
-	}
-	dir, err := ref.ag.agent.UserDir(user)
-	if err != nil {
-		return false, err
-	}
-	if _, err := fs.Stat(ref.dep.fsys, dir); err == nil {
-		return false, nil
-	}
-	a := ref.ag.agent
-	build := func(fsys fs.FS) ([]gitsync.FileWrite, error) {
-		if _, err := fs.Stat(fsys, dir); err == nil {
-			return nil, nil
-		}
-		agentUser, err := fs.ReadFile(fsys, joinSlash(a.Dir, prompt.UserFile))
-		if err != nil {
-			agentUser = nil
-		}
-		var writes []gitsync.FileWrite
-		for _, f := range templates.UserFiles(a.Config.Type, agentUser) {
-			writes = append(writes, gitsync.FileWrite{Path: joinSlash(dir, f.Name), Content: f.Content})
-		}
-		return writes, nil
-	}
-	commit, _, err := d.commitChange(ctx, ref, user, fmt.Sprintf("%s: seed the files of a new user", a.Name), build)
-	return commit != "", err
-}
+var dailyLogName = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2})\.md$`)
 
 // pruneLoop deletes daily logs older than each agent's retention, soon
 // after start and then every PruneInterval.

@@ -25,7 +25,7 @@ func TestFileWrites(t *testing.T) {
 	wt := newWorkTree(t, botFiles)
 	td.push(t, wt, "bot")
 	head := func() string {
-		return strings.Fields(git(t, td.repos, "--git-dir", filepath.Join(td.repos, "bot.git"), "rev-parse", "main"))[0]
+		return strings.Fields(git(t, td.repos, "--git-dir", filepath.Join(td.repos, "bot.git"), "rev-parse", "live"))[0]
 	}
 
 	f, err := td.c.ReadFile(ctx, "bot", "MEMORY.md", "")
@@ -93,7 +93,7 @@ func TestFileWrites(t *testing.T) {
 
 	// An accepted write with the current ETag; the old ETag is stale after.
 	w, err := td.c.WriteFile(ctx, "bot", "MEMORY.md", "", f.ETag, []byte("# Memory\n\nThe wifi password changed.\n"))
-	if err != nil || w.Branch != "main" || w.Commit != head() {
+	if err != nil || w.Branch != "live" || w.Commit != head() {
 		t.Fatalf("write: %+v %v", w, err)
 	}
 	if _, err := td.c.WriteFile(ctx, "bot", "MEMORY.md", "", f.ETag, []byte("lost update")); apiStatus(err) != http.StatusConflict {
@@ -104,7 +104,8 @@ func TestFileWrites(t *testing.T) {
 		t.Fatalf("read after write: %+v", f2)
 	}
 
-	// A persona file goes to a proposal branch; main does not move.
+	// A persona file goes to a proposal branch that starts at main;
+	// neither main nor live moves.
 	before := head()
 	soul, err := td.c.ReadFile(ctx, "bot", "SOUL.md", "")
 	if err != nil {
@@ -115,7 +116,7 @@ func TestFileWrites(t *testing.T) {
 		t.Fatalf("proposal: %+v %v", pw, err)
 	}
 	if head() != before {
-		t.Fatal("a persona write moved main")
+		t.Fatal("a persona write moved live")
 	}
 	pw2, err := td.c.WriteFile(ctx, "bot", "SOUL.md", "", soul.ETag, []byte("# Soul\n\nAnother.\n"))
 	if err != nil || pw2.Branch != "proposals/bot/2" {
@@ -132,14 +133,23 @@ func TestFileWrites(t *testing.T) {
 		t.Fatal("a proposal reached the served prompt")
 	}
 
-	// A user's first request seeds their files; an odd id stays inside
-	// users/.
+	// A user's first request reads their seed files without a commit;
+	// their first write stores the seeds with it; an odd id stays
+	// inside users/.
 	odd := "../../Eve/x"
+	beforePrompt := head()
 	if _, err := td.c.Prompt(ctx, "bot", api.PromptRequest{User: odd}); err != nil {
 		t.Fatal(err)
 	}
-	git(t, clone, "pull", "-q", "origin", "main")
-	entries, _ := filepath.Glob(filepath.Join(clone, "users", "*", "*"))
+	if head() != beforePrompt {
+		t.Fatal("a prompt read wrote a commit")
+	}
+	if _, err := td.c.MemoryAppend(ctx, "bot", api.AppendRequest{User: odd, Text: "first words"}); err != nil {
+		t.Fatal(err)
+	}
+	git(t, clone, "checkout", "-q", "-b", "l", "origin/live")
+	git(t, clone, "pull", "-q", "origin", "live")
+	entries, _ := filepath.Glob(filepath.Join(clone, "users", "*", "*.md"))
 	var seeded []string
 	for _, e := range entries {
 		rel, _ := filepath.Rel(clone, e)

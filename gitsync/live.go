@@ -68,6 +68,7 @@ func (h *Host) livePolicy(ov *overlay, c command) string {
 	}
 	ff, err := isAncestor(ov, c.Old, c.New)
 	if err != nil {
+		h.opts.Logger.Error("push: is the old value an ancestor", "ref", c.Name, "err", err)
 		return "missing necessary objects"
 	}
 	if ff {
@@ -107,6 +108,7 @@ func (h *Host) planLive(ctx context.Context, r *Repository, ov *overlay, c comma
 		return &livePlan{new: c.New}, tree, changed, ""
 	}
 	if in, err := isAncestor(ov, c.New, live); err != nil {
+		h.opts.Logger.Error("push: is main in live", "repo", r.path, "err", err)
 		return nil, nil, nil, "missing necessary objects"
 	} else if in {
 		// live holds this main already (a person pushed what they
@@ -183,4 +185,72 @@ func lineRange(l LineRange) string {
 		return fmt.Sprintf("line %d", l.Start)
 	}
 	return fmt.Sprintf("lines %d-%d", l.Start, l.End)
+}
+
+// MergeConflictError is a merge of main into live that conflicts.
+type MergeConflictError struct {
+	Conflicts []MergeConflict
+}
+
+func (e *MergeConflictError) Error() string {
+	var parts []string
+	for _, c := range e.Conflicts {
+		parts = append(parts, c.Path+": "+c.Why)
+	}
+	return "main does not merge into live: " + strings.Join(parts, "; ") + "; pull live into main, merge, push main again"
+}
+
+// MergeMain merges main into live when live does not hold it yet: main
+// moved outside the endpoint (pushed by file path while the daemon was
+// down). The merge commit's first parent is live, its second main. It
+// returns the new live (zero when live did not move); a conflict is a
+// *MergeConflictError and nothing moves.
+func (r *Repository) MergeMain(ctx context.Context) (plumbing.Hash, error) {
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	var out plumbing.Hash
+	err := r.withStore(func(st storer.EncodedObjectStorer) error {
+		main, err := r.refValue(MainRef)
+		if err != nil {
+			return err
+		}
+		live, err := r.refValue(LiveRef)
+		if err != nil {
+			return err
+		}
+		if main.IsZero() || live.IsZero() {
+			return nil
+		}
+		if in, err := isAncestor(st, main, live); err != nil || in {
+			return err
+		}
+		base, err := mergeBase(st, live, main)
+		if err != nil {
+			return err
+		}
+		p := newPending(st)
+		res, err := mergeTrees(ctx, p, base, live, main)
+		if err != nil {
+			return err
+		}
+		if len(res.Conflicts) > 0 {
+			return &MergeConflictError{Conflicts: res.Conflicts}
+		}
+		m, err := mergeCommit(p, res.Tree, live, main, MainRef.Short(), LiveRef.Short())
+		if err != nil {
+			return err
+		}
+		if err := r.st.writePending(p); err != nil {
+			return err
+		}
+		if err := r.setRef(LiveRef, live, m); err != nil {
+			return err
+		}
+		out = m
+		return nil
+	})
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("merge main into live in %s: %w", r.path, err)
+	}
+	return out, nil
 }

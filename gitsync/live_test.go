@@ -3,6 +3,7 @@ package gitsync
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -200,5 +201,48 @@ func TestPushWithoutSideband(t *testing.T) {
 	defer mu.Unlock()
 	if called != 2 {
 		t.Errorf("AfterPush ran %d times, want 2 (the push without side-band too)", called)
+	}
+}
+
+// TestMergeMain: main moved outside the endpoint (a push by file path)
+// is merged into live, keeping the agent's writes; a conflict is an error
+// naming the file and nothing moves.
+func TestMergeMain(t *testing.T) {
+	h, url, dir := testHost(t, HostOptions{Live: true})
+	bare := filepath.Join(dir, "ws.git")
+	src := newWorkRepo(t, map[string]string{"AGENTS.md": "v0\n", "MEMORY.md": "a\nb\nc\n"})
+	git(t, src, "push", "-q", url+"/ws.git", "main")
+	r, err := h.Repository("ws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldLive := agentWrite(t, r, map[string]string{"MEMORY.md": "a\nB (agent)\nc\n"})
+	commitFiles(t, src, map[string]string{"AGENTS.md": "v1\n"}, "v1")
+	git(t, src, "push", "-q", bare, "main")
+	m, err := r.MergeMain(context.Background())
+	if err != nil || m.IsZero() {
+		t.Fatalf("MergeMain: %v %v", m, err)
+	}
+	if got := git(t, bare, "rev-parse", "live^1"); got != oldLive.String() {
+		t.Errorf("live's first parent %s, want the old live %s", got, oldLive)
+	}
+	if a, mem := git(t, bare, "show", "live:AGENTS.md"), git(t, bare, "show", "live:MEMORY.md"); a != "v1" || !strings.Contains(mem, "B (agent)") {
+		t.Errorf("merged live: AGENTS.md %q, MEMORY.md %q", a, mem)
+	}
+	if m, err := r.MergeMain(context.Background()); err != nil || !m.IsZero() {
+		t.Errorf("a second MergeMain moved live: %v %v", m, err)
+	}
+	// A conflict.
+	agentWrite(t, r, map[string]string{"MEMORY.md": "a\nB (agent again)\nc\n"})
+	commitFiles(t, src, map[string]string{"MEMORY.md": "a\nB (person)\nc\n"}, "person")
+	git(t, src, "push", "-q", bare, "main")
+	before := git(t, bare, "rev-parse", "live")
+	_, err = r.MergeMain(context.Background())
+	var mce *MergeConflictError
+	if !errors.As(err, &mce) || mce.Conflicts[0].Path != "MEMORY.md" {
+		t.Fatalf("conflicting MergeMain: %v", err)
+	}
+	if git(t, bare, "rev-parse", "live") != before {
+		t.Error("a conflicting merge moved live")
 	}
 }

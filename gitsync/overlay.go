@@ -40,7 +40,9 @@ func (o *overlay) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbin
 		}
 	}
 	var obj plumbing.EncodedObject
-	err := o.repo.locked(func(st storer.EncodedObjectStorer) error {
+	// withStore re-reads the pack directory when a repack removed the
+	// pack the object was in.
+	err := o.repo.withStore(func(st storer.EncodedObjectStorer) error {
 		var err error
 		obj, err = st.EncodedObject(t, h)
 		if err != nil {

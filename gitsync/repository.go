@@ -109,7 +109,9 @@ func (r *Repository) withStore(fn func(storer.EncodedObjectStorer) error) error 
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	err := fn(r.store())
-	if err != nil && isNotFound(err) {
+	// A repack that removes packs between go-git's listing and its read
+	// can make a retry miss again: a few tries.
+	for try := 0; try < 3 && err != nil && isNotFound(err); try++ {
 		r.reindex()
 		err = fn(r.store())
 	}
@@ -125,7 +127,7 @@ func (r *Repository) locked(fn func(storer.EncodedObjectStorer) error) error {
 }
 
 func isNotFound(err error) bool {
-	return errors.Is(err, plumbing.ErrObjectNotFound) || errors.Is(err, plumbing.ErrReferenceNotFound) || errors.Is(err, object.ErrFileNotFound) || errors.Is(err, object.ErrDirectoryNotFound) || errors.Is(err, object.ErrEntryNotFound)
+	return isMissing(err) || errors.Is(err, plumbing.ErrReferenceNotFound) || errors.Is(err, object.ErrFileNotFound) || errors.Is(err, object.ErrDirectoryNotFound) || errors.Is(err, object.ErrEntryNotFound)
 }
 
 // Resolve resolves a revision (HEAD, a branch or tag name, a full ref

@@ -16,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 )
 
 // gitStorage is go-git's file system storage with the writes made
@@ -148,9 +149,10 @@ func (s *gitStorage) EncodedObjectSize(h plumbing.Hash) (int64, error) {
 	return n, err
 }
 
-// isMissing: the object is not found, or a pack go-git knew is gone.
+// isMissing: the object is not found, or a pack go-git knew is gone (a
+// repack removed it: go-git then reports ErrPackfileNotFound).
 func isMissing(err error) bool {
-	return errors.Is(err, plumbing.ErrObjectNotFound) || errors.Is(err, fs.ErrNotExist)
+	return errors.Is(err, plumbing.ErrObjectNotFound) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, dotgit.ErrPackfileNotFound)
 }
 
 // SetEncodedObject writes one object as a pack of its own (go-git's loose
