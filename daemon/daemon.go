@@ -302,8 +302,27 @@ func (d *Daemon) openSources(ctx context.Context) error {
 			return fmt.Errorf("upstream mirror: %w", err)
 		}
 		root := strings.TrimSuffix(pathBase(d.opts.Upstream), ".git")
-		d.addSource(&source{kind: kindUpstream, name: d.opts.Upstream, rootName: root, repo: repo,
-			refs: []string{"refs/remotes/upstream/live", "refs/remotes/upstream/main", "refs/remotes/upstream/master"}})
+		s := d.addSource(&source{kind: kindUpstream, name: d.opts.Upstream, rootName: root, repo: repo,
+			refs: []string{upstreamLive.String(), upstreamMain.String(), "refs/remotes/upstream/master"}})
+		// A fetch's follow-up (merge main into live, deploy) runs in Run's
+		// loop, not in the fetch: a writer that fetches holds s.writeMu.
+		s.fetched = make(chan struct{}, 1)
+		s.follower = gitsync.NewFollower(repo, d.opts.Upstream, func(gitsync.Event) {
+			select {
+			case s.fetched <- struct{}{}:
+			default:
+			}
+		})
+		s.follower.Interval = d.opts.Poll
+		s.follower.Logger = d.log
+		s.follower.OnFetch = s.setFetchError
+		// The first fetch before the first deploy, so that a restart
+		// serves what the upstream holds (a failure is in status).
+		fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		if _, err := s.follower.Fetch(fctx); err != nil {
+			d.log.Warn("first fetch of the upstream failed; serving the mirror", "url", d.opts.Upstream, "err", err)
+		}
+		cancel()
 	}
 	d.mu.RLock()
 	srcs := append([]*source(nil), d.sources...)
@@ -485,14 +504,18 @@ func (d *Daemon) Run(ctx context.Context) error {
 	for _, s := range d.sourceList() {
 		switch s.kind {
 		case kindUpstream:
-			f := gitsync.NewFollower(s.repo, s.name, func(gitsync.Event) {
-				if _, err := d.deploy(gctx, s); err != nil {
-					d.log.Warn("deploy after fetch failed", "source", s.id(), "err", err)
+			f := s.follower
+			g.Go(func() error { return quiet(gctx, f.Run(gctx)) })
+			g.Go(func() error {
+				for {
+					select {
+					case <-gctx.Done():
+						return nil
+					case <-s.fetched:
+						d.afterFetch(gctx, s)
+					}
 				}
 			})
-			f.Interval = d.opts.Poll
-			f.Logger = d.log
-			g.Go(func() error { return quiet(gctx, f.Run(gctx)) })
 		case kindDir:
 			w := &gitsync.Watcher{Root: s.dir, Logger: d.log, OnEvent: func(e gitsync.Event) {
 				if _, err := d.deploy(gctx, s); err != nil {

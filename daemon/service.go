@@ -34,9 +34,18 @@ func (d *Daemon) Status(ctx context.Context) api.Status {
 	for _, s := range d.sourceList() {
 		dep := s.cur.Load()
 		s.mu.Lock()
+		lastErr := s.lastErr
+		if s.fetchErr != "" {
+			// A stuck upstream: prompts are served from the last good
+			// commit meanwhile.
+			if lastErr != "" {
+				lastErr += "; "
+			}
+			lastErr += "upstream: " + s.fetchErr
+		}
 		if dep == nil {
-			if s.lastErr != "" {
-				st.Agents = append(st.Agents, api.AgentStatus{Source: s.id(), LastError: s.lastErr})
+			if lastErr != "" {
+				st.Agents = append(st.Agents, api.AgentStatus{Source: s.id(), LastError: lastErr})
 			}
 			s.mu.Unlock()
 			continue
@@ -46,7 +55,7 @@ func (d *Daemon) Status(ctx context.Context) api.Status {
 			if since, ok := s.unindexedSince[name]; ok && a.Indexed != a.Deployed {
 				a.LagSeconds = now.Sub(since).Seconds()
 			}
-			a.LastError = s.lastErr
+			a.LastError = lastErr
 			if e := s.indexErr[name]; e != "" {
 				a.LastError = "index: " + e
 			}

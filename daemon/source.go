@@ -51,8 +51,13 @@ type source struct {
 	writeMu  sync.Mutex // one API write at a time
 	seq      atomic.Uint64
 
+	// follower fetches an upstream source (nil otherwise).
+	follower *gitsync.Follower
+	fetched  chan struct{} // a fetch moved refs
+
 	mu       sync.Mutex
 	lastErr  string
+	fetchErr string                       // the last fetch's error ("" when it worked)
 	indexed  map[string]string            // agent → indexed commit
 	stats    map[string]memory.IndexStats // agent → stats of the last index run
 	indexErr map[string]string            // agent → last index error
@@ -73,7 +78,21 @@ func (s *source) init() {
 
 func (s *source) id() string { return string(s.kind) + ":" + s.name }
 
-func (s *source) writable() bool { return s.kind != kindUpstream }
+// upstreamLive and upstreamMain are an upstream's branches as fetched.
+const (
+	upstreamLive = plumbing.ReferenceName("refs/remotes/upstream/live")
+	upstreamMain = plumbing.ReferenceName("refs/remotes/upstream/main")
+)
+
+func (s *source) setFetchError(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err == nil {
+		s.fetchErr = ""
+	} else {
+		s.fetchErr = err.Error()
+	}
+}
 
 func (s *source) setError(err error) {
 	s.mu.Lock()

@@ -48,8 +48,9 @@ func TestDirSource(t *testing.T) {
 	}
 }
 
-// TestUpstreamSource follows a remote: a commit pushed there is served
-// after the next poll; writes are refused (the upstream owns the branch).
+// TestUpstreamSource follows a plain bare repository by file URL: a
+// commit pushed to its main is served after the next poll; writes go to
+// its live; a new main is merged into live.
 func TestUpstreamSource(t *testing.T) {
 	ctx := context.Background()
 	bare := filepath.Join(t.TempDir(), "up.git")
@@ -68,8 +69,32 @@ func TestUpstreamSource(t *testing.T) {
 		p, err := td.c.Prompt(ctx, "bot", api.PromptRequest{})
 		return err == nil && strings.Contains(p.Prompt, "MARKER-UPSTREAM")
 	})
-	if _, err := td.c.MemoryAppend(ctx, "bot", api.AppendRequest{Text: "x"}); apiStatus(err) != http.StatusConflict {
-		t.Fatalf("append to an upstream agent: %v", err)
+	// A write goes to the upstream's live (created at main), and is
+	// acknowledged once the upstream holds it.
+	w, err := td.c.MemoryAppend(ctx, "bot", api.AppendRequest{Text: "UPSTREAM-APPEND"})
+	if err != nil || w.Branch != "live" {
+		t.Fatalf("append to an upstream agent: %+v %v", w, err)
+	}
+	if got := strings.TrimSpace(git(t, bare, "rev-parse", "live")); got != w.Commit {
+		t.Fatalf("the upstream's live is %s, want the acknowledged %s", got, w.Commit)
+	}
+	if log := git(t, bare, "show", "live:"+w.Path); !strings.Contains(log, "UPSTREAM-APPEND") {
+		t.Fatalf("the upstream's daily log: %s", log)
+	}
+	// A new main upstream is merged into live by the daemon and served,
+	// with the agent's write kept.
+	writeFiles(t, wt, map[string]string{"SOUL.md": "# Soul\n\nMARKER-SECOND\n"})
+	git(t, wt, "commit", "-qam", "second upstream change")
+	git(t, wt, "push", "-q", bare, "main")
+	waitFor(t, "main to be merged into the upstream's live and served", func() bool {
+		p, err := td.c.Prompt(ctx, "bot", api.PromptRequest{})
+		return err == nil && strings.Contains(p.Prompt, "MARKER-SECOND")
+	})
+	if log := git(t, bare, "show", "live:"+w.Path); !strings.Contains(log, "UPSTREAM-APPEND") {
+		t.Fatalf("the merge lost the agent's write: %s", log)
+	}
+	if parents := strings.Fields(git(t, bare, "log", "-1", "--format=%P", "live")); len(parents) != 2 {
+		t.Fatalf("live is not a merge of main: parents %v", parents)
 	}
 }
 

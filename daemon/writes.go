@@ -359,10 +359,6 @@ func author(agent string, now time.Time) object.Signature {
 func (d *Daemon) commitChange(ctx context.Context, ref agentRef, user, message string, build buildFunc) (string, string, error) {
 	s := ref.src
 	agent := ref.ag.agent.Name
-	if !s.writable() {
-		return "", "", api.Errorf(http.StatusConflict, "read_only",
-			"agent %q follows the upstream %s: write there (or host the repository with --repos)", agent, s.name)
-	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	a := ref.ag.agent
@@ -408,6 +404,23 @@ func (d *Daemon) commitChange(ctx context.Context, ref agentRef, user, message s
 		}
 		d.announceWrites(s, agent, user, dep.commit, writes)
 		return dep.commit, "", nil
+	}
+	if s.kind == kindUpstream {
+		commit, writes, err := d.commitUpstream(ctx, s, agent, user, message, func(head plumbing.Hash) ([]gitsync.FileWrite, error) {
+			snap, err := s.repo.SnapshotOf(head)
+			if err != nil {
+				return nil, err
+			}
+			return seeded(snap)
+		})
+		if err != nil || commit == "" {
+			return "", "", err
+		}
+		if _, err := d.deployLogged(ctx, s, slog.LevelDebug); err != nil {
+			d.log.Warn("deploy after a write failed", "agent", agent, "err", err)
+		}
+		d.announceWrites(s, agent, user, commit, writes)
+		return commit, gitsync.LiveRef.Short(), nil
 	}
 	for attempt := 0; ; attempt++ {
 		head, refName, err := s.head()
@@ -526,7 +539,7 @@ func (d *Daemon) pruneLoop(ctx context.Context) error {
 // than daily_log_retention_days in one commit.
 func (d *Daemon) pruneDailyLogs(ctx context.Context, ref agentRef) error {
 	cfg := ref.ag.agent.Config
-	if cfg.DailyLogRetentionDays <= 0 || !ref.src.writable() {
+	if cfg.DailyLogRetentionDays <= 0 {
 		return nil
 	}
 	loc := cfg.Location

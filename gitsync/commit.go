@@ -151,8 +151,6 @@ func (r *Repository) Commit(ctx context.Context, req CommitRequest) (plumbing.Ha
 		if req.Create && !cur.IsZero() {
 			return fmt.Errorf("%w: %s already exists (at %s)", ErrStale, ref, cur)
 		}
-		var root plumbing.Hash
-		var parents []plumbing.Hash
 		base := cur
 		if base.IsZero() && req.Start != "" {
 			p, err := r.repo.ResolveRevision(plumbing.Revision(req.Start))
@@ -161,35 +159,9 @@ func (r *Repository) Commit(ctx context.Context, req CommitRequest) (plumbing.Ha
 			}
 			base = *p
 		}
-		if !base.IsZero() {
-			c, err := object.GetCommit(st, base)
-			if err != nil {
-				return err
-			}
-			root = c.TreeHash
-			parents = []plumbing.Hash{base}
-		}
-		p := newPending(st)
-		newRoot, err := writeTree(p, root, req.Writes)
+		var p *pending
+		h, p, err = buildCommit(st, base, req)
 		if err != nil {
-			return err
-		}
-		sig := req.Author
-		if sig.When.IsZero() {
-			sig.When = time.Now()
-		}
-		c := &object.Commit{
-			Author:       sig,
-			Committer:    sig,
-			Message:      commitMessage(req.Message, req.User),
-			TreeHash:     newRoot,
-			ParentHashes: parents,
-		}
-		o := p.NewEncodedObject()
-		if err := c.Encode(o); err != nil {
-			return err
-		}
-		if h, err = p.SetEncodedObject(o); err != nil {
 			return err
 		}
 		// The objects are durable before the ref names them.
@@ -202,6 +174,43 @@ func (r *Repository) Commit(ctx context.Context, req CommitRequest) (plumbing.Ha
 		return plumbing.ZeroHash, fmt.Errorf("commit on %s in %s: %w", ref, r.path, err)
 	}
 	return h, nil
+}
+
+// buildCommit makes req's commit on parent base (zero: a root commit) in
+// a pending store, without writing anything.
+func buildCommit(st storer.EncodedObjectStorer, base plumbing.Hash, req CommitRequest) (plumbing.Hash, *pending, error) {
+	var root plumbing.Hash
+	var parents []plumbing.Hash
+	if !base.IsZero() {
+		c, err := object.GetCommit(st, base)
+		if err != nil {
+			return plumbing.ZeroHash, nil, err
+		}
+		root = c.TreeHash
+		parents = []plumbing.Hash{base}
+	}
+	p := newPending(st)
+	newRoot, err := writeTree(p, root, req.Writes)
+	if err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	sig := req.Author
+	if sig.When.IsZero() {
+		sig.When = time.Now()
+	}
+	c := &object.Commit{
+		Author:       sig,
+		Committer:    sig,
+		Message:      commitMessage(req.Message, req.User),
+		TreeHash:     newRoot,
+		ParentHashes: parents,
+	}
+	o := p.NewEncodedObject()
+	if err := c.Encode(o); err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	h, err := p.SetEncodedObject(o)
+	return h, p, err
 }
 
 // commitMessage appends the Quire-User trailer.

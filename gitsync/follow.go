@@ -1,25 +1,25 @@
 package gitsync
 
 import (
+	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
+	"os/exec"
 	"slices"
 	"strings"
 	"time"
 
-	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/storer"
-	"github.com/go-git/go-git/v5/plumbing/transport"
 )
 
 // Follower keeps a repository up to date with an upstream remote: it
-// fetches on an interval and on demand (Trigger), always the full history
-// (a shallow fetch breaks later go-git fetches), and reports the refs that
-// moved as SourceUpstream events.
+// fetches on an interval and on demand (Trigger), always the full history,
+// and reports the refs that moved as SourceUpstream events. Fetches run
+// the git CLI with a timeout and hold only the writer lock: reads of the
+// repository go on while the network is slow.
 type Follower struct {
 	// Repository receives the fetched objects and refs.
 	Repository *Repository
@@ -28,14 +28,18 @@ type Follower struct {
 	// RefSpecs say what to fetch where; default
 	// "+refs/heads/*:refs/remotes/upstream/*".
 	RefSpecs []string
-	// Auth, when set, authenticates to the upstream.
-	Auth transport.AuthMethod
 	// Interval between fetches; default 5 minutes.
 	Interval time.Duration
 	// OnEvent receives one event per fetch that moved refs.
 	OnEvent func(Event)
 	// Logger receives fetch failures; nil discards.
 	Logger *slog.Logger
+	// Timeout bounds one fetch (default 1 minute): a hung upstream is an
+	// error, not a stuck follower.
+	Timeout time.Duration
+	// OnFetch, when set, receives every fetch's outcome (nil: it
+	// worked), so that a stuck upstream can be reported.
+	OnFetch func(error)
 
 	trigger chan struct{}
 }
@@ -96,41 +100,44 @@ func (f *Follower) Fetch(ctx context.Context) ([]RefUpdate, error) {
 		refSpecs = append(refSpecs, rs)
 	}
 	r := f.Repository
+	// The writer lock keeps the daemon's own ref moves out; the storage
+	// lock (readers) is only taken to read refs before and after, never
+	// across the network.
 	r.writeMu.Lock()
 	defer r.writeMu.Unlock()
-	var updates []RefUpdate
+	var before map[plumbing.ReferenceName]plumbing.Hash
 	err := r.locked(func(storer.EncodedObjectStorer) error {
-		before, err := refsMatching(r, refSpecs)
-		if err != nil {
-			return err
-		}
-		remote := gogit.NewRemote(r.repo.Storer, &config.RemoteConfig{Name: "upstream", URLs: []string{f.URL}})
-		err = remote.FetchContext(ctx, &gogit.FetchOptions{
-			RefSpecs: refSpecs,
-			Auth:     f.Auth,
-			Depth:    0, // never shallow
-			Tags:     gogit.NoTags,
-			Force:    true,
-		})
-		if err != nil && !errors.Is(err, gogit.NoErrAlreadyUpToDate) && !errors.Is(err, transport.ErrEmptyRemoteRepository) {
-			return err
-		}
-		after, err := refsMatching(r, refSpecs)
-		if err != nil {
-			return err
-		}
-		for name, h := range after {
-			if before[name] != h {
-				updates = append(updates, RefUpdate{Name: name, Old: before[name], New: h})
-			}
-		}
-		for name, h := range before {
-			if _, ok := after[name]; !ok {
-				updates = append(updates, RefUpdate{Name: name, Old: h})
-			}
-		}
-		return nil
+		var err error
+		before, err = refsMatching(r, refSpecs)
+		return err
 	})
+	if err == nil {
+		err = f.gitFetch(ctx, specs)
+	}
+	var updates []RefUpdate
+	if err == nil {
+		err = r.locked(func(storer.EncodedObjectStorer) error {
+			r.reindex() // git wrote new packs
+			after, err := refsMatching(r, refSpecs)
+			if err != nil {
+				return err
+			}
+			for name, h := range after {
+				if before[name] != h {
+					updates = append(updates, RefUpdate{Name: name, Old: before[name], New: h})
+				}
+			}
+			for name, h := range before {
+				if _, ok := after[name]; !ok {
+					updates = append(updates, RefUpdate{Name: name, Old: h})
+				}
+			}
+			return nil
+		})
+	}
+	if f.OnFetch != nil {
+		f.OnFetch(err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s into %s: %w", f.URL, r.path, err)
 	}
@@ -181,4 +188,54 @@ func dstMatches(s config.RefSpec, name plumbing.ReferenceName) bool {
 		return strings.HasPrefix(n, pre) && strings.HasSuffix(n, post) && len(n) > len(pre)+len(post)
 	}
 	return string(name) == dst
+}
+
+// gitFetch runs git fetch into the repository: packs are kept as packs
+// (never unpacked to loose objects) and synced, refs move by lock file.
+func (f *Follower) gitFetch(ctx context.Context, specs []string) error {
+	timeout := f.Timeout
+	if timeout <= 0 {
+		timeout = time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	args := append([]string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", f.URL}, specs...)
+	if err := runGit(ctx, f.Repository, args...); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("no answer within %s: %w", timeout, err)
+		}
+		return err
+	}
+	return nil
+}
+
+// runGit runs the git CLI on r (durable settings: packs kept, objects and
+// refs synced) and returns its error with git's last message.
+func runGit(ctx context.Context, r *Repository, args ...string) error {
+	_, err := gitOutput(ctx, r, args...)
+	return err
+}
+
+func gitOutput(ctx context.Context, r *Repository, args ...string) (string, error) {
+	base := []string{"-c", "fetch.unpackLimit=1", "-c", "transfer.unpackLimit=1", "-c", "receive.unpackLimit=1",
+		"-c", "core.fsync=objects,reference", "-c", "core.fsyncMethod=fsync", "-c", "gc.auto=0", "-c", "credential.interactive=never"}
+	cmd := exec.CommandContext(ctx, "git", append(base, args...)...)
+	cmd.Dir = r.st.refs.commonDir
+	cmd.Env = gitEnv("GIT_DIR="+r.st.refs.commonDir, "GIT_TERMINAL_PROMPT=0")
+	cmd.WaitDelay = 5 * time.Second
+	var out, stderr bytes.Buffer
+	cmd.Stdout = &limitedBuffer{b: &out, n: 64 << 10}
+	cmd.Stderr = &limitedBuffer{b: &stderr, n: 8 << 10}
+	err := cmd.Run()
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if i := strings.LastIndex(msg, "fatal: "); i >= 0 {
+			msg = msg[i+len("fatal: "):]
+		}
+		if msg == "" {
+			msg = err.Error()
+		}
+		return out.String(), fmt.Errorf("git %s: %s", args[0], oneLine(msg))
+	}
+	return out.String(), nil
 }

@@ -221,23 +221,8 @@ func (r *Repository) MergeMain(ctx context.Context) (plumbing.Hash, error) {
 		if main.IsZero() || live.IsZero() {
 			return nil
 		}
-		if in, err := isAncestor(st, main, live); err != nil || in {
-			return err
-		}
-		base, err := mergeBase(st, live, main)
-		if err != nil {
-			return err
-		}
-		p := newPending(st)
-		res, err := mergeTrees(ctx, p, base, live, main)
-		if err != nil {
-			return err
-		}
-		if len(res.Conflicts) > 0 {
-			return &MergeConflictError{Conflicts: res.Conflicts}
-		}
-		m, err := mergeCommit(p, res.Tree, live, main, MainRef.Short(), LiveRef.Short())
-		if err != nil {
+		m, p, err := mergeInto(ctx, st, main, live)
+		if err != nil || p == nil {
 			return err
 		}
 		if err := r.st.writePending(p); err != nil {

@@ -1,0 +1,144 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/gitsync"
+)
+
+// Bounds of a write to an upstream: how many times a write is re-applied
+// after the upstream's live moved, and how long it may take in all.
+const (
+	upstreamAttempts = 30
+	upstreamWriteFor = 30 * time.Second
+)
+
+// upstreamHead is what a write to an upstream goes on: the upstream's
+// live as last fetched, or its main when it has no live yet (the write
+// then creates live there, at main).
+func (s *source) upstreamHead() (head, lease plumbing.Hash, err error) {
+	if h, err := s.repo.Resolve(upstreamLive.String()); err == nil {
+		return h, h, nil
+	}
+	h, err := s.repo.Resolve(upstreamMain.String())
+	if err != nil {
+		return plumbing.ZeroHash, plumbing.ZeroHash, fmt.Errorf("the upstream has neither live nor main yet: %w", err)
+	}
+	return h, plumbing.ZeroHash, nil
+}
+
+// commitUpstream commits a write on the upstream's live: the commit goes
+// on live as last fetched and is pushed with compare-and-swap; when
+// another daemon moved live first, it fetches and re-applies the write as
+// an operation (build runs again on the new live: an append appends, an
+// If-Match write re-checks its ETag), with backoff. It returns only once
+// the upstream accepted the write. Callers hold s.writeMu.
+func (d *Daemon) commitUpstream(ctx context.Context, s *source, agent, user, message string, build func(plumbing.Hash) ([]gitsync.FileWrite, error)) (string, []gitsync.FileWrite, error) {
+	ctx, cancel := context.WithTimeout(ctx, upstreamWriteFor)
+	defer cancel()
+	var last error
+	for attempt := 0; attempt < upstreamAttempts; attempt++ {
+		if attempt > 0 {
+			// Backoff with jitter, so that daemons racing for live
+			// spread out.
+			wait := min(5*time.Millisecond<<min(attempt, 8), 500*time.Millisecond)
+			wait = wait/2 + rand.N(wait/2+1)
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return "", nil, upstreamUnavailable(s, fmt.Errorf("%w (last: %v)", ctx.Err(), last))
+			}
+			if _, err := s.follower.Fetch(ctx); err != nil {
+				last = err
+				continue
+			}
+		}
+		head, lease, err := s.upstreamHead()
+		if err != nil {
+			return "", nil, err
+		}
+		writes, err := build(head)
+		if err != nil || len(writes) == 0 {
+			return "", nil, err
+		}
+		h, err := s.repo.CommitOn(ctx, head, gitsync.CommitRequest{Writes: writes,
+			Author: author(agent, d.opts.Now()), User: user, Message: message})
+		if err != nil {
+			return "", nil, err
+		}
+		err = s.repo.PushCAS(ctx, s.name, gitsync.LiveRef, lease, h)
+		if err == nil {
+			// The upstream holds it: the mirror's live follows (a fetch
+			// that got there first is fine too).
+			if err := s.repo.UpdateRef(upstreamLive, lease, h); err != nil {
+				d.log.Debug("mirror's live moved meanwhile; the next fetch settles it", "err", err)
+			}
+			return h.String(), writes, nil
+		}
+		last = err
+		var rej *gitsync.PushRejectedError
+		if errors.As(err, &rej) && !rej.Stale {
+			return "", nil, api.Errorf(http.StatusUnprocessableEntity, "upstream_refused", "%v; nothing was written", err)
+		}
+		d.log.Debug("upstream write re-applied", "agent", agent, "attempt", attempt+1, "err", err)
+	}
+	return "", nil, upstreamUnavailable(s, last)
+}
+
+func upstreamUnavailable(s *source, err error) error {
+	return api.Errorf(http.StatusServiceUnavailable, "upstream_unavailable",
+		"the upstream %s did not take the write: %v; nothing was acknowledged, retry", s.name, err)
+}
+
+// afterFetch deploys what a fetch brought and, when the upstream's main
+// moved past its live, merges main into live there (whichever daemon
+// sees it first; the compare-and-swap decides, the others adopt it).
+func (d *Daemon) afterFetch(ctx context.Context, s *source) {
+	if err := d.mergeUpstreamMain(ctx, s); err != nil {
+		d.log.Warn("merging the upstream's main into live failed", "source", s.id(), "err", err)
+		s.setError(err)
+	}
+	if _, err := d.deployLogged(ctx, s, slog.LevelInfo); err != nil {
+		d.log.Warn("deploy after fetch failed", "source", s.id(), "err", err)
+	}
+}
+
+func (d *Daemon) mergeUpstreamMain(ctx context.Context, s *source) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	main, err := s.repo.Resolve(upstreamMain.String())
+	if err != nil {
+		return nil // no main: nothing to merge
+	}
+	live, err := s.repo.Resolve(upstreamLive.String())
+	if err != nil {
+		return nil // no live yet: the first write creates it at main
+	}
+	m, err := s.repo.MergeOn(ctx, main, live)
+	if err != nil || m.IsZero() {
+		return err
+	}
+	pctx, cancel := context.WithTimeout(ctx, upstreamWriteFor)
+	defer cancel()
+	if err := s.repo.PushCAS(pctx, s.name, gitsync.LiveRef, live, m); err != nil {
+		if errors.Is(err, gitsync.ErrStale) {
+			s.follower.Trigger() // another daemon merged or wrote first
+			return nil
+		}
+		return err
+	}
+	if err := s.repo.UpdateRef(upstreamLive, live, m); err != nil {
+		s.follower.Trigger()
+	}
+	d.log.Info("merged the upstream's main into live", "source", s.id(), "live", short(m.String()))
+	return nil
+}

@@ -1,0 +1,122 @@
+package daemon_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/quirehq/quire/daemon"
+	"github.com/quirehq/quire/daemon/api"
+)
+
+// TestDaemonFollowsDaemon: a daemon following another quire daemon
+// (--repos) accepts writes; clients on both write concurrently; every
+// acknowledged append is in the host's live exactly once, and both serve
+// the same prompt soon after the last write.
+func TestDaemonFollowsDaemon(t *testing.T) {
+	ctx := context.Background()
+	day := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	now := func() time.Time { return day }
+	host := startDaemon(t, daemon.Options{Now: now})
+	host.push(t, newWorkTree(t, botFiles), "bot")
+	follower := startDaemon(t, daemon.Options{Now: now, Upstream: host.remote + "/bot.git", Poll: 100 * time.Millisecond})
+	waitFor(t, "the follower to deploy", func() bool { _, err := follower.c.Prompt(ctx, "bot", api.PromptRequest{}); return err == nil })
+
+	const perDaemon, each = 4, 25
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	acked := map[string]bool{}
+	for di, td := range []*testDaemon{host, follower} {
+		for c := range perDaemon {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range each {
+					text := fmt.Sprintf("entry-%d-%d-%d", di, c, i)
+					if _, err := td.c.MemoryAppend(ctx, "bot", api.AppendRequest{Text: text}); err != nil {
+						t.Errorf("daemon %d: %v", di, err)
+						continue
+					}
+					mu.Lock()
+					acked[text] = true
+					mu.Unlock()
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	if len(acked) != 2*perDaemon*each {
+		t.Fatalf("%d appends acknowledged, want %d", len(acked), 2*perDaemon*each)
+	}
+	bare := filepath.Join(host.repos, "bot.git")
+	log := git(t, bare, "show", "live:memory/2026-11-22.md")
+	for text := range acked {
+		if n := strings.Count(log, text+"\n"); n != 1 {
+			t.Errorf("%s is in live %d times, want once", text, n)
+		}
+	}
+	live := strings.TrimSpace(git(t, bare, "rev-parse", "live"))
+	waitFor(t, "both daemons to serve the host's live", func() bool {
+		a, err1 := host.c.Prompt(ctx, "bot", api.PromptRequest{})
+		b, err2 := follower.c.Prompt(ctx, "bot", api.PromptRequest{})
+		return err1 == nil && err2 == nil && a.Commit == live && b.Commit == live && a.Prompt == b.Prompt
+	})
+}
+
+// TestUpstreamRefusesTenTimes: the upstream's live moves before each of
+// the follower's first ten pushes (another writer got there first), so
+// each is refused as non-fast-forward. The write is re-applied until the
+// upstream takes it, acknowledged only then, and nothing is lost.
+func TestUpstreamRefusesTenTimes(t *testing.T) {
+	ctx := context.Background()
+	host := startDaemon(t, daemon.Options{})
+	host.push(t, newWorkTree(t, botFiles), "bot")
+	target, _ := url.Parse(host.remote)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	var pushes, interfered atomic.Int32
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Host = target.Host
+		if strings.HasSuffix(r.URL.Path, "/git-receive-pack") && r.Method == http.MethodPost {
+			if pushes.Add(1) <= 10 {
+				// Another writer moves live first.
+				if _, err := host.c.MemoryAppend(ctx, "bot", api.AppendRequest{Text: fmt.Sprintf("interfering-%d", interfered.Add(1))}); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+	follower := startDaemon(t, daemon.Options{Upstream: proxy.URL + "/bot.git", Poll: time.Hour})
+	waitFor(t, "the follower to deploy", func() bool { _, err := follower.c.Prompt(ctx, "bot", api.PromptRequest{}); return err == nil })
+
+	w, err := follower.c.MemoryAppend(ctx, "bot", api.AppendRequest{Text: "PERSISTENT"})
+	if err != nil {
+		t.Fatalf("append through a contended upstream: %v", err)
+	}
+	if n := pushes.Load(); n < 11 {
+		t.Fatalf("acknowledged after %d pushes; the first ten were refused", n)
+	}
+	bare := filepath.Join(host.repos, "bot.git")
+	if live := strings.TrimSpace(git(t, bare, "rev-parse", "live")); live != w.Commit {
+		t.Errorf("acknowledged %s, but the upstream's live is %s", w.Commit, live)
+	}
+	log := git(t, bare, "show", "live:"+w.Path)
+	if strings.Count(log, "PERSISTENT\n") != 1 {
+		t.Errorf("the write is in live %d times:\n%s", strings.Count(log, "PERSISTENT\n"), log)
+	}
+	for i := 1; i <= 10; i++ {
+		if !strings.Contains(log, fmt.Sprintf("interfering-%d\n", i)) {
+			t.Errorf("interfering-%d lost", i)
+		}
+	}
+}

@@ -1,0 +1,155 @@
+package gitsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+)
+
+// CommitOn writes req's commit with parent (zero: a root commit) and
+// returns it; no ref moves (req.Ref is ignored). The objects are durable
+// when it returns. It is the first half of a write to an upstream: the
+// commit is then pushed with PushCAS.
+func (r *Repository) CommitOn(ctx context.Context, parent plumbing.Hash, req CommitRequest) (plumbing.Hash, error) {
+	if len(req.Writes) == 0 {
+		return plumbing.ZeroHash, errors.New("commit: no file changes")
+	}
+	for _, w := range req.Writes {
+		if err := checkWritePath(w.Path); err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("commit: %w", err)
+		}
+	}
+	if req.Author.Name == "" {
+		return plumbing.ZeroHash, errors.New("commit: no author")
+	}
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	var h plumbing.Hash
+	err := r.withStore(func(st storer.EncodedObjectStorer) error {
+		var p *pending
+		var err error
+		h, p, err = buildCommit(st, parent, req)
+		if err != nil {
+			return err
+		}
+		return r.st.writePending(p)
+	})
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("commit on %s in %s: %w", parent, r.path, err)
+	}
+	return h, nil
+}
+
+// MergeOn writes the commit that merges from into into (first parent
+// into, second from; three-way per file, daily logs as a union) and
+// returns it; no ref moves. It returns zero when into already holds from,
+// and a *MergeConflictError when the merge conflicts.
+func (r *Repository) MergeOn(ctx context.Context, from, into plumbing.Hash) (plumbing.Hash, error) {
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	var out plumbing.Hash
+	err := r.withStore(func(st storer.EncodedObjectStorer) error {
+		var p *pending
+		var err error
+		out, p, err = mergeInto(ctx, st, from, into)
+		if err != nil || p == nil {
+			return err
+		}
+		return r.st.writePending(p)
+	})
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("merge %s into %s in %s: %w", from, into, r.path, err)
+	}
+	return out, nil
+}
+
+// mergeInto computes the merge of from into into in a pending store (nil
+// and zero when into already holds from).
+func mergeInto(ctx context.Context, st storer.EncodedObjectStorer, from, into plumbing.Hash) (plumbing.Hash, *pending, error) {
+	if in, err := isAncestor(st, from, into); err != nil || in {
+		return plumbing.ZeroHash, nil, err
+	}
+	base, err := mergeBase(st, into, from)
+	if err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	p := newPending(st)
+	res, err := mergeTrees(ctx, p, base, into, from)
+	if err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	if len(res.Conflicts) > 0 {
+		return plumbing.ZeroHash, nil, &MergeConflictError{Conflicts: res.Conflicts}
+	}
+	m, err := mergeCommit(p, res.Tree, into, from, MainRef.Short(), LiveRef.Short())
+	if err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	return m, p, nil
+}
+
+// UpdateRef moves name from old to new with compare-and-swap (ErrStale
+// when it is not at old), durably, under the writer lock.
+func (r *Repository) UpdateRef(name plumbing.ReferenceName, old, new plumbing.Hash) error {
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	err := r.locked(func(storer.EncodedObjectStorer) error { return r.setRef(name, old, new) })
+	if err != nil {
+		return fmt.Errorf("update %s in %s: %w", name, r.path, err)
+	}
+	return nil
+}
+
+// PushRejectedError is a push the remote refused. Stale says the ref had
+// moved (compare-and-swap failed, or not a fast-forward): fetch, re-apply
+// the write, push again. Otherwise the remote refused the content.
+type PushRejectedError struct {
+	Ref    plumbing.ReferenceName
+	Reason string
+	Stale  bool
+}
+
+func (e *PushRejectedError) Error() string {
+	return fmt.Sprintf("the upstream refused %s: %s", e.Ref.Short(), e.Reason)
+}
+
+// Is makes a stale rejection match ErrStale.
+func (e *PushRejectedError) Is(target error) bool { return e.Stale && target == ErrStale }
+
+// PushCAS pushes commit new to ref of the remote url only if the remote's
+// ref is still old (zero: must not exist): compare-and-swap on the
+// server (git push --force-with-lease). It returns nil once the remote
+// accepted, a *PushRejectedError when it refused, another error when it
+// could not be reached.
+func (r *Repository) PushCAS(ctx context.Context, url string, ref plumbing.ReferenceName, old, new plumbing.Hash) error {
+	lease := "--force-with-lease=" + ref.String() + ":"
+	if !old.IsZero() {
+		lease += old.String()
+	}
+	out, err := gitOutput(ctx, r, "push", "--porcelain", "--no-verify", lease, "--", url, new.String()+":"+ref.String())
+	for _, line := range strings.Split(out, "\n") {
+		// "<flag>\t<from>:<to>\t<summary> (<reason>)"
+		f := strings.SplitN(line, "\t", 3)
+		if len(f) < 3 || f[0] != "!" {
+			continue
+		}
+		reason := f[2]
+		lower := strings.ToLower(reason)
+		stale := strings.Contains(lower, "stale info") || strings.Contains(lower, "non-fast-forward") ||
+			strings.Contains(lower, "fetch first") || strings.Contains(lower, "failed to lock") ||
+			strings.Contains(lower, "cannot lock") || strings.Contains(lower, "failed to update ref") ||
+			strings.Contains(lower, "incorrect old value")
+		return &PushRejectedError{Ref: ref, Reason: reason, Stale: stale}
+	}
+	if err != nil {
+		return fmt.Errorf("push %s to %s: %w", ref.Short(), url, err)
+	}
+	return nil
+}
