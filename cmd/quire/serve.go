@@ -21,6 +21,7 @@ type serveOptions struct {
 	gitTokenFile, stateDir          string
 	allowedHosts                    []string
 	allowCreate                     bool
+	allowNonFastForward             bool
 	database, cacheDir, logLevel    string
 	skillsDir                       string
 	embedderOptions
@@ -37,8 +38,10 @@ Sources of truth (one or more):
                     go to its files and are not committed)
   --repos DIR       bare repositories the daemon hosts: push to
                     http://<git-listen>/<name>.git to deploy (a new name
-                    only with --allow-create)
-  --upstream URL    a remote to follow, fetched every --poll (read-only)
+                    only with --allow-create). main is people's, live the
+                    daemon's: agents write on live, main is merged into it
+  --upstream URL    a remote to follow, fetched every --poll; agent writes
+                    are pushed to its live with compare-and-swap
 
 Every agent's skills come from its workspace (skills/, .agents/skills/),
 then ~/.agents/skills of the user running the daemon, the managed directory
@@ -87,6 +90,7 @@ Examples:
 				return nil
 			})
 			fs.BoolVar(&o.allowCreate, "allow-create", false, "let a push to a new name create a hosted repository (default: only existing ones accept pushes)")
+			fs.BoolVar(&o.allowNonFastForward, "allow-non-fast-forward", false, "let a push move main to a commit that does not descend from it (live keeps every agent write either way)")
 			fs.StringVar(&o.upstream, "upstream", "", "follow the remote at `URL`")
 			fs.DurationVar(&o.poll, "poll", 30*time.Second, "fetch the upstream every `interval`")
 			fs.StringVar(&o.socket, "socket", "", "unix socket `path` of the local API (default $XDG_RUNTIME_DIR/quire/quire.sock)")
@@ -173,7 +177,7 @@ func runServe(ctx context.Context, e *env, opts any, args []string) error {
 		socket = api.DefaultSocket(e.getenv)
 	}
 	d, err := daemon.New(ctx, daemon.Options{
-		Dir: o.dir, ReposDir: o.repos, GitListen: o.gitListen, GitTokens: gitTokens, AllowedHosts: o.allowedHosts, AllowCreate: o.allowCreate, Upstream: o.upstream, Poll: o.poll,
+		Dir: o.dir, ReposDir: o.repos, GitListen: o.gitListen, GitTokens: gitTokens, AllowedHosts: o.allowedHosts, AllowCreate: o.allowCreate, AllowNonFastForward: o.allowNonFastForward, Upstream: o.upstream, Poll: o.poll,
 		Socket: socket, APIListen: o.apiListen, Tokens: tokens, DatabaseURL: o.database, DatabaseWait: true,
 		Embedder: emb, CacheDir: o.cacheDir, Version: buildVersion(), Logger: log,
 		SkillsDir: o.skillsDir, HomeDir: e.getenv("HOME"),
