@@ -209,7 +209,7 @@ func (d *Daemon) openStore(ctx context.Context) error {
 		d.store = d.opts.Store
 	case d.opts.DatabaseURL != "":
 		open := func(ctx context.Context) (memory.Store, error) {
-			st, err := pgstore.Open(ctx, pgstore.Options{URL: d.opts.DatabaseURL, Schema: d.opts.DatabaseSchema, Embedder: d.emb, Logger: d.log})
+			st, err := pgstore.Open(ctx, pgstore.Options{URL: d.opts.DatabaseURL, Schema: d.opts.DatabaseSchema, Embedder: d.emb, Logger: d.log, Older: d.olderCommit})
 			if err != nil {
 				return nil, fmt.Errorf("open the PostgreSQL store: %w", err)
 			}

@@ -2,12 +2,14 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/memory"
+	"github.com/quirehq/quire/memory/pgstore"
 )
 
 // indexer keeps the store in step with the deployments. It is a
@@ -115,13 +117,22 @@ func (ix *indexer) index(ctx context.Context, s *source, dep *deployment) bool {
 			}
 			cancel()
 		}
+		indexedCommit := dep.commit
+		if errors.Is(err, pgstore.ErrOlder) {
+			// Another daemon indexed a newer commit: the store keeps it,
+			// and status says what the store holds.
+			if c, cerr := d.store.IndexedCommit(ctx, name); cerr == nil {
+				indexedCommit, err = c, nil
+				d.log.Debug("the store holds a newer commit; not indexed over it", "agent", name, "commit", short(dep.commit), "store", short(c))
+			}
+		}
 		d.metrics.indexed(time.Since(start), err)
 		s.mu.Lock()
 		if err != nil {
 			s.indexErr[name] = err.Error()
 		} else {
 			delete(s.indexErr, name)
-			s.indexed[name] = dep.commit
+			s.indexed[name] = indexedCommit
 			s.stats[name] = stats
 			if cur := s.cur.Load(); cur == nil || cur.commit == dep.commit {
 				delete(s.unindexedSince, name)

@@ -142,3 +142,20 @@ func (d *Daemon) mergeUpstreamMain(ctx context.Context, s *source) error {
 	d.log.Info("merged the upstream's main into live", "source", s.id(), "live", short(m.String()))
 	return nil
 }
+
+// olderCommit tells the PostgreSQL store whether commit is older than
+// the indexed one for agent (pgstore.Options.Older): an ancestor of it.
+// A stored commit this daemon has not fetched yet came from another
+// daemon that is ahead: a follower fetches and counts it as newer.
+func (d *Daemon) olderCommit(agent, commit, indexed string) bool {
+	ref, err := d.agent(agent)
+	if err != nil || ref.src.repo == nil {
+		return false
+	}
+	older, err := ref.src.repo.IsAncestor(commit, indexed)
+	if errors.Is(err, plumbing.ErrObjectNotFound) && ref.src.follower != nil {
+		ref.src.follower.Trigger()
+		return true
+	}
+	return err == nil && older
+}

@@ -153,3 +153,21 @@ func (r *Repository) PushCAS(ctx context.Context, url string, ref plumbing.Refer
 	}
 	return nil
 }
+
+// IsAncestor reports whether commit a is b or an ancestor of b (both hex
+// hashes). An error matching plumbing.ErrObjectNotFound says this
+// repository does not have one of them (yet).
+func (r *Repository) IsAncestor(a, b string) (bool, error) {
+	ha, oka := parseHash(a)
+	hb, okb := parseHash(b)
+	if !oka || !okb {
+		return false, fmt.Errorf("not commit hashes: %q, %q: %w", a, b, plumbing.ErrObjectNotFound)
+	}
+	var out bool
+	err := r.locked(func(st storer.EncodedObjectStorer) error {
+		var err error
+		out, err = isAncestor(st, ha, hb)
+		return err
+	})
+	return out, err
+}

@@ -57,7 +57,18 @@ type Options struct {
 	MaxConns int32
 	// Logger receives warnings; nil discards them.
 	Logger *slog.Logger
+	// Older, when set, reports whether commit is older than indexed (an
+	// ancestor of it) for agent: Index then refuses with ErrOlder instead
+	// of indexing an older commit over a newer one (a daemon restarting
+	// with a stale mirror, while another indexed what it has not fetched
+	// yet). It is asked under the agent's index lock, so the check and the
+	// write are one step across daemons.
+	Older func(agent, commit, indexed string) bool
 }
+
+// ErrOlder is an Index of a commit older than the one the store holds
+// for the agent (see Options.Older): nothing was written.
+var ErrOlder = errors.New("the store holds a newer commit")
 
 // Store is the PostgreSQL memory store. It is safe for concurrent use.
 type Store struct {
@@ -67,6 +78,7 @@ type Store struct {
 	emb        memory.Embedder
 	log        *slog.Logger
 	terms      memory.Analyzer
+	older      func(agent, commit, indexed string) bool
 
 	// Background work: HNSW builds after bulk loads.
 	bgCtx    context.Context
@@ -131,7 +143,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to database: %w", err)
 	}
-	s := &Store{pool: pool, schema: schema, schemaName: opts.Schema, emb: opts.Embedder, log: log}
+	s := &Store{pool: pool, schema: schema, schemaName: opts.Schema, emb: opts.Embedder, log: log, older: opts.Older}
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
 	if err := s.matchEmbedder(ctx); err != nil {
 		pool.Close()
@@ -370,6 +382,10 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 		if commit != "" && indexed == commit {
 			stats.Unchanged = len(docs)
 			return nil
+		}
+		// Monotonic per agent: never an older commit over a newer one.
+		if commit != "" && indexed != "" && s.older != nil && s.older(agent, commit, indexed) {
+			return fmt.Errorf("%w (%s) than %s", ErrOlder, indexed, commit)
 		}
 		if _, err := tx.Exec(ctx, "INSERT INTO agents (agent) VALUES ($1) ON CONFLICT DO NOTHING", agent); err != nil {
 			return fmt.Errorf("register agent: %w", err)
