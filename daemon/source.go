@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -121,7 +123,7 @@ func (s *source) head() (plumbing.Hash, string, error) {
 // prompt workspace and every agent's skills, built before it is swapped
 // in.
 type deployment struct {
-	commit string // commit hash, or worktree:<n> for a working tree
+	commit string // commit hash, or worktree:<content id> for a working tree
 	// fsys is what requests read: base with new users' seed files
 	// served virtually (seedFS).
 	fsys   fs.FS
@@ -199,7 +201,14 @@ func (d *Daemon) deployLogged(ctx context.Context, s *source, level slog.Level) 
 	switch s.kind {
 	case kindDir:
 		fsys = workspace.DirFS(s.dir)
-		commit = fmt.Sprintf("worktree:%d", s.seq.Add(1))
+		id, err := contentID(fsys)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", s.dir, err)
+		}
+		if cur := s.cur.Load(); cur != nil && cur.commit == id {
+			return cur, nil // the same files: nothing to deploy or index
+		}
+		commit = id
 	default:
 		h, _, err := s.head()
 		if err != nil {
@@ -569,4 +578,38 @@ func listSome(items []string, max int) string {
 		return strings.Join(items, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(items[:max], ", "), len(items)-max)
+}
+
+// contentID names a working tree's content: "worktree:" and a hash of
+// every file's path and bytes (.git skipped). The same files give the
+// same id in any process, so a restart never takes stale memory for
+// indexed, and a change always gives a new id.
+func contentID(fsys fs.FS) (string, error) {
+	h := sha256.New()
+	err := fs.WalkDir(fsys, ".", func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if e.IsDir() {
+			if e.Name() == ".git" {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !e.Type().IsRegular() {
+			fmt.Fprintf(h, "%s\x00%s\x00", p, e.Type())
+			return nil
+		}
+		b, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", p, len(b))
+		h.Write(b)
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return "worktree:" + hex.EncodeToString(h.Sum(nil))[:20], nil
 }

@@ -1,0 +1,58 @@
+package daemon
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/quirehq/quire/prompt/workspace"
+)
+
+// TestContentID: a working tree's deployment id depends on its files
+// only: the same files give the same id (across processes: it is a hash,
+// not a counter), any change gives another, .git is ignored.
+func TestContentID(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id := func() string {
+		s, err := contentID(workspace.DirFS(dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	write("AGENTS.md", "a\n")
+	write("memory/2026-01-01.md", "x\n")
+	first := id()
+	if !strings.HasPrefix(first, "worktree:") || first != id() {
+		t.Fatalf("id %q is not stable", first)
+	}
+	write(".git/HEAD", "ref: refs/heads/main\n")
+	if id() != first {
+		t.Error(".git changed the id")
+	}
+	write("memory/2026-01-01.md", "y\n")
+	second := id()
+	if second == first {
+		t.Error("a changed file kept the id")
+	}
+	write("memory/2026-01-01.md", "x\n")
+	if id() != first {
+		t.Error("the same files again gave another id")
+	}
+	// A file moved between directories is a change.
+	os.Remove(filepath.Join(dir, "memory/2026-01-01.md"))
+	write("memory2/2026-01-01.md", "x\n")
+	if id() == first {
+		t.Error("a moved file kept the id")
+	}
+}
