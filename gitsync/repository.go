@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-git/go-billy/v5"
 	gogit "github.com/go-git/go-git/v5"
@@ -111,7 +112,13 @@ func (r *Repository) withStore(fn func(storer.EncodedObjectStorer) error) error 
 	err := fn(r.store())
 	// A repack that removes packs between go-git's listing and its read
 	// can make a retry miss again: a few tries.
-	for try := 0; try < 3 && err != nil && isNotFound(err); try++ {
+	for try := 0; try < 4 && err != nil && isNotFound(err); try++ {
+		if try > 0 {
+			// Let a running repack finish moving its packs.
+			r.mu.Unlock()
+			time.Sleep(time.Duration(try*try) * 5 * time.Millisecond)
+			r.mu.Lock()
+		}
 		r.reindex()
 		err = fn(r.store())
 	}
