@@ -48,6 +48,25 @@ func helperDaemon() int {
 	if os.Getenv("QUIRE_HELPER_SLOW") == "1" {
 		emb = slowEmbedder{}
 	}
+	if up := os.Getenv("QUIRE_HELPER_UPSTREAM"); up != "" {
+		// A follower of another daemon, on the shared database.
+		d, err := daemon.New(ctx, daemon.Options{Upstream: up, Poll: 100 * time.Millisecond,
+			DatabaseURL: os.Getenv("QUIRE_HELPER_DB"), DatabaseSchema: os.Getenv("QUIRE_HELPER_SCHEMA"),
+			Socket: os.Getenv("QUIRE_HELPER_SOCKET"), CacheDir: os.Getenv("QUIRE_HELPER_CACHE")})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		go func() {
+			<-d.Ready()
+			os.WriteFile(os.Getenv("QUIRE_HELPER_ADDR"), []byte("ready"), 0o644)
+		}()
+		if err := d.Run(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return 0
+	}
 	store, err := pgstore.Open(ctx, pgstore.Options{URL: os.Getenv("QUIRE_HELPER_DB"), Schema: os.Getenv("QUIRE_HELPER_SCHEMA"), Embedder: emb})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

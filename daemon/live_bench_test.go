@@ -116,3 +116,22 @@ func BenchmarkAppendThroughUpstream(b *testing.B) {
 	slices.Sort(served)
 	b.ReportMetric(float64(served[len(served)*99/100])/float64(time.Millisecond), "served-elsewhere-p99-ms")
 }
+
+// BenchmarkAppendSerial: one client appending with --repos, each append
+// waiting for the previous one's acknowledgement: the cost of one write.
+func BenchmarkAppendSerial(b *testing.B) {
+	ctx := context.Background()
+	td := startDaemon(b, daemon.Options{})
+	td.push(b, newWorkTree(b, botFiles), "bot")
+	var ds []time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		start := time.Now()
+		if _, err := td.c.MemoryAppend(ctx, "bot", api.AppendRequest{Text: fmt.Sprintf("entry %d", i)}); err != nil {
+			b.Fatal(err)
+		}
+		ds = append(ds, time.Since(start))
+	}
+	b.StopTimer()
+	pct(b, ds)
+}

@@ -89,8 +89,8 @@ func TestOperatorScenario(t *testing.T) {
 			t.Errorf("%s is in live's daily log %d times, want once", text, n)
 		}
 	}
-	if n := strings.Count(git(t, bare, "log", "--format=%s", "live", "--author=bot"), "memory entry"); n != clients*each {
-		t.Errorf("%d append commits on live, want %d", n, clients*each)
+	if n := strings.Count(git(t, bare, "log", "--format=%B", "live", "--author=bot"), "memory entry"); n != clients*each {
+		t.Errorf("%d appends recorded in live's commit messages, want %d", n, clients*each)
 	}
 	if users := git(t, bare, "ls-tree", "--name-only", "live", "users/"); strings.Contains(users, "new-user") {
 		t.Errorf("a prompt read committed a user's files:\n%s", users)

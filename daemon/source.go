@@ -50,7 +50,8 @@ type source struct {
 	cur atomic.Pointer[deployment]
 
 	deployMu sync.Mutex // one deploy at a time
-	writeMu  sync.Mutex // one API write at a time
+	writeMu  sync.Mutex // one commit by the daemon at a time
+	queue    writeQueue // API writes waiting for their commit
 	seq      atomic.Uint64
 
 	// follower fetches an upstream source (nil otherwise).

@@ -435,8 +435,8 @@ func TestConcurrentWritesAndPushes(t *testing.T) {
 		}
 	}
 	git(t, wt, "pull", "-q", "--no-rebase", "--no-edit", td.remote+"/bot.git", "live")
-	if n := strings.Count(git(t, wt, "log", "--format=%s", "--author=bot"), "memory entry"); n != writers*each {
-		t.Errorf("%d append commits in the history, want %d", n, writers*each)
+	if n := strings.Count(git(t, wt, "log", "--format=%B", "--author=bot"), "memory entry"); n != writers*each {
+		t.Errorf("%d appends recorded in the history's commit messages, want %d", n, writers*each)
 	}
 	if tools, _ := os.ReadFile(filepath.Join(wt, "TOOLS.md")); !strings.Contains(string(tools), "rev 4") {
 		t.Errorf("the last push is lost: %s", tools)

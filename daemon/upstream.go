@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/gitsync"
@@ -42,7 +43,7 @@ func (s *source) upstreamHead() (head, lease plumbing.Hash, err error) {
 // an operation (build runs again on the new live: an append appends, an
 // If-Match write re-checks its ETag), with backoff. It returns only once
 // the upstream accepted the write. Callers hold s.writeMu.
-func (d *Daemon) commitUpstream(ctx context.Context, s *source, agent, user, message string, build func(plumbing.Hash) ([]gitsync.FileWrite, error)) (string, []gitsync.FileWrite, error) {
+func (d *Daemon) commitUpstream(ctx context.Context, s *source, sig object.Signature, user, message string, build func(plumbing.Hash) ([]gitsync.FileWrite, error)) (string, []gitsync.FileWrite, error) {
 	ctx, cancel := context.WithTimeout(ctx, upstreamWriteFor)
 	defer cancel()
 	var last error
@@ -71,7 +72,7 @@ func (d *Daemon) commitUpstream(ctx context.Context, s *source, agent, user, mes
 			return "", nil, err
 		}
 		h, err := s.repo.CommitOn(ctx, head, gitsync.CommitRequest{Writes: writes,
-			Author: author(agent, d.opts.Now()), User: user, Message: message})
+			Author: sig, User: user, Message: message})
 		if err != nil {
 			return "", nil, err
 		}
@@ -89,7 +90,7 @@ func (d *Daemon) commitUpstream(ctx context.Context, s *source, agent, user, mes
 		if errors.As(err, &rej) && !rej.Stale {
 			return "", nil, api.Errorf(http.StatusUnprocessableEntity, "upstream_refused", "%v; nothing was written", err)
 		}
-		d.log.Debug("upstream write re-applied", "agent", agent, "attempt", attempt+1, "err", err)
+		d.log.Debug("upstream write re-applied", "source", s.id(), "attempt", attempt+1, "err", err)
 	}
 	return "", nil, upstreamUnavailable(s, last)
 }

@@ -353,102 +353,63 @@ func author(agent string, now time.Time) object.Signature {
 	return object.Signature{Name: agent, Email: agent + "@quire.invalid", When: now}
 }
 
-// commitChange commits a change on the deployed branch (or writes it to
-// the working tree of a --dir source), deploys the result at once and
-// announces it. It returns the commit and the branch.
+// commitChange commits a change on the deployed branch (group commit:
+// see groupCommit) or writes it to the working tree of a --dir source,
+// deploys the result at once and announces it. It returns the commit and
+// the branch.
 func (d *Daemon) commitChange(ctx context.Context, ref agentRef, user, message string, build buildFunc) (string, string, error) {
+	if ref.src.kind != kindDir {
+		return d.groupCommit(ctx, ref, user, message, build)
+	}
+	return d.writeWorkTree(ctx, ref, user, build)
+}
+
+// writeWorkTree writes a change into a --dir source's working tree and
+// deploys it.
+func (d *Daemon) writeWorkTree(ctx context.Context, ref agentRef, user string, build buildFunc) (string, string, error) {
 	s := ref.src
-	agent := ref.ag.agent.Name
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	a := ref.ag.agent
+	base := workspace.DirFS(s.dir)
 	// build sees a new user's seed files, and the first write for a user
 	// stores them with it.
-	seeded := func(base fs.FS) ([]gitsync.FileWrite, error) {
-		writes, err := build(&seedFS{base: base, agents: []*prompt.Agent{a}})
-		if err != nil {
-			return nil, err
-		}
-		return withSeeds(base, a, user, writes), nil
+	writes, err := build(&seedFS{base: base, agents: []*prompt.Agent{a}})
+	if err != nil {
+		return "", "", err
 	}
-	if s.kind == kindDir {
-		writes, err := seeded(workspace.DirFS(s.dir))
-		if err != nil || len(writes) == 0 {
-			return "", "", err
-		}
-		// os.Root keeps every write inside the tree, symbolic links
-		// included.
-		root, err := os.OpenRoot(s.dir)
-		if err != nil {
-			return "", "", err
-		}
-		defer root.Close()
-		for _, w := range writes {
-			p := filepath.FromSlash(w.Path)
-			if w.Delete {
-				if err := root.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-					return "", "", err
-				}
-				continue
-			}
-			if err := root.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	writes = withSeeds(base, a, user, writes)
+	if len(writes) == 0 {
+		return "", "", nil
+	}
+	// os.Root keeps every write inside the tree, symbolic links
+	// included.
+	root, err := os.OpenRoot(s.dir)
+	if err != nil {
+		return "", "", err
+	}
+	defer root.Close()
+	for _, w := range writes {
+		p := filepath.FromSlash(w.Path)
+		if w.Delete {
+			if err := root.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return "", "", err
 			}
-			if err := root.WriteFile(p, w.Content, 0o644); err != nil {
-				return "", "", api.Errorf(http.StatusBadRequest, "bad_path", "write %s: %v", w.Path, err)
-			}
+			continue
 		}
-		dep, err := d.deployLogged(ctx, s, slog.LevelDebug)
-		if err != nil {
+		if err := root.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return "", "", err
 		}
-		d.announceWrites(s, agent, user, dep.commit, writes)
-		return dep.commit, "", nil
+		if err := root.WriteFile(p, w.Content, 0o644); err != nil {
+			return "", "", api.Errorf(http.StatusBadRequest, "bad_path", "write %s: %v", w.Path, err)
+		}
 	}
-	if s.kind == kindUpstream {
-		commit, writes, err := d.commitUpstream(ctx, s, agent, user, message, func(head plumbing.Hash) ([]gitsync.FileWrite, error) {
-			snap, err := s.repo.SnapshotOf(head)
-			if err != nil {
-				return nil, err
-			}
-			return seeded(snap)
-		})
-		if err != nil || commit == "" {
-			return "", "", err
-		}
-		if _, err := d.deployLogged(ctx, s, slog.LevelDebug); err != nil {
-			d.log.Warn("deploy after a write failed", "agent", agent, "err", err)
-		}
-		d.announceWrites(s, agent, user, commit, writes)
-		return commit, gitsync.LiveRef.Short(), nil
+	dep, err := d.deployLogged(ctx, s, slog.LevelDebug)
+	if err != nil {
+		return "", "", err
 	}
-	for attempt := 0; ; attempt++ {
-		head, refName, err := s.head()
-		if err != nil {
-			return "", "", fmt.Errorf("resolve %s: %w", s.refs[0], err)
-		}
-		snap, err := s.repo.SnapshotOf(head)
-		if err != nil {
-			return "", "", err
-		}
-		writes, err := seeded(snap)
-		if err != nil || len(writes) == 0 {
-			return "", "", err
-		}
-		h, err := s.repo.Commit(ctx, gitsync.CommitRequest{Ref: refName, Expect: head, Writes: writes,
-			Author: author(agent, d.opts.Now()), User: user, Message: message})
-		if errors.Is(err, gitsync.ErrStale) && attempt < 5 {
-			continue // a push moved the branch: re-check against it
-		}
-		if err != nil {
-			return "", "", err
-		}
-		if _, err := d.deployLogged(ctx, s, slog.LevelDebug); err != nil {
-			d.log.Warn("deploy after a write failed", "agent", agent, "err", err)
-		}
-		d.announceWrites(s, agent, user, h.String(), writes)
-		return h.String(), strings.TrimPrefix(refName, "refs/heads/"), nil
-	}
+	d.announceWrites(s, a.Name, user, dep.commit, writes)
+	return dep.commit, "", nil
 }
 
 func (d *Daemon) announceWrites(s *source, agent, user, commit string, writes []gitsync.FileWrite) {

@@ -1,0 +1,157 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/quirehq/quire/gitsync"
+	"github.com/quirehq/quire/prompt"
+)
+
+func batchReq(ctx context.Context, user, msg string, build buildFunc) *writeReq {
+	a := &prompt.Agent{Name: "bot", Dir: "."}
+	return &writeReq{ctx: ctx, ref: agentRef{ag: &deployedAgent{agent: a}}, user: user, message: msg, build: build}
+}
+
+// appendTo appends line to p as the tree it is built on holds it.
+func appendTo(p, line string) buildFunc {
+	return func(fsys fs.FS) ([]gitsync.FileWrite, error) {
+		cur, _ := fs.ReadFile(fsys, p)
+		return []gitsync.FileWrite{{Path: p, Content: append(cur, line+"\n"...)}}, nil
+	}
+}
+
+// TestApplyBatch: each write in a batch sees the ones before it; a write
+// whose build fails, or whose caller went away, is left out and carries
+// its own error; the batch's changes are each path's final state.
+func TestApplyBatch(t *testing.T) {
+	base := fstest.MapFS{
+		"AGENTS.md":            {Data: []byte("# Agents\n")},
+		"memory/2026-01-01.md": {Data: []byte("old\n")},
+		"gone.md":              {Data: []byte("x\n")},
+	}
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	ctx := context.Background()
+	refused := errors.New("refused")
+	var sawFirst bool
+	batch := []*writeReq{
+		batchReq(ctx, "", "a1", appendTo("memory/2026-01-01.md", "one")),
+		batchReq(ctx, "", "a2", appendTo("memory/2026-01-01.md", "two")),
+		batchReq(ctx, "", "bad", func(fs.FS) ([]gitsync.FileWrite, error) { return nil, refused }),
+		batchReq(gone, "", "late", appendTo("memory/2026-01-01.md", "never")),
+		batchReq(ctx, "", "new", appendTo("notes/new.md", "n")),
+		batchReq(ctx, "", "sees new", func(fsys fs.FS) ([]gitsync.FileWrite, error) {
+			// The directory a write before created is there.
+			if fi, err := fs.Stat(fsys, "notes"); err == nil && fi.IsDir() {
+				es, err := fs.ReadDir(fsys, "notes")
+				sawFirst = err == nil && len(es) == 1 && es[0].Name() == "new.md"
+			}
+			return nil, nil
+		}),
+		batchReq(ctx, "", "tmp", appendTo("tmp.md", "t")),
+		batchReq(ctx, "", "rm tmp", func(fs.FS) ([]gitsync.FileWrite, error) {
+			return []gitsync.FileWrite{{Path: "tmp.md", Delete: true}}, nil
+		}),
+		batchReq(ctx, "", "rm gone", func(fs.FS) ([]gitsync.FileWrite, error) {
+			return []gitsync.FileWrite{{Path: "gone.md", Delete: true}}, nil
+		}),
+		batchReq(ctx, "", "after rm", func(fsys fs.FS) ([]gitsync.FileWrite, error) {
+			if _, err := fs.ReadFile(fsys, "gone.md"); !errors.Is(err, fs.ErrNotExist) {
+				return nil, errors.New("a deleted file is still read")
+			}
+			return nil, nil
+		}),
+	}
+	changes := applyBatch(base, batch)
+	got := map[string]string{}
+	for _, w := range changes {
+		if w.Delete {
+			got[w.Path] = "<deleted>"
+		} else {
+			got[w.Path] = string(w.Content)
+		}
+	}
+	want := map[string]string{
+		"memory/2026-01-01.md": "old\none\ntwo\n",
+		"notes/new.md":         "n\n",
+		"gone.md":              "<deleted>",
+	}
+	if len(got) != len(want) {
+		t.Errorf("changes %v, want %v", got, want)
+	}
+	for p, c := range want {
+		if got[p] != c {
+			t.Errorf("%s = %q, want %q", p, got[p], c)
+		}
+	}
+	if !errors.Is(batch[2].err, refused) || batch[2].writes != nil {
+		t.Errorf("the failing write: err %v, writes %v", batch[2].err, batch[2].writes)
+	}
+	if !errors.Is(batch[3].err, context.Canceled) {
+		t.Errorf("the abandoned write: err %v, want context.Canceled", batch[3].err)
+	}
+	if !sawFirst {
+		t.Error("a write did not see the directory and file a write before it created")
+	}
+	if batch[9].err != nil {
+		t.Error(batch[9].err)
+	}
+}
+
+// TestApplyBatchSeeds: a new user's first write stores their seed files
+// once, even when two writes for that user share a batch.
+func TestApplyBatchSeeds(t *testing.T) {
+	base := fstest.MapFS{"AGENTS.md": {Data: []byte("# Agents\n")}, "USER.md": {Data: []byte("Shared default.\n")}}
+	ctx := context.Background()
+	a := &prompt.Agent{Name: "bot", Dir: "."}
+	dir, err := a.UserDir("u1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := dir + "/memory/2026-01-01.md"
+	batch := []*writeReq{
+		batchReq(ctx, "u1", "one", appendTo(log, "one")),
+		batchReq(ctx, "u1", "two", appendTo(log, "two")),
+	}
+	changes := applyBatch(base, batch)
+	seen := map[string]int{}
+	for _, w := range changes {
+		seen[w.Path]++
+	}
+	if seen[dir+"/USER.md"] != 1 || seen[log] != 1 {
+		t.Errorf("changes %v: want the seeds once and the log once", seen)
+	}
+	if len(batch[1].writes) != 1 {
+		t.Errorf("the second write carried %d files, want only its log (the seeds came with the first)", len(batch[1].writes))
+	}
+}
+
+func TestBatchMessage(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	one := batchReq(ctx, "alice", "bot: memory entry in memory/2026-01-01.md", nil)
+	one.writes = []gitsync.FileWrite{{Path: "x"}}
+	sig, user, msg := batchMessage([]*writeReq{one}, now)
+	if sig.Name != "bot" || user != "alice" || msg != one.message {
+		t.Errorf("single write: %q %q %q", sig.Name, user, msg)
+	}
+	two := batchReq(ctx, "bob", "bot: write MEMORY.md", nil)
+	two.writes = []gitsync.FileWrite{{Path: "y"}}
+	failed := batchReq(ctx, "carol", "bot: failed", nil)
+	failed.err = errors.New("no")
+	sig, user, msg = batchMessage([]*writeReq{one, failed, two}, now)
+	for _, want := range []string{"bot: 2 writes\n", "- " + one.message + "\n", "- " + two.message + "\n", "Quire-User: alice\n", "Quire-User: bob\n"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("batch message lacks %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "carol") || user != "" || sig.Name != "bot" {
+		t.Errorf("batch message %q user %q author %q", msg, user, sig.Name)
+	}
+}
