@@ -432,12 +432,22 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// needsEscape reports whether s has a character XML escapes. Five
-// vectorised byte searches beat one byte-by-byte set lookup.
+// needsEscape reports whether s has a character XML escapes.
 func needsEscape(s string) bool {
-	return strings.IndexByte(s, '&') >= 0 || strings.IndexByte(s, '<') >= 0 || strings.IndexByte(s, '>') >= 0 ||
-		strings.IndexByte(s, '"') >= 0 || strings.IndexByte(s, '\'') >= 0
+	if len(s) > 256 { // long: five vectorised byte searches win
+		return strings.IndexByte(s, '&') >= 0 || strings.IndexByte(s, '<') >= 0 || strings.IndexByte(s, '>') >= 0 ||
+			strings.IndexByte(s, '"') >= 0 || strings.IndexByte(s, '\'') >= 0
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 64 && xmlSpecial>>c&1 != 0 {
+			return true
+		}
+	}
+	return false
 }
+
+// xmlSpecial has bit c set for each character c that XML escapes.
+const xmlSpecial = 1<<'&' | 1<<'<' | 1<<'>' | 1<<'"' | 1<<'\''
 
 // promptWriter builds the prompt and counts its code points as it goes:
 // PromptChars is the byte length minus the UTF-8 continuation bytes, and

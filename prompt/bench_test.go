@@ -8,6 +8,7 @@ import (
 	"testing/fstest"
 
 	"github.com/quirehq/quire/prompt/prompttest"
+	"github.com/quirehq/quire/prompt/workspace"
 )
 
 // benchRequest is the request of the benchmark: the example
@@ -169,33 +170,41 @@ func BenchmarkTruncate25k(b *testing.B) {
 // BenchmarkAssembleColdDisk opens the generated workspace from disk for
 // every request (discovery, reading, budgets, rendering), with 15 tools and
 // 20 skills handed in by the caller; token counts come from a warm Cache,
-// as in the daemon and the language server. The skills package's
-// BenchmarkColdPromptDisk adds loading the 20 skills from disk.
+// as in the daemon and the language server. It reads through os.DirFS and
+// through workspace.Dir, which the CLI, the language server and the
+// daemon's --dir source use. The skills package's BenchmarkColdPromptDisk
+// adds loading the 20 skills from disk.
 func BenchmarkAssembleColdDisk(b *testing.B) {
 	dir := b.TempDir()
 	prompttest.Workspace(b, dir)
-	fsys := os.DirFS(dir)
-	cache := NewCache()
-	req := benchRequest()
-	req.Agent = ""
-	w, err := Open(fsys, Options{Cache: cache})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := w.Assemble(req); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	defer reportCPU(b)()
-	for b.Loop() {
-		w, err := Open(fsys, Options{Cache: cache})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := w.Assemble(req); err != nil {
-			b.Fatal(err)
-		}
+	for _, c := range []struct {
+		name string
+		fsys fs.FS
+	}{{"os.DirFS", os.DirFS(dir)}, {"workspace.Dir", workspace.DirFS(dir)}} {
+		b.Run(c.name, func(b *testing.B) {
+			cache := NewCache()
+			req := benchRequest()
+			req.Agent = ""
+			w, err := Open(c.fsys, Options{Cache: cache})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := w.Assemble(req); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			defer reportCPU(b)()
+			for b.Loop() {
+				w, err := Open(c.fsys, Options{Cache: cache})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := w.Assemble(req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

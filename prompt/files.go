@@ -170,11 +170,21 @@ func newText(s string) *text {
 const byteOrderMark = "\uFEFF"
 
 // countChars counts code points in valid UTF-8 and reports whether s is
-// pure ASCII. It looks at eight bytes at a time: a code point starts at
-// every byte that is not a continuation byte (10xxxxxx).
+// pure ASCII. It looks at 32 bytes at a time, skipping runs of ASCII: a
+// code point starts at every byte that is not a continuation byte
+// (10xxxxxx).
 func countChars(s string) (int, bool) {
 	cont, high := 0, uint64(0)
 	i := 0
+	for ; i+32 <= len(s); i += 32 {
+		w0, w1, w2, w3 := word(s, i), word(s, i+8), word(s, i+16), word(s, i+24)
+		h := (w0 | w1 | w2 | w3) & hiBits
+		if h == 0 {
+			continue
+		}
+		high |= h
+		cont += bits.OnesCount64(contBits(w0)) + bits.OnesCount64(contBits(w1)) + bits.OnesCount64(contBits(w2)) + bits.OnesCount64(contBits(w3))
+	}
 	for ; i+8 <= len(s); i += 8 {
 		w := word(s, i)
 		high |= w & hiBits

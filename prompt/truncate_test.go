@@ -237,7 +237,12 @@ func FuzzTruncate(f *testing.F) {
 }
 
 func TestCountChars(t *testing.T) {
-	for _, s := range []string{"", "a", "abcdefgh", "abcdefghi", "é", "日本語🐟é and more ascii text here", strings.Repeat("🐟x", 17), "\u0080\u07ff\u0800\uffff\U00010000"} {
+	cases := []string{"", "a", "abcdefgh", "abcdefghi", "é", "日本語🐟é and more ascii text here", strings.Repeat("🐟x", 17), "\u0080\u07ff\u0800\uffff\U00010000"}
+	for _, at := range []int{0, 7, 8, 31, 32, 33, 63, 64, 70} { // one non-ASCII character in or after a block of 32
+		cases = append(cases, strings.Repeat("a", at)+"é"+strings.Repeat("b", 71-at), strings.Repeat("c", at)+"日"+strings.Repeat("d", 40))
+	}
+	cases = append(cases, strings.Repeat("a", 96), strings.Repeat("é", 50))
+	for _, s := range cases {
 		n, ascii := countChars(s)
 		if n != utf8.RuneCountInString(s) || ascii != (n == len(s)) {
 			t.Errorf("countChars(%q) = %d, %v; want %d", s, n, ascii, utf8.RuneCountInString(s))
@@ -251,8 +256,8 @@ func FuzzCountChars(f *testing.F) {
 		if !utf8.ValidString(s) {
 			return
 		}
-		if n, _ := countChars(s); n != utf8.RuneCountInString(s) {
-			t.Fatalf("countChars = %d, want %d", n, utf8.RuneCountInString(s))
+		if n, ascii := countChars(s); n != utf8.RuneCountInString(s) || ascii != (n == len(s)) {
+			t.Fatalf("countChars = %d, %v; want %d", n, ascii, utf8.RuneCountInString(s))
 		}
 	})
 }
@@ -268,6 +273,15 @@ func TestCharOffsets(t *testing.T) {
 			if got, want := charsFromEndToBytes(s, n, false), len(string(runes[len(runes)-k:])); got != want {
 				t.Errorf("charsFromEndToBytes(%q, %d) = %d, want %d", s, n, got, want)
 			}
+		}
+	}
+}
+
+func TestNeedsEscape(t *testing.T) {
+	for _, s := range []string{"", "plain words", "a&b", "<x", "y>", `say "hi"`, "it's", "\x00\x1f?@[]", strings.Repeat("x", 300), strings.Repeat("x", 300) + "'", strings.Repeat("é", 200) + "&"} {
+		want := strings.ContainsAny(s, `&<>"'`)
+		if got := needsEscape(s); got != want {
+			t.Errorf("needsEscape(%.20q…) = %v, want %v", s, got, want)
 		}
 	}
 }

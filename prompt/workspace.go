@@ -111,7 +111,13 @@ func Open(fsys fs.FS, opts Options) (*Workspace, error) {
 		}
 		a := &Agent{Name: defName, Dir: dir, Config: DefaultConfig(defName)}
 		cfgPath := joinPath(dir, ConfigFile)
-		data, err := fs.ReadFile(fsys, cfgPath)
+		var data []byte
+		err := fs.ErrNotExist
+		if d, ok := w.dirs[dir]; !ok || hasEntry(d.entries, ConfigFile) {
+			// The root of a workspace without agent.yaml was listed:
+			// no open to find it missing.
+			data, err = fs.ReadFile(fsys, cfgPath)
+		}
 		switch {
 		case err == nil:
 			a.Config, a.Problems = w.cache.config(cfgPath, defName, data)

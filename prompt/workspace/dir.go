@@ -8,6 +8,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -25,7 +26,8 @@ var ErrNotRegular = errors.New("is not a regular file: only regular files are re
 // it), so walkers see what is there. Every operation opens the directory
 // anew (like os.DirFS, a Dir names a path, and holds nothing open).
 type Dir struct {
-	name string
+	name   string
+	noFast atomic.Bool // openFast is unavailable (no openat2)
 }
 
 // DirFS is the working tree at dir.
@@ -105,6 +107,9 @@ func unwrapPath(err error) error {
 func (d *Dir) Open(name string) (fs.File, error) {
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	if f, ok := d.openFast(name); ok {
+		return f, nil
 	}
 	r, err := d.openRoot("open", name)
 	if err != nil {
