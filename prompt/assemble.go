@@ -477,9 +477,22 @@ func (w *promptWriter) bytes(b []byte) { w.Write(b) }
 
 // esc writes s with XML's special characters escaped.
 func (w *promptWriter) esc(s string) {
-	n, _ := countChars(s)
-	w.cont += len(s) - n
-	if !needsEscape(s) {
+	special := false
+	if len(s) <= 256 { // names, descriptions: one pass for both questions
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			if c < 64 {
+				special = special || xmlSpecial>>c&1 != 0
+			} else if c&0xC0 == 0x80 {
+				w.cont++
+			}
+		}
+	} else {
+		n, _ := countChars(s)
+		w.cont += len(s) - n
+		special = needsEscape(s)
+	}
+	if !special {
 		w.WriteString(s)
 		return
 	}

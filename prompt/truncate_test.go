@@ -2,6 +2,7 @@ package prompt
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -282,6 +283,47 @@ func TestNeedsEscape(t *testing.T) {
 		want := strings.ContainsAny(s, `&<>"'`)
 		if got := needsEscape(s); got != want {
 			t.Errorf("needsEscape(%.20q…) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+func TestGroupThousandsEdges(t *testing.T) {
+	for n, want := range map[int]string{-999: "-999", -1000: "-1,000", 100000: "100,000", 999999: "999,999", 1000000: "1,000,000", math.MaxInt64: "9,223,372,036,854,775,807", math.MinInt64: "-9,223,372,036,854,775,808"} {
+		if got := GroupThousands(n); got != want {
+			t.Errorf("GroupThousands(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// TestSkillsReasonWording holds reason to the sentences it has always said.
+func TestSkillsReasonWording(t *testing.T) {
+	for _, d := range []skillsDecision{
+		{inline: true, counted: 20, builtin: 3, tokens: 412},
+		{inline: true, counted: 1, tokens: 3500},
+		{counted: 21, builtin: 3, tokens: 500},
+		{counted: 1, tokens: 3501},
+		{counted: 0, builtin: 2, tokens: 12345},
+	} {
+		builtins := ""
+		if d.builtin > 0 {
+			builtins = fmt.Sprintf(" (+%d built-in, not counted)", d.builtin)
+		}
+		noun := "skills"
+		if d.counted == 1 {
+			noun = "skill"
+		}
+		counts := fmt.Sprintf("%d %s%s", d.counted, noun, builtins)
+		var want string
+		switch {
+		case d.inline:
+			want = fmt.Sprintf("listed inline: %s ≤ %d and ~%s est. tokens ≤ %s", counts, InlineSkillCount, GroupThousands(d.tokens), GroupThousands(InlineSkillTokens))
+		case d.counted > InlineSkillCount:
+			want = fmt.Sprintf("skill search: %s > %d", counts, InlineSkillCount)
+		default:
+			want = fmt.Sprintf("skill search: %s with ~%s est. tokens > %s", counts, GroupThousands(d.tokens), GroupThousands(InlineSkillTokens))
+		}
+		if got := d.reason(); got != want {
+			t.Errorf("reason(%+v) = %q, want %q", d, got, want)
 		}
 	}
 }

@@ -3,10 +3,13 @@
 package workspace
 
 import (
+	"bytes"
+	"encoding/binary"
 	"io"
 	"io/fs"
 	"os"
 	"path"
+	"sync"
 	"syscall"
 	"time"
 
@@ -17,8 +20,8 @@ import (
 // openat2(RESOLVE_NO_SYMLINKS), which refuses a link anywhere on the way,
 // and check that what was opened is what lstat saw: five system calls
 // for a regular file, where os.Root's component-by-component walk takes
-// dozens. A regular file comes back as a *rawFile, a directory as an
-// *os.File. ok is false (and nothing stays open) for anything else — a
+// dozens. A regular file comes back as a *rawFile, a directory as a
+// *rawDir. ok is false (and nothing stays open) for anything else — a
 // link, a special file, a missing file, a kernel without openat2, a
 // root that is itself reached through a link — and Open's checks then
 // decide, and name the problem. Like them, it never opens what lstat
@@ -57,7 +60,7 @@ func (d *Dir) openFast(name string) (fs.File, bool) {
 		return nil, false
 	}
 	if typ == syscall.S_IFDIR {
-		return os.NewFile(uintptr(fd), full), true // entries' Info lstats the path
+		return &rawDir{rawFile: rawFile{fd: fd, name: name, st: st}, full: full}, true
 	}
 	return &rawFile{fd: fd, name: name, st: st}, true
 }
@@ -113,7 +116,122 @@ func (f *rawFile) Close() error {
 	return nil
 }
 
-// rawInfo describes a regular file as os.Lstat would.
+// rawDir is a directory opened by openFast, listed with getdents64.
+type rawDir struct {
+	rawFile
+	full string // its path, for entries' Info
+	buf  []byte // getdents64 output not yet parsed is buf[off:]
+	off  int
+	eof  bool
+}
+
+func (d *rawDir) Read([]byte) (int, error) {
+	return 0, &fs.PathError{Op: "read", Path: d.name, Err: syscall.EISDIR}
+}
+
+// ReadDir lists entries in directory order, as os.File.ReadDir does.
+func (d *rawDir) ReadDir(n int) ([]fs.DirEntry, error) {
+	if d.fd < 0 {
+		return nil, &fs.PathError{Op: "readdir", Path: d.name, Err: fs.ErrClosed}
+	}
+	var out []fs.DirEntry
+	for n <= 0 || len(out) < n {
+		if d.off >= len(d.buf) {
+			if d.eof {
+				break
+			}
+			if d.buf == nil {
+				d.buf = *direntBufs.Get().(*[]byte)
+			}
+			m, err := syscall.ReadDirent(d.fd, d.buf[:cap(d.buf)])
+			if err == syscall.EINTR {
+				continue
+			}
+			if err != nil {
+				return out, &fs.PathError{Op: "readdirent", Path: d.name, Err: err}
+			}
+			d.buf, d.off = d.buf[:m], 0
+			if m == 0 {
+				d.eof = true
+				break
+			}
+		}
+		// struct linux_dirent64: ino u64, off s64, reclen u16, type u8, name.
+		rec := d.buf[d.off:]
+		if len(rec) < 19 {
+			d.off = len(d.buf)
+			continue
+		}
+		reclen := int(binary.NativeEndian.Uint16(rec[16:]))
+		if reclen < 19 || reclen > len(rec) {
+			d.off = len(d.buf)
+			continue
+		}
+		d.off += reclen
+		ino, typ, name := binary.NativeEndian.Uint64(rec), rec[18], rec[19:reclen]
+		if i := bytes.IndexByte(name, 0); i >= 0 {
+			name = name[:i]
+		}
+		if ino == 0 || string(name) == "." || string(name) == ".." {
+			continue
+		}
+		e := &rawEntry{dir: d.full, name: string(name)}
+		switch typ {
+		case syscall.DT_REG:
+		case syscall.DT_DIR:
+			e.typ = fs.ModeDir
+		case syscall.DT_LNK:
+			e.typ = fs.ModeSymlink
+		case syscall.DT_FIFO:
+			e.typ = fs.ModeNamedPipe
+		case syscall.DT_SOCK:
+			e.typ = fs.ModeSocket
+		case syscall.DT_CHR:
+			e.typ = fs.ModeDevice | fs.ModeCharDevice
+		case syscall.DT_BLK:
+			e.typ = fs.ModeDevice
+		default: // the file system does not say: ask
+			info, err := e.Info()
+			if err != nil {
+				continue // gone since it was listed
+			}
+			e.typ = info.Mode().Type()
+		}
+		out = append(out, e)
+	}
+	if n > 0 && len(out) == 0 {
+		return nil, io.EOF
+	}
+	return out, nil
+}
+
+// Close closes the directory and gives its buffer back.
+func (d *rawDir) Close() error {
+	if d.buf != nil && d.fd >= 0 {
+		buf := d.buf[:cap(d.buf)]
+		d.buf = nil
+		direntBufs.Put(&buf)
+	}
+	return d.rawFile.Close()
+}
+
+// direntBufs holds getdents64 buffers: listing a directory allocates
+// only its entries (the names are copied out).
+var direntBufs = sync.Pool{New: func() any { b := make([]byte, 8<<10); return &b }}
+
+// rawEntry is an entry a rawDir lists.
+type rawEntry struct {
+	dir, name string
+	typ       fs.FileMode
+}
+
+func (e *rawEntry) Name() string               { return e.name }
+func (e *rawEntry) IsDir() bool                { return e.typ.IsDir() }
+func (e *rawEntry) Type() fs.FileMode          { return e.typ }
+func (e *rawEntry) Info() (fs.FileInfo, error) { return os.Lstat(e.dir + "/" + e.name) }
+func (e *rawEntry) String() string             { return fs.FormatDirEntry(e) }
+
+// rawInfo describes a regular file or a directory as os.Lstat would.
 type rawInfo struct {
 	name string
 	st   syscall.Stat_t
@@ -123,6 +241,9 @@ func (i *rawInfo) Name() string { return i.name }
 func (i *rawInfo) Size() int64  { return i.st.Size }
 func (i *rawInfo) Mode() fs.FileMode {
 	m := fs.FileMode(i.st.Mode & 0o777)
+	if i.IsDir() {
+		m |= fs.ModeDir
+	}
 	if i.st.Mode&syscall.S_ISUID != 0 {
 		m |= fs.ModeSetuid
 	}
@@ -135,5 +256,5 @@ func (i *rawInfo) Mode() fs.FileMode {
 	return m
 }
 func (i *rawInfo) ModTime() time.Time { return time.Unix(i.st.Mtim.Unix()) }
-func (i *rawInfo) IsDir() bool        { return false }
+func (i *rawInfo) IsDir() bool        { return i.st.Mode&syscall.S_IFMT == syscall.S_IFDIR }
 func (i *rawInfo) Sys() any           { return &i.st }

@@ -4,7 +4,9 @@ package workspace
 
 import (
 	"errors"
+	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -58,6 +60,31 @@ func TestOpenFast(t *testing.T) {
 	}
 	if es, err := d.ReadDir("memory"); err != nil || len(es) != 1 || es[0].Name() != "2026-11-20.md" {
 		t.Errorf("ReadDir(memory) = %v, %v", es, err)
+	}
+	dir, err := d.Open(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := dir.(*rawDir); !ok {
+		t.Errorf("Open(.) is a %T, want *rawDir", dir)
+	}
+	types := map[string]fs.FileMode{}
+	for {
+		es, err := dir.(fs.ReadDirFile).ReadDir(1)
+		if err == io.EOF {
+			break
+		}
+		if err != nil || len(es) != 1 {
+			t.Fatalf("ReadDir(1) = %v, %v", es, err)
+		}
+		types[es[0].Name()] = es[0].Type()
+	}
+	dir.Close()
+	if want := map[string]fs.FileMode{"SOUL.md": 0, "USER.md": fs.ModeSymlink, "memory": fs.ModeDir}; !maps.Equal(types, want) {
+		t.Errorf("entries %v, want %v", types, want)
+	}
+	if st, err := fs.Stat(d, "memory"); err != nil || !st.IsDir() {
+		t.Errorf("Stat(memory) = %v, %v", st, err)
 	}
 	for _, name := range []string{"USER.md", "missing.md", "memory/missing.md"} {
 		if f, ok := d.openFast(name); ok {
