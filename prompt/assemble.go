@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"math/bits"
 	"strconv"
 	"strings"
 	"time"
@@ -446,6 +447,33 @@ func needsEscape(s string) bool {
 	return false
 }
 
+// escScan returns the UTF-8 continuation bytes of s and whether s has a
+// character XML escapes, eight bytes at a time.
+func escScan(s string) (cont int, special bool) {
+	var hit uint64 // high bit set in a byte that is one of & < > " '
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := word(s, i)
+		if w&hiBits != 0 {
+			cont += bits.OnesCount64(contBits(w))
+		}
+		hit |= zeroByte(w^(loBits*'&')) | zeroByte(w^(loBits*'<')) | zeroByte(w^(loBits*'>')) |
+			zeroByte(w^(loBits*'"')) | zeroByte(w^(loBits*'\''))
+	}
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c < 64 && xmlSpecial>>c&1 != 0 {
+			special = true
+		} else if c&0xC0 == 0x80 {
+			cont++
+		}
+	}
+	return cont, special || hit != 0
+}
+
+// zeroByte is non-zero exactly when some byte of w is zero.
+func zeroByte(w uint64) uint64 { return (w - loBits) & ^w & hiBits }
+
 // xmlSpecial has bit c set for each character c that XML escapes.
 const xmlSpecial = 1<<'&' | 1<<'<' | 1<<'>' | 1<<'"' | 1<<'\''
 
@@ -477,16 +505,11 @@ func (w *promptWriter) bytes(b []byte) { w.Write(b) }
 
 // esc writes s with XML's special characters escaped.
 func (w *promptWriter) esc(s string) {
-	special := false
+	var special bool
 	if len(s) <= 256 { // names, descriptions: one pass for both questions
-		for i := 0; i < len(s); i++ {
-			c := s[i]
-			if c < 64 {
-				special = special || xmlSpecial>>c&1 != 0
-			} else if c&0xC0 == 0x80 {
-				w.cont++
-			}
-		}
+		var cont int
+		cont, special = escScan(s)
+		w.cont += cont
 	} else {
 		n, _ := countChars(s)
 		w.cont += len(s) - n

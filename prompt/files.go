@@ -87,7 +87,7 @@ type text struct {
 	chars      int   // code points in the whole file
 	size       int64 // bytes of the whole decoded file
 	fileBytes  int64 // bytes of the file as stored (before U+FFFD and BOM)
-	lines      int   // newlines in the whole file
+	lines      int   // newlines in the whole file (sampled only)
 	tailChars  int   // code points in tail (sampled only)
 	tailLines  int   // newlines in tail (sampled only)
 	invalid    int   // invalid bytes replaced by U+FFFD
@@ -156,13 +156,14 @@ func newText(s string) *text {
 	// A UTF-8 byte order mark is how some editors start a file, not text:
 	// it is neither injected nor charged to the budget.
 	s = strings.TrimPrefix(s, byteOrderMark)
-	if !utf8.ValidString(s) {
+	// Pure ASCII, the common case, is valid UTF-8: one pass says both.
+	t.chars, t.ascii = countChars(s)
+	if !t.ascii && !utf8.ValidString(s) {
 		s, t.invalid = replaceInvalid([]byte(s))
+		t.chars, _ = countChars(s)
 	}
 	t.head = s
 	t.size = int64(len(s))
-	t.chars, t.ascii = countChars(s)
-	t.lines = strings.Count(s, "\n")
 	return t
 }
 

@@ -327,3 +327,20 @@ func TestSkillsReasonWording(t *testing.T) {
 		}
 	}
 }
+
+func FuzzEscScan(f *testing.F) {
+	f.Add("Use when the guest asks about <topic> & more: \"quotes\" and 'single'.")
+	f.Add("ünïcödé — 日本語 🐟 plain")
+	f.Fuzz(func(t *testing.T, s string) {
+		cont, special := escScan(s)
+		want := 0
+		for i := 0; i < len(s); i++ {
+			if s[i]&0xC0 == 0x80 {
+				want++
+			}
+		}
+		if cont != want || special != strings.ContainsAny(s, `&<>"'`) {
+			t.Fatalf("escScan(%q) = %d, %v; want %d, %v", s, cont, special, want, strings.ContainsAny(s, `&<>"'`))
+		}
+	})
+}

@@ -145,6 +145,13 @@ func (d *Dir) Stat(name string) (fs.FileInfo, error) {
 // ReadDir lists a directory; its entries' types are what is on disk (a
 // link is a link), and opening one goes through Open's checks.
 func (d *Dir) ReadDir(name string) ([]fs.DirEntry, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	if es, ok := d.readDirFast(name); ok {
+		sortEntries(es)
+		return es, nil
+	}
 	f, err := d.Open(name)
 	if err != nil {
 		return nil, err

@@ -83,6 +83,18 @@ func TestOpenFast(t *testing.T) {
 	if want := map[string]fs.FileMode{"SOUL.md": 0, "USER.md": fs.ModeSymlink, "memory": fs.ModeDir}; !maps.Equal(types, want) {
 		t.Errorf("entries %v, want %v", types, want)
 	}
+	if err := os.Symlink("memory", filepath.Join(root, "notes")); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := d.readDirFast("notes"); ok {
+		t.Error("a link to a directory was listed the short way")
+	}
+	if _, err := d.ReadDir("notes"); !errors.Is(err, ErrSymlink) {
+		t.Errorf("ReadDir(notes) = %v, want ErrSymlink", err)
+	}
+	if _, err := d.ReadDir("SOUL.md"); err == nil {
+		t.Error("ReadDir(SOUL.md) listed a file")
+	}
 	if st, err := fs.Stat(d, "memory"); err != nil || !st.IsDir() {
 		t.Errorf("Stat(memory) = %v, %v", st, err)
 	}
