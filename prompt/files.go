@@ -97,10 +97,23 @@ type text struct {
 // complete returns the full content; only valid when !t.sampled.
 func (t *text) content() string { return t.head }
 
-// loadText reads name from fsys. window is the number of code points of
-// head and of tail a sampled file must keep.
-func loadText(fsys fs.FS, name string, window int) (*text, error) {
-	f, err := fsys.Open(name)
+// listedOpener is a file system that opens a file its own listing showed
+// to be regular without looking at it again first (workspace.Dir).
+type listedOpener interface {
+	OpenListed(name string, e fs.DirEntry) (fs.File, error)
+}
+
+// loadText reads name from fsys. listed is its entry in a listing of its
+// directory, or nil. window is the number of code points of head and of
+// tail a sampled file must keep.
+func loadText(fsys fs.FS, name string, listed fs.DirEntry, window int) (*text, error) {
+	var f fs.File
+	var err error
+	if lo, ok := fsys.(listedOpener); ok && listed != nil && listed.Type().IsRegular() {
+		f, err = lo.OpenListed(name, listed)
+	} else {
+		f, err = fsys.Open(name)
+	}
 	if err != nil {
 		return nil, err
 	}

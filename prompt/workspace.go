@@ -272,11 +272,12 @@ func (w *Workspace) file(a *Agent, p, name, user string) (*File, error) {
 	if ok {
 		return e.file, e.err
 	}
-	if !w.mayExist(p) {
+	listed, may := w.listing(p)
+	if !may {
 		return nil, nil // not remembered: the listing answers again for free
 	}
 	e = &fileEntry{}
-	t, err := loadText(w.fsys, p, a.Config.Budget.PerFileChars+lineSlack)
+	t, err := loadText(w.fsys, p, listed, a.Config.Budget.PerFileChars+lineSlack)
 	switch {
 	case err == nil:
 		e.file = &File{Name: name, Path: p, User: user, text: t, key: w.fingerprint(t)}
@@ -294,13 +295,23 @@ func (w *Workspace) file(a *Agent, p, name, user string) (*File, error) {
 	return e.file, e.err
 }
 
-// mayExist reports whether the file at slash path p may exist: false only
+// listing reports whether the file at slash path p may exist (false only
 // when a listing of its directory, or of a directory above it, shows it
-// does not.
-func (w *Workspace) mayExist(p string) bool {
+// does not) and returns its entry in its directory's listing, if any.
+func (w *Workspace) listing(p string) (fs.DirEntry, bool) {
 	dir, name := path.Split(p)
 	d := w.dir(strings.TrimSuffix(dir, "/"))
-	return d.unknown || !d.absent && hasEntry(d.entries, name)
+	if d.unknown {
+		return nil, true
+	}
+	if d.absent {
+		return nil, false
+	}
+	i, ok := sort.Find(len(d.entries), func(i int) int { return strings.Compare(name, d.entries[i].Name()) })
+	if !ok {
+		return nil, false
+	}
+	return d.entries[i], true
 }
 
 // dir returns what is known of directory p ("" or "." for the root),

@@ -136,6 +136,20 @@ func (d *Dir) Open(name string) (fs.File, error) {
 	return f, nil
 }
 
+// OpenListed opens name, a regular file that e, an entry of this Dir's
+// listing of name's directory, describes. It is Open without the lstat
+// that precedes the open: the listing said what lstat would, and the file
+// is checked once open, so one swapped for something else since is
+// refused all the same. Any other entry makes it Open.
+func (d *Dir) OpenListed(name string, e fs.DirEntry) (fs.File, error) {
+	if fs.ValidPath(name) && e != nil {
+		if f, ok := d.openListed(name, e); ok {
+			return f, nil
+		}
+	}
+	return d.Open(name)
+}
+
 // Stat describes name without following a link: a link or a special file
 // is reported as what it is, together with the error Open would return.
 func (d *Dir) Stat(name string) (fs.FileInfo, error) {

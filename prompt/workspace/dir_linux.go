@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -30,7 +31,7 @@ func (d *Dir) openFast(name string) (fs.File, bool) {
 	if d.name == "" || d.noFast.Load() {
 		return nil, false
 	}
-	full := d.name + "/" + name
+	full := d.path(name)
 	var before syscall.Stat_t
 	if err := syscall.Lstat(full, &before); err != nil {
 		return nil, false
@@ -65,6 +66,39 @@ func (d *Dir) openFast(name string) (fs.File, bool) {
 	return &rawFile{fd: fd, name: name, st: st}, true
 }
 
+// openListed opens name, which e from this Dir's listing shows is a
+// regular file, with openat2 and fstat: the listing did what lstat does
+// in openFast (a file swapped since is refused after the open, as in
+// Open's checks).
+func (d *Dir) openListed(name string, e fs.DirEntry) (fs.File, bool) {
+	re, ok := e.(*rawEntry)
+	if !ok || re.typ != 0 || d.name == "" || d.noFast.Load() {
+		return nil, false
+	}
+	full := d.path(name)
+	if rest, ok := strings.CutPrefix(full, re.dir); !ok || len(rest) != len(re.name)+1 || rest[0] != '/' || rest[1:] != re.name {
+		return nil, false // not this file's entry
+	}
+	how := unix.OpenHow{Flags: unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_NOCTTY, Resolve: unix.RESOLVE_NO_SYMLINKS}
+	var fd int
+	var err error
+	for {
+		fd, err = unix.Openat2(unix.AT_FDCWD, full, &how)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return nil, false
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		syscall.Close(fd)
+		return nil, false
+	}
+	return &rawFile{fd: fd, name: name, st: st}, true
+}
+
 // readDirFast lists directory name with openat2(O_DIRECTORY,
 // RESOLVE_NO_SYMLINKS), getdents64 and close: O_DIRECTORY refuses
 // anything but a directory before it is opened, so no lstat is needed
@@ -73,7 +107,7 @@ func (d *Dir) readDirFast(name string) ([]fs.DirEntry, bool) {
 	if d.name == "" || d.noFast.Load() {
 		return nil, false
 	}
-	full := d.name + "/" + name
+	full := d.path(name)
 	how := unix.OpenHow{Flags: unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_DIRECTORY, Resolve: unix.RESOLVE_NO_SYMLINKS}
 	var fd int
 	var err error
@@ -291,3 +325,11 @@ func (i *rawInfo) Mode() fs.FileMode {
 func (i *rawInfo) ModTime() time.Time { return time.Unix(i.st.Mtim.Unix()) }
 func (i *rawInfo) IsDir() bool        { return i.st.Mode&syscall.S_IFMT == syscall.S_IFDIR }
 func (i *rawInfo) Sys() any           { return &i.st }
+
+// path is name's path on disk: the root is d.name itself.
+func (d *Dir) path(name string) string {
+	if name == "." {
+		return d.name
+	}
+	return d.name + "/" + name
+}

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -115,5 +116,52 @@ func TestOpenFast(t *testing.T) {
 	}
 	if b, err := fs.ReadFile(DirFS(linked), "SOUL.md"); err != nil || string(b) != "calm\n" {
 		t.Errorf("through a linked root: %q, %v", b, err)
+	}
+}
+
+// TestOpenListed: a file its listing showed as regular opens without an
+// lstat; another Dir's or package's entry, and a file swapped for a FIFO
+// since the listing, take Open's checks.
+func TestOpenListed(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "SOUL.md", "calm\n")
+	write(t, root, "HEARTBEAT.md", "beat\n")
+	d := DirFS(root)
+	es, err := d.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry := map[string]fs.DirEntry{}
+	for _, e := range es {
+		entry[e.Name()] = e
+	}
+	f, err := d.OpenListed("SOUL.md", entry["SOUL.md"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.(*rawFile); !ok && !d.noFast.Load() {
+		t.Errorf("OpenListed(SOUL.md) is a %T, want *rawFile", f)
+	}
+	f.Close()
+	if f, ok := d.openListed("SOUL.md", entry["HEARTBEAT.md"]); ok {
+		f.Close()
+		t.Error("another file's entry opened SOUL.md the short way")
+	}
+	osEntries, _ := os.ReadDir(root)
+	if f, ok := d.openListed(osEntries[0].Name(), osEntries[0]); ok {
+		f.Close()
+		t.Error("an os.DirEntry opened the short way")
+	}
+	if err := os.Remove(filepath.Join(root, "HEARTBEAT.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(root, "HEARTBEAT.md"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.OpenListed("HEARTBEAT.md", entry["HEARTBEAT.md"]); !errors.Is(err, ErrNotRegular) {
+		t.Errorf("OpenListed(swapped for a FIFO) = %v, want ErrNotRegular", err)
+	}
+	if _, err := d.OpenListed("../x", entry["SOUL.md"]); !errors.Is(err, fs.ErrInvalid) {
+		t.Errorf("OpenListed(../x) = %v, want ErrInvalid", err)
 	}
 }

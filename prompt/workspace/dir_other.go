@@ -10,3 +10,6 @@ func (d *Dir) openFast(name string) (fs.File, bool) { return nil, false }
 
 // readDirFast is Linux's short way to list a directory.
 func (d *Dir) readDirFast(name string) ([]fs.DirEntry, bool) { return nil, false }
+
+// openListed is Linux's short way to open a listed file.
+func (d *Dir) openListed(name string, e fs.DirEntry) (fs.File, bool) { return nil, false }
