@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/prompt/workspace"
 )
 
 // Tier is where a skill comes from. Lower values win: a slug in a higher
@@ -273,7 +274,14 @@ func readTier(src Source, access map[string]Access) ([]*Skill, []Problem) {
 
 // readTierFS is readTier without the built-in shortcut.
 func readTierFS(src Source, access map[string]Access) ([]*Skill, []Problem) {
-	entries, err := fs.ReadDir(src.FS, ".")
+	var entries []fs.DirEntry
+	var err error
+	if src.disk && haveDiskRead {
+		// The same listing, read without os.File's set-up.
+		entries, err = workspace.DirFS(src.Dir).ReadDir(".")
+	} else {
+		entries, err = fs.ReadDir(src.FS, ".")
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
