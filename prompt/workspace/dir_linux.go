@@ -3,7 +3,6 @@
 package workspace
 
 import (
-	"bytes"
 	"encoding/binary"
 	"io"
 	"io/fs"
@@ -61,9 +60,9 @@ func (d *Dir) openFast(name string) (fs.File, bool) {
 		return nil, false
 	}
 	if typ == syscall.S_IFDIR {
-		return &rawDir{rawFile: rawFile{fd: fd, name: name, st: st}, full: full}, true
+		return &rawDir{rawFile: rawFile{fd: fd, rawInfo: rawInfo{name: name, st: st}}, full: full}, true
 	}
-	return &rawFile{fd: fd, name: name, st: st}, true
+	return &rawFile{fd: fd, rawInfo: rawInfo{name: name, st: st}}, true
 }
 
 // openListed opens name, which e from this Dir's listing shows is a
@@ -96,7 +95,7 @@ func (d *Dir) openListed(name string, e fs.DirEntry) (fs.File, bool) {
 		syscall.Close(fd)
 		return nil, false
 	}
-	return &rawFile{fd: fd, name: name, st: st}, true
+	return &rawFile{fd: fd, rawInfo: rawInfo{name: name, st: st}}, true
 }
 
 // readDirFast lists directory name with openat2(O_DIRECTORY,
@@ -123,7 +122,7 @@ func (d *Dir) readDirFast(name string) ([]fs.DirEntry, bool) {
 		}
 		return nil, false
 	}
-	dir := &rawDir{rawFile: rawFile{fd: fd, name: name}, full: full}
+	dir := &rawDir{rawFile: rawFile{fd: fd, rawInfo: rawInfo{name: name}}, full: full}
 	es, err := dir.ReadDir(-1)
 	dir.Close()
 	if err != nil {
@@ -138,16 +137,15 @@ func (d *Dir) readDirFast(name string) ([]fs.DirEntry, bool) {
 // unlike an os.File it has no finalizer: a file never closed keeps its
 // descriptor (every reader of a Dir closes what it opens).
 type rawFile struct {
-	fd   int
-	name string
-	st   syscall.Stat_t
+	fd int
+	rawInfo
 }
 
 func (f *rawFile) Stat() (fs.FileInfo, error) {
 	if f.fd < 0 {
 		return nil, &fs.PathError{Op: "stat", Path: f.name, Err: fs.ErrClosed}
 	}
-	return &rawInfo{name: path.Base(f.name), st: f.st}, nil
+	return &f.rawInfo, nil
 }
 
 func (f *rawFile) Read(p []byte) (int, error) {
@@ -186,10 +184,12 @@ func (f *rawFile) Close() error {
 // rawDir is a directory opened by openFast, listed with getdents64.
 type rawDir struct {
 	rawFile
-	full string // its path, for entries' Info
-	buf  []byte // getdents64 output not yet parsed is buf[off:]
-	off  int
-	eof  bool
+	full  string     // its path, for entries' Info
+	buf   []byte     // getdents64 output not yet parsed is buf[off:]
+	names string     // buf as a string: the entries' names are cut from it
+	slab  []rawEntry // the batch's entries
+	off   int
+	eof   bool
 }
 
 func (d *rawDir) Read([]byte) (int, error) {
@@ -222,6 +222,12 @@ func (d *rawDir) ReadDir(n int) ([]fs.DirEntry, error) {
 				d.eof = true
 				break
 			}
+			// One string holds the batch's names and one slice its
+			// entries (a record takes at least 24 bytes).
+			d.names, d.slab = string(d.buf), make([]rawEntry, 0, m/24+1)
+			if out == nil {
+				out = make([]fs.DirEntry, 0, m/24+1)
+			}
 		}
 		// struct linux_dirent64: ino u64, off s64, reclen u16, type u8, name.
 		rec := d.buf[d.off:]
@@ -234,15 +240,16 @@ func (d *rawDir) ReadDir(n int) ([]fs.DirEntry, error) {
 			d.off = len(d.buf)
 			continue
 		}
+		ino, typ, name := binary.NativeEndian.Uint64(rec), rec[18], d.names[d.off+19:d.off+reclen]
 		d.off += reclen
-		ino, typ, name := binary.NativeEndian.Uint64(rec), rec[18], rec[19:reclen]
-		if i := bytes.IndexByte(name, 0); i >= 0 {
+		if i := strings.IndexByte(name, 0); i >= 0 {
 			name = name[:i]
 		}
-		if ino == 0 || string(name) == "." || string(name) == ".." {
+		if ino == 0 || name == "." || name == ".." {
 			continue
 		}
-		e := &rawEntry{dir: d.full, name: string(name)}
+		d.slab = append(d.slab, rawEntry{dir: d.full, name: name})
+		e := &d.slab[len(d.slab)-1]
 		switch typ {
 		case syscall.DT_REG:
 		case syscall.DT_DIR:
@@ -300,11 +307,11 @@ func (e *rawEntry) String() string             { return fs.FormatDirEntry(e) }
 
 // rawInfo describes a regular file or a directory as os.Lstat would.
 type rawInfo struct {
-	name string
+	name string // the slash path Open was given
 	st   syscall.Stat_t
 }
 
-func (i *rawInfo) Name() string { return i.name }
+func (i *rawInfo) Name() string { return path.Base(i.name) }
 func (i *rawInfo) Size() int64  { return i.st.Size }
 func (i *rawInfo) Mode() fs.FileMode {
 	m := fs.FileMode(i.st.Mode & 0o777)
