@@ -427,7 +427,7 @@ func virtualBytes(vs []VirtualFile) int {
 // oneLine flattens line breaks so caller-supplied text cannot start a new
 // section of the prompt.
 func oneLine(s string) string {
-	if !strings.ContainsAny(s, "\r\n") {
+	if strings.IndexByte(s, '\n') < 0 && strings.IndexByte(s, '\r') < 0 {
 		return s
 	}
 	return strings.Join(strings.Fields(s), " ")

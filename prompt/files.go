@@ -184,20 +184,22 @@ func newText(s string) *text {
 const byteOrderMark = "\uFEFF"
 
 // countChars counts code points in valid UTF-8 and reports whether s is
-// pure ASCII. It looks at 32 bytes at a time, skipping runs of ASCII: a
+// pure ASCII. It looks at 64 bytes at a time, skipping runs of ASCII: a
 // code point starts at every byte that is not a continuation byte
 // (10xxxxxx).
 func countChars(s string) (int, bool) {
 	cont, high := 0, uint64(0)
 	i := 0
-	for ; i+32 <= len(s); i += 32 {
-		w0, w1, w2, w3 := word(s, i), word(s, i+8), word(s, i+16), word(s, i+24)
-		h := (w0 | w1 | w2 | w3) & hiBits
+	for ; i+64 <= len(s); i += 64 {
+		h := (word(s, i) | word(s, i+8) | word(s, i+16) | word(s, i+24) |
+			word(s, i+32) | word(s, i+40) | word(s, i+48) | word(s, i+56)) & hiBits
 		if h == 0 {
 			continue
 		}
 		high |= h
-		cont += bits.OnesCount64(contBits(w0)) + bits.OnesCount64(contBits(w1)) + bits.OnesCount64(contBits(w2)) + bits.OnesCount64(contBits(w3))
+		for j := i; j < i+64; j += 8 {
+			cont += bits.OnesCount64(contBits(word(s, j)))
+		}
 	}
 	for ; i+8 <= len(s); i += 8 {
 		w := word(s, i)
@@ -347,7 +349,7 @@ type File struct {
 	// User is the user id whose copy this is, or "" for the agent-level file.
 	User string
 	text *text
-	key  uint64 // content fingerprint, for caches
+	key  uint64 // content fingerprint, for token counts (0 with EstimateTokens)
 }
 
 // joinPath joins slash paths, treating "." as the root.

@@ -239,8 +239,8 @@ func FuzzTruncate(f *testing.F) {
 
 func TestCountChars(t *testing.T) {
 	cases := []string{"", "a", "abcdefgh", "abcdefghi", "é", "日本語🐟é and more ascii text here", strings.Repeat("🐟x", 17), "\u0080\u07ff\u0800\uffff\U00010000"}
-	for _, at := range []int{0, 7, 8, 31, 32, 33, 63, 64, 70} { // one non-ASCII character in or after a block of 32
-		cases = append(cases, strings.Repeat("a", at)+"é"+strings.Repeat("b", 71-at), strings.Repeat("c", at)+"日"+strings.Repeat("d", 40))
+	for _, at := range []int{0, 7, 8, 31, 32, 33, 63, 64, 70, 127, 128} { // one non-ASCII character in or after a block of 64
+		cases = append(cases, strings.Repeat("a", at)+"é"+strings.Repeat("b", 135-at), strings.Repeat("c", at)+"日"+strings.Repeat("d", 70))
 	}
 	cases = append(cases, strings.Repeat("a", 96), strings.Repeat("é", 50))
 	for _, s := range cases {

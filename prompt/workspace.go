@@ -280,7 +280,10 @@ func (w *Workspace) file(a *Agent, p, name, user string) (*File, error) {
 	t, err := loadText(w.fsys, p, listed, a.Config.Budget.PerFileChars+lineSlack)
 	switch {
 	case err == nil:
-		e.file = &File{Name: name, Path: p, User: user, text: t, key: w.fingerprint(t)}
+		e.file = &File{Name: name, Path: p, User: user, text: t}
+		if !w.estimate { // the key looks token counts up
+			e.file.key = w.fingerprint(t)
+		}
 	case errors.Is(err, fs.ErrNotExist):
 	default:
 		e.err = fmt.Errorf("read %s: %w", p, err)
