@@ -2,12 +2,14 @@ package skills
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/quirehq/quire/prompt"
 	"github.com/quirehq/quire/prompt/prompttest"
+	"github.com/quirehq/quire/prompt/workspace"
 )
 
 // BenchmarkColdPromptDisk is the issue's "cold from disk, skills
@@ -18,38 +20,46 @@ import (
 func BenchmarkColdPromptDisk(b *testing.B) {
 	dir := b.TempDir()
 	prompttest.Workspace(b, dir)
-	fsys := os.DirFS(dir)
-	cache := prompt.NewCache()
 	tools := make([]prompt.Tool, 15)
 	for i := range tools {
 		tools[i] = prompt.Tool{Name: fmt.Sprintf("tool_%02d", i), Description: "Does one well-defined thing with the workspace and reports what it did."}
 	}
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	run := func() {
-		w, err := prompt.Open(fsys, prompt.Options{Cache: cache})
-		if err != nil {
-			b.Fatal(err)
-		}
-		a, err := w.Agent("")
-		if err != nil {
-			b.Fatal(err)
-		}
-		set := Load(1, Options{WorkspaceDir: dir}.Sources(), nil)
-		req := prompt.Request{User: "ana", Now: now, Tools: tools, Skills: set.PromptSkills(Request{Agent: a.Name, User: "ana", Allow: a.Config.Skills})}
-		res, err := w.Assemble(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if res.Report.SkillCount != 23 || res.Report.SkillsMode != "inline" {
-			b.Fatalf("skills: %d, %s", res.Report.SkillCount, res.Report.SkillsMode)
-		}
+	// The CLI and the language server read the workspace through
+	// workspace.Dir; os.DirFS is the plain reading.
+	for _, c := range []struct {
+		name string
+		fsys fs.FS
+	}{{"os.DirFS", os.DirFS(dir)}, {"workspace.Dir", workspace.DirFS(dir)}} {
+		b.Run(c.name, func(b *testing.B) {
+			cache := prompt.NewCache()
+			run := func() {
+				w, err := prompt.Open(c.fsys, prompt.Options{Cache: cache})
+				if err != nil {
+					b.Fatal(err)
+				}
+				a, err := w.Agent("")
+				if err != nil {
+					b.Fatal(err)
+				}
+				set := Load(1, Options{WorkspaceDir: dir}.Sources(), nil)
+				req := prompt.Request{User: "ana", Now: now, Tools: tools, Skills: set.PromptSkills(Request{Agent: a.Name, User: "ana", Allow: a.Config.Skills})}
+				res, err := w.Assemble(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if res.Report.SkillCount != 23 || res.Report.SkillsMode != "inline" {
+					b.Fatalf("skills: %d, %s", res.Report.SkillCount, res.Report.SkillsMode)
+				}
+			}
+			run()
+			b.ReportAllocs()
+			b.ResetTimer()
+			start := cpuTime()
+			for b.Loop() {
+				run()
+			}
+			b.ReportMetric(float64((cpuTime()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+		})
 	}
-	run()
-	b.ReportAllocs()
-	b.ResetTimer()
-	start := cpuTime()
-	for b.Loop() {
-		run()
-	}
-	b.ReportMetric(float64((cpuTime()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
