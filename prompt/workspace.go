@@ -47,6 +47,7 @@ type Workspace struct {
 	plans  map[planKey]*plan
 	shared map[uint64]*plan // by the files a plan injects, see sharedKey
 	dirs   map[string]dirState
+	asked  map[string]bool // directories with a child listed directly (listParent)
 }
 
 // dirState is what the workspace knows of a directory's entries, so a file
@@ -323,19 +324,31 @@ func (w *Workspace) dir(p string) dirState {
 	if p == "" {
 		p = "."
 	}
+	var parent, name string
+	if p != "." {
+		parent, name = path.Split(p)
+		parent = strings.TrimSuffix(parent, "/")
+		if parent == "" {
+			parent = "."
+		}
+	}
 	w.mu.Lock()
 	d, ok := w.dirs[p]
+	pd, parentListed := w.dirs[parent]
 	w.mu.Unlock()
 	if ok {
 		return d
 	}
 	if p != "." {
-		parent, name := path.Split(p)
-		pd := w.dir(strings.TrimSuffix(parent, "/"))
-		if !pd.unknown && (pd.absent || !hasEntry(pd.entries, name)) {
-			// Not remembered: a new user's directory is asked about
-			// once per file, and users are many.
-			return dirState{absent: true}
+		if parentListed || w.listParent(parent) {
+			if !parentListed {
+				pd = w.dir(parent)
+			}
+			if !pd.unknown && (pd.absent || !hasEntry(pd.entries, name)) {
+				// Not remembered: a new user's directory is asked
+				// about once per file, and users are many.
+				return dirState{absent: true}
+			}
 		}
 	}
 	{
@@ -353,6 +366,37 @@ func (w *Workspace) dir(p string) dirState {
 	w.dirs[p] = d
 	w.mu.Unlock()
 	return d
+}
+
+// listParent says whether dir(p) should learn about p from its parent's
+// listing (parent, a directory not listed yet) rather than list p
+// directly. The first child asked about is listed directly, so one
+// request for one user does not list every user's directory; from the
+// second on the parent is listed, and later children cost nothing. A
+// parent whose own listing is unknown is listed at once.
+func (w *Workspace) listParent(parent string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := w.dirs[parent]; ok || parent == "." {
+		return true // listed already: free
+	}
+	grand, base := path.Split(parent)
+	grand = strings.TrimSuffix(grand, "/")
+	if grand == "" {
+		grand = "."
+	}
+	gd, ok := w.dirs[grand]
+	if !ok || gd.unknown || gd.absent || !hasEntry(gd.entries, base) {
+		return true // the parent's own listing answers cheaply, or must be read
+	}
+	if w.asked[parent] {
+		return true
+	}
+	if w.asked == nil {
+		w.asked = map[string]bool{}
+	}
+	w.asked[parent] = true
+	return false
 }
 
 // hasEntry reports whether a sorted listing holds name.

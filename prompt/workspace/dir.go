@@ -162,7 +162,10 @@ func (d *Dir) ReadDir(name string) ([]fs.DirEntry, error) {
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
 	}
-	if es, ok := d.readDirFast(name); ok {
+	if es, ok, err := d.readDirFast(name); ok {
+		if err != nil {
+			return nil, err
+		}
 		sortEntries(es)
 		return es, nil
 	}

@@ -101,15 +101,16 @@ func (d *Dir) openListed(name string, e fs.DirEntry) (fs.File, bool) {
 // readDirFast lists directory name with openat2(O_DIRECTORY,
 // RESOLVE_NO_SYMLINKS), getdents64 and close: O_DIRECTORY refuses
 // anything but a directory before it is opened, so no lstat is needed
-// first. ok is false when ReadDir's checks must decide.
-func (d *Dir) readDirFast(name string) ([]fs.DirEntry, bool) {
+// first. A missing directory is an error that is fs.ErrNotExist (no link
+// was met on the way: openat2 refuses one before it looks further). ok
+// is false when ReadDir's checks must decide.
+func (d *Dir) readDirFast(name string) (es []fs.DirEntry, ok bool, err error) {
 	if d.name == "" || d.noFast.Load() {
-		return nil, false
+		return nil, false, nil
 	}
 	full := d.path(name)
 	how := unix.OpenHow{Flags: unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_DIRECTORY, Resolve: unix.RESOLVE_NO_SYMLINKS}
 	var fd int
-	var err error
 	for {
 		fd, err = unix.Openat2(unix.AT_FDCWD, full, &how)
 		if err != unix.EINTR {
@@ -117,18 +118,21 @@ func (d *Dir) readDirFast(name string) ([]fs.DirEntry, bool) {
 		}
 	}
 	if err != nil {
-		if err == unix.ENOSYS || err == unix.EPERM {
+		switch {
+		case err == unix.ENOENT && name != ".":
+			return nil, true, &fs.PathError{Op: "open", Path: name, Err: syscall.ENOENT}
+		case err == unix.ENOSYS || err == unix.EPERM:
 			d.noFast.Store(true)
 		}
-		return nil, false
+		return nil, false, nil
 	}
 	dir := &rawDir{rawFile: rawFile{fd: fd, rawInfo: rawInfo{name: name}}, full: full}
-	es, err := dir.ReadDir(-1)
+	es, err = dir.ReadDir(-1)
 	dir.Close()
 	if err != nil {
-		return nil, false
+		return nil, false, nil
 	}
-	return es, true
+	return es, true, nil
 }
 
 // rawFile is a regular file opened by openFast: reads are plain read

@@ -87,7 +87,7 @@ func TestOpenFast(t *testing.T) {
 	if err := os.Symlink("memory", filepath.Join(root, "notes")); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := d.readDirFast("notes"); ok {
+	if _, ok, _ := d.readDirFast("notes"); ok {
 		t.Error("a link to a directory was listed the short way")
 	}
 	if _, err := d.ReadDir("notes"); !errors.Is(err, ErrSymlink) {
@@ -95,6 +95,13 @@ func TestOpenFast(t *testing.T) {
 	}
 	if _, err := d.ReadDir("SOUL.md"); err == nil {
 		t.Error("ReadDir(SOUL.md) listed a file")
+	}
+	for _, name := range []string{"missing", "memory/missing", "missing/deeper"} {
+		_, ok, err := d.readDirFast(name)
+		_, slow := d.Open(name) // the checks' answer
+		if !ok || !errors.Is(err, fs.ErrNotExist) || !errors.Is(slow, fs.ErrNotExist) {
+			t.Errorf("readDirFast(%s) = %v, %v; Open: %v", name, ok, err, slow)
+		}
 	}
 	if st, err := fs.Stat(d, "memory"); err != nil || !st.IsDir() {
 		t.Errorf("Stat(memory) = %v, %v", st, err)

@@ -9,7 +9,9 @@ import "io/fs"
 func (d *Dir) openFast(name string) (fs.File, bool) { return nil, false }
 
 // readDirFast is Linux's short way to list a directory.
-func (d *Dir) readDirFast(name string) ([]fs.DirEntry, bool) { return nil, false }
+func (d *Dir) readDirFast(name string) (es []fs.DirEntry, ok bool, err error) {
+	return nil, false, nil
+}
 
 // openListed is Linux's short way to open a listed file.
 func (d *Dir) openListed(name string, e fs.DirEntry) (fs.File, bool) { return nil, false }
