@@ -2,10 +2,12 @@ package memory
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Chunking limits of behavior.md §6, in Unicode code points.
@@ -55,38 +57,60 @@ type Span struct {
 // a blank line ends it; a line is split only when it alone exceeds the
 // maximum. Spans never start or end on a blank line, never overlap, and are
 // never empty.
+//
+// A span's text is a substring of text (lines joined by their own line
+// breaks) unless its lines end in carriage returns, which are dropped.
+// Invalid UTF-8 counts one code point per bad byte, as
+// utf8.RuneCountInString does.
 func Split(text string) []Span {
+	// Chunks mostly end at a blank line once they hold MinChunkChars.
+	spans := make([]Span, 0, len(text)/MinChunkChars+1)
 	var (
-		spans   []Span
-		lines   []string // the current chunk's lines, first one non-blank
-		first   int      // line number of lines[0]
-		size    int      // code points of strings.Join(lines, "\n")
-		pending int      // trailing blank lines in lines
+		lines       int // lines in the current chunk, the first one non-blank
+		first       int // line number of its first line
+		start, end  int // bytes of text its lines up to the last non-blank one span
+		size        int // code points of its lines joined by newlines
+		pending     int // trailing blank lines in it
+		pendingSize int // code points they and the newlines before them add
 	)
+	cr := strings.IndexByte(text, '\r') >= 0
 	flush := func() {
-		kept := lines[:len(lines)-pending]
-		if len(kept) > 0 {
-			spans = append(spans, Span{StartLine: first, EndLine: first + len(kept) - 1, Text: strings.Join(kept, "\n")})
+		if kept := lines - pending; kept > 0 {
+			t := text[start:end]
+			if cr {
+				t = dropCR(t)
+			}
+			spans = append(spans, Span{StartLine: first, EndLine: first + kept - 1, Text: t})
 		}
-		lines, size, pending = lines[:0], 0, 0
+		lines, size, pending, pendingSize = 0, 0, 0, 0
 	}
 	n := 0
-	for line := range strings.Lines(text) {
+	for off := 0; off < len(text); {
 		n++
-		line = strings.TrimRight(line, "\r\n")
+		ls, le := off, len(text)
+		if i := strings.IndexByte(text[off:], '\n'); i >= 0 {
+			le = off + i
+		}
+		off = le + 1
+		if cr {
+			for le > ls && (text[le-1] == '\r' || text[le-1] == '\n') {
+				le--
+			}
+		}
+		line := text[ls:le]
 		blank := isBlank(line)
 		if blank {
-			if len(lines) == 0 {
+			if lines == 0 {
 				continue
 			}
-			if size-blankSize(lines, pending) >= MinChunkChars {
+			if size-pendingSize >= MinChunkChars {
 				flush()
 				continue
 			}
 		}
-		chars := utf8.RuneCountInString(line)
+		chars := runeCount(line)
 		if chars > MaxChunkChars {
-			if len(lines) > 0 {
+			if lines > 0 {
 				flush()
 			}
 			for _, piece := range cut(line, MaxChunkChars) {
@@ -97,7 +121,7 @@ func Split(text string) []Span {
 			continue
 		}
 		grown := size + chars
-		if len(lines) > 0 {
+		if lines > 0 {
 			grown++ // the newline joining it
 		}
 		if grown > MaxChunkChars {
@@ -107,31 +131,64 @@ func Split(text string) []Span {
 			}
 			grown = chars
 		}
-		if len(lines) == 0 {
-			first = n
+		if lines == 0 {
+			first, start = n, ls
 		}
-		lines = append(lines, line)
+		lines++
 		size = grown
 		if blank {
 			pending++
+			pendingSize += chars + 1
 		} else {
-			pending = 0
+			pending, pendingSize, end = 0, 0, le
 		}
 	}
-	if len(lines) > 0 {
+	if lines > 0 {
 		flush()
 	}
 	return spans
 }
 
-// blankSize is how many code points the trailing pending blank lines add to
-// lines, including the newlines before them.
-func blankSize(lines []string, pending int) int {
-	s := 0
-	for _, l := range lines[len(lines)-pending:] {
-		s += utf8.RuneCountInString(l) + 1
+// dropCR removes the carriage returns that end lines of s.
+func dropCR(s string) string {
+	if !strings.Contains(s, "\r\n") {
+		return s
 	}
-	return s
+	var b strings.Builder
+	b.Grow(len(s))
+	for i, l := range strings.Split(s, "\n") {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(strings.TrimRight(l, "\r"))
+	}
+	return b.String()
+}
+
+// runeCount is utf8.RuneCountInString, eight ASCII bytes at a time.
+func runeCount(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		if i+8 <= len(s) && word(s, i)&0x8080808080808080 == 0 {
+			i += 8
+			n += 8
+			continue
+		}
+		if s[i] < utf8.RuneSelf {
+			i++
+			n++
+			continue
+		}
+		_, w := utf8.DecodeRuneInString(s[i:])
+		i += w
+		n++
+	}
+	return n
+}
+
+// word loads the eight bytes of s at i as a little-endian integer.
+func word(s string, i int) uint64 {
+	return binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8))
 }
 
 // cut splits s into pieces of at most max code points.
@@ -150,8 +207,24 @@ func cut(s string, max int) []string {
 	return pieces
 }
 
+// isBlank reports whether line holds only white space (unicode.IsSpace).
 func isBlank(line string) bool {
-	return strings.TrimFunc(line, unicode.IsSpace) == ""
+	for i := 0; i < len(line); {
+		c := line[i]
+		if c < utf8.RuneSelf {
+			if c != ' ' && (c < '\t' || c > '\r') {
+				return false
+			}
+			i++
+			continue
+		}
+		r, w := utf8.DecodeRuneInString(line[i:])
+		if !unicode.IsSpace(r) {
+			return false
+		}
+		i += w
+	}
+	return true
 }
 
 // Chunks splits a document into its chunks.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"math/bits"
 	"strconv"
 	"strings"
 	"time"
@@ -426,18 +427,55 @@ func virtualBytes(vs []VirtualFile) int {
 // oneLine flattens line breaks so caller-supplied text cannot start a new
 // section of the prompt.
 func oneLine(s string) string {
-	if !strings.ContainsAny(s, "\r\n") {
+	if strings.IndexByte(s, '\n') < 0 && strings.IndexByte(s, '\r') < 0 {
 		return s
 	}
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// needsEscape reports whether s has a character XML escapes. Five
-// vectorised byte searches beat one byte-by-byte set lookup.
+// needsEscape reports whether s has a character XML escapes.
 func needsEscape(s string) bool {
-	return strings.IndexByte(s, '&') >= 0 || strings.IndexByte(s, '<') >= 0 || strings.IndexByte(s, '>') >= 0 ||
-		strings.IndexByte(s, '"') >= 0 || strings.IndexByte(s, '\'') >= 0
+	if len(s) > 256 { // long: five vectorised byte searches win
+		return strings.IndexByte(s, '&') >= 0 || strings.IndexByte(s, '<') >= 0 || strings.IndexByte(s, '>') >= 0 ||
+			strings.IndexByte(s, '"') >= 0 || strings.IndexByte(s, '\'') >= 0
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 64 && xmlSpecial>>c&1 != 0 {
+			return true
+		}
+	}
+	return false
 }
+
+// escScan returns the UTF-8 continuation bytes of s and whether s has a
+// character XML escapes, eight bytes at a time.
+func escScan(s string) (cont int, special bool) {
+	var hit uint64 // high bit set in a byte that is one of & < > " '
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := word(s, i)
+		if w&hiBits != 0 {
+			cont += bits.OnesCount64(contBits(w))
+		}
+		hit |= zeroByte(w^(loBits*'&')) | zeroByte(w^(loBits*'<')) | zeroByte(w^(loBits*'>')) |
+			zeroByte(w^(loBits*'"')) | zeroByte(w^(loBits*'\''))
+	}
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c < 64 && xmlSpecial>>c&1 != 0 {
+			special = true
+		} else if c&0xC0 == 0x80 {
+			cont++
+		}
+	}
+	return cont, special || hit != 0
+}
+
+// zeroByte is non-zero exactly when some byte of w is zero.
+func zeroByte(w uint64) uint64 { return (w - loBits) & ^w & hiBits }
+
+// xmlSpecial has bit c set for each character c that XML escapes.
+const xmlSpecial = 1<<'&' | 1<<'<' | 1<<'>' | 1<<'"' | 1<<'\''
 
 // promptWriter builds the prompt and counts its code points as it goes:
 // PromptChars is the byte length minus the UTF-8 continuation bytes, and
@@ -467,9 +505,17 @@ func (w *promptWriter) bytes(b []byte) { w.Write(b) }
 
 // esc writes s with XML's special characters escaped.
 func (w *promptWriter) esc(s string) {
-	n, _ := countChars(s)
-	w.cont += len(s) - n
-	if !needsEscape(s) {
+	var special bool
+	if len(s) <= 256 { // names, descriptions: one pass for both questions
+		var cont int
+		cont, special = escScan(s)
+		w.cont += cont
+	} else {
+		n, _ := countChars(s)
+		w.cont += len(s) - n
+		special = needsEscape(s)
+	}
+	if !special {
 		w.WriteString(s)
 		return
 	}

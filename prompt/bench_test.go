@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/quirehq/quire/prompt/prompttest"
+	"github.com/quirehq/quire/prompt/workspace"
 )
 
 // benchRequest is the request of the benchmark: the example
@@ -166,76 +167,44 @@ func BenchmarkTruncate25k(b *testing.B) {
 	}
 }
 
-// genWorkspace writes the generated workspace into dir: a root
-// agent without agent.yaml holding AGENTS.md (6.3K), SOUL.md (25K), small
-// TOOLS, IDENTITY, USER, HEARTBEAT and MEMORY files, a user and 20 skills.
-func genWorkspace(tb testing.TB, dir string) {
-	tb.Helper()
-	para := func(n int, word string) string {
-		var b strings.Builder
-		for i := 0; b.Len() < n; i++ {
-			fmt.Fprintf(&b, "%s %d: keep answers short, name the file you read, and say what you did not check.\n", word, i)
-			if i%8 == 7 {
-				b.WriteString("\n## Section\n\n")
-			}
-		}
-		return b.String()
-	}
-	files := map[string]string{
-		"AGENTS.md":         "# Agents\n\n" + para(6300, "rule"),
-		"SOUL.md":           "# Soul\n\n" + para(25000, "truth"),
-		"TOOLS.md":          "# Tools\n\nUse the calendar tool for bookings.\n",
-		"IDENTITY.md":       "# Identity\n\nName: Quill. Emoji: a feather.\n",
-		"USER.md":           "# User\n\nPrefers short answers.\n",
-		"HEARTBEAT.md":      "# Heartbeat\n\nCheck the inbox twice a day.\n",
-		"MEMORY.md":         "# Memory\n\n- The office moved to the second floor.\n",
-		"users/ana/USER.md": "# Ana\n\nLikes tables.\n",
-	}
-	for i := range 20 {
-		slug := fmt.Sprintf("skill-%02d", i)
-		files["skills/"+slug+"/SKILL.md"] = fmt.Sprintf("---\nname: %s\ndescription: Use when the guest asks about topic %d; it explains the steps in detail.\n---\n# %s\n\nSteps.\n", slug, i, slug)
-	}
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			tb.Fatal(err)
-		}
-	}
-}
-
 // BenchmarkAssembleColdDisk opens the generated workspace from disk for
 // every request (discovery, reading, budgets, rendering), with 15 tools and
 // 20 skills handed in by the caller; token counts come from a warm Cache,
-// as in the daemon and the language server. The skills package's
-// BenchmarkColdPromptDisk adds loading the 20 skills from disk.
+// as in the daemon and the language server. It reads through os.DirFS and
+// through workspace.Dir, which the CLI, the language server and the
+// daemon's --dir source use. The skills package's BenchmarkColdPromptDisk
+// adds loading the 20 skills from disk.
 func BenchmarkAssembleColdDisk(b *testing.B) {
 	dir := b.TempDir()
-	genWorkspace(b, dir)
-	fsys := os.DirFS(dir)
-	cache := NewCache()
-	req := benchRequest()
-	req.Agent = ""
-	w, err := Open(fsys, Options{Cache: cache})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := w.Assemble(req); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	defer reportCPU(b)()
-	for b.Loop() {
-		w, err := Open(fsys, Options{Cache: cache})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := w.Assemble(req); err != nil {
-			b.Fatal(err)
-		}
+	prompttest.Workspace(b, dir)
+	for _, c := range []struct {
+		name string
+		fsys fs.FS
+	}{{"os.DirFS", os.DirFS(dir)}, {"workspace.Dir", workspace.DirFS(dir)}} {
+		b.Run(c.name, func(b *testing.B) {
+			cache := NewCache()
+			req := benchRequest()
+			req.Agent = ""
+			w, err := Open(c.fsys, Options{Cache: cache})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := w.Assemble(req); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			defer reportCPU(b)()
+			for b.Loop() {
+				w, err := Open(c.fsys, Options{Cache: cache})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := w.Assemble(req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

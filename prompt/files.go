@@ -87,7 +87,7 @@ type text struct {
 	chars      int   // code points in the whole file
 	size       int64 // bytes of the whole decoded file
 	fileBytes  int64 // bytes of the file as stored (before U+FFFD and BOM)
-	lines      int   // newlines in the whole file
+	lines      int   // newlines in the whole file (sampled only)
 	tailChars  int   // code points in tail (sampled only)
 	tailLines  int   // newlines in tail (sampled only)
 	invalid    int   // invalid bytes replaced by U+FFFD
@@ -97,10 +97,23 @@ type text struct {
 // complete returns the full content; only valid when !t.sampled.
 func (t *text) content() string { return t.head }
 
-// loadText reads name from fsys. window is the number of code points of
-// head and of tail a sampled file must keep.
-func loadText(fsys fs.FS, name string, window int) (*text, error) {
-	f, err := fsys.Open(name)
+// listedOpener is a file system that opens a file its own listing showed
+// to be regular without looking at it again first (workspace.Dir).
+type listedOpener interface {
+	OpenListed(name string, e fs.DirEntry) (fs.File, error)
+}
+
+// loadText reads name from fsys. listed is its entry in a listing of its
+// directory, or nil. window is the number of code points of head and of
+// tail a sampled file must keep.
+func loadText(fsys fs.FS, name string, listed fs.DirEntry, window int) (*text, error) {
+	var f fs.File
+	var err error
+	if lo, ok := fsys.(listedOpener); ok && listed != nil && listed.Type().IsRegular() {
+		f, err = lo.OpenListed(name, listed)
+	} else {
+		f, err = fsys.Open(name)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -156,13 +169,14 @@ func newText(s string) *text {
 	// A UTF-8 byte order mark is how some editors start a file, not text:
 	// it is neither injected nor charged to the budget.
 	s = strings.TrimPrefix(s, byteOrderMark)
-	if !utf8.ValidString(s) {
+	// Pure ASCII, the common case, is valid UTF-8: one pass says both.
+	t.chars, t.ascii = countChars(s)
+	if !t.ascii && !utf8.ValidString(s) {
 		s, t.invalid = replaceInvalid([]byte(s))
+		t.chars, _ = countChars(s)
 	}
 	t.head = s
 	t.size = int64(len(s))
-	t.chars, t.ascii = countChars(s)
-	t.lines = strings.Count(s, "\n")
 	return t
 }
 
@@ -170,11 +184,23 @@ func newText(s string) *text {
 const byteOrderMark = "\uFEFF"
 
 // countChars counts code points in valid UTF-8 and reports whether s is
-// pure ASCII. It looks at eight bytes at a time: a code point starts at
-// every byte that is not a continuation byte (10xxxxxx).
+// pure ASCII. It looks at 64 bytes at a time, skipping runs of ASCII: a
+// code point starts at every byte that is not a continuation byte
+// (10xxxxxx).
 func countChars(s string) (int, bool) {
 	cont, high := 0, uint64(0)
 	i := 0
+	for ; i+64 <= len(s); i += 64 {
+		h := (word(s, i) | word(s, i+8) | word(s, i+16) | word(s, i+24) |
+			word(s, i+32) | word(s, i+40) | word(s, i+48) | word(s, i+56)) & hiBits
+		if h == 0 {
+			continue
+		}
+		high |= h
+		for j := i; j < i+64; j += 8 {
+			cont += bits.OnesCount64(contBits(word(s, j)))
+		}
+	}
 	for ; i+8 <= len(s); i += 8 {
 		w := word(s, i)
 		high |= w & hiBits
@@ -323,7 +349,7 @@ type File struct {
 	// User is the user id whose copy this is, or "" for the agent-level file.
 	User string
 	text *text
-	key  uint64 // content fingerprint, for caches
+	key  uint64 // content fingerprint, for token counts (0 with EstimateTokens)
 }
 
 // joinPath joins slash paths, treating "." as the root.

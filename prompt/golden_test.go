@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/quirehq/quire/prompt/workspace"
 	"github.com/rogpeppe/go-internal/txtar"
 )
 
@@ -34,6 +35,12 @@ var (
 // and read the diff.
 func TestGoldenExamples(t *testing.T) {
 	w, err := Open(os.DirFS("../examples"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The CLI, the language server and the daemon's --dir source read
+	// through workspace.Dir: the same bytes.
+	viaDir, err := Open(workspace.DirFS("../examples"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,6 +75,11 @@ func TestGoldenExamples(t *testing.T) {
 			rep, err := json.MarshalIndent(res.Report, "", "  ")
 			if err != nil {
 				t.Fatal(err)
+			}
+			other := assemble(t, viaDir, Request{Agent: c.agent, User: c.user, Session: c.session, Channel: c.channel, Room: c.room,
+				Now: noon, Tools: goldenTools, Skills: goldenSkills, CountPromptTokens: true})
+			if otherRep, _ := json.MarshalIndent(other.Report, "", "  "); other.Prompt != res.Prompt || !bytes.Equal(otherRep, rep) {
+				t.Errorf("through workspace.Dir the prompt or report differs from os.DirFS's")
 			}
 			var text bytes.Buffer
 			if err := res.Report.WriteText(&text); err != nil {

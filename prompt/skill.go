@@ -1,6 +1,6 @@
 package prompt
 
-import "fmt"
+import "strconv"
 
 // Skill is one skill as the Skills section of the system prompt shows it.
 // The skills package decides which skills a request may see and hands them
@@ -61,23 +61,40 @@ func decideSkills(skills []Skill) skillsDecision {
 
 // reason says in words why the skills were or were not listed inline.
 func (d skillsDecision) reason() string {
-	builtins := ""
-	if d.builtin > 0 {
-		builtins = fmt.Sprintf(" (+%d built-in, not counted)", d.builtin)
-	}
-	noun := "skills"
-	if d.counted == 1 {
-		noun = "skill"
-	}
-	counts := fmt.Sprintf("%d %s%s", d.counted, noun, builtins)
+	b := make([]byte, 0, 96)
 	switch {
 	case d.inline:
-		return fmt.Sprintf("listed inline: %s ≤ %d and ~%s est. tokens ≤ %s",
-			counts, InlineSkillCount, GroupThousands(d.tokens), GroupThousands(InlineSkillTokens))
-	case d.counted > InlineSkillCount:
-		return fmt.Sprintf("skill search: %s > %d", counts, InlineSkillCount)
+		b = append(b, "listed inline: "...)
 	default:
-		return fmt.Sprintf("skill search: %s with ~%s est. tokens > %s",
-			counts, GroupThousands(d.tokens), GroupThousands(InlineSkillTokens))
+		b = append(b, "skill search: "...)
 	}
+	b = strconv.AppendInt(b, int64(d.counted), 10)
+	if d.counted == 1 {
+		b = append(b, " skill"...)
+	} else {
+		b = append(b, " skills"...)
+	}
+	if d.builtin > 0 {
+		b = append(b, " (+"...)
+		b = strconv.AppendInt(b, int64(d.builtin), 10)
+		b = append(b, " built-in, not counted)"...)
+	}
+	switch {
+	case d.inline:
+		b = append(b, " ≤ "...)
+		b = strconv.AppendInt(b, InlineSkillCount, 10)
+		b = append(b, " and ~"...)
+		b = appendGrouped(b, d.tokens)
+		b = append(b, " est. tokens ≤ "...)
+		b = appendGrouped(b, InlineSkillTokens)
+	case d.counted > InlineSkillCount:
+		b = append(b, " > "...)
+		b = strconv.AppendInt(b, InlineSkillCount, 10)
+	default:
+		b = append(b, " with ~"...)
+		b = appendGrouped(b, d.tokens)
+		b = append(b, " est. tokens > "...)
+		b = appendGrouped(b, InlineSkillTokens)
+	}
+	return string(b)
 }

@@ -3,7 +3,6 @@ package prompt
 import (
 	"math/bits"
 	"strconv"
-	"strings"
 )
 
 // lineSlack is how far (in chars) a cut may move to land on a line boundary.
@@ -141,27 +140,30 @@ func markerChars(name string, h, t, total int) int {
 // GroupThousands formats n with commas, as budget reports print counts:
 // 25000 → "25,000", -1234 → "-1,234".
 func GroupThousands(n int) string {
-	s := strconv.Itoa(n)
-	sign := ""
+	if n > -1000 && n < 1000 {
+		return strconv.Itoa(n)
+	}
+	var buf [32]byte
+	return string(appendGrouped(buf[:0], n))
+}
+
+// appendGrouped appends GroupThousands(n) to b.
+func appendGrouped(b []byte, n int) []byte {
+	var digits [24]byte
+	s := strconv.AppendInt(digits[:0], int64(n), 10)
 	if n < 0 {
-		sign, s = "-", s[1:]
+		b, s = append(b, '-'), s[1:]
 	}
-	if len(s) <= 3 {
-		return sign + s
-	}
-	var b strings.Builder
-	b.WriteString(sign)
 	pre := len(s) % 3
-	if pre > 0 {
-		b.WriteString(s[:pre])
+	if pre == 0 && len(s) > 0 {
+		pre = 3
 	}
+	b = append(b, s[:pre]...)
 	for i := pre; i < len(s); i += 3 {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(s[i : i+3])
+		b = append(b, ',')
+		b = append(b, s[i:i+3]...)
 	}
-	return b.String()
+	return b
 }
 
 // charsToBytes returns the byte offset in s after its first n code points.

@@ -2,6 +2,7 @@ package prompt
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -237,7 +238,12 @@ func FuzzTruncate(f *testing.F) {
 }
 
 func TestCountChars(t *testing.T) {
-	for _, s := range []string{"", "a", "abcdefgh", "abcdefghi", "é", "日本語🐟é and more ascii text here", strings.Repeat("🐟x", 17), "\u0080\u07ff\u0800\uffff\U00010000"} {
+	cases := []string{"", "a", "abcdefgh", "abcdefghi", "é", "日本語🐟é and more ascii text here", strings.Repeat("🐟x", 17), "\u0080\u07ff\u0800\uffff\U00010000"}
+	for _, at := range []int{0, 7, 8, 31, 32, 33, 63, 64, 70, 127, 128} { // one non-ASCII character in or after a block of 64
+		cases = append(cases, strings.Repeat("a", at)+"é"+strings.Repeat("b", 135-at), strings.Repeat("c", at)+"日"+strings.Repeat("d", 70))
+	}
+	cases = append(cases, strings.Repeat("a", 96), strings.Repeat("é", 50))
+	for _, s := range cases {
 		n, ascii := countChars(s)
 		if n != utf8.RuneCountInString(s) || ascii != (n == len(s)) {
 			t.Errorf("countChars(%q) = %d, %v; want %d", s, n, ascii, utf8.RuneCountInString(s))
@@ -251,8 +257,8 @@ func FuzzCountChars(f *testing.F) {
 		if !utf8.ValidString(s) {
 			return
 		}
-		if n, _ := countChars(s); n != utf8.RuneCountInString(s) {
-			t.Fatalf("countChars = %d, want %d", n, utf8.RuneCountInString(s))
+		if n, ascii := countChars(s); n != utf8.RuneCountInString(s) || ascii != (n == len(s)) {
+			t.Fatalf("countChars = %d, %v; want %d", n, ascii, utf8.RuneCountInString(s))
 		}
 	})
 }
@@ -270,4 +276,71 @@ func TestCharOffsets(t *testing.T) {
 			}
 		}
 	}
+}
+
+func TestNeedsEscape(t *testing.T) {
+	for _, s := range []string{"", "plain words", "a&b", "<x", "y>", `say "hi"`, "it's", "\x00\x1f?@[]", strings.Repeat("x", 300), strings.Repeat("x", 300) + "'", strings.Repeat("é", 200) + "&"} {
+		want := strings.ContainsAny(s, `&<>"'`)
+		if got := needsEscape(s); got != want {
+			t.Errorf("needsEscape(%.20q…) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+func TestGroupThousandsEdges(t *testing.T) {
+	for n, want := range map[int]string{-999: "-999", -1000: "-1,000", 100000: "100,000", 999999: "999,999", 1000000: "1,000,000", math.MaxInt64: "9,223,372,036,854,775,807", math.MinInt64: "-9,223,372,036,854,775,808"} {
+		if got := GroupThousands(n); got != want {
+			t.Errorf("GroupThousands(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// TestSkillsReasonWording holds reason to the sentences it has always said.
+func TestSkillsReasonWording(t *testing.T) {
+	for _, d := range []skillsDecision{
+		{inline: true, counted: 20, builtin: 3, tokens: 412},
+		{inline: true, counted: 1, tokens: 3500},
+		{counted: 21, builtin: 3, tokens: 500},
+		{counted: 1, tokens: 3501},
+		{counted: 0, builtin: 2, tokens: 12345},
+	} {
+		builtins := ""
+		if d.builtin > 0 {
+			builtins = fmt.Sprintf(" (+%d built-in, not counted)", d.builtin)
+		}
+		noun := "skills"
+		if d.counted == 1 {
+			noun = "skill"
+		}
+		counts := fmt.Sprintf("%d %s%s", d.counted, noun, builtins)
+		var want string
+		switch {
+		case d.inline:
+			want = fmt.Sprintf("listed inline: %s ≤ %d and ~%s est. tokens ≤ %s", counts, InlineSkillCount, GroupThousands(d.tokens), GroupThousands(InlineSkillTokens))
+		case d.counted > InlineSkillCount:
+			want = fmt.Sprintf("skill search: %s > %d", counts, InlineSkillCount)
+		default:
+			want = fmt.Sprintf("skill search: %s with ~%s est. tokens > %s", counts, GroupThousands(d.tokens), GroupThousands(InlineSkillTokens))
+		}
+		if got := d.reason(); got != want {
+			t.Errorf("reason(%+v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+func FuzzEscScan(f *testing.F) {
+	f.Add("Use when the guest asks about <topic> & more: \"quotes\" and 'single'.")
+	f.Add("ünïcödé — 日本語 🐟 plain")
+	f.Fuzz(func(t *testing.T, s string) {
+		cont, special := escScan(s)
+		want := 0
+		for i := 0; i < len(s); i++ {
+			if s[i]&0xC0 == 0x80 {
+				want++
+			}
+		}
+		if cont != want || special != strings.ContainsAny(s, `&<>"'`) {
+			t.Fatalf("escScan(%q) = %d, %v; want %d, %v", s, cont, special, want, strings.ContainsAny(s, `&<>"'`))
+		}
+	})
 }

@@ -47,6 +47,7 @@ type Workspace struct {
 	plans  map[planKey]*plan
 	shared map[uint64]*plan // by the files a plan injects, see sharedKey
 	dirs   map[string]dirState
+	asked  map[string]bool // directories with a child listed directly (listParent)
 }
 
 // dirState is what the workspace knows of a directory's entries, so a file
@@ -111,7 +112,13 @@ func Open(fsys fs.FS, opts Options) (*Workspace, error) {
 		}
 		a := &Agent{Name: defName, Dir: dir, Config: DefaultConfig(defName)}
 		cfgPath := joinPath(dir, ConfigFile)
-		data, err := fs.ReadFile(fsys, cfgPath)
+		var data []byte
+		err := fs.ErrNotExist
+		if d, ok := w.dirs[dir]; !ok || hasEntry(d.entries, ConfigFile) {
+			// The root of a workspace without agent.yaml was listed:
+			// no open to find it missing.
+			data, err = fs.ReadFile(fsys, cfgPath)
+		}
 		switch {
 		case err == nil:
 			a.Config, a.Problems = w.cache.config(cfgPath, defName, data)
@@ -266,14 +273,18 @@ func (w *Workspace) file(a *Agent, p, name, user string) (*File, error) {
 	if ok {
 		return e.file, e.err
 	}
-	if !w.mayExist(p) {
+	listed, may := w.listing(p)
+	if !may {
 		return nil, nil // not remembered: the listing answers again for free
 	}
 	e = &fileEntry{}
-	t, err := loadText(w.fsys, p, a.Config.Budget.PerFileChars+lineSlack)
+	t, err := loadText(w.fsys, p, listed, a.Config.Budget.PerFileChars+lineSlack)
 	switch {
 	case err == nil:
-		e.file = &File{Name: name, Path: p, User: user, text: t, key: w.fingerprint(t)}
+		e.file = &File{Name: name, Path: p, User: user, text: t}
+		if !w.estimate { // the key looks token counts up
+			e.file.key = w.fingerprint(t)
+		}
 	case errors.Is(err, fs.ErrNotExist):
 	default:
 		e.err = fmt.Errorf("read %s: %w", p, err)
@@ -288,13 +299,23 @@ func (w *Workspace) file(a *Agent, p, name, user string) (*File, error) {
 	return e.file, e.err
 }
 
-// mayExist reports whether the file at slash path p may exist: false only
+// listing reports whether the file at slash path p may exist (false only
 // when a listing of its directory, or of a directory above it, shows it
-// does not.
-func (w *Workspace) mayExist(p string) bool {
+// does not) and returns its entry in its directory's listing, if any.
+func (w *Workspace) listing(p string) (fs.DirEntry, bool) {
 	dir, name := path.Split(p)
 	d := w.dir(strings.TrimSuffix(dir, "/"))
-	return d.unknown || !d.absent && hasEntry(d.entries, name)
+	if d.unknown {
+		return nil, true
+	}
+	if d.absent {
+		return nil, false
+	}
+	i, ok := sort.Find(len(d.entries), func(i int) int { return strings.Compare(name, d.entries[i].Name()) })
+	if !ok {
+		return nil, false
+	}
+	return d.entries[i], true
 }
 
 // dir returns what is known of directory p ("" or "." for the root),
@@ -303,19 +324,31 @@ func (w *Workspace) dir(p string) dirState {
 	if p == "" {
 		p = "."
 	}
+	var parent, name string
+	if p != "." {
+		parent, name = path.Split(p)
+		parent = strings.TrimSuffix(parent, "/")
+		if parent == "" {
+			parent = "."
+		}
+	}
 	w.mu.Lock()
 	d, ok := w.dirs[p]
+	pd, parentListed := w.dirs[parent]
 	w.mu.Unlock()
 	if ok {
 		return d
 	}
 	if p != "." {
-		parent, name := path.Split(p)
-		pd := w.dir(strings.TrimSuffix(parent, "/"))
-		if !pd.unknown && (pd.absent || !hasEntry(pd.entries, name)) {
-			// Not remembered: a new user's directory is asked about
-			// once per file, and users are many.
-			return dirState{absent: true}
+		if parentListed || w.listParent(parent) {
+			if !parentListed {
+				pd = w.dir(parent)
+			}
+			if !pd.unknown && (pd.absent || !hasEntry(pd.entries, name)) {
+				// Not remembered: a new user's directory is asked
+				// about once per file, and users are many.
+				return dirState{absent: true}
+			}
 		}
 	}
 	{
@@ -333,6 +366,37 @@ func (w *Workspace) dir(p string) dirState {
 	w.dirs[p] = d
 	w.mu.Unlock()
 	return d
+}
+
+// listParent says whether dir(p) should learn about p from its parent's
+// listing (parent, a directory not listed yet) rather than list p
+// directly. The first child asked about is listed directly, so one
+// request for one user does not list every user's directory; from the
+// second on the parent is listed, and later children cost nothing. A
+// parent whose own listing is unknown is listed at once.
+func (w *Workspace) listParent(parent string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := w.dirs[parent]; ok || parent == "." {
+		return true // listed already: free
+	}
+	grand, base := path.Split(parent)
+	grand = strings.TrimSuffix(grand, "/")
+	if grand == "" {
+		grand = "."
+	}
+	gd, ok := w.dirs[grand]
+	if !ok || gd.unknown || gd.absent || !hasEntry(gd.entries, base) {
+		return true // the parent's own listing answers cheaply, or must be read
+	}
+	if w.asked[parent] {
+		return true
+	}
+	if w.asked == nil {
+		w.asked = map[string]bool{}
+	}
+	w.asked[parent] = true
+	return false
 }
 
 // hasEntry reports whether a sorted listing holds name.

@@ -689,3 +689,54 @@ func TestByteOrderMarkAndStoredBytes(t *testing.T) {
 		t.Errorf("TOOLS.md with invalid bytes: %d bytes stored, %d invalid", tools.OriginalBytes, tools.InvalidBytes)
 	}
 }
+
+// One request for one user lists that user's directory, not users/ (a
+// cold assembly should not read every user's name); a second user's
+// request lists users/, after which new users cost no listing at all.
+func TestFirstUserListsOnlyTheirDirectory(t *testing.T) {
+	fsys := fstest.MapFS{
+		"a/agent.yaml":        {Data: []byte("")},
+		"a/SOUL.md":           {Data: []byte("soul")},
+		"a/USER.md":           {Data: []byte("the default user")},
+		"a/users/ana/USER.md": {Data: []byte("ana")},
+		"a/users/bob/USER.md": {Data: []byte("bob")},
+	}
+	c := &readDirCounter{FS: fsys}
+	w, err := Open(c, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.dirs = nil
+	if ana := assemble(t, w, Request{User: "ana", Now: noon}); !strings.Contains(ana.Prompt, "\nana\n") {
+		t.Fatalf("ana's USER.md is missing from her prompt")
+	}
+	if got := strings.Join(c.dirs, " "); got != "a/users/ana" {
+		t.Errorf("ana's first prompt listed %q, want a/users/ana only", got)
+	}
+	c.dirs = nil
+	if bob := assemble(t, w, Request{User: "bob", Now: noon}); !strings.Contains(bob.Prompt, "\nbob\n") {
+		t.Fatalf("bob's USER.md is missing from his prompt")
+	}
+	if got := strings.Join(c.dirs, " "); got != "a/users a/users/bob" {
+		t.Errorf("bob's first prompt listed %q, want a/users then a/users/bob", got)
+	}
+	c.dirs = nil
+	if carol := assemble(t, w, Request{User: "carol", Now: noon}); !strings.Contains(carol.Prompt, "the default user") {
+		t.Fatalf("carol does not see the agent's USER.md")
+	}
+	if len(c.dirs) != 0 {
+		t.Errorf("carol's first prompt listed %v", c.dirs)
+	}
+
+	// A first user of an agent without users/ lists nothing.
+	c2 := &readDirCounter{FS: fstest.MapFS{"a/agent.yaml": {Data: []byte("")}, "a/SOUL.md": {Data: []byte("soul")}}}
+	w2, err := Open(c2, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2.dirs = nil
+	assemble(t, w2, Request{User: "dora", Now: noon})
+	if len(c2.dirs) != 0 {
+		t.Errorf("without users/, dora's prompt listed %v", c2.dirs)
+	}
+}

@@ -398,13 +398,32 @@ func (p *docParser) validate(slug string) {
 		// Descriptions are listed in the system prompt: a control
 		// character (an escape sequence, a bell) has no place there.
 		// Line breaks and tabs of folded YAML are fine.
-		if i := strings.IndexFunc(p.doc.Description, func(r rune) bool {
-			return unicode.IsControl(r) && r != '\n' && r != '\t' && r != '\r'
-		}); i >= 0 {
+		if i := controlAt(p.doc.Description); i >= 0 {
 			r, _ := utf8.DecodeRuneInString(p.doc.Description[i:])
 			p.errorf(p.descLine, "description holds the control character %U at byte %d; write plain text", r, i)
 		}
 	}
+}
+
+// controlAt returns the byte offset of the first control character in s
+// other than a line break or a tab, or -1.
+func controlAt(s string) int {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if (c < 0x20 || c == 0x7f) && c != '\n' && c != '\t' && c != '\r' {
+				return i
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if unicode.IsControl(r) {
+			return i
+		}
+		i += n
+	}
+	return -1
 }
 
 func (p *docParser) hasErrorOn(line int) bool {

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 func TestParseDocument(t *testing.T) {
@@ -196,6 +197,15 @@ func TestScannerTakesCommonShapes(t *testing.T) {
 		p := &docParser{path: "SKILL.md"}
 		if !p.scan(head) {
 			t.Errorf("scan fell back to YAML for %q", head)
+		}
+	}
+}
+
+func TestControlAt(t *testing.T) {
+	isControl := func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' && r != '\r' }
+	for _, s := range []string{"", "plain", "tab\tand\nbreak\r\n", "bell\a", "esc \x1b[31m", "del\x7f", "c1 \u0085 next", "c1 \u009b", "ünï \u00a0 nbsp", "\xff bad", "日本\x00"} {
+		if got, want := controlAt(s), strings.IndexFunc(s, isControl); got != want {
+			t.Errorf("controlAt(%q) = %d, want %d", s, got, want)
 		}
 	}
 }

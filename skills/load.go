@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/prompt/workspace"
 )
 
 // Tier is where a skill comes from. Lower values win: a slug in a higher
@@ -95,17 +96,22 @@ var builtinTier = sync.OnceValues(func() ([]*Skill, []Problem) {
 // rel is the skill's directory within the tier ("pdf", or "docs/pdf" in a
 // group) and file its SKILL.md's name.
 func location(src Source, rel, file string) string {
+	return shownPath(locationPrefix(src), rel, file)
+}
+
+// locationPrefix is what location puts before rel.
+func locationPrefix(src Source) string {
 	switch src.Tier {
 	case TierWorkspace:
-		return "skills/" + rel + "/" + file
+		return "skills"
 	case TierWorkspaceAgents:
-		return ".agents/skills/" + rel + "/" + file
+		return ".agents/skills"
 	case TierHome:
-		return "~/.agents/skills/" + rel + "/" + file
+		return "~/.agents/skills"
 	case TierManaged:
-		return "managed/" + rel + "/" + file
+		return "managed"
 	}
-	return path.Join(src.Prefix, rel, file)
+	return src.Prefix
 }
 
 // Options says where the five tiers are. Only non-empty fields are read.
@@ -268,7 +274,14 @@ func readTier(src Source, access map[string]Access) ([]*Skill, []Problem) {
 
 // readTierFS is readTier without the built-in shortcut.
 func readTierFS(src Source, access map[string]Access) ([]*Skill, []Problem) {
-	entries, err := fs.ReadDir(src.FS, ".")
+	var entries []fs.DirEntry
+	var err error
+	if src.disk && haveDiskRead {
+		// The same listing, read without os.File's set-up.
+		entries, err = workspace.DirFS(src.Dir).ReadDir(".")
+	} else {
+		entries, err = fs.ReadDir(src.FS, ".")
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
@@ -320,10 +333,13 @@ func (r *tierReader) read(rel, slug string, top bool) bool {
 		if r.buf == nil {
 			r.buf = make([]byte, 0, 8<<10)
 		}
-		data, err := readDiskFile(diskFile(src.Dir, rel, file), r.buf)
+		onDisk := diskFile(src.Dir, rel, file)
+		data, err := readDiskFile(onDisk, r.buf)
 		if err == nil {
 			r.buf = data[:0]
-			r.parse(rel, slug, file, data)
+			// The skill's directory is the file's path without
+			// "/SKILL.md": no second string.
+			r.parse(rel, slug, file, data, onDisk[:len(onDisk)-len(file)-1])
 			return true
 		}
 		if errors.Is(err, errTooLarge) {
@@ -362,7 +378,7 @@ func (r *tierReader) read(rel, slug string, top bool) bool {
 		r.probs = append(r.probs, Problem{Path: shown, Severity: Error, Code: "skill-read", Message: fmt.Sprintf("read: %v", err)})
 		return true
 	}
-	r.parse(rel, slug, file, data)
+	r.parse(rel, slug, file, data, "")
 	return true
 }
 
@@ -372,8 +388,9 @@ func (r *tierReader) tooLarge(shown string) {
 }
 
 // parse turns the skill file rel/file (slug is rel's last element) into a
-// Skill, or into problems.
-func (r *tierReader) parse(rel, slug, file string, data []byte) {
+// Skill, or into problems. dir is the skill's directory on disk when the
+// caller has it at hand, else "".
+func (r *tierReader) parse(rel, slug, file string, data []byte, dir string) {
 	src := r.src
 	shown := shownPath(src.Prefix, rel, file)
 	doc, p := ParseDocument(shown, slug, data)
@@ -387,9 +404,16 @@ func (r *tierReader) parse(rel, slug, file string, data []byte) {
 		return
 	}
 	r.seen[slug] = shown
-	dir := path.Join(src.Prefix, rel)
-	if src.Dir != "" {
+	switch {
+	case dir != "":
+	case src.Dir != "":
 		dir = diskPath(src.Dir, rel)
+	default:
+		dir = path.Join(src.Prefix, rel)
+	}
+	loc := shown // the workspace tiers show the path the prompt gives
+	if locationPrefix(src) != src.Prefix {
+		loc = location(src, rel, file)
 	}
 	s := &Skill{
 		FrontMatter: doc.FrontMatter,
@@ -397,7 +421,7 @@ func (r *tierReader) parse(rel, slug, file string, data []byte) {
 		Tier:        src.Tier,
 		Path:        shown,
 		Dir:         dir,
-		Location:    location(src, rel, file),
+		Location:    loc,
 		Body:        doc.Body,
 		BodyLine:    doc.BodyLine,
 	}
@@ -524,7 +548,7 @@ func Load(version uint64, sources []Source, access map[string]Access) *Set {
 	for _, s := range winners {
 		list = append(list, s)
 	}
-	sort.Slice(list, func(i, j int) bool { return list[i].Slug < list[j].Slug })
+	slices.SortFunc(list, func(a, b *Skill) int { return strings.Compare(a.Slug, b.Slug) })
 	sort.SliceStable(shadows, func(i, j int) bool { return shadows[i].Slug < shadows[j].Slug })
 	return newSet(version, list, shadows, problems)
 }

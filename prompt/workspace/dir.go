@@ -8,6 +8,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -25,7 +26,8 @@ var ErrNotRegular = errors.New("is not a regular file: only regular files are re
 // it), so walkers see what is there. Every operation opens the directory
 // anew (like os.DirFS, a Dir names a path, and holds nothing open).
 type Dir struct {
-	name string
+	name   string
+	noFast atomic.Bool // openFast is unavailable (no openat2)
 }
 
 // DirFS is the working tree at dir.
@@ -106,6 +108,9 @@ func (d *Dir) Open(name string) (fs.File, error) {
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
 	}
+	if f, ok := d.openFast(name); ok {
+		return f, nil
+	}
 	r, err := d.openRoot("open", name)
 	if err != nil {
 		return nil, err
@@ -131,6 +136,20 @@ func (d *Dir) Open(name string) (fs.File, error) {
 	return f, nil
 }
 
+// OpenListed opens name, a regular file that e, an entry of this Dir's
+// listing of name's directory, describes. It is Open without the lstat
+// that precedes the open: the listing said what lstat would, and the file
+// is checked once open, so one swapped for something else since is
+// refused all the same. Any other entry makes it Open.
+func (d *Dir) OpenListed(name string, e fs.DirEntry) (fs.File, error) {
+	if fs.ValidPath(name) && e != nil {
+		if f, ok := d.openListed(name, e); ok {
+			return f, nil
+		}
+	}
+	return d.Open(name)
+}
+
 // Stat describes name without following a link: a link or a special file
 // is reported as what it is, together with the error Open would return.
 func (d *Dir) Stat(name string) (fs.FileInfo, error) {
@@ -140,6 +159,16 @@ func (d *Dir) Stat(name string) (fs.FileInfo, error) {
 // ReadDir lists a directory; its entries' types are what is on disk (a
 // link is a link), and opening one goes through Open's checks.
 func (d *Dir) ReadDir(name string) ([]fs.DirEntry, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	if es, ok, err := d.readDirFast(name); ok {
+		if err != nil {
+			return nil, err
+		}
+		sortEntries(es)
+		return es, nil
+	}
 	f, err := d.Open(name)
 	if err != nil {
 		return nil, err
