@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"io/fs"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,27 +18,8 @@ import (
 
 	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/internal/testenv"
 )
-
-func readTree(b *testing.B, src string) map[string]string {
-	files := map[string]string{}
-	err := filepath.WalkDir(src, func(p string, e fs.DirEntry, err error) error {
-		if err != nil || e.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		files[filepath.ToSlash(rel)] = string(data)
-		return nil
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return files
-}
 
 // reportLatency reports the median and the 99th percentile of lat.
 func reportLatency(b *testing.B, lat []time.Duration) {
@@ -59,7 +38,7 @@ func reportLatency(b *testing.B, lat []time.Duration) {
 func BenchmarkMemorySearchMCP(b *testing.B) {
 	ctx := context.Background()
 	td := startDaemon(b, daemon.Options{})
-	td.deploy(b, "agents", "concierge", readTree(b, filepath.Join("..", "..", "examples", "agents")))
+	td.deploy(b, "agents", "concierge", testenv.ReadTree(b, filepath.Join("..", "..", "examples", "agents")))
 	query := "printer out of toner on the second floor"
 	user := "ines.carvalho"
 	endpoint := "http://quire/mcp?agent=concierge&user=" + user
