@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -147,6 +148,20 @@ func socketHTTP(socket string) *http.Client {
 		var d net.Dialer
 		return d.DialContext(ctx, "unix", socket)
 	}}}
+}
+
+// mcpRequest is a POST of a JSON-RPC message to url in session ("" for
+// none) with the headers of streamable HTTP, as a client without the SDK
+// sends it.
+func mcpRequest(url, session string, body []byte) *http.Request {
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	return req
 }
 
 // bearer adds a token to every request.

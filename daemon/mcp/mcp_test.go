@@ -299,14 +299,7 @@ func TestTokenScopes(t *testing.T) {
 
 func rawPost(t testing.TB, hc *http.Client, url, session, body string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2025-06-18")
-	if session != "" {
-		req.Header.Set("Mcp-Session-Id", session)
-	}
-	resp, err := hc.Do(req)
+	resp, err := hc.Do(mcpRequest(url, session, []byte(body)))
 	if err != nil {
 		t.Fatal(err)
 	}
