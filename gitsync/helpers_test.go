@@ -1,58 +1,24 @@
 package gitsync
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/quirehq/quire/internal/testenv"
 )
 
-// git runs the real git CLI in dir and returns its trimmed output.
-func git(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	out, err := gitTry(dir, args...)
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return out
-}
-
-// gitTry runs git and returns its combined output and error.
-func gitTry(dir string, args ...string) (string, error) {
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(),
-		"GIT_AUTHOR_NAME=Test", "GIT_AUTHOR_EMAIL=test@example.com",
-		"GIT_COMMITTER_NAME=Test", "GIT_COMMITTER_EMAIL=test@example.com",
-		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_TERMINAL_PROMPT=0",
-		"GIT_ASKPASS=", "SSH_ASKPASS=",
-		"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=init.defaultBranch", "GIT_CONFIG_VALUE_0=main")
-	out, err := cmd.CombinedOutput()
-	return strings.TrimSpace(string(out)), err
-}
-
-// writeFiles writes files (path → content) under dir.
-func writeFiles(t testing.TB, dir string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
+// The real git CLI and work trees, through the helpers tests share
+// (internal/testenv), under this package's names.
+var (
+	// git runs git in dir and returns its trimmed output.
+	git = testenv.Git
+	// gitTry runs git and returns its trimmed output and error.
+	gitTry = testenv.GitTry
+	// writeFiles writes files (path → content) under dir.
+	writeFiles = testenv.WriteFiles
+)
 
 // newWorkRepo makes a work-tree repository with one commit of files.
 func newWorkRepo(t testing.TB, files map[string]string) string {
 	t.Helper()
-	dir := t.TempDir()
-	git(t, dir, "init", "-q", "-b", "main")
-	writeFiles(t, dir, files)
-	git(t, dir, "add", "-A")
-	git(t, dir, "commit", "-q", "-m", "first")
-	return dir
+	return testenv.NewWorkTree(t, files, "first")
 }

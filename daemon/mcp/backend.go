@@ -29,15 +29,16 @@ type Backend interface {
 	Subscribe(ctx context.Context) <-chan api.Event
 }
 
-// Local adapts the daemon's api.Backend.
+// Local adapts the daemon's api.Backend; the operations whose signatures
+// agree are the backend's own.
 func Local(b api.Backend) Backend { return local{b} }
 
-type local struct{ b api.Backend }
+type local struct{ api.Backend }
 
-func (l local) Agents(ctx context.Context) ([]api.Agent, error) { return l.b.Agents(ctx), nil }
+func (l local) Agents(ctx context.Context) ([]api.Agent, error) { return l.Backend.Agents(ctx), nil }
 
 func (l local) Prompt(ctx context.Context, agent string, req api.PromptRequest) (api.PromptResponse, error) {
-	res, err := l.b.Prompt(ctx, agent, req)
+	res, err := l.Backend.Prompt(ctx, agent, req)
 	if err != nil {
 		return res, err
 	}
@@ -52,74 +53,31 @@ func (l local) Prompt(ctx context.Context, agent string, req api.PromptRequest) 
 	return res, nil
 }
 
-func (l local) MemorySearch(ctx context.Context, agent string, req api.SearchRequest) (api.SearchResponse, error) {
-	return l.b.MemorySearch(ctx, agent, req)
-}
-
-func (l local) MemoryAppend(ctx context.Context, agent string, req api.AppendRequest) (api.WriteResponse, error) {
-	return l.b.MemoryAppend(ctx, agent, req)
-}
-
-func (l local) ReadFile(ctx context.Context, agent, user, path string) (api.File, error) {
-	return l.b.ReadFile(ctx, agent, user, path)
-}
-
-func (l local) WriteFile(ctx context.Context, agent, user, path, ifMatch string, content []byte) (api.WriteResponse, error) {
-	return l.b.WriteFile(ctx, agent, user, path, ifMatch, content)
-}
-
-func (l local) SkillsSearch(ctx context.Context, agent string, req api.SkillsSearchRequest) (api.SkillsResponse, error) {
-	return l.b.SkillsSearch(ctx, agent, req)
-}
-
-func (l local) Skill(ctx context.Context, agent, user, name string) (api.SkillBody, error) {
-	return l.b.Skill(ctx, agent, user, name)
-}
-
-func (l local) Subscribe(ctx context.Context) <-chan api.Event { return l.b.Subscribe(ctx) }
-
-// Remote adapts a client of a running daemon. Its event subscription
-// reconnects (every second) while the daemon is away; log may be nil.
+// Remote adapts a client of a running daemon: the client's operations,
+// but for the order of arguments. Its event subscription reconnects
+// (every second) while the daemon is away; log may be nil.
 func Remote(c *client.Client, log *slog.Logger) Backend {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return remote{c: c, log: log}
+	return remote{Client: c, log: log}
 }
 
 type remote struct {
-	c   *client.Client
+	*client.Client
 	log *slog.Logger
 }
 
-func (r remote) Agents(ctx context.Context) ([]api.Agent, error) { return r.c.Agents(ctx) }
-
-func (r remote) Prompt(ctx context.Context, agent string, req api.PromptRequest) (api.PromptResponse, error) {
-	return r.c.Prompt(ctx, agent, req)
-}
-
-func (r remote) MemorySearch(ctx context.Context, agent string, req api.SearchRequest) (api.SearchResponse, error) {
-	return r.c.MemorySearch(ctx, agent, req)
-}
-
-func (r remote) MemoryAppend(ctx context.Context, agent string, req api.AppendRequest) (api.WriteResponse, error) {
-	return r.c.MemoryAppend(ctx, agent, req)
-}
-
 func (r remote) ReadFile(ctx context.Context, agent, user, path string) (api.File, error) {
-	return r.c.ReadFile(ctx, agent, path, user)
+	return r.Client.ReadFile(ctx, agent, path, user)
 }
 
 func (r remote) WriteFile(ctx context.Context, agent, user, path, ifMatch string, content []byte) (api.WriteResponse, error) {
-	return r.c.WriteFile(ctx, agent, path, user, ifMatch, content)
-}
-
-func (r remote) SkillsSearch(ctx context.Context, agent string, req api.SkillsSearchRequest) (api.SkillsResponse, error) {
-	return r.c.SkillsSearch(ctx, agent, req)
+	return r.Client.WriteFile(ctx, agent, path, user, ifMatch, content)
 }
 
 func (r remote) Skill(ctx context.Context, agent, user, name string) (api.SkillBody, error) {
-	return r.c.Skill(ctx, agent, name, user)
+	return r.Client.Skill(ctx, agent, name, user)
 }
 
 func (r remote) Subscribe(ctx context.Context) <-chan api.Event {
@@ -131,7 +89,7 @@ func (r remote) Subscribe(ctx context.Context) <-chan api.Event {
 				// Back after a break: whatever was deployed meanwhile
 				// went unannounced, so announce a deploy of every agent
 				// once the daemon answers again.
-				if _, err := r.c.Agents(ctx); err == nil {
+				if _, err := r.Client.Agents(ctx); err == nil {
 					select {
 					case ch <- api.Event{Type: "deploy", Time: time.Now().UTC(), Message: "reconnected to the daemon"}:
 					case <-ctx.Done():
@@ -146,7 +104,7 @@ func (r remote) Subscribe(ctx context.Context) <-chan api.Event {
 					continue
 				}
 			}
-			err := r.c.Events(ctx, func(e api.Event) bool {
+			err := r.Client.Events(ctx, func(e api.Event) bool {
 				select {
 				case ch <- e:
 					return true

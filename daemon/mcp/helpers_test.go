@@ -1,13 +1,13 @@
 package mcp_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,6 +18,7 @@ import (
 	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/daemon/client"
+	"github.com/quirehq/quire/internal/testenv"
 )
 
 // alphaFiles is agent alpha's workspace: agent-level memory and two
@@ -42,42 +43,6 @@ var betaFiles = map[string]string{
 	"agent.yaml": "name: beta\n",
 	"SOUL.md":    "# Soul\n\nBeta. BETA-SECRET\n",
 	"MEMORY.md":  "# Memory\n\nThe wifi password is BETA-SECRET.\n",
-}
-
-func git(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=Tester", "GIT_AUTHOR_EMAIL=t@example.com",
-		"GIT_COMMITTER_NAME=Tester", "GIT_COMMITTER_EMAIL=t@example.com", "GIT_TERMINAL_PROMPT=0")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
-func writeFiles(t testing.TB, dir string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-func newWorkTree(t testing.TB, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	git(t, dir, "init", "-q", "-b", "main")
-	writeFiles(t, dir, files)
-	git(t, dir, "add", "-A")
-	git(t, dir, "commit", "-q", "-m", "workspace")
-	return dir
 }
 
 type testDaemon struct {
@@ -148,8 +113,8 @@ func startDaemon(t testing.TB, opts daemon.Options) *testDaemon {
 // memory is indexed.
 func (td *testDaemon) deploy(t testing.TB, name, agent string, files map[string]string) string {
 	t.Helper()
-	dir := newWorkTree(t, files)
-	git(t, dir, "push", "-q", td.remote+"/"+name+".git", "main")
+	dir := testenv.NewWorkTree(t, files, "workspace")
+	testenv.Git(t, dir, "push", "-q", td.remote+"/"+name+".git", "main")
 	td.waitIndexed(t, agent)
 	return dir
 }
@@ -183,6 +148,20 @@ func socketHTTP(socket string) *http.Client {
 		var d net.Dialer
 		return d.DialContext(ctx, "unix", socket)
 	}}}
+}
+
+// mcpRequest is a POST of a JSON-RPC message to url in session ("" for
+// none) with the headers of streamable HTTP, as a client without the SDK
+// sends it.
+func mcpRequest(url, session string, body []byte) *http.Request {
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	return req
 }
 
 // bearer adds a token to every request.

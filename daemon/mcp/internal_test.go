@@ -82,3 +82,21 @@ func TestSDKInfoIsDebug(t *testing.T) {
 		t.Errorf("log:\n%s", out)
 	}
 }
+
+func TestLogDate(t *testing.T) {
+	for p, want := range map[string]string{
+		"memory/2026-11-22.md":         "2026-11-22",
+		"memory/2026-1-22.md":          "",
+		"memory/2026-11-22.txt":        "",
+		"memory/a/2026-11-22.md":       "",
+		"memory/2026-11-22-x.md":       "",
+		"memory/2026x11-22.md":         "",
+		"memory/20a6-11-22.md":         "",
+		"MEMORY.md":                    "",
+		"users/u/memory/2026-11-22.md": "",
+	} {
+		if got := logDate(p); got != want {
+			t.Errorf("logDate(%q) = %q, want %q", p, got, want)
+		}
+	}
+}

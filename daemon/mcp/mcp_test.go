@@ -19,6 +19,7 @@ import (
 	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/daemon/client"
 	"github.com/quirehq/quire/daemon/mcp"
+	"github.com/quirehq/quire/internal/testenv"
 	"github.com/quirehq/quire/prompt"
 )
 
@@ -298,14 +299,7 @@ func TestTokenScopes(t *testing.T) {
 
 func rawPost(t testing.TB, hc *http.Client, url, session, body string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2025-06-18")
-	if session != "" {
-		req.Header.Set("Mcp-Session-Id", session)
-	}
-	resp, err := hc.Do(req)
+	resp, err := hc.Do(mcpRequest(url, session, []byte(body)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -419,10 +413,10 @@ func TestNotificationsAfterAPush(t *testing.T) {
 	if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "quire://alpha/SOUL.md"}); err != nil {
 		t.Fatal(err)
 	}
-	writeFiles(t, dir, map[string]string{"SOUL.md": "# Soul\n\nWarmer now. SOUL-TWO\n", "HEARTBEAT.md": "# Heartbeat\n\nCheck the boiler.\n"})
-	git(t, dir, "add", "-A")
-	git(t, dir, "commit", "-q", "-m", "warmer")
-	git(t, dir, "push", "-q", td.remote+"/alpha.git", "main")
+	testenv.WriteFiles(t, dir, map[string]string{"SOUL.md": "# Soul\n\nWarmer now. SOUL-TWO\n", "HEARTBEAT.md": "# Heartbeat\n\nCheck the boiler.\n"})
+	testenv.Git(t, dir, "add", "-A")
+	testenv.Git(t, dir, "commit", "-q", "-m", "warmer")
+	testenv.Git(t, dir, "push", "-q", td.remote+"/alpha.git", "main")
 	select {
 	case uri := <-updated:
 		if uri != "quire://alpha/SOUL.md" {
@@ -487,8 +481,8 @@ func TestRemoteResyncsAfterADaemonRestart(t *testing.T) {
 		return d, func() { cancel(); <-done }
 	}
 	d, stop := run()
-	dir := newWorkTree(t, alphaFiles)
-	git(t, dir, "push", "-q", "http://"+d.GitAddr()+"/alpha.git", "main")
+	dir := testenv.NewWorkTree(t, alphaFiles, "workspace")
+	testenv.Git(t, dir, "push", "-q", "http://"+d.GitAddr()+"/alpha.git", "main")
 
 	updated := make(chan string, 16)
 	c := &client.Client{Socket: sock}
@@ -514,9 +508,9 @@ func TestRemoteResyncsAfterADaemonRestart(t *testing.T) {
 	time.Sleep(200 * time.Millisecond) // the event stream is connected
 	stop()
 	// While no daemon runs, SOUL.md changes in the hosted repository.
-	writeFiles(t, dir, map[string]string{"SOUL.md": "# Soul\n\nChanged offline. SOUL-OFFLINE\n"})
-	git(t, dir, "commit", "-q", "-am", "offline")
-	git(t, dir, "push", "-q", filepath.Join(repos, "alpha.git"), "main")
+	testenv.WriteFiles(t, dir, map[string]string{"SOUL.md": "# Soul\n\nChanged offline. SOUL-OFFLINE\n"})
+	testenv.Git(t, dir, "commit", "-q", "-am", "offline")
+	testenv.Git(t, dir, "push", "-q", filepath.Join(repos, "alpha.git"), "main")
 	_, stop = run()
 	defer stop()
 	select {

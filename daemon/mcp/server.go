@@ -52,9 +52,6 @@ type Options struct {
 	Observe func(route string, status int, d time.Duration)
 }
 
-// schemas caches the tools' JSON schemas across servers.
-var schemas = sdk.NewSchemaCache()
-
 // NewServer returns an MCP server for id. It watches b's events for
 // deploys and writes of id.Agent until ctx is done, to notify clients
 // whose resources changed.
@@ -66,7 +63,6 @@ func NewServer(ctx context.Context, b Backend, id Identity, opts Options) *sdk.S
 	s.srv = sdk.NewServer(&sdk.Implementation{Name: "quire", Title: "Quire: agent " + id.Agent, Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions(id),
 		Logger:       sdkLogger(opts.Logger),
-		SchemaCache:  schemas,
 		// Subscriptions are kept by the SDK; any resource may be watched.
 		SubscribeHandler:   func(context.Context, *sdk.SubscribeRequest) error { return nil },
 		UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil },
@@ -140,7 +136,7 @@ func apiErrors(next sdk.MethodHandler) sdk.MethodHandler {
 				msg.WriteString(t.Text)
 			}
 		}
-		out, _, err := toolError(badRequest("%s", msg.String()))
+		out, err := toolError(badRequest("%s", msg.String()))
 		return out, err
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -93,8 +92,15 @@ type skillGetIn struct {
 	Name string `json:"name" jsonschema:"the skill's name, as skill_search lists it"`
 }
 
-// inputSchema derives T's schema; scope, when T has it, is an enum.
-func inputSchema[T any]() *jsonschema.Schema {
+// args is the input schema of a tool taking T, derived from T once and
+// resolved for validating the arguments of every call.
+type args[T any] struct {
+	schema   *jsonschema.Schema
+	resolved *jsonschema.Resolved
+}
+
+// argsOf derives T's schema; scope, when T has it, is an enum.
+func argsOf[T any]() args[T] {
 	s, err := jsonschema.For[T](nil)
 	if err != nil {
 		panic(fmt.Sprintf("mcp: schema of %T: %v", *new(T), err)) // a programming error, caught by every test
@@ -113,77 +119,124 @@ func inputSchema[T any]() *jsonschema.Schema {
 		most := float64(MaxLimit)
 		p.Maximum = &most
 	}
-	return s
+	r, err := s.Resolve(nil)
+	if err != nil {
+		panic(fmt.Sprintf("mcp: resolve the schema of %T: %v", *new(T), err))
+	}
+	return args[T]{schema: s, resolved: r}
+}
+
+// decode validates raw against the schema and decodes it: arguments the
+// schema refuses are the API's bad_request.
+func (a args[T]) decode(raw json.RawMessage) (T, error) {
+	var in T
+	m := map[string]any{}
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return in, badRequest("validating \"arguments\": unmarshaling arguments: %v", err)
+		}
+	}
+	if err := a.resolved.Validate(m); err != nil {
+		return in, badRequest("validating \"arguments\": %v", err)
+	}
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &in); err != nil {
+			return in, badRequest("validating \"arguments\": %v", err)
+		}
+	}
+	return in, nil
+}
+
+// The tools' arguments, derived once for every server.
+var (
+	searchArgs      = argsOf[searchIn]()
+	getArgs         = argsOf[getIn]()
+	appendArgs      = argsOf[appendIn]()
+	writeArgs       = argsOf[writeIn]()
+	skillSearchArgs = argsOf[skillSearchIn]()
+	skillGetArgs    = argsOf[skillGetIn]()
+)
+
+// addTool adds t, whose arguments a describes, answered by fn: its
+// answer becomes the tool's JSON text, its error a tool error with the
+// API's error body. The SDK's typed AddTool would do the same with two
+// more decodings of the arguments (each with a 32 KiB buffer) a call.
+func addTool[T any](s *server, t *sdk.Tool, a args[T], fn func(ctx context.Context, in T) (any, error)) {
+	t.InputSchema = a.schema
+	s.srv.AddTool(t, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		in, err := a.decode(req.Params.Arguments)
+		if err != nil {
+			return toolErr(ctx, err)
+		}
+		out, err := fn(ctx, in)
+		if err != nil {
+			return toolErr(ctx, err)
+		}
+		return result(out)
+	})
 }
 
 func (s *server) addTools() {
 	a := s.id.Agent
-	sdk.AddTool(s.srv, &sdk.Tool{
+	addTool(s, &sdk.Tool{
 		Name:  "memory_search",
 		Title: "Search memory",
 		Description: "Search agent " + a + "'s long-term memory (MEMORY.md and the daily logs) by meaning and keywords. " +
 			"Use it before answering anything about earlier conversations, people, preferences, dates or decisions. " +
 			"Returns the best hits first, each with path, scope, start_line and end_line, date (for daily logs), score and text; read more around a hit with memory_get.",
-		InputSchema: inputSchema[searchIn](),
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true},
-	}, s.memorySearch)
-	sdk.AddTool(s.srv, &sdk.Tool{
+	}, searchArgs, s.memorySearch)
+	addTool(s, &sdk.Tool{
 		Name:  "memory_get",
 		Title: "Read memory",
 		Description: "Read lines of one of agent " + a + "'s memory files (MEMORY.md, memory/YYYY-MM-DD.md, memory/....md), e.g. around a memory_search hit. " +
 			fmt.Sprintf("At most %d bytes come back at once: when truncated is true, call again with from set to next_from. ", MaxGetBytes) +
 			"The etag it returns is what memory_write needs as if_match.",
-		InputSchema: inputSchema[getIn](),
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true},
-	}, s.memoryGet)
-	sdk.AddTool(s.srv, &sdk.Tool{
+	}, getArgs, s.memoryGet)
+	addTool(s, &sdk.Tool{
 		Name:  "memory_append",
 		Title: "Remember",
 		Description: "Record something worth remembering (a fact, a preference, a decision, a follow-up) as a timestamped entry in today's daily log of agent " + a + ". " +
 			"Nothing is overwritten; text over the agent's write limit is refused, never cut.",
-		InputSchema: inputSchema[appendIn](),
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: new(false)},
-	}, s.memoryAppend)
-	sdk.AddTool(s.srv, &sdk.Tool{
+	}, appendArgs, s.memoryAppend)
+	addTool(s, &sdk.Tool{
 		Name:  "memory_write",
 		Title: "Write a memory file",
 		Description: "Replace the whole content of one of agent " + a + "'s memory files (or the user's USER.md / BOOTSTRAP.md). " +
 			"Read the file with memory_get first and pass its etag as if_match (or * to create a file): a write that would overwrite someone else's change is refused with code stale. " +
 			"Persona files (AGENTS.md, SOUL.md, IDENTITY.md, TOOLS.md) are not changed: the write becomes a proposal branch for a person to review. " +
 			"Content over the agent's write limit is refused, never cut. Prefer memory_append for new facts.",
-		InputSchema: inputSchema[writeIn](),
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: new(true), IdempotentHint: true},
-	}, s.memoryWrite)
-	sdk.AddTool(s.srv, &sdk.Tool{
+	}, writeArgs, s.memoryWrite)
+	addTool(s, &sdk.Tool{
 		Name:  "skill_search",
 		Title: "Find a skill",
 		Description: "Find the skills of agent " + a + " that fit a task (best first, with name, description and score). " +
 			"Load the instructions of the one that fits with skill_get before doing the task.",
-		InputSchema: inputSchema[skillSearchIn](),
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true},
-	}, s.skillSearch)
-	sdk.AddTool(s.srv, &sdk.Tool{
+	}, skillSearchArgs, s.skillSearch)
+	addTool(s, &sdk.Tool{
 		Name:  "skill_get",
 		Title: "Load a skill",
 		Description: "Load one skill's instructions (the body of its SKILL.md, with {baseDir} replaced by the skill's directory) for agent " + a + ". " +
 			"Follow them for the task at hand.",
-		InputSchema: inputSchema[skillGetIn](),
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true},
-	}, s.skillGet)
+	}, skillGetArgs, s.skillGet)
 }
 
-// result is a successful tool answer: v as structured content and as
-// JSON text.
-func result(v any) (*sdk.CallToolResult, any, error) {
+// result is a successful tool answer: v as JSON text.
+func result(v any) (*sdk.CallToolResult, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}, nil, nil
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}, nil
 }
 
 // toolErr is toolError, with the error's status noted for Observe.
-func toolErr(ctx context.Context, err error) (*sdk.CallToolResult, any, error) {
+func toolErr(ctx context.Context, err error) (*sdk.CallToolResult, error) {
 	if st, ok := ctx.Value(statusKey{}).(*int); ok && err != nil {
 		*st = api.AsError(err).Status
 	}
@@ -192,16 +245,16 @@ func toolErr(ctx context.Context, err error) (*sdk.CallToolResult, any, error) {
 
 // toolError is err as a tool error: the local API's error body, as text
 // and as structured content.
-func toolError(err error) (*sdk.CallToolResult, any, error) {
+func toolError(err error) (*sdk.CallToolResult, error) {
 	if errors.Is(err, context.Canceled) {
-		return nil, nil, err
+		return nil, err
 	}
 	body := api.ErrorBody{Error: *api.AsError(err)}
 	b, merr := json.Marshal(body)
 	if merr != nil {
-		return nil, nil, merr
+		return nil, merr
 	}
-	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}, nil, nil
+	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}, nil
 }
 
 func badRequest(format string, args ...any) error {
@@ -215,18 +268,34 @@ func checkLimit(limit int) error {
 	return nil
 }
 
-var dailyLog = regexp.MustCompile(`^memory/(\d{4}-\d{2}-\d{2})\.md$`)
+// logDate is the date of a daily log's path, memory/YYYY-MM-DD.md, else "".
+func logDate(p string) string {
+	d, ok := strings.CutPrefix(p, "memory/")
+	if !ok {
+		return ""
+	}
+	d, ok = strings.CutSuffix(d, ".md")
+	if !ok || len(d) != len("2006-01-02") {
+		return ""
+	}
+	for i := range len(d) {
+		if dash := i == 4 || i == 7; dash != (d[i] == '-') || !dash && (d[i] < '0' || d[i] > '9') {
+			return ""
+		}
+	}
+	return d
+}
 
-func (s *server) memorySearch(ctx context.Context, _ *sdk.CallToolRequest, in searchIn) (*sdk.CallToolResult, any, error) {
+func (s *server) memorySearch(ctx context.Context, in searchIn) (any, error) {
 	if strings.TrimSpace(in.Query) == "" {
-		return toolErr(ctx, badRequest("query is empty"))
+		return nil, badRequest("query is empty")
 	}
 	if err := checkLimit(in.Limit); err != nil {
-		return toolErr(ctx, err)
+		return nil, err
 	}
 	res, err := s.b.MemorySearch(ctx, s.id.Agent, api.SearchRequest{Query: in.Query, User: s.id.User, Limit: in.Limit, MinScore: in.MinScore})
 	if err != nil {
-		return toolErr(ctx, err)
+		return nil, err
 	}
 	out := searchOut{Hits: make([]searchHit, 0, len(res.Hits)), Commit: res.Commit}
 	for _, h := range res.Hits {
@@ -237,13 +306,9 @@ func (s *server) memorySearch(ctx context.Context, _ *sdk.CallToolRequest, in se
 		if h.User != "" {
 			scope = scopeUser
 		}
-		hit := searchHit{Path: h.Path, Scope: scope, StartLine: h.StartLine, EndLine: h.EndLine, Score: h.Score, Text: h.Text}
-		if m := dailyLog.FindStringSubmatch(h.Path); m != nil {
-			hit.Date = m[1]
-		}
-		out.Hits = append(out.Hits, hit)
+		out.Hits = append(out.Hits, searchHit{Path: h.Path, Scope: scope, StartLine: h.StartLine, EndLine: h.EndLine, Date: logDate(h.Path), Score: h.Score, Text: h.Text})
 	}
-	return result(out)
+	return out, nil
 }
 
 // isMemoryPath reports whether rel names a memory file (behavior.md §1).
@@ -288,17 +353,17 @@ func scopeName(user string) string {
 	return scopeUser
 }
 
-func (s *server) memoryGet(ctx context.Context, _ *sdk.CallToolRequest, in getIn) (*sdk.CallToolResult, any, error) {
+func (s *server) memoryGet(ctx context.Context, in getIn) (any, error) {
 	p, err := checkPath(in.Path)
 	if err != nil {
-		return toolErr(ctx, err)
+		return nil, err
 	}
 	if !isMemoryPath(p) {
-		return toolErr(ctx, api.Errorf(http.StatusUnprocessableEntity, "not_memory",
-			"%s is not a memory file: memory_get reads MEMORY.md and memory/*.md (the workspace's other files are resources)", p))
+		return nil, api.Errorf(http.StatusUnprocessableEntity, "not_memory",
+			"%s is not a memory file: memory_get reads MEMORY.md and memory/*.md (the workspace's other files are resources)", p)
 	}
 	if in.From < 0 || in.Lines < 0 {
-		return toolErr(ctx, badRequest("from and lines count from 1"))
+		return nil, badRequest("from and lines count from 1")
 	}
 	var f api.File
 	if in.Scope == "" && s.id.User != "" {
@@ -311,15 +376,15 @@ func (s *server) memoryGet(ctx context.Context, _ *sdk.CallToolRequest, in getIn
 	} else {
 		user, uerr := s.scopeUser(in.Scope)
 		if uerr != nil {
-			return toolErr(ctx, uerr)
+			return nil, uerr
 		}
 		in.Scope = scopeName(user)
 		f, err = s.b.ReadFile(ctx, s.id.Agent, user, p)
 	}
 	if err != nil {
-		return toolErr(ctx, err)
+		return nil, err
 	}
-	return result(window(f, p, in))
+	return window(f, p, in), nil
 }
 
 // window cuts the lines in.From.. of f, at most in.Lines of them and at
@@ -365,62 +430,62 @@ func window(f api.File, p string, in getIn) getOut {
 	return out
 }
 
-func (s *server) memoryAppend(ctx context.Context, _ *sdk.CallToolRequest, in appendIn) (*sdk.CallToolResult, any, error) {
+func (s *server) memoryAppend(ctx context.Context, in appendIn) (any, error) {
 	if strings.TrimSpace(in.Text) == "" {
-		return toolErr(ctx, badRequest("text is empty"))
+		return nil, badRequest("text is empty")
 	}
 	res, err := s.b.MemoryAppend(ctx, s.id.Agent, api.AppendRequest{User: s.id.User, Text: in.Text})
 	if err != nil {
-		return toolErr(ctx, err)
+		return nil, err
 	}
-	return result(res)
+	return res, nil
 }
 
-func (s *server) memoryWrite(ctx context.Context, _ *sdk.CallToolRequest, in writeIn) (*sdk.CallToolResult, any, error) {
+func (s *server) memoryWrite(ctx context.Context, in writeIn) (any, error) {
 	p, err := checkPath(in.Path)
 	if err != nil {
-		return toolErr(ctx, err)
+		return nil, err
 	}
 	if in.IfMatch == "" {
-		return toolErr(ctx, api.Errorf(http.StatusPreconditionRequired, "precondition_required", "send If-Match with the ETag of your last read (or * to create a new file)"))
+		return nil, api.Errorf(http.StatusPreconditionRequired, "precondition_required", "send If-Match with the ETag of your last read (or * to create a new file)")
 	}
 	user, err := s.scopeUser(in.Scope)
 	if err != nil {
-		return toolErr(ctx, err)
+		return nil, err
 	}
 	res, err := s.b.WriteFile(ctx, s.id.Agent, user, p, in.IfMatch, []byte(in.Content))
 	if err != nil {
-		return toolErr(ctx, err)
+		return nil, err
 	}
-	return result(res)
+	return res, nil
 }
 
-func (s *server) skillSearch(ctx context.Context, _ *sdk.CallToolRequest, in skillSearchIn) (*sdk.CallToolResult, any, error) {
+func (s *server) skillSearch(ctx context.Context, in skillSearchIn) (any, error) {
 	if strings.TrimSpace(in.Query) == "" {
-		return toolErr(ctx, badRequest("query is empty"))
+		return nil, badRequest("query is empty")
 	}
 	if err := checkLimit(in.Limit); err != nil {
-		return toolErr(ctx, err)
+		return nil, err
 	}
 	res, err := s.b.SkillsSearch(ctx, s.id.Agent, api.SkillsSearchRequest{Query: in.Query, User: s.id.User, Limit: in.Limit})
 	if err != nil {
-		return toolErr(ctx, err)
+		return nil, err
 	}
 	if res.Skills == nil {
 		res.Skills = []api.SkillEntry{}
 	}
-	return result(res)
+	return res, nil
 }
 
-func (s *server) skillGet(ctx context.Context, _ *sdk.CallToolRequest, in skillGetIn) (*sdk.CallToolResult, any, error) {
+func (s *server) skillGet(ctx context.Context, in skillGetIn) (any, error) {
 	if in.Name == "" || path.Base(in.Name) != in.Name {
-		return toolErr(ctx, badRequest("name %q: give a skill's name as skill_search lists it", in.Name))
+		return nil, badRequest("name %q: give a skill's name as skill_search lists it", in.Name)
 	}
 	res, err := s.b.Skill(ctx, s.id.Agent, s.id.User, in.Name)
 	if err != nil {
-		return toolErr(ctx, err)
+		return nil, err
 	}
-	return result(res)
+	return res, nil
 }
 
 // errCode is err's API code, "" for nil.

@@ -369,34 +369,10 @@ func (ix *Index) SearchTerms(terms []string, selecting []bool, k int, dst []Hit,
 			}
 		}
 	}
-	if k <= 0 || k > len(s.touched) {
-		k = len(s.touched)
-	}
 	for _, d := range s.touched {
-		score := sum[d]
-		acc[d], sum[d] = 0, 0
-		if filter != nil && !filter(int(d)) {
-			continue
-		}
-		h := Hit{Doc: int(d), Score: score}
-		if len(dst) < k {
-			dst = append(dst, h)
-			siftUp(dst, len(dst)-1)
-		} else if better(h, dst[0]) {
-			dst[0] = h
-			siftDown(dst, 0)
-		}
+		acc[d] = 0
 	}
-	slices.SortFunc(dst, func(a, b Hit) int {
-		if better(a, b) {
-			return -1
-		}
-		if better(b, a) {
-			return 1
-		}
-		return 0
-	})
-	return dst
+	return top(dst, k, s.touched, sum, filter)
 }
 
 // Search appends to dst[:0] the at most k best documents for query, best
@@ -443,34 +419,38 @@ func (ix *Index) Search(query string, k int, dst []Hit, filter func(doc int) boo
 			acc[d] += impacts[i]
 		}
 	}
-	// Select the top k with a bounded min-heap (worst hit at dst[0]).
-	if k <= 0 || k > len(s.touched) {
-		k = len(s.touched)
+	return top(dst, k, s.touched, acc, filter)
+}
+
+// top appends to dst (empty) the at most k best of the touched
+// documents by score, best first (k ≤ 0: all of them), and zeroes their
+// scores for the next query. It keeps a bounded min-heap, the worst hit
+// at dst[0], and asks filter only about a document that would enter it:
+// once the heap is full, few do.
+func top(dst []Hit, k int, touched []int32, score []float64, filter func(doc int) bool) []Hit {
+	if k <= 0 || k > len(touched) {
+		k = len(touched)
 	}
-	for _, d := range s.touched {
-		score := acc[d]
-		acc[d] = 0
-		if filter != nil && !filter(int(d)) {
+	for _, d := range touched {
+		h := Hit{Doc: int(d), Score: score[d]}
+		score[d] = 0
+		full := len(dst) == k
+		if full && !better(h, dst[0]) || filter != nil && !filter(h.Doc) {
 			continue
 		}
-		h := Hit{Doc: int(d), Score: score}
-		if len(dst) < k {
-			dst = append(dst, h)
-			siftUp(dst, len(dst)-1)
-		} else if better(h, dst[0]) {
+		if full {
 			dst[0] = h
 			siftDown(dst, 0)
+		} else {
+			dst = append(dst, h)
+			siftUp(dst, len(dst)-1)
 		}
 	}
-	slices.SortFunc(dst, func(a, b Hit) int {
-		if better(a, b) {
-			return -1
-		}
-		if better(b, a) {
-			return 1
-		}
-		return 0
-	})
+	// Heap sort: the worst hit in turn to the back, best first at the end.
+	for n := len(dst) - 1; n > 0; n-- {
+		dst[0], dst[n] = dst[n], dst[0]
+		siftDown(dst[:n], 0)
+	}
 	return dst
 }
 

@@ -182,6 +182,58 @@ func TestTopKAndTies(t *testing.T) {
 	}
 }
 
+// TestTopIsTheSortedPrefix: for every k and filter, Search and
+// SearchTerms return exactly the first k of all the allowed hits sorted
+// by score then id, and ask the filter at most once per document.
+func TestTopIsTheSortedPrefix(t *testing.T) {
+	ix := build(syntheticDocs(2000))
+	queries := []string{"convert markdown files to pdf", "daemon", "git commit branch review", "zeppelin", "test test build"}
+	filters := map[string]func(int) bool{"none": nil, "even": func(d int) bool { return d%2 == 0 }, "rare": func(d int) bool { return d%97 == 3 }}
+	for _, q := range queries {
+		terms := slices.Compact(Tokenize(q))
+		for name, filter := range filters {
+			all := ix.SearchTerms(terms, nil, 0, nil, nil)
+			var want []Hit
+			for _, h := range all {
+				if filter == nil || filter(h.Doc) {
+					want = append(want, h)
+				}
+			}
+			if !slices.IsSortedFunc(want, func(a, b Hit) int {
+				if better(a, b) {
+					return -1
+				}
+				return 1
+			}) {
+				t.Fatalf("%q: all hits not sorted best first", q)
+			}
+			for _, k := range []int{0, 1, 3, 10, 50, len(want) + 5} {
+				asked := map[int]int{}
+				counting := filter
+				if filter != nil {
+					counting = func(d int) bool { asked[d]++; return filter(d) }
+				}
+				got := ix.Search(q, k, nil, counting)
+				n := len(want)
+				if k > 0 && k < n {
+					n = k
+				}
+				if !slices.Equal(got, want[:n]) {
+					t.Errorf("%q, filter %s, k=%d: got %v, want %v", q, name, k, got, want[:n])
+				}
+				if got := ix.SearchTerms(terms, nil, k, nil, counting); !slices.Equal(got, want[:n]) {
+					t.Errorf("SearchTerms %q, filter %s, k=%d: got %v, want %v", q, name, k, got, want[:n])
+				}
+				for d, c := range asked {
+					if c > 2 { // once by Search, once by SearchTerms
+						t.Errorf("%q: filter asked %d times about document %d", q, c, d)
+					}
+				}
+			}
+		}
+	}
+}
+
 func TestFilter(t *testing.T) {
 	ix := build(corpus)
 	calls := 0
@@ -268,6 +320,26 @@ func BenchmarkSearch(b *testing.B) {
 			}
 		})
 	}
+	// With a filter, and through SearchTerms as the memory store calls it
+	// (a scope filter, one term not selecting, 24 candidates).
+	ix := build(syntheticDocs(100000))
+	even := func(doc int) bool { return doc%2 == 0 }
+	b.Run("docs=100000/filter", func(b *testing.B) {
+		dst := make([]Hit, 0, 5)
+		b.ReportAllocs()
+		for b.Loop() {
+			dst = ix.Search("convert markdown files to pdf", 5, dst, even)
+		}
+	})
+	b.Run("docs=100000/terms", func(b *testing.B) {
+		terms := []string{"convert", "markdown", "files", "pdf"}
+		selecting := []bool{true, true, false, true}
+		dst := make([]Hit, 0, 24)
+		b.ReportAllocs()
+		for b.Loop() {
+			dst = ix.SearchTerms(terms, selecting, 24, dst, even)
+		}
+	})
 }
 
 func BenchmarkBuild(b *testing.B) {

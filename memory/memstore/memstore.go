@@ -246,10 +246,13 @@ func (s *Store) Search(ctx context.Context, agent string, q memory.Query) ([]mem
 	for i, t := range terms {
 		df[i] = ix.text.DF(t)
 	}
-	var cands []memory.Candidate
-	found := map[int]bool{}
-	for _, h := range ix.text.SearchTerms(terms, memory.Selecting(df, len(ix.chunks)), n, nil, visible) {
-		found[h.Doc] = true
+	sides := 1
+	if qv != nil {
+		sides = 2
+	}
+	cands := make([]memory.Candidate, 0, sides*n)
+	text := ix.text.SearchTerms(terms, memory.Selecting(df, len(ix.chunks)), n, make([]bm25.Hit, 0, n), visible)
+	for _, h := range text {
 		c := memory.Candidate{Chunk: ix.chunks[h.Doc], TextScore: h.Score}
 		if v := ix.vectors[h.Doc]; qv != nil && len(v) == len(qv) {
 			c.VectorScore = float64(dot(v, qv))
@@ -257,8 +260,13 @@ func (s *Store) Search(ctx context.Context, agent string, q memory.Query) ([]mem
 		cands = append(cands, c)
 	}
 	if qv != nil {
+		found := make([]int, len(text))
+		for j, h := range text {
+			found[j] = h.Doc
+		}
+		slices.Sort(found)
 		for _, i := range nearest(ix, qv, n, q.User) {
-			if !found[i.pos] {
+			if _, ok := slices.BinarySearch(found, i.pos); !ok {
 				cands = append(cands, memory.Candidate{Chunk: ix.chunks[i.pos], TextScore: ix.text.Score(terms, i.pos), VectorScore: i.score})
 			}
 		}

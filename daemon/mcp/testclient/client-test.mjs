@@ -265,7 +265,8 @@ async function run(root, d) {
     });
     await check(`${name}: a change notification after a push`, async () => {
       await client.subscribeResource({ uri: 'quire://alpha/SOUL.md' });
-      git(alphaDir, 'pull', '-q', '--rebase', `${remote}/alpha.git`, 'main');
+      // What is deployed is live: main merged with the agents' writes.
+    git(alphaDir, 'pull', '-q', '--rebase', `${remote}/alpha.git`, 'live');
       soul++;
       writeTree(alphaDir, { 'SOUL.md': `# Soul\n\nCalm and exact. SOUL-${soul}\n` });
       git(alphaDir, 'commit', '-q', '-am', `soul ${soul}`);
@@ -278,7 +279,8 @@ async function run(root, d) {
 
   await check('the MCP prompt equals `quire prompt` of the same commit', async () => {
     await waitFor('alpha to be indexed', indexed);
-    git(alphaDir, 'pull', '-q', '--rebase', `${remote}/alpha.git`, 'main');
+    // What is deployed is live: main merged with the agents' writes.
+    git(alphaDir, 'pull', '-q', '--rebase', `${remote}/alpha.git`, 'live');
     const cli = execFileSync(QUIRE, ['prompt', '--dir', alphaDir, '--user', 'alice'], { env: { ...process.env, HOME: root, XDG_CONFIG_HOME: join(root, '.config') } }).toString();
     const got = await sessions[0].getPrompt({ name: 'system_prompt', arguments: {} });
     assert.equal(got.messages[0].content.text, cli);
