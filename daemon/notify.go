@@ -202,21 +202,37 @@ func (d *Daemon) heardNote(payload string) {
 			continue
 		}
 		d.notes.hear(s, note.Commit)
-		if s.holds(note.Commit) {
-			continue
+		switch held, known := s.holds(note.Commit); {
+		case held:
+		case known:
+			// This daemon made the commit and pushed it: its mirror
+			// moves once the push is acknowledged, just after the
+			// upstream announced it. Fetch only if that did not happen.
+			time.AfterFunc(recheckOwn, func() {
+				if held, _ := s.holds(note.Commit); !held {
+					s.follower.Trigger()
+				}
+			})
+		default:
+			d.log.Debug("another daemon announced a new live commit; fetching", "source", s.id(), "commit", short(note.Commit))
+			s.follower.Trigger()
 		}
-		d.log.Debug("another daemon announced a new live commit; fetching", "source", s.id(), "commit", short(note.Commit))
-		s.follower.Trigger()
 	}
 }
 
+// recheckOwn is how long a daemon that holds an announced commit it does
+// not deploy yet (its own write, acknowledged by the upstream a moment
+// ago) waits before it fetches after all.
+const recheckOwn = 250 * time.Millisecond
+
 // holds reports whether commit is the deployed ref's commit or an
-// ancestor of it.
-func (s *source) holds(commit string) bool {
+// ancestor of it (held), and whether the repository has it at all
+// (known).
+func (s *source) holds(commit string) (held, known bool) {
 	head, _, err := s.head()
 	if err != nil {
-		return false
+		return false, false
 	}
 	ok, err := s.repo.IsAncestor(commit, head.String())
-	return err == nil && ok
+	return err == nil && ok, err == nil
 }

@@ -65,7 +65,12 @@ func newFetchCounter(t testing.TB, target string) *fetchCounter {
 	return fc
 }
 
-func (fc *fetchCounter) fetches() int { return int(fc.n.Load()) }
+func (fc *fetchCounter) fetches() int {
+	if fc == nil {
+		return 0
+	}
+	return int(fc.n.Load())
+}
 
 // settled waits until a follower started through fc made its first two
 // fetches (New's and Run's): from then on it fetches only when triggered
@@ -98,7 +103,9 @@ func TestNotifyServesWritesElsewhere(t *testing.T) {
 	ca.settled(t)
 	cb.settled(t)
 	all := map[string]*testDaemon{"host": host, "a": a, "b": b}
+	counters := map[string]*fetchCounter{"a": ca, "b": cb}
 	for i, writer := range []string{"a", "b", "host", "a"} {
+		fetched := counters[writer].fetches()
 		w, err := all[writer].c.MemoryAppend(ctx, "bot", api.AppendRequest{Text: fmt.Sprintf("written on %s (%d)", writer, i)})
 		if err != nil {
 			t.Fatalf("append on %s: %v", writer, err)
@@ -107,6 +114,14 @@ func TestNotifyServesWritesElsewhere(t *testing.T) {
 			if name != writer {
 				d := served(t, td, w.Commit, 5*time.Second)
 				t.Logf("a write on %s served by %s after %s", writer, name, d)
+			}
+		}
+		if fc := counters[writer]; fc != nil {
+			// The announcements of its own commit (the host's) make
+			// the writer fetch nothing.
+			time.Sleep(400 * time.Millisecond)
+			if n := fc.fetches() - fetched; n != 0 {
+				t.Errorf("%s fetched %d times after its own write", writer, n)
 			}
 		}
 	}
