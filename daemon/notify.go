@@ -125,8 +125,12 @@ func (d *Daemon) runNotes(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// A store that connected late missed what was announced
+			// before: catch up at the first connection too.
+			_, late := d.store.(*lazyStore)
+			connected := func(first bool) { d.notesConnected(first && !late) }
 			// Listen only returns when ctx ends.
-			_ = ps.Listen(ctx, liveChannel, d.notesConnected, d.heardNote)
+			_ = ps.Listen(ctx, liveChannel, connected, d.heardNote)
 		}()
 	}
 	for {
@@ -174,7 +178,8 @@ func (d *Daemon) pubSub(ctx context.Context) pubSub {
 }
 
 // notesConnected makes every follower fetch after the notification
-// connection came back: announcements sent meanwhile are lost.
+// connection came back (first is false): announcements sent meanwhile
+// are lost.
 func (d *Daemon) notesConnected(first bool) {
 	if first {
 		return

@@ -172,6 +172,43 @@ func TestNotifyAfterDatabaseOutage(t *testing.T) {
 	served(t, f, w.Commit, 15*time.Second)
 }
 
+// TestNotifyLateDatabase: a follower started while the database is away
+// (serving prompts, connecting in the background) listens once it
+// connects, and catches up with what was announced before.
+func TestNotifyLateDatabase(t *testing.T) {
+	dbURL, schema := pgSchema(t)
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newFaultProxy(t, u.Host)
+	proxy.setDown(true)
+	viaProxy := *u
+	viaProxy.Host = proxy.l.Addr().String()
+	ctx := context.Background()
+	host := startDaemon(t, daemon.Options{DatabaseURL: dbURL, DatabaseSchema: schema})
+	host.push(t, newWorkTree(t, botFiles), "bot")
+	fc := newFetchCounter(t, host.remote)
+	f := startDaemon(t, daemon.Options{DatabaseURL: viaProxy.String(), DatabaseSchema: schema, DatabaseWait: true,
+		Upstream: fc.url + "/bot.git", Poll: time.Hour})
+	fc.settled(t)
+	w, err := host.c.MemoryAppend(ctx, "bot", api.AppendRequest{Text: "before the follower's database"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy.setDown(false)
+	served(t, f, w.Commit, 15*time.Second)
+	waitFor(t, "the follower to index", func() bool {
+		st, err := f.c.Status(ctx)
+		return err == nil && len(st.Agents) == 1 && st.Agents[0].Indexed == w.Commit
+	})
+	w, err = host.c.MemoryAppend(ctx, "bot", api.AppendRequest{Text: "after"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	served(t, f, w.Commit, 5*time.Second)
+}
+
 // BenchmarkWriteServedElsewhere: three daemons on one database (a --repos
 // host, followers a and b polling every hour); a writes, and the time
 // from a's acknowledgement until b deploys that commit is measured (b's
