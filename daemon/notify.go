@@ -207,14 +207,16 @@ func (d *Daemon) heardNote(payload string) {
 			continue
 		}
 		d.notes.hear(s, note.Commit)
-		switch held, known := s.holds(note.Commit); {
-		case held:
-		case known:
-			// This daemon made the commit and pushed it: its mirror
-			// moves once the push is acknowledged, just after the
-			// upstream announced it. Fetch only if that did not happen.
+		head, _, err := s.head()
+		switch {
+		case err == nil && head.String() == note.Commit:
+		case s.knows(note.Commit):
+			// Most likely this daemon made the commit and pushed it:
+			// its mirror moves once the push is acknowledged, just
+			// after the upstream announced it. Fetch only if that did
+			// not happen (or the commit is older than what it has).
 			time.AfterFunc(recheckOwn, func() {
-				if held, _ := s.holds(note.Commit); !held {
+				if !s.holds(note.Commit) {
 					s.follower.Trigger()
 				}
 			})
@@ -231,13 +233,19 @@ func (d *Daemon) heardNote(payload string) {
 const recheckOwn = 250 * time.Millisecond
 
 // holds reports whether commit is the deployed ref's commit or an
-// ancestor of it (held), and whether the repository has it at all
-// (known).
-func (s *source) holds(commit string) (held, known bool) {
+// ancestor of it (a walk of the history from the head: the commit is
+// usually near it).
+func (s *source) holds(commit string) bool {
 	head, _, err := s.head()
 	if err != nil {
-		return false, false
+		return false
 	}
 	ok, err := s.repo.IsAncestor(commit, head.String())
-	return err == nil && ok, err == nil
+	return err == nil && ok
+}
+
+// knows reports whether the repository has commit (a lookup, no walk).
+func (s *source) knows(commit string) bool {
+	h, err := s.repo.Resolve(commit)
+	return err == nil && h.String() == commit
 }
