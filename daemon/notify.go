@@ -245,7 +245,4 @@ func (s *source) holds(commit string) bool {
 }
 
 // knows reports whether the repository has commit (a lookup, no walk).
-func (s *source) knows(commit string) bool {
-	h, err := s.repo.Resolve(commit)
-	return err == nil && h.String() == commit
-}
+func (s *source) knows(commit string) bool { return s.repo.HasCommit(commit) }
