@@ -177,3 +177,63 @@ func TestWebhookOff(t *testing.T) {
 		t.Errorf("GET /v1/agents without a token: %d, want 401", resp.StatusCode)
 	}
 }
+
+// BenchmarkWebhookServed: without a database, a write on a --repos host
+// and the host's push webhook to a follower (polling every hour): the
+// time from the write's acknowledgement until the follower deploys it,
+// the webhook's delivery included.
+func BenchmarkWebhookServed(b *testing.B) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	host := startDaemon(b, daemon.Options{})
+	host.push(b, newWorkTree(b, botFiles), "bot")
+	up := host.remote + "/bot.git"
+	f := startDaemon(b, daemon.Options{Upstream: up, Poll: time.Hour, WebhookSecret: []byte(hookSecret),
+		APIListen: "127.0.0.1:0", Tokens: api.Tokens{"tok": {"*"}}})
+	waitFor(b, "the follower to deploy", func() bool { _, err := f.c.Prompt(ctx, "bot", api.PromptRequest{}); return err == nil })
+	deployed := make(chan string, 1024)
+	go f.c.Events(ctx, func(e api.Event) bool {
+		if e.Type == "deploy" {
+			deployed <- e.Commit
+		}
+		return true
+	})
+	time.Sleep(100 * time.Millisecond) // the stream is open
+	hook := githubHook(hookSecret, githubPush(up, "refs/heads/live"))
+	var ds []time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		w, err := host.c.MemoryAppend(ctx, "bot", api.AppendRequest{Text: fmt.Sprintf("entry %d", i)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		req, _ := http.NewRequest(http.MethodPost, "http://"+f.d.APIAddr()+daemon.HookPath, strings.NewReader(hook.body))
+		for k, v := range hook.header {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusAccepted {
+			b.Fatalf("webhook: %d", resp.StatusCode)
+		}
+		timeout := time.After(10 * time.Second)
+	wait:
+		for {
+			select {
+			case c := <-deployed:
+				if c == w.Commit {
+					break wait
+				}
+			case <-timeout:
+				b.Fatalf("the follower did not deploy %s within 10 s", w.Commit)
+			}
+		}
+		ds = append(ds, time.Since(start))
+	}
+	b.StopTimer()
+	pct(b, ds)
+}
