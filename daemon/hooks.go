@@ -36,7 +36,9 @@ type hookAnswer struct {
 // pushPayload is what a push webhook's body says that matters here
 // (GitHub's and Gitea's push events name these fields alike).
 type pushPayload struct {
-	Ref        string `json:"ref"`
+	Ref string `json:"ref"`
+	// After is the commit the ref moved to.
+	After      string `json:"after"`
 	Repository struct {
 		FullName string `json:"full_name"`
 		CloneURL string `json:"clone_url"`
@@ -51,8 +53,9 @@ type pushPayload struct {
 // sha256=<hex>, Gitea's X-Gitea-Signature: <hex>; every signature sent
 // must match), not by a bearer token; the TCP listener's Host and Origin
 // guard still applies. Answers: 202 with the sources that fetch now
-// (none when no followed upstream is the pushed repository or the ref is
-// not one the daemon deploys from), 200 to a ping, 401 for a missing or
+// (none when no followed upstream is the pushed repository, the ref is
+// not one the daemon deploys from, or the pushed commit is deployed
+// already), 200 to a ping, 401 for a missing or
 // wrong signature, 403 when no secret is configured, 413 beyond 1 MiB.
 func (d *Daemon) gitHook(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
@@ -109,8 +112,16 @@ func (d *Daemon) hook(w http.ResponseWriter, r *http.Request) (int, any) {
 	}
 	ids := make([]string, 0, len(srcs))
 	for _, s := range srcs {
+		// The daemons' own pushes to live come back as webhooks too:
+		// a commit the deployment already holds needs no fetch.
+		if s.knows(p.After) && s.holds(p.After) {
+			continue
+		}
 		s.follower.Trigger()
 		ids = append(ids, s.id())
+	}
+	if len(ids) == 0 {
+		return http.StatusAccepted, hookAnswer{Triggered: ids, Message: fmt.Sprintf("%s is deployed already: nothing to fetch", p.After)}
 	}
 	d.log.Info("webhook: fetching the upstream", "repository", p.name(), "ref", p.Ref, "sources", ids)
 	return http.StatusAccepted, hookAnswer{Triggered: ids, Message: "fetching"}

@@ -95,6 +95,13 @@ func TestWebhook(t *testing.T) {
 	bothWrong.header["X-Hub-Signature-256"] = "sha256=" + sign("other", bothWrong.body)
 	ping := githubHook(hookSecret, `{"zen":"Keep it logically awesome.","hook_id":1}`)
 	ping.header["X-GitHub-Event"] = "ping"
+	deployedCommit := func() string {
+		p, err := f.c.Prompt(ctx, "bot", api.PromptRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Commit
+	}
 	for _, tc := range []struct {
 		name    string
 		req     hookReq
@@ -124,6 +131,7 @@ func TestWebhook(t *testing.T) {
 			return h
 		}(), 202, false, "ignored"},
 		{"ping", ping, 200, false, "pong"},
+		{"a commit deployed already", githubHook(hookSecret, strings.Replace(githubPush(up, "refs/heads/live"), strings.Repeat("1", 40), deployedCommit(), 1)), 202, false, "deployed already"},
 		{"not JSON", githubHook(hookSecret, "ref=refs/heads/main"), 400, false, "bad_payload"},
 		{"too large", githubHook(hookSecret, big), 413, false, "too_large"},
 		{"from a web page", withOrigin, 403, false, "web pages"},
