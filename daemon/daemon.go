@@ -61,6 +61,10 @@ type Options struct {
 	// Upstream is a remote to follow, fetched every Poll (default 30 s).
 	Upstream string
 	Poll     time.Duration
+	// WebhookSecret, when set, turns on POST /v1/hooks/git: a push
+	// webhook (GitHub, Gitea) signed with it makes the followed upstream
+	// it names fetch at once.
+	WebhookSecret []byte
 	// Socket is the unix socket of the local API (default
 	// $XDG_RUNTIME_DIR/quire/quire.sock).
 	Socket string
@@ -114,6 +118,7 @@ type Daemon struct {
 	events  *broker
 	metrics *metrics
 	indexer *indexer
+	notes   *liveNotes
 	started time.Time
 
 	mu      sync.RWMutex
@@ -188,6 +193,7 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 		tokens:  prompt.NewCache(),
 		events:  newBroker(),
 		metrics: newMetrics(),
+		notes:   newLiveNotes(),
 		started: opts.Now(),
 		flushed: map[string]int{},
 		ready:   make(chan struct{}),
@@ -407,6 +413,7 @@ func (d *Daemon) Socket() string { return d.opts.Socket }
 // at /mcp, with the given token scopes (nil for the unix socket).
 func (d *Daemon) Handler(tokens api.Tokens) http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("POST "+HookPath, d.gitHook) // HMAC, not a bearer token
 	mux.Handle("/", api.Handler(d, api.Options{Tokens: tokens, Logger: d.log, Observe: d.metrics.observeRequest}))
 	mux.Handle(mcp.Path, mcp.Handler(mcp.Local(d), mcp.HTTPOptions{Options: mcp.Options{Version: d.opts.Version, Logger: d.log, Observe: d.metrics.observeRequest}, Tokens: tokens}))
 	return mux
@@ -501,6 +508,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		})
 	}
 	g.Go(func() error { return d.indexer.run(gctx) })
+	g.Go(func() error { return d.runNotes(gctx) })
 	for _, s := range d.sourceList() {
 		switch s.kind {
 		case kindUpstream:

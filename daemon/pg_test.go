@@ -26,7 +26,7 @@ import (
 
 // pgSchema returns the test database URL and a fresh schema, dropped when
 // t ends; it skips the test without QUIRE_TEST_DATABASE_URL.
-func pgSchema(t *testing.T) (string, string) {
+func pgSchema(t testing.TB) (string, string) {
 	t.Helper()
 	dbURL := os.Getenv("QUIRE_TEST_DATABASE_URL")
 	if dbURL == "" {

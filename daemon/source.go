@@ -255,6 +255,7 @@ func (d *Daemon) deployLogged(ctx context.Context, s *source, level slog.Level) 
 	}
 	s.cur.Store(dep)
 	s.setError(nil)
+	d.notes.deployed(s, dep.commit)
 	d.metrics.deployed(time.Since(start))
 	d.indexer.enqueue(s, dep)
 	for _, name := range dep.names {

@@ -19,6 +19,7 @@ type serveOptions struct {
 	dir, repos, gitListen, upstream string
 	socket, apiListen, tokenFile    string
 	gitTokenFile, stateDir          string
+	webhookSecretFile               string
 	allowedHosts                    []string
 	allowCreate                     bool
 	allowNonFastForward             bool
@@ -65,6 +66,13 @@ Chat clients use the local API on the unix socket (--socket; curl
 --unix-socket works), and optionally on TCP (--api-listen) with bearer tokens
 from --token-file: one token per line followed by the agents it may use, or *.
 
+Several daemons may follow one upstream: each accepts writes. With a
+PostgreSQL store they announce every new live commit to each other (LISTEN/
+NOTIFY), so a write on one is served by the others within a second. Without
+one, point a push webhook of the upstream (GitHub or Gitea, content type
+application/json) at POST /v1/hooks/git on --api-listen with the secret of
+--webhook-secret-file; --poll stays the fallback.
+
 The memory store is embedded unless --database names a PostgreSQL database
 (with pgvector). Embedders: builtin (offline, lexical, default), glove
 (offline word vectors from a GloVe or word2vec text file: --embed-file),
@@ -93,6 +101,7 @@ Examples:
 			fs.BoolVar(&o.allowNonFastForward, "allow-non-fast-forward", false, "let a push move main to a commit that does not descend from it (live keeps every agent write either way)")
 			fs.StringVar(&o.upstream, "upstream", "", "follow the remote at `URL`")
 			fs.DurationVar(&o.poll, "poll", 30*time.Second, "fetch the upstream every `interval`")
+			fs.StringVar(&o.webhookSecretFile, "webhook-secret-file", "", "turn on POST /v1/hooks/git: push webhooks signed with the secret in `file` make the upstream fetch at once")
 			fs.StringVar(&o.socket, "socket", "", "unix socket `path` of the local API (default $XDG_RUNTIME_DIR/quire/quire.sock)")
 			fs.StringVar(&o.apiListen, "api-listen", "", "also serve the local API on TCP `address` (needs --token-file)")
 			fs.StringVar(&o.tokenFile, "token-file", "", "bearer tokens for --api-listen: `file` with a token and its agents per line")
@@ -176,16 +185,36 @@ func runServe(ctx context.Context, e *env, opts any, args []string) error {
 	if socket == "" {
 		socket = api.DefaultSocket(e.getenv)
 	}
+	var webhookSecret []byte
+	if o.webhookSecretFile != "" {
+		if webhookSecret, err = readWebhookSecret(o.webhookSecretFile); err != nil {
+			return err
+		}
+	}
 	d, err := daemon.New(ctx, daemon.Options{
 		Dir: o.dir, ReposDir: o.repos, GitListen: o.gitListen, GitTokens: gitTokens, AllowedHosts: o.allowedHosts, AllowCreate: o.allowCreate, AllowNonFastForward: o.allowNonFastForward, Upstream: o.upstream, Poll: o.poll,
 		Socket: socket, APIListen: o.apiListen, Tokens: tokens, DatabaseURL: o.database, DatabaseWait: true,
 		Embedder: emb, CacheDir: o.cacheDir, Version: buildVersion(), Logger: log,
-		SkillsDir: o.skillsDir, HomeDir: e.getenv("HOME"),
+		SkillsDir: o.skillsDir, HomeDir: e.getenv("HOME"), WebhookSecret: webhookSecret,
 	})
 	if err != nil {
 		return err
 	}
 	return d.Run(ctx)
+}
+
+// readWebhookSecret reads --webhook-secret-file: the secret, surrounding
+// white space (a final newline) removed.
+func readWebhookSecret(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--webhook-secret-file: %w", err)
+	}
+	secret := strings.TrimSpace(string(b))
+	if secret == "" {
+		return nil, fmt.Errorf("--webhook-secret-file %s is empty: write the webhook's secret in it", path)
+	}
+	return []byte(secret), nil
 }
 
 // readGitTokens reads --git-token-file: "USER TOKEN [REPO...]" per line
