@@ -264,7 +264,7 @@ func (d *Daemon) openSources(ctx context.Context) error {
 	}
 	if d.opts.ReposDir != "" {
 		host, err := gitsync.NewHost(d.opts.ReposDir, gitsync.HostOptions{
-			Validator:    gitsync.Validators{gitsync.RepositoryChecks(), gitsync.ValidatorFunc(d.validate)},
+			Validator:    gitsync.WorkspaceChecks(gitsync.CheckOptions{Cache: d.tokens}),
 			AfterPush:    d.afterPush,
 			Authenticate: d.gitUser(),
 			AllowCreate:  d.opts.AllowCreate,

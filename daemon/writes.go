@@ -234,7 +234,7 @@ func (d *Daemon) WriteFile(ctx context.Context, agent, user, p, ifMatch string, 
 			Message: "proposed on " + res.Branch})
 		return res, nil
 	}
-	res.Commit, res.Branch, err = d.commitChange(ctx, ref, user, msg, build)
+	res.Commit, res.Branch, err = d.commitChange(ctx, ref, user, msg, d.checked(ctx, ref, build))
 	return res, pathConflict(err)
 }
 
@@ -337,7 +337,7 @@ func (d *Daemon) MemoryAppend(ctx context.Context, agent string, req api.AppendR
 		return []gitsync.FileWrite{{Path: full, Content: written}}, nil
 	}
 	res := api.WriteResponse{Path: joinSlash(sc, rel)}
-	res.Commit, res.Branch, err = d.commitChange(ctx, ref, req.User, fmt.Sprintf("%s: memory entry in %s", agent, res.Path), build)
+	res.Commit, res.Branch, err = d.commitChange(ctx, ref, req.User, fmt.Sprintf("%s: memory entry in %s", agent, res.Path), d.checked(ctx, ref, build))
 	if err != nil {
 		return api.WriteResponse{}, err
 	}

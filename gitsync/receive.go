@@ -441,9 +441,9 @@ func reportProblems(c command, problems []Problem, out *pushOutput) string {
 	}
 	out.say("error: %s refused:", c.Name.Short())
 	for _, p := range problems {
-		out.say("error:   %s", oneLine(p.String()))
+		out.say("error:   %s", oneLine(remoteLine(p)))
 	}
-	reason := oneLine(problems[0].String())
+	reason := oneLine(remoteLine(problems[0]))
 	if len(problems) > 1 {
 		reason += fmt.Sprintf(" (and %d more)", len(problems)-1)
 	}

@@ -10,10 +10,12 @@ import (
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/quirehq/quire/prompt/workspace"
 )
 
 // ConfigFile is the name of the file that marks an agent workspace.
-const ConfigFile = "agent.yaml"
+const ConfigFile = workspace.ConfigFile
 
 // AgentType decides which context files are shared by all users of an agent
 // and which each user has for themselves.

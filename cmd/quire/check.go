@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/prompt"
-	"github.com/quirehq/quire/skills"
 )
 
 type checkOptions struct {
@@ -65,7 +65,7 @@ func runCheck(ctx context.Context, e *env, opts any, args []string) error {
 	}
 	var all []prompt.Problem
 	for _, dir := range args {
-		probs, err := checkDir(dir)
+		probs, err := checkDir(ctx, dir)
 		if err != nil {
 			return err
 		}
@@ -101,16 +101,17 @@ func runCheck(ctx context.Context, e *env, opts any, args []string) error {
 	return nil
 }
 
-// checkDir checks the workspace at dir and returns its problems with paths
-// relative to the current directory.
-func checkDir(dir string) ([]prompt.Problem, error) {
+// checkDir checks the workspace at dir with the push validator's own
+// function (gitsync.Check: every file, then the content) and returns its
+// problems with paths relative to the current directory.
+func checkDir(ctx context.Context, dir string) ([]prompt.Problem, error) {
 	ws, err := openDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	probs := ws.Check()
+	cache := prompt.NewCache()
+	probs := gitsync.Check(ctx, ws.FS(), gitsync.CheckOptions{RootName: rootName(dir), Cache: cache})
 	for _, a := range ws.Agents() {
-		probs = append(probs, skills.CheckAgent(ws.FS(), a.Dir)...)
 		probs = append(probs, pruneWarning(ws.FS(), a, time.Now())...)
 	}
 	sort.SliceStable(probs, func(i, j int) bool {
@@ -123,6 +124,13 @@ func checkDir(dir string) ([]prompt.Problem, error) {
 		probs[i].Path = displayPath(dir, probs[i].Path)
 	}
 	return probs, nil
+}
+
+// rootName is the name of the agent at the root of the workspace in dir
+// when it has no agent.yaml: the directory's name.
+func rootName(dir string) string {
+	abs, _ := filepath.Abs(dir)
+	return filepath.Base(abs)
 }
 
 // openDir opens the workspace in a directory on disk.
