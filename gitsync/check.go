@@ -26,6 +26,12 @@ type CheckOptions struct {
 	// Cache is shared with other readers of the same trees (the daemon's
 	// token cache); nil makes a new one.
 	Cache *prompt.Cache
+	// Workspace, when set, is fsys already opened (the language server's
+	// analysis): its reads and plans are reused.
+	Workspace *prompt.Workspace
+	// CheckAgent lints an agent's SKILL.md files; nil means
+	// skills.CheckAgent.
+	CheckAgent func(fsys fs.FS, agentDir string) []workspace.Problem
 }
 
 // Check is Quire's one validation of a workspace tree: `quire check`, the
@@ -56,7 +62,14 @@ func Check(ctx context.Context, fsys fs.FS, opts CheckOptions) []workspace.Probl
 		return sortProblems(files)
 	}
 	var content []workspace.Problem
-	ws, err := prompt.Open(fsys, prompt.Options{RootName: opts.RootName, Cache: opts.Cache})
+	checkAgent := opts.CheckAgent
+	if checkAgent == nil {
+		checkAgent = skills.CheckAgent
+	}
+	ws, err := opts.Workspace, error(nil)
+	if ws == nil {
+		ws, err = prompt.Open(fsys, prompt.Options{RootName: opts.RootName, Cache: opts.Cache})
+	}
 	if err != nil {
 		content = append(content, workspace.Problem{Severity: workspace.SeverityError, Code: workspace.CodeUnreadable,
 			Message: "cannot read the workspace: " + err.Error()})
@@ -66,7 +79,7 @@ func Check(ctx context.Context, fsys fs.FS, opts CheckOptions) []workspace.Probl
 			if ctx.Err() != nil {
 				break
 			}
-			content = append(content, skills.CheckAgent(fsys, a.Dir)...)
+			content = append(content, checkAgent(fsys, a.Dir)...)
 		}
 	}
 	if ctx.Err() != nil {
