@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/quirehq/quire/prompt/workspace"
 )
 
 // Limits of the SKILL.md front matter (the Agent Skills format).
@@ -346,7 +348,16 @@ func (p *docParser) decode(head string) bool {
 			}
 			var md map[string]any
 			if err := v.Decode(&md); err != nil {
-				p.errorf(line, "metadata: %v", err)
+				// yaml's lines count from the front matter's first line,
+				// the file's second.
+				at, msg := workspace.YAMLMessage(err, 1)
+				if at == 0 {
+					at = line
+				}
+				if rest, ok := strings.CutPrefix(msg, fmt.Sprintf("line %d: ", at)); ok {
+					msg = rest
+				}
+				p.errorf(at, "metadata: %s", msg)
 				continue
 			}
 			p.doc.Metadata = md
