@@ -264,15 +264,11 @@ func configPath(getenv func(string) string) string {
 	if p := getenv("QUIRE_CONFIG"); p != "" {
 		return p
 	}
-	dir := getenv("XDG_CONFIG_HOME")
+	dir := workspace.ConfigDir(getenv)
 	if dir == "" {
-		home := getenv("HOME")
-		if home == "" {
-			return ""
-		}
-		dir = filepath.Join(home, ".config")
+		return ""
 	}
-	return filepath.Join(dir, "quire", "config.yaml")
+	return filepath.Join(dir, "config.yaml")
 }
 
 func loadConfigFile(cmd string, getenv func(string) string) (map[string]string, error) {
