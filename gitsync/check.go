@@ -59,33 +59,36 @@ func Check(ctx context.Context, fsys fs.FS, opts CheckOptions) []workspace.Probl
 		if ctx.Err() != nil {
 			files = append(files, cancelled(ctx))
 		}
-		return sortProblems(files)
+		return merge(files, nil)
 	}
-	var content []workspace.Problem
+	var found []workspace.Problem
 	checkAgent := opts.CheckAgent
 	if checkAgent == nil {
 		checkAgent = skills.CheckAgent
 	}
+	// The content is read as a working tree is: a link (which a commit's
+	// tree would read as its target path) or a special file is not read.
+	content := workspace.NoLinks(fsys)
 	ws, err := opts.Workspace, error(nil)
 	if ws == nil {
-		ws, err = prompt.Open(fsys, prompt.Options{RootName: opts.RootName, Cache: opts.Cache})
+		ws, err = prompt.Open(content, prompt.Options{RootName: opts.RootName, Cache: opts.Cache})
 	}
 	if err != nil {
-		content = append(content, workspace.Problem{Severity: workspace.SeverityError, Code: workspace.CodeUnreadable,
+		found = append(found, workspace.Problem{Severity: workspace.SeverityError, Code: workspace.CodeUnreadable,
 			Message: "cannot read the workspace: " + err.Error()})
 	} else {
-		content = append(content, ws.Check()...)
+		found = append(found, ws.Check()...)
 		for _, a := range ws.Agents() {
 			if ctx.Err() != nil {
 				break
 			}
-			content = append(content, checkAgent(fsys, a.Dir)...)
+			found = append(found, checkAgent(content, a.Dir)...)
 		}
 	}
 	if ctx.Err() != nil {
-		content = append(content, cancelled(ctx))
+		found = append(found, cancelled(ctx))
 	}
-	return merge(files, content)
+	return merge(files, found)
 }
 
 func cancelled(ctx context.Context) workspace.Problem {
@@ -102,6 +105,13 @@ func checkAllFiles(ctx context.Context, fsys fs.FS) []workspace.Problem {
 		if err != nil {
 			out = append(out, unreadable(p, err))
 			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if bad := workspace.CheckName(p); bad != nil && p != "." {
+			out = append(out, bad...)
+			if d.IsDir() {
 				return fs.SkipDir
 			}
 			return nil
@@ -128,6 +138,9 @@ func checkAllFiles(ctx context.Context, fsys fs.FS) []workspace.Problem {
 
 // checkOneFile applies the file rules to p, if it exists.
 func checkOneFile(fsys fs.FS, p string) []workspace.Problem {
+	if bad := workspace.CheckName(p); bad != nil {
+		return bad
+	}
 	info, err := fs.Stat(fsys, p)
 	if info == nil {
 		if err == nil || errors.Is(err, fs.ErrNotExist) {
@@ -157,8 +170,14 @@ func merge(files, content []workspace.Problem) []workspace.Problem {
 	for _, p := range files {
 		refused[p.Path] = true
 	}
-	out := files
 	seen := map[workspace.Problem]bool{}
+	var out []workspace.Problem
+	for _, p := range files {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
 	for _, p := range content {
 		if seen[p] {
 			continue

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -19,7 +20,29 @@ const (
 	CodeFileTooLarge = "file-too-large"
 	CodeInvalidUTF8  = "invalid-utf8"
 	CodeUnreadable   = "read"
+	CodeBadName      = "file-name-encoding"
 )
+
+// CheckName applies the rule on names: a path is valid UTF-8 without
+// empty, . or .. elements (fs.ValidPath), so every reader can open it and
+// every message can name it. The problem names the path up to its first
+// bad element (a directory with a bad name, for everything below it); a
+// path that breaks the rule gets no other check.
+func CheckName(p string) []Problem {
+	if fs.ValidPath(p) && utf8.ValidString(p) {
+		return nil
+	}
+	elems := strings.Split(p, "/")
+	for i, e := range elems {
+		if e == "" || e == "." || e == ".." || !utf8.ValidString(e) {
+			elems = elems[:i+1]
+			break
+		}
+	}
+	bad := strings.Join(elems, "/")
+	return []Problem{{Path: strings.ToValidUTF8(bad, "\uFFFD"), Severity: SeverityError, Code: CodeBadName,
+		Message: fmt.Sprintf("the name %q is not valid UTF-8: nothing can read it; rename it", bad)}}
+}
 
 // CheckFile applies the rules every file of a workspace obeys, whatever
 // reads it: it is a regular file (no symbolic link, FIFO, device or
