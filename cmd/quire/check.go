@@ -25,15 +25,19 @@ func checkCommand() *command {
 	return &command{
 		name:    "check",
 		args:    "[PATH...]",
-		summary: "lint workspaces: budgets, agent.yaml, file names and encodings; exit 1 on errors",
+		summary: "lint workspaces as a push is checked: files, budgets, agent.yaml, skills; exit 1 on errors",
 		help: `
-Checks each workspace PATH (default: the current directory) the way the git
-endpoint will when you push: agent.yaml keys and values, context files over
-their budget (an error under the reject policy, a warning otherwise, naming
-the lines that will be cut), files the total budget clamps or drops,
-invalid UTF-8, files over 1 MiB, misspelled context file names, user
-directories that are not encoded user ids, and SKILL.md front matter
-(name, description, limits, unknown keys) and shadowed skills.
+Checks each workspace PATH (default: the current directory) with the
+function the git endpoint runs on a push (and the API on a write, and the
+language server as you type), so what it passes a push accepts. Every file
+(but .git) is checked, read by a prompt or not: symbolic links, FIFOs and
+other special files, files over 1 MiB, text files that are not UTF-8 and
+names that are not UTF-8 are errors. Then the content: agent.yaml keys and
+values, context files over their budget (an error under the reject policy,
+a warning otherwise, naming the lines that will be cut), files the total
+budget clamps or drops, misspelled context file names, user directories
+that are not encoded user ids, and SKILL.md front matter (name,
+description, limits, unknown keys) and shadowed skills.
 
 Findings are printed as path:line: severity: message. The exit status is 1
 when there is at least one error, 0 otherwise, so check works as a
