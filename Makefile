@@ -7,6 +7,10 @@ GO        ?= go
 # a duration-bounded run with "context deadline exceeded" on a loaded machine
 # (golang/go#75804), while a count has no deadline to race.
 FUZZTIME  ?= 50000x
+# Targets that build a tree on disk (and commit it) per input run fewer:
+# FuzzWorkspaceTree runs about 200 inputs a second.
+FUZZTIME_TREE ?= 5000x
+TREE_FUZZ     := FuzzWorkspaceTree
 PKGS      := ./...
 
 .PHONY: all build test check-fmt vet unit fuzz-smoke bench bench-recall golden test-editors editor-tools test-mcp test-vscode
@@ -30,12 +34,16 @@ vet:
 unit:
 	@url=$$(.ci/testdb.sh) && QUIRE_TEST_DATABASE_URL="$$url" $(GO) test -race -count=1 $(PKGS)
 
-# A short run of every fuzz target, one at a time (go test -fuzz takes one).
+# A short run of every fuzz target, one at a time (go test -fuzz takes one);
+# the workspace-tree target (no read outside the root, no hang, check and
+# the push validator agree) gets FUZZTIME_TREE.
 fuzz-smoke:
 	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
 	  for target in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz' || true); do \
-	    echo "fuzz $$pkg $$target ($(FUZZTIME))"; \
-	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg; \
+	    budget=$(FUZZTIME); \
+	    case " $(TREE_FUZZ) " in *" $$target "*) budget=$(FUZZTIME_TREE);; esac; \
+	    echo "fuzz $$pkg $$target ($$budget)"; \
+	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $$budget $$pkg; \
 	  done; \
 	done
 

@@ -2,33 +2,46 @@ package quire_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
 
 const module = "github.com/quirehq/quire"
 
-// layers lists, for each top-level package tree, which other Quire trees it
-// may import. Imports flow downward: cmd → daemon, lsp → gitsync → skills →
-// memory → templates → prompt. Anything not listed here is a new top-level
-// tree and must be added deliberately.
-var layers = map[string][]string{
-	"prompt":    {},
-	"templates": {"prompt"},
-	"memory":    {"prompt", "templates"},
-	"skills":    {"prompt", "templates", "memory"},
-	"gitsync":   {"prompt", "templates", "memory", "skills"},
-	"lsp":       {"prompt", "templates", "memory", "skills", "gitsync"},
-	"daemon":    {"prompt", "templates", "memory", "skills", "gitsync"},
-	"cmd":       {"prompt", "templates", "memory", "skills", "gitsync", "lsp", "daemon"},
+// The import graph of Quire, as it is and must stay. Each unit is a
+// top-level package tree, except the vocabulary (prompt/workspace: names,
+// kinds of paths, user ids, the one Problem type, the file rules, the
+// confined Dir), which is its own unit below everything:
+//
+//	cmd → daemon, lsp → gitsync, memory, skills → prompt, templates → vocabulary
+//
+// Within a layer the edges are listed too: gitsync lints skills, skills
+// rank with memory's BM25, templates seed from prompt's names. A unit may
+// import only the units listed for it; anything not listed is a new unit
+// and must be added here deliberately.
+var allowed = map[string][]string{
+	"vocabulary": {},
+	"prompt":     {"vocabulary"},
+	"templates":  {"prompt", "vocabulary"},
+	"memory":     {"prompt", "templates", "vocabulary"},
+	"skills":     {"memory", "prompt", "templates", "vocabulary"},
+	"gitsync":    {"skills", "memory", "prompt", "templates", "vocabulary"},
+	"lsp":        {"gitsync", "skills", "memory", "prompt", "templates", "vocabulary"},
+	"daemon":     {"gitsync", "skills", "memory", "prompt", "templates", "vocabulary"},
+	"cmd":        {"daemon", "lsp", "gitsync", "skills", "memory", "prompt", "templates", "vocabulary"},
 }
 
-// pure trees may not reach the network, a database driver or other programs.
-// memory/openai (HTTP embedders) and memory/pgstore (PostgreSQL) are the
-// sanctioned exceptions inside memory.
-var pure = map[string]bool{"prompt": true, "skills": true, "memory": true, "templates": true}
+// vocabulary is the import path of the vocabulary unit.
+const vocabulary = module + "/prompt/workspace"
+
+// pure units may not reach the network, a database driver or other
+// programs. memory/openai (HTTP embedders) and memory/pgstore (PostgreSQL)
+// are the sanctioned exceptions inside memory.
+var pure = map[string]bool{"vocabulary": true, "prompt": true, "skills": true, "memory": true, "templates": true}
 
 var impureImports = []string{"net", "net/http", "os/exec", "database/sql", "github.com/jackc/pgx/v5", "github.com/pgvector/pgvector-go"}
 
@@ -38,13 +51,13 @@ type listedPackage struct {
 	Deps       []string
 }
 
-func TestImportLayers(t *testing.T) {
+func TestImportGraph(t *testing.T) {
 	out, err := exec.Command("go", "list", "-json", "./...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
 	dec := json.NewDecoder(strings.NewReader(string(out)))
-	seen := 0
+	var pkgs []listedPackage
 	for {
 		var p listedPackage
 		if err := dec.Decode(&p); err == io.EOF {
@@ -52,38 +65,74 @@ func TestImportLayers(t *testing.T) {
 		} else if err != nil {
 			t.Fatalf("decode go list output: %v", err)
 		}
-		seen++
-		tree := treeOf(p.ImportPath)
-		if tree == "" {
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 10 {
+		t.Fatalf("go list returned %d packages; expected the whole module", len(pkgs))
+	}
+	for _, v := range violations(pkgs) {
+		t.Error(v)
+	}
+}
+
+// The check itself: each kind of violating import is reported.
+func TestImportGraphViolations(t *testing.T) {
+	tests := []struct {
+		name string
+		pkg  listedPackage
+		want string
+	}{
+		{"the vocabulary imports prompt", listedPackage{ImportPath: vocabulary, Imports: []string{module + "/prompt"}}, "vocabulary may only import []"},
+		{"prompt imports gitsync", listedPackage{ImportPath: module + "/prompt", Imports: []string{module + "/gitsync"}}, "prompt may only import [vocabulary]"},
+		{"gitsync imports daemon", listedPackage{ImportPath: module + "/gitsync", Imports: []string{module + "/daemon/api"}}, "gitsync may only import"},
+		{"memory imports skills", listedPackage{ImportPath: module + "/memory", Imports: []string{module + "/skills"}}, "memory may only import"},
+		{"lsp imports daemon", listedPackage{ImportPath: module + "/lsp", Imports: []string{module + "/daemon"}}, "lsp may only import"},
+		{"a new tree", listedPackage{ImportPath: module + "/extra"}, `unit "extra" is not in the table`},
+		{"skills reaches the network", listedPackage{ImportPath: module + "/skills", Deps: []string{"net/http"}}, "must stay pure"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := violations([]listedPackage{tt.pkg})
+			if len(got) != 1 || !strings.Contains(got[0], tt.want) {
+				t.Fatalf("violations = %q, want one containing %q", got, tt.want)
+			}
+		})
+	}
+	ok := listedPackage{ImportPath: module + "/gitsync", Imports: []string{vocabulary, module + "/skills", "fmt"}}
+	if got := violations([]listedPackage{ok}); len(got) != 0 {
+		t.Fatalf("an allowed import is reported: %q", got)
+	}
+}
+
+// violations lists every import of pkgs the graph does not allow.
+func violations(pkgs []listedPackage) []string {
+	var out []string
+	for _, p := range pkgs {
+		unit := unitOf(p.ImportPath)
+		if unit == "" {
 			continue // the module root: only tests live there
 		}
-		allowed, ok := layers[tree]
-		if !ok {
-			t.Errorf("%s: top-level tree %q is not in the layer table of deps_test.go", p.ImportPath, tree)
+		ok, known := allowed[unit]
+		if !known {
+			out = append(out, fmt.Sprintf("%s: unit %q is not in the table of deps_test.go", p.ImportPath, unit))
 			continue
 		}
 		for _, imp := range p.Imports {
-			other := treeOf(imp)
-			if other == "" || other == tree {
+			other := unitOf(imp)
+			if other == "" || other == unit || slices.Contains(ok, other) {
 				continue
 			}
-			if !contains(allowed, other) {
-				t.Errorf("%s imports %s: %s may only import %v", p.ImportPath, imp, tree, allowed)
-			}
+			out = append(out, fmt.Sprintf("%s imports %s: %s may only import %v", p.ImportPath, imp, unit, ok))
 		}
-		if pure[tree] && !sanctioned(p.ImportPath) {
+		if pure[unit] && !sanctioned(p.ImportPath) {
 			for _, dep := range p.Deps {
-				for _, bad := range impureImports {
-					if dep == bad {
-						t.Errorf("%s depends on %s, but %s must stay pure (no network, database or os/exec)", p.ImportPath, dep, tree)
-					}
+				if slices.Contains(impureImports, dep) {
+					out = append(out, fmt.Sprintf("%s depends on %s, but %s must stay pure (no network, database or os/exec)", p.ImportPath, dep, unit))
 				}
 			}
 		}
 	}
-	if seen < 2 {
-		t.Fatalf("go list returned %d packages; expected the whole module", seen)
-	}
+	return out
 }
 
 // sanctioned reports whether pkg is a package allowed to break purity.
@@ -91,24 +140,19 @@ func sanctioned(pkg string) bool {
 	return strings.HasPrefix(pkg, module+"/memory/pgstore") || strings.HasPrefix(pkg, module+"/memory/openai")
 }
 
-// treeOf returns the top-level folder of a Quire import path, or "" for
-// anything outside the module (or the module root itself).
-func treeOf(path string) string {
-	if !strings.HasPrefix(path, module+"/") {
+// unitOf returns the unit of a Quire import path: "vocabulary" for the
+// vocabulary, otherwise its top-level folder; "" for anything outside the
+// module (or the module root itself).
+func unitOf(path string) string {
+	if path == vocabulary || strings.HasPrefix(path, vocabulary+"/") {
+		return "vocabulary"
+	}
+	rest, ok := strings.CutPrefix(path, module+"/")
+	if !ok {
 		return ""
 	}
-	rest := strings.TrimPrefix(path, module+"/")
 	if i := strings.IndexByte(rest, '/'); i >= 0 {
 		rest = rest[:i]
 	}
 	return rest
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/quirehq/quire/memory/memstore"
 	"github.com/quirehq/quire/memory/pgstore"
 	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/prompt/workspace"
 	"github.com/quirehq/quire/skills"
 )
 
@@ -177,11 +178,10 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 		opts.GitListen = "127.0.0.1:7480"
 	}
 	if opts.CacheDir == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			base = os.TempDir()
+		opts.CacheDir = workspace.CacheDir(os.Getenv)
+		if opts.CacheDir == "" {
+			opts.CacheDir = filepath.Join(workspace.PrivateTempDir(), "cache")
 		}
-		opts.CacheDir = filepath.Join(base, "quire")
 	}
 	if opts.Embedder == nil {
 		opts.Embedder = memory.Builtin{}
@@ -270,7 +270,7 @@ func (d *Daemon) openSources(ctx context.Context) error {
 	}
 	if d.opts.ReposDir != "" {
 		host, err := gitsync.NewHost(d.opts.ReposDir, gitsync.HostOptions{
-			Validator:    gitsync.Validators{gitsync.RepositoryChecks(), gitsync.ValidatorFunc(d.validate)},
+			Validator:    gitsync.WorkspaceChecks(gitsync.CheckOptions{Cache: d.tokens}),
 			AfterPush:    d.afterPush,
 			Authenticate: d.gitUser(),
 			AllowCreate:  d.opts.AllowCreate,

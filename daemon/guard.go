@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/quirehq/quire/prompt/workspace"
 )
 
 // GitToken is a credential of the git endpoint (HTTP basic auth: any user
@@ -220,11 +222,8 @@ func LoadGitToken(stateDir string, create bool) (string, error) {
 // DefaultStateDir is where the daemon keeps its state (the git token):
 // $XDG_STATE_HOME/quire, or ~/.local/state/quire.
 func DefaultStateDir(getenv func(string) string) string {
-	if d := getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "quire")
+	if d := workspace.StateDir(getenv); d != "" {
+		return d
 	}
-	if h := getenv("HOME"); h != "" {
-		return filepath.Join(h, ".local", "state", "quire")
-	}
-	return filepath.Join(os.TempDir(), fmt.Sprintf("quire-%d", os.Getuid()), "state")
+	return filepath.Join(workspace.PrivateTempDir(), "state")
 }

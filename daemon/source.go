@@ -377,39 +377,6 @@ func short(commit string) string {
 	return commit
 }
 
-// validate is the push validator beyond gitsync's repository checks:
-// prompt's Check errors (reject-policy budgets, agent.yaml) and SKILL.md
-// errors.
-func (d *Daemon) validate(ctx context.Context, ref gitsync.RefUpdate, tree *gitsync.Snapshot, changed []gitsync.Change) []gitsync.Problem {
-	if !ref.Name.IsBranch() || strings.HasPrefix(ref.Name.String(), "refs/heads/proposals/") {
-		return nil
-	}
-	ws, err := prompt.Open(tree, prompt.Options{Cache: d.tokens})
-	if err != nil {
-		return []gitsync.Problem{{Message: fmt.Sprintf("cannot read the pushed tree: %v", err)}}
-	}
-	var out []gitsync.Problem
-	add := func(p prompt.Problem) {
-		if p.Severity != prompt.SeverityError {
-			return
-		}
-		msg := p.Message
-		if p.Line > 0 {
-			msg = fmt.Sprintf("line %d: %s", p.Line, msg)
-		}
-		out = append(out, gitsync.Problem{Path: p.Path, Message: msg})
-	}
-	for _, p := range ws.Check() {
-		add(p)
-	}
-	for _, a := range ws.Agents() {
-		for _, p := range skills.CheckAgent(tree, a.Dir) {
-			add(p)
-		}
-	}
-	return out
-}
-
 // afterPush deploys a hosted repository after an accepted push and writes
 // the deploy report on the client's remote: lines.
 func (d *Daemon) afterPush(ctx context.Context, e gitsync.Event, remote io.Writer) {

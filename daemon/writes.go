@@ -32,9 +32,6 @@ import (
 // prompt; they are not workspace files.
 var virtualFiles = map[string]bool{"DELEGATION.md": true, "TEAM.md": true, "AVAILABILITY.md": true}
 
-// personaFiles may only change through a proposal branch.
-var personaFiles = map[string]bool{prompt.AgentsFile: true, prompt.SoulFile: true, prompt.IdentityFile: true, prompt.ToolsFile: true}
-
 // fileClass says what the daemon may do with a path written through the API.
 type fileClass int
 
@@ -61,21 +58,23 @@ func cleanPath(p string) (string, error) {
 	return p, nil
 }
 
-func isMemoryPath(rel string) bool {
-	return rel == prompt.MemoryFile || rel == prompt.MemoryFallbackFile ||
-		strings.HasPrefix(rel, prompt.MemoryDir+"/") && strings.HasSuffix(rel, ".md")
-}
-
+// classify says what a write may do to rel (relative to the agent's or
+// the user's directory) by its kind (workspace.KindOf): memory is
+// written, a persona file (workspace.PersonaFiles) may only change
+// through a proposal branch.
 func classify(rel string, perUser bool) (fileClass, string) {
-	switch {
-	case isMemoryPath(rel):
+	if _, _, ok := workspace.SplitUser(rel); ok {
+		return classRefused, fmt.Sprintf("%s: a user's files are written with ?user=ID, not by their users/ path", rel)
+	}
+	switch workspace.KindOf(rel) {
+	case workspace.KindMemory, workspace.KindDailyLog:
 		return classWritable, ""
-	case rel == prompt.UserFile || rel == prompt.BootstrapFile:
+	case workspace.KindPerUser:
 		if perUser {
 			return classWritable, ""
 		}
 		return classRefused, fmt.Sprintf("%s is written per user: pass ?user=ID", rel)
-	case personaFiles[rel]:
+	case workspace.KindPersona:
 		return classPersona, ""
 	}
 	return classRefused, fmt.Sprintf("%s is outside the write allow list (memory files, and a user's USER.md and BOOTSTRAP.md; persona files become proposals)", rel)
@@ -234,7 +233,7 @@ func (d *Daemon) WriteFile(ctx context.Context, agent, user, p, ifMatch string, 
 			Message: "proposed on " + res.Branch})
 		return res, nil
 	}
-	res.Commit, res.Branch, err = d.commitChange(ctx, ref, user, msg, build)
+	res.Commit, res.Branch, err = d.commitChange(ctx, ref, user, msg, d.checked(ctx, ref, build))
 	return res, pathConflict(err)
 }
 
@@ -337,7 +336,7 @@ func (d *Daemon) MemoryAppend(ctx context.Context, agent string, req api.AppendR
 		return []gitsync.FileWrite{{Path: full, Content: written}}, nil
 	}
 	res := api.WriteResponse{Path: joinSlash(sc, rel)}
-	res.Commit, res.Branch, err = d.commitChange(ctx, ref, req.User, fmt.Sprintf("%s: memory entry in %s", agent, res.Path), build)
+	res.Commit, res.Branch, err = d.commitChange(ctx, ref, req.User, fmt.Sprintf("%s: memory entry in %s", agent, res.Path), d.checked(ctx, ref, build))
 	if err != nil {
 		return api.WriteResponse{}, err
 	}

@@ -239,7 +239,7 @@ func TestEndpointWithGitCLI(t *testing.T) {
 		}, "link.md: symbolic links are not allowed"},
 		{"not utf-8", func(d string) {
 			writeFiles(t, d, map[string]string{"memory/bad.md": "caf\xe9\n"})
-		}, "memory/bad.md: not valid UTF-8"},
+		}, "memory/bad.md: line 1: not valid UTF-8"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -66,6 +66,12 @@ func (h *Host) serveReceivePack(ctx context.Context, w http.ResponseWriter, req 
 	}
 	h.recordPush(name, user, start, out.unpack, results)
 	h.opts.Logger.Info("push", "repo", name, "user", user, "refs", len(cmds), "accepted", len(updates), "took", time.Since(start))
+	for _, res := range results {
+		if res.reason != "" {
+			// Why, for the operator a person asks about a refused push.
+			h.opts.Logger.Warn("push refused", "repo", name, "user", user, "ref", res.cmd.Name.String(), "reason", res.reason)
+		}
+	}
 	for _, u := range updates {
 		// Name the commit, so a client cut off before the status report
 		// can find what was stored.
@@ -441,9 +447,9 @@ func reportProblems(c command, problems []Problem, out *pushOutput) string {
 	}
 	out.say("error: %s refused:", c.Name.Short())
 	for _, p := range problems {
-		out.say("error:   %s", oneLine(p.String()))
+		out.say("error:   %s", oneLine(remoteLine(p)))
 	}
-	reason := oneLine(problems[0].String())
+	reason := oneLine(remoteLine(problems[0]))
 	if len(problems) > 1 {
 		reason += fmt.Sprintf(" (and %d more)", len(problems)-1)
 	}

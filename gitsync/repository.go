@@ -3,6 +3,7 @@ package gitsync
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -154,17 +155,41 @@ func (r *Repository) Resolve(rev string) (plumbing.Hash, error) {
 			}
 		}
 		p, err := r.repo.ResolveRevision(plumbing.Revision(rev))
-		if err != nil {
+		switch {
+		case errors.Is(err, io.EOF):
+			// go-git walks ~N and ^N off the end of the history as EOF.
+			return &UnknownRevisionError{Rev: rev, Repo: r.path, Why: "it goes back past the first commit"}
+		case errors.Is(err, plumbing.ErrReferenceNotFound), errors.Is(err, plumbing.ErrObjectNotFound):
+			return &UnknownRevisionError{Rev: rev, Repo: r.path, Why: "no branch, tag or commit is named so"}
+		case err != nil:
 			return err
 		}
 		h = *p
 		return nil
 	})
+	var unknown *UnknownRevisionError
+	if errors.As(err, &unknown) {
+		return plumbing.ZeroHash, err
+	}
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("resolve revision %q in %s: %w", rev, r.path, err)
 	}
 	return h, nil
 }
+
+// UnknownRevisionError is a revision that names no commit of a
+// repository. It is a plumbing.ErrReferenceNotFound.
+type UnknownRevisionError struct {
+	Rev, Repo string
+	Why       string // "it goes back past the first commit"
+}
+
+func (e *UnknownRevisionError) Error() string {
+	return fmt.Sprintf("revision %q is not in %s: %s; name a branch, a tag or a commit that git log shows", e.Rev, e.Repo, e.Why)
+}
+
+// Unwrap makes the error a plumbing.ErrReferenceNotFound.
+func (e *UnknownRevisionError) Unwrap() error { return plumbing.ErrReferenceNotFound }
 
 // Snapshot resolves rev and returns that commit's tree as a file system.
 // Nothing is checked out; files are read from the object database.

@@ -3,12 +3,11 @@ package gitsync
 import (
 	"context"
 	"fmt"
-	"io/fs"
-	"path"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/quirehq/quire/prompt/workspace"
 )
 
 // RefUpdate is one ref a push (or another source of new snapshots) moves.
@@ -18,20 +17,21 @@ type RefUpdate struct {
 	Old, New plumbing.Hash
 }
 
-// Problem is one reason a pushed tree is refused. Path names the file
-// ("" for the tree as a whole); Message says what is wrong and, for
-// limits, the limit ("1.5 MiB exceeds the 1 MiB file limit").
-type Problem struct {
-	Path    string
-	Message string
-}
+// Problem is one reason a pushed tree is refused: a workspace finding
+// (workspace.Problem). Path names the file ("" for the tree as a whole).
+type Problem = workspace.Problem
 
-// String formats the problem as the client sees it on a remote: line.
-func (p Problem) String() string {
-	if p.Path == "" {
-		return p.Message
+// remoteLine formats a problem as the client sees it on a remote: line:
+// path: [line N: ]message.
+func remoteLine(p Problem) string {
+	msg := p.Message
+	if p.Line > 0 {
+		msg = fmt.Sprintf("line %d: %s", p.Line, msg)
 	}
-	return p.Path + ": " + p.Message
+	if p.Path == "" {
+		return msg
+	}
+	return p.Path + ": " + msg
 }
 
 // Validator decides whether a pushed tree may be deployed. It is called
@@ -69,86 +69,53 @@ func (vs Validators) Validate(ctx context.Context, ref RefUpdate, tree *Snapshot
 }
 
 // MaxFileBytes is the largest file a push may add or change (1 MiB).
-const MaxFileBytes = 1 << 20
+const MaxFileBytes = workspace.MaxFileBytes
 
 // IsContextFile reports whether a path is read as text into an agent's
 // context: Markdown files (AGENTS.md, MEMORY.md, memory/*.md, SKILL.md,
-// …) and agent.yaml. These must be valid UTF-8.
-func IsContextFile(p string) bool {
-	base := path.Base(p)
-	return strings.EqualFold(path.Ext(base), ".md") || base == "agent.yaml" || base == "agent.yml"
-}
+// …) and agent.yaml. These must be valid UTF-8 (workspace.IsTextFile).
+func IsContextFile(p string) bool { return workspace.IsTextFile(p) }
 
-// RepositoryChecks is the default validator: for every added or modified
-// file it refuses symbolic links, files over MaxFileBytes and context
-// files that are not valid UTF-8.
+// RepositoryChecks is the default validator: Check's file rules on every
+// added or modified file (no symbolic links, no file over MaxFileBytes,
+// text files in UTF-8).
 func RepositoryChecks() Validator {
-	return ValidatorFunc(repositoryChecks)
+	return ValidatorFunc(func(ctx context.Context, _ RefUpdate, tree *Snapshot, changed []Change) []Problem {
+		return Check(ctx, tree, CheckOptions{Paths: changedPaths(changed), FilesOnly: true})
+	})
 }
 
-func repositoryChecks(ctx context.Context, _ RefUpdate, tree *Snapshot, changed []Change) []Problem {
-	return fileChecks(ctx, tree, changed, true)
+// WorkspaceChecks is a daemon's push validator: Check on the pushed
+// tree, the file rules on the changed files, and, for a branch other than
+// proposals/*, the content checks too. Only errors refuse a push.
+func WorkspaceChecks(opts CheckOptions) Validator {
+	return ValidatorFunc(func(ctx context.Context, ref RefUpdate, tree *Snapshot, changed []Change) []Problem {
+		o := opts
+		o.Paths = changedPaths(changed)
+		o.FilesOnly = !ref.Name.IsBranch() || strings.HasPrefix(ref.Name.String(), "refs/heads/proposals/")
+		return Errors(Check(ctx, tree, o))
+	})
 }
 
-// fileLimits refuses symbolic links and files over MaxFileBytes among the
-// added or modified files.
-func fileLimits(ctx context.Context, tree *Snapshot, changed []Change) []Problem {
-	return fileChecks(ctx, tree, changed, false)
-}
-
-func fileChecks(ctx context.Context, tree *Snapshot, changed []Change, text bool) []Problem {
-	var out []Problem
+func changedPaths(changed []Change) []string {
+	out := make([]string, 0, len(changed))
 	for _, c := range changed {
-		if c.Kind == Deleted {
-			continue
-		}
-		if ctx.Err() != nil {
-			return append(out, Problem{Message: "validation cancelled: " + ctx.Err().Error()})
-		}
-		info, err := tree.Stat(c.Path)
-		if err != nil {
-			out = append(out, Problem{Path: c.Path, Message: fmt.Sprintf("cannot read: %v", err)})
-			continue
-		}
-		switch {
-		case info.Mode()&fs.ModeSymlink != 0:
-			out = append(out, Problem{Path: c.Path, Message: "symbolic links are not allowed"})
-			continue
-		case info.Size() > MaxFileBytes:
-			out = append(out, Problem{Path: c.Path, Message: fmt.Sprintf("%s exceeds the 1 MiB file limit (%d > %d bytes)", humanBytes(info.Size()), info.Size(), MaxFileBytes)})
-			continue
-		}
-		if text && IsContextFile(c.Path) {
-			b, err := tree.ReadFile(c.Path)
-			if err != nil {
-				out = append(out, Problem{Path: c.Path, Message: fmt.Sprintf("cannot read: %v", err)})
-				continue
-			}
-			if !utf8.Valid(b) {
-				out = append(out, Problem{Path: c.Path, Message: fmt.Sprintf("not valid UTF-8 (first bad byte at offset %d); context files must be UTF-8 text", firstInvalid(b))})
-			}
+		if c.Kind != Deleted {
+			out = append(out, c.Path)
 		}
 	}
 	return out
 }
 
-func firstInvalid(b []byte) int {
-	for i := 0; i < len(b); {
-		r, n := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && n == 1 {
-			return i
+// fileLimits refuses symbolic links and files over MaxFileBytes among the
+// added or modified files of a commit that is not deployed (an earlier
+// commit of a push): they would be stored and served all the same.
+func fileLimits(ctx context.Context, tree *Snapshot, changed []Change) []Problem {
+	var out []Problem
+	for _, p := range Check(ctx, tree, CheckOptions{Paths: changedPaths(changed), FilesOnly: true}) {
+		if p.Code != workspace.CodeInvalidUTF8 {
+			out = append(out, p)
 		}
-		i += n
 	}
-	return -1
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
+	return out
 }

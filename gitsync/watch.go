@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/quirehq/quire/prompt/workspace"
 )
 
 // The debounce delays of a work-tree watcher.
@@ -57,19 +59,21 @@ func DelayFor(p string) time.Duration {
 	return SkillsDelay
 }
 
+// isMemoryPath reports whether p, relative to a repository whose agent
+// directories the watcher does not know, is a memory document of some
+// agent: some tail of it is one (workspace.KindOf).
 func isMemoryPath(p string) bool {
-	parts := strings.Split(p, "/")
-	// users/<id>/… holds the same names per user.
-	if len(parts) > 2 && parts[0] == "users" {
-		parts = parts[2:]
-	}
-	for i, part := range parts {
-		if part == "memory" && i < len(parts)-1 {
+	for rest := p; rest != ""; {
+		if workspace.KindOf(rest).IsMemory() {
 			return true
 		}
+		_, after, ok := strings.Cut(rest, "/")
+		if !ok {
+			break
+		}
+		rest = after
 	}
-	base := parts[len(parts)-1]
-	return base == "MEMORY.md" || base == "memory.md"
+	return false
 }
 
 // ignored reports paths the watcher never reports: anything under .git

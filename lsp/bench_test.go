@@ -64,7 +64,8 @@ func BenchmarkDiagnoseAfterChange(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		edit(b, s, soul, int32(i+2), texts[i%2])
-		if d := s.diagnose(s.currentView()); len(d[soul]) != 1 {
+		// The warning and the faded cut (a hint).
+		if d := s.diagnose(s.currentView()); len(d[soul]) != 2 {
 			b.Fatalf("got %d diagnostics", len(d[soul]))
 		}
 	}

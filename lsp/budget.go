@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"io/fs"
 	"sort"
+	"strings"
 	"time"
 
 	"go.lsp.dev/protocol"
 
 	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/prompt/workspace"
 )
 
 // budgetDiagnostics computes, for the snapshot in v, the diagnostics of
@@ -18,8 +20,10 @@ import (
 // reject-policy violations, and the problems of agent.yaml. The total
 // budget couples the files, so a change to one re-diagnoses them all.
 //
-// check, when not nil, lints each such agent's other files (skills).
-func budgetDiagnostics(a *analysis, v view, now time.Time, check func(fs.FS, string) []prompt.Problem) map[string][]protocol.Diagnostic {
+// checked are the findings of gitsync.Check, the validation `quire check`
+// and a push run: those the budget diagnostics do not already cover
+// (names, links, sizes, SKILL.md) are added on their files.
+func budgetDiagnostics(a *analysis, v view, now time.Time, checked []prompt.Problem) map[string][]protocol.Diagnostic {
 	out := map[string][]protocol.Diagnostic{}
 	if a.ws == nil {
 		return out
@@ -41,14 +45,6 @@ func budgetDiagnostics(a *analysis, v view, now time.Time, check func(fs.FS, str
 	for _, pr := range a.ws.Problems() {
 		out[pr.Path] = append(out[pr.Path], problemDiagnostic(mapperOf(pr.Path), pr))
 	}
-	// What `quire check` says about names and sizes (budgets are below,
-	// with exact ranges).
-	for _, pr := range a.ws.Check() {
-		if checkOnly[pr.Code] {
-			out[pr.Path] = append(out[pr.Path], problemDiagnostic(mapperOf(pr.Path), pr))
-		}
-	}
-
 	var paths []string
 	for _, d := range v.docs {
 		if d.path != "" {
@@ -56,17 +52,6 @@ func budgetDiagnostics(a *analysis, v view, now time.Time, check func(fs.FS, str
 		}
 	}
 	sort.Strings(paths)
-	if check != nil {
-		checked := map[string]bool{}
-		for _, p := range paths {
-			if pl, ok := a.locate(p); ok && !checked[pl.agent.Dir] {
-				checked[pl.agent.Dir] = true
-				for _, pr := range check(v.fsys, pl.agent.Dir) {
-					out[pr.Path] = append(out[pr.Path], problemDiagnostic(mapperOf(pr.Path), pr))
-				}
-			}
-		}
-	}
 
 	type reqKey struct{ agent, user, room string }
 	done := map[reqKey]bool{}
@@ -104,12 +89,31 @@ func budgetDiagnostics(a *analysis, v view, now time.Time, check func(fs.FS, str
 			out[f.Path] = append(out[f.Path], fileDiagnostics(mapperOf(f.Path), f, &res.Report, rejected[f.Path])...)
 		}
 	}
+	open := map[string]bool{}
+	for _, p := range paths {
+		open[p] = true
+	}
+	for _, pr := range checked {
+		switch {
+		case strings.HasPrefix(pr.Code, "budget-"), hasCode(out[pr.Path], pr.Code):
+			continue // the budget diagnostics say it, with exact ranges
+		case pr.Code == workspace.CodeInvalidUTF8 && open[pr.Path]:
+			continue // marked run by run in the buffer (invalidUTF8)
+		}
+		out[pr.Path] = append(out[pr.Path], problemDiagnostic(mapperOf(pr.Path), pr))
+	}
 	return out
 }
 
-// checkOnly are the codes of prompt.Workspace.Check problems that the
-// budget diagnostics do not already cover.
-var checkOnly = map[string]bool{"file-name": true, "user-persona-ignored": true, "user-dir-name": true, "file-too-large": true}
+// hasCode reports whether one of diags has code.
+func hasCode(diags []protocol.Diagnostic, code string) bool {
+	for _, d := range diags {
+		if c, ok := d.Code.(protocol.String); ok && string(c) == code {
+			return true
+		}
+	}
+	return false
+}
 
 // fileDiagnostics describes what the budget does to one context file.
 // Each range that does not reach the prompt is faded (a hint tagged

@@ -8,6 +8,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/prompt/workspace"
 )
 
 // yamlKey is a key offered by completion, with what it means.
@@ -42,7 +43,7 @@ func completion(name, src string, pos protocol.Position) []protocol.CompletionIt
 	var keys []yamlKey
 	var body string // the YAML the keys go into, to leave out keys already there
 	switch base := path.Base(name); {
-	case base == "agent.yaml":
+	case base == workspace.ConfigFile:
 		body = src
 		keys = agentKeys
 		if indent > 0 {
@@ -51,7 +52,7 @@ func completion(name, src string, pos protocol.Position) []protocol.CompletionIt
 			}
 			keys = budgetKeys
 		}
-	case base == "SKILL.md":
+	case base == workspace.SkillFile:
 		fm := frontMatterEnd(src)
 		if fm == 0 || off < strings.IndexByte(src, '\n')+1 || off >= fm || indent > 0 {
 			return []protocol.CompletionItem{}

@@ -11,6 +11,9 @@ import (
 
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
+
+	"github.com/quirehq/quire/gitsync"
+	"github.com/quirehq/quire/prompt"
 )
 
 // diagnosticSource names Quire in every diagnostic it publishes.
@@ -105,7 +108,14 @@ func (s *server) diagnose(v view) map[uri.URI][]protocol.Diagnostic {
 		byPath[doc.path] = u
 		out[u] = append(out[u], invalidUTF8(v.fsys.disk, doc.path, doc.text)...)
 	}
-	for p, diags := range budgetDiagnostics(s.analyses.of(v.fsys), v, s.now(), s.checkAgent) {
+	a := s.analyses.of(v.fsys)
+	var checked []prompt.Problem
+	if a.ws != nil {
+		// The one validation (what `quire check` and a push run) on the
+		// editor's view of the files.
+		checked = gitsync.Check(context.Background(), v.fsys, gitsync.CheckOptions{Workspace: a.ws, CheckAgent: s.checkAgent})
+	}
+	for p, diags := range budgetDiagnostics(a, v, s.now(), checked) {
 		u, ok := byPath[p]
 		if !ok {
 			u = uri.File(filepath.Join(v.root, filepath.FromSlash(p)))

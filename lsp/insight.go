@@ -11,6 +11,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/prompt/workspace"
 )
 
 // budgetOf is the budget report of an open document: its file report, the
@@ -56,7 +57,7 @@ func codeLensTitle(f prompt.FileReport, rep *prompt.Report) string {
 func (s *server) CodeLens(ctx context.Context, params *protocol.CodeLensParams) ([]protocol.CodeLens, error) {
 	b, ok := s.budgetFor(params.TextDocument)
 	if !ok {
-		if b.rep == nil || b.doc == nil || path.Base(b.doc.path) != "agent.yaml" {
+		if b.rep == nil || b.doc == nil || path.Base(b.doc.path) != workspace.ConfigFile {
 			return []protocol.CodeLens{}, nil
 		}
 		// agent.yaml: the agent's total.
@@ -183,7 +184,7 @@ func keyHover(doc *document, pos protocol.Position) *protocol.Hover {
 	key = strings.TrimSpace(key)
 	var keys []yamlKey
 	switch path.Base(doc.path) {
-	case "agent.yaml":
+	case workspace.ConfigFile:
 		keys = agentKeys
 		if indent > 0 {
 			if parentKey(doc.text[:start], indent) != "budget" {
@@ -191,7 +192,7 @@ func keyHover(doc *document, pos protocol.Position) *protocol.Hover {
 			}
 			keys = budgetKeys
 		}
-	case "SKILL.md":
+	case workspace.SkillFile:
 		if fm := frontMatterEnd(doc.text); fm == 0 || start >= fm || indent > 0 {
 			return nil
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/prompt/workspace"
 )
 
 // Document is one memory file of an agent workspace.
@@ -24,15 +25,10 @@ type Document struct {
 	Hash string
 }
 
-// Problem is something wrong in a workspace that Documents skipped.
-type Problem struct {
-	// Path is relative to the agent directory.
-	Path    string
-	Message string
-}
-
-// String renders the problem as "path: message".
-func (p Problem) String() string { return p.Path + ": " + p.Message }
+// Problem is something wrong in a workspace that Documents skipped: a
+// warning in workspace's one finding type, its Path relative to the agent
+// directory.
+type Problem = workspace.Problem
 
 // NewDocument returns the document at path for user with text and its hash.
 func NewDocument(path, user, text string) Document {
@@ -63,7 +59,8 @@ func Documents(fsys fs.FS, dir string) ([]Document, []Problem, error) {
 		}
 		user, err := prompt.DecodeID(e.Name())
 		if err != nil {
-			problems = append(problems, Problem{Path: "users/" + e.Name(), Message: fmt.Sprintf("not a user directory, skipped: %v", err)})
+			problems = append(problems, Problem{Path: workspace.UsersDir + "/" + e.Name(), Severity: workspace.SeverityWarning, Code: "user-dir-name",
+				Message: fmt.Sprintf("not a user directory, skipped: %v", err)})
 			continue
 		}
 		userDocs, err := scopeDocuments(fsys, path.Join(usersDir, e.Name()), user)

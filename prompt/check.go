@@ -1,14 +1,14 @@
 package prompt
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"sort"
 	"strings"
-)
 
-// personaFiles are the files a predefined agent shares between all users.
-var personaFiles = []string{AgentsFile, SoulFile, ToolsFile, IdentityFile, UserPredefinedFile, HeartbeatFile}
+	"github.com/quirehq/quire/prompt/workspace"
+)
 
 // Check lints the workspace: agent.yaml, user directory names, file names,
 // encodings and sizes, and the budgets of a private main session for the
@@ -38,7 +38,7 @@ func (w *Workspace) checkAgent(a *Agent) []Problem {
 	for _, u := range append([]string{""}, users...) {
 		res, err := w.Assemble(Request{Agent: a.Name, User: u})
 		if err != nil {
-			probs = append(probs, Problem{Path: joinPath(a.Dir, ConfigFile), Severity: SeverityError, Code: "assemble", Message: err.Error()})
+			probs = append(probs, assembleProblem(a, err))
 			continue
 		}
 		probs = append(probs, res.Report.Problems...)
@@ -111,7 +111,7 @@ func (w *Workspace) checkNames(a *Agent, dir, user string) []Problem {
 			continue
 		}
 		if user != "" && a.Config.Type == TypePredefined {
-			for _, pf := range personaFiles {
+			for _, pf := range workspace.SharedFiles {
 				if name == pf {
 					probs = append(probs, Problem{Path: p, Severity: SeverityWarning, Code: "user-persona-ignored",
 						Message: fmt.Sprintf("%s in a user's directory is ignored: agent %q is predefined, so %s is shared by all users (set type: open in agent.yaml for per-user copies)", name, a.Name, name)})
@@ -134,4 +134,15 @@ func dedupe(ps []Problem) []Problem {
 		}
 	}
 	return out
+}
+
+// assembleProblem is the finding of an assembly that failed: on the file
+// that could not be read when the error names one (a symbolic link, a
+// FIFO), on agent.yaml otherwise.
+func assembleProblem(a *Agent, err error) Problem {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && fs.ValidPath(pe.Path) && pe.Path != "." {
+		return Problem{Path: pe.Path, Severity: SeverityError, Code: "read", Message: fmt.Sprintf("cannot read: %v", pe.Err)}
+	}
+	return Problem{Path: joinPath(a.Dir, ConfigFile), Severity: SeverityError, Code: "assemble", Message: err.Error()}
 }

@@ -10,10 +10,12 @@ import (
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/quirehq/quire/prompt/workspace"
 )
 
 // ConfigFile is the name of the file that marks an agent workspace.
-const ConfigFile = "agent.yaml"
+const ConfigFile = workspace.ConfigFile
 
 // AgentType decides which context files are shared by all users of an agent
 // and which each user has for themselves.
@@ -179,6 +181,10 @@ func ParseConfig(path, defaultName string, data []byte) (Config, []Problem) {
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			report(k.Line, k.Column, "agent-yaml-key", "a key must be a plain word such as name or budget, not a %s; known keys: %s", nodeKind(k), strings.Join(sortedKeys(configKeys), ", "))
+			continue
+		}
 		if seen[k.Value] {
 			report(k.Line, k.Column, "agent-yaml-duplicate-key", "key %q appears twice", k.Value)
 			continue
@@ -355,10 +361,20 @@ func parseBudget(v *yaml.Node, b *Budget, report reportFunc) {
 	// The sum of the ratios is reported on the last ratio key written,
 	// or on budget: when both are defaults.
 	ratioLine, ratioCol := v.Line, v.Column
+	seenBudget := map[string]bool{}
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		k, val := v.Content[i], v.Content[i+1]
 		var n int
 		var f float64
+		if k.Kind != yaml.ScalarNode {
+			report(k.Line, k.Column, "agent-yaml-key", "a budget key must be a plain word, not a %s; known budget keys: %s", nodeKind(k), strings.Join(sortedKeys(budgetKeys), ", "))
+			continue
+		}
+		if seenBudget[k.Value] {
+			report(k.Line, k.Column, "agent-yaml-duplicate-key", "key budget.%s appears twice; keep one", k.Value)
+			continue
+		}
+		seenBudget[k.Value] = true
 		switch k.Value {
 		case "per_file", "total", "min_file":
 			if val.Kind == yaml.ScalarNode && val.ShortTag() == "!!float" {
@@ -414,23 +430,33 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
-// yamlErrorLine extracts the line number yaml.v3 puts in its messages
-// ("yaml: line 3: ...").
+// yamlErrorLine is the line a YAML parser error names (0: none).
 func yamlErrorLine(err error) int {
-	var line int
-	msg := err.Error()
-	if i := strings.Index(msg, "line "); i >= 0 {
-		fmt.Sscanf(msg[i+5:], "%d", &line)
-	}
+	line, _ := workspace.YAMLMessage(err, 0)
 	return line
 }
 
+// trimYAMLError is a YAML parser error in plain words, without its line
+// (the problem carries it).
 func trimYAMLError(err error) string {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	if strings.HasPrefix(msg, "line ") {
-		if i := strings.Index(msg, ": "); i >= 0 {
-			msg = msg[i+2:]
+	_, msg := workspace.YAMLMessage(err, 0)
+	if rest, ok := strings.CutPrefix(msg, "line "); ok {
+		if i := strings.Index(rest, ": "); i >= 0 && !strings.Contains(rest[i+2:], "; line ") {
+			msg = rest[i+2:]
 		}
 	}
-	return strings.TrimPrefix(msg, "unmarshal errors:\n  ")
+	return msg
+}
+
+// nodeKind names a YAML node's kind for messages.
+func nodeKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.AliasNode:
+		return "alias"
+	}
+	return "value"
 }

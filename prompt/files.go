@@ -12,67 +12,47 @@ import (
 	"strings"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/quirehq/quire/prompt/workspace"
 )
 
-// Context file names (behavior.md §1).
+// Context file names (behavior.md §1): workspace's vocabulary.
 const (
-	AgentsFile         = "AGENTS.md"
-	SoulFile           = "SOUL.md"
-	ToolsFile          = "TOOLS.md"
-	IdentityFile       = "IDENTITY.md"
-	UserFile           = "USER.md"
-	UserPredefinedFile = "USER_PREDEFINED.md"
-	HeartbeatFile      = "HEARTBEAT.md"
-	BootstrapFile      = "BOOTSTRAP.md"
-	MemoryFile         = "MEMORY.md"
-	MemoryFallbackFile = "memory.md"
+	AgentsFile         = workspace.AgentsFile
+	SoulFile           = workspace.SoulFile
+	ToolsFile          = workspace.ToolsFile
+	IdentityFile       = workspace.IdentityFile
+	UserFile           = workspace.UserFile
+	UserPredefinedFile = workspace.UserPredefinedFile
+	HeartbeatFile      = workspace.HeartbeatFile
+	BootstrapFile      = workspace.BootstrapFile
+	MemoryFile         = workspace.MemoryFile
+	MemoryFallbackFile = workspace.MemoryFallbackFile
 )
 
 // Directories inside an agent workspace.
 const (
-	UsersDir  = "users"
-	RoomsDir  = "rooms"
-	MemoryDir = "memory"
+	UsersDir  = workspace.UsersDir
+	RoomsDir  = workspace.RoomsDir
+	MemoryDir = workspace.MemoryDir
 )
 
-var contextFileNames = []string{AgentsFile, SoulFile, ToolsFile, IdentityFile, UserFile, UserPredefinedFile, HeartbeatFile, BootstrapFile, MemoryFile}
+var contextFileNames = workspace.ContextFiles
 
-func isContextFileName(name string) bool {
-	for _, n := range contextFileNames {
-		if n == name {
-			return true
-		}
-	}
-	return name == MemoryFallbackFile || isDailyLogName(name)
-}
+func isContextFileName(name string) bool { return workspace.IsContextFileName(name) }
 
 // ContextFileNames lists the context files an agent workspace may hold, in
 // the order a private main session sees them.
 func ContextFileNames() []string { return append([]string(nil), contextFileNames...) }
 
 // isDailyLogName reports whether name is "memory/YYYY-MM-DD.md".
-func isDailyLogName(name string) bool {
-	d, ok := strings.CutPrefix(name, MemoryDir+"/")
-	if !ok || len(d) != len("2006-01-02.md") || !strings.HasSuffix(d, ".md") {
-		return false
-	}
-	for i, c := range d[:10] {
-		if i == 4 || i == 7 {
-			if c != '-' {
-				return false
-			}
-		} else if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
+func isDailyLogName(name string) bool { return workspace.IsDailyLog(name) }
 
 // MaxFileBytes is the largest file the git endpoint accepts and the largest
 // context file read whole. Larger files are read in one streaming pass that
 // keeps only the head and tail truncation can use, so a 100 MB SOUL.md never
 // sits in memory; `quire check` reports them.
-const MaxFileBytes = 1 << 20
+const MaxFileBytes = workspace.MaxFileBytes
 
 // text is a context file's content as truncation sees it. Invalid UTF-8 is
 // replaced, byte by byte, with U+FFFD, so every offset in a Report refers

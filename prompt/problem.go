@@ -1,48 +1,19 @@
 package prompt
 
-import "fmt"
+import "github.com/quirehq/quire/prompt/workspace"
 
-// Severity says how serious a Problem is.
-type Severity string
+// Severity says how serious a Problem is (workspace.Severity).
+type Severity = workspace.Severity
 
-// Severities, from most to least serious. Errors make `quire check` exit 1
-// and make the git endpoint refuse a push.
+// Severities, from most to least serious.
 const (
-	SeverityError   Severity = "error"
-	SeverityWarning Severity = "warning"
-	SeverityInfo    Severity = "info"
+	SeverityError   = workspace.SeverityError
+	SeverityWarning = workspace.SeverityWarning
+	SeverityInfo    = workspace.SeverityInfo
 )
 
-// Problem is one finding about a workspace: a file, where in it, how bad,
-// and what to do. Paths are slash-separated and relative to the root of the
-// fs.FS the workspace was opened on.
-type Problem struct {
-	Path     string   `json:"path"`
-	Line     int      `json:"line,omitempty"`   // 1-based; 0 when the problem is about the whole file
-	Column   int      `json:"column,omitempty"` // 1-based, in code points; 0 when unknown
-	Severity Severity `json:"severity"`
-	Code     string   `json:"code"` // stable identifier, e.g. "agent-yaml-unknown-key"
-	Message  string   `json:"message"`
-}
-
-// String formats p the way compilers do: path:line:col: severity: message.
-func (p Problem) String() string {
-	loc := p.Path
-	if p.Line > 0 {
-		loc = fmt.Sprintf("%s:%d", loc, p.Line)
-		if p.Column > 0 {
-			loc = fmt.Sprintf("%s:%d", loc, p.Column)
-		}
-	}
-	return fmt.Sprintf("%s: %s: %s", loc, p.Severity, p.Message)
-}
+// Problem is one finding about a workspace (workspace.Problem).
+type Problem = workspace.Problem
 
 // HasErrors reports whether any problem in ps is an error.
-func HasErrors(ps []Problem) bool {
-	for _, p := range ps {
-		if p.Severity == SeverityError {
-			return true
-		}
-	}
-	return false
-}
+func HasErrors(ps []Problem) bool { return workspace.HasErrors(ps) }

@@ -39,9 +39,7 @@ func WorkspaceSources(fsys fs.FS, agentDir string) []Source {
 func CheckAgent(fsys fs.FS, agentDir string) []prompt.Problem {
 	set := Load(0, WorkspaceSources(fsys, agentDir), nil)
 	var out []prompt.Problem
-	for _, p := range set.Problems() {
-		out = append(out, p.PromptProblem())
-	}
+	out = append(out, set.Problems()...)
 	for _, sh := range set.Shadows() {
 		sev := prompt.SeverityWarning
 		msg := fmt.Sprintf("skill %q here is shadowed by %s, which wins; delete one of them", sh.Slug, sh.Winner)
@@ -59,13 +57,4 @@ func CheckAgent(fsys fs.FS, agentDir string) []prompt.Problem {
 		return out[i].Line < out[j].Line
 	})
 	return out
-}
-
-// PromptProblem converts p to the problem type `quire check` prints.
-func (p Problem) PromptProblem() prompt.Problem {
-	sev := prompt.SeverityWarning
-	if p.Severity == Error {
-		sev = prompt.SeverityError
-	}
-	return prompt.Problem{Path: p.Path, Line: p.Line, Severity: sev, Code: p.Code, Message: p.Message}
 }

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/quirehq/quire/prompt/workspace"
 )
 
 // Limits of the SKILL.md front matter (the Agent Skills format).
@@ -18,41 +20,26 @@ const (
 	MaxDescriptionChars = 1024
 )
 
-// Severity says whether a Problem stops a skill from loading.
-type Severity string
+// Severity says whether a Problem stops a skill from loading
+// (workspace.Severity).
+type Severity = workspace.Severity
 
 // Severities of a Problem. A SKILL.md with an Error is not loaded (a lower
 // tier's skill of the same slug, if any, stays in effect); a Warning is
 // reported and the skill loads.
 const (
-	Error   Severity = "error"
-	Warning Severity = "warning"
+	Error   = workspace.SeverityError
+	Warning = workspace.SeverityWarning
 )
 
 // Problem is one finding about a SKILL.md file, for `quire check`, the
-// language server and `quire skills list`.
-type Problem struct {
-	// Path names the file: relative to the workspace for the workspace
-	// tiers ("skills/pdf/SKILL.md"), absolute for ~/.agents/skills and the
-	// managed directory, "builtin/<slug>/SKILL.md" for built-ins.
-	Path string `json:"path"`
-	// Line is the 1-based line the problem is on (0 when it concerns the
-	// file as a whole).
-	Line     int      `json:"line"`
-	Severity Severity `json:"severity"`
-	// Code is a stable identifier: skill-front-matter, skill-unknown-key,
-	// skill-too-large, skill-read or skill-shadowed.
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
-// String formats the problem as path:line: severity: message.
-func (p Problem) String() string {
-	if p.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s: %s", p.Path, p.Line, p.Severity, p.Message)
-	}
-	return fmt.Sprintf("%s: %s: %s", p.Path, p.Severity, p.Message)
-}
+// language server and `quire skills list`: workspace's one finding type.
+// Its Path names the file: relative to the workspace for the workspace
+// tiers ("skills/pdf/SKILL.md"), absolute for ~/.agents/skills and the
+// managed directory, "builtin/<slug>/SKILL.md" for built-ins. Its Code is
+// skill-front-matter, skill-unknown-key, skill-too-large, skill-read or
+// skill-shadowed.
+type Problem = workspace.Problem
 
 // FrontMatter is the parsed head of a SKILL.md.
 type FrontMatter struct {
@@ -346,7 +333,16 @@ func (p *docParser) decode(head string) bool {
 			}
 			var md map[string]any
 			if err := v.Decode(&md); err != nil {
-				p.errorf(line, "metadata: %v", err)
+				// yaml's lines count from the front matter's first line,
+				// the file's second.
+				at, msg := workspace.YAMLMessage(err, 1)
+				if at == 0 {
+					at = line
+				}
+				if rest, ok := strings.CutPrefix(msg, fmt.Sprintf("line %d: ", at)); ok {
+					msg = rest
+				}
+				p.errorf(at, "metadata: %s", msg)
 				continue
 			}
 			p.doc.Metadata = md

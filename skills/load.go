@@ -257,7 +257,7 @@ func diskFile(dir, rel, file string) string {
 }
 
 // SkillFile is the name a skill's file must have.
-const SkillFile = "SKILL.md"
+const SkillFile = workspace.SkillFile
 
 // readTier reads every <slug>/SKILL.md of one source, and every
 // <group>/<slug>/SKILL.md of a directory that has no SKILL.md itself

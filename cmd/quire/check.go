@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/prompt"
-	"github.com/quirehq/quire/skills"
 )
 
 type checkOptions struct {
@@ -25,15 +25,19 @@ func checkCommand() *command {
 	return &command{
 		name:    "check",
 		args:    "[PATH...]",
-		summary: "lint workspaces: budgets, agent.yaml, file names and encodings; exit 1 on errors",
+		summary: "lint workspaces as a push is checked: files, budgets, agent.yaml, skills; exit 1 on errors",
 		help: `
-Checks each workspace PATH (default: the current directory) the way the git
-endpoint will when you push: agent.yaml keys and values, context files over
-their budget (an error under the reject policy, a warning otherwise, naming
-the lines that will be cut), files the total budget clamps or drops,
-invalid UTF-8, files over 1 MiB, misspelled context file names, user
-directories that are not encoded user ids, and SKILL.md front matter
-(name, description, limits, unknown keys) and shadowed skills.
+Checks each workspace PATH (default: the current directory) with the
+function the git endpoint runs on a push (and the API on a write, and the
+language server as you type), so what it passes a push accepts. Every file
+(but .git) is checked, read by a prompt or not: symbolic links, FIFOs and
+other special files, files over 1 MiB, text files that are not UTF-8 and
+names that are not UTF-8 are errors. Then the content: agent.yaml keys and
+values, context files over their budget (an error under the reject policy,
+a warning otherwise, naming the lines that will be cut), files the total
+budget clamps or drops, misspelled context file names, user directories
+that are not encoded user ids, and SKILL.md front matter (name,
+description, limits, unknown keys) and shadowed skills.
 
 Findings are printed as path:line: severity: message. The exit status is 1
 when there is at least one error, 0 otherwise, so check works as a
@@ -65,7 +69,7 @@ func runCheck(ctx context.Context, e *env, opts any, args []string) error {
 	}
 	var all []prompt.Problem
 	for _, dir := range args {
-		probs, err := checkDir(dir)
+		probs, err := checkDir(ctx, dir)
 		if err != nil {
 			return err
 		}
@@ -101,16 +105,17 @@ func runCheck(ctx context.Context, e *env, opts any, args []string) error {
 	return nil
 }
 
-// checkDir checks the workspace at dir and returns its problems with paths
-// relative to the current directory.
-func checkDir(dir string) ([]prompt.Problem, error) {
+// checkDir checks the workspace at dir with the push validator's own
+// function (gitsync.Check: every file, then the content) and returns its
+// problems with paths relative to the current directory.
+func checkDir(ctx context.Context, dir string) ([]prompt.Problem, error) {
 	ws, err := openDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	probs := ws.Check()
+	cache := prompt.NewCache()
+	probs := gitsync.Check(ctx, ws.FS(), gitsync.CheckOptions{RootName: rootName(dir), Cache: cache})
 	for _, a := range ws.Agents() {
-		probs = append(probs, skills.CheckAgent(ws.FS(), a.Dir)...)
 		probs = append(probs, pruneWarning(ws.FS(), a, time.Now())...)
 	}
 	sort.SliceStable(probs, func(i, j int) bool {
@@ -123,6 +128,13 @@ func checkDir(dir string) ([]prompt.Problem, error) {
 		probs[i].Path = displayPath(dir, probs[i].Path)
 	}
 	return probs, nil
+}
+
+// rootName is the name of the agent at the root of the workspace in dir
+// when it has no agent.yaml: the directory's name.
+func rootName(dir string) string {
+	abs, _ := filepath.Abs(dir)
+	return filepath.Base(abs)
 }
 
 // openDir opens the workspace in a directory on disk.

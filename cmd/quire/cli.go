@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/quirehq/quire/prompt/workspace"
 )
 
 // Exit codes (interfaces.md): 0 ok, 1 findings or errors, 2 usage.
@@ -262,15 +264,11 @@ func configPath(getenv func(string) string) string {
 	if p := getenv("QUIRE_CONFIG"); p != "" {
 		return p
 	}
-	dir := getenv("XDG_CONFIG_HOME")
+	dir := workspace.ConfigDir(getenv)
 	if dir == "" {
-		home := getenv("HOME")
-		if home == "" {
-			return ""
-		}
-		dir = filepath.Join(home, ".config")
+		return ""
 	}
-	return filepath.Join(dir, "quire", "config.yaml")
+	return filepath.Join(dir, "config.yaml")
 }
 
 func loadConfigFile(cmd string, getenv func(string) string) (map[string]string, error) {
@@ -287,7 +285,8 @@ func loadConfigFile(cmd string, getenv func(string) string) (map[string]string, 
 	}
 	var raw map[string]any
 	if err := yaml.Unmarshal(data, &raw); err != nil {
-		return nil, fmt.Errorf("config file %s: %w", p, err)
+		_, msg := workspace.YAMLMessage(err, 0)
+		return nil, fmt.Errorf("config file %s: %s", p, msg)
 	}
 	out := map[string]string{}
 	keys := make([]string, 0, len(raw))

@@ -95,3 +95,60 @@ func TestIndexCommand(t *testing.T) {
 		t.Errorf("search after index: %+v, %v", hits, err)
 	}
 }
+
+// Without --database, `quire index` builds the embedded index that
+// `quire search --local` reads, and names the memory files it skips
+// because their changes are not committed (it used to skip them
+// silently, and to refuse to run without a database).
+func TestIndexEmbedded(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	cacheHome := t.TempDir()
+	for p, text := range map[string]string{
+		"agent.yaml": "name: a\n",
+		"MEMORY.md":  "Backups run nightly.\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git(t, dir, "init", "-q")
+	git(t, dir, "add", ".")
+	git(t, dir, "commit", "-qm", "init")
+	os.MkdirAll(filepath.Join(dir, "memory"), 0o755)
+	if err := os.WriteFile(filepath.Join(dir, "memory", "new.md"), []byte("Uncommitted tea.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "MEMORY.md"), []byte("Backups run weekly.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	getenv := func(k string) string {
+		if k == "XDG_CACHE_HOME" {
+			return cacheHome
+		}
+		return ""
+	}
+	cli := func(args ...string) (int, string, string) {
+		var stdout, stderr bytes.Buffer
+		code := run(ctx, args, &env{stdout: &stdout, stderr: &stderr, getenv: getenv})
+		return code, stdout.String(), stderr.String()
+	}
+	code, out, errOut := cli("index", "--dir", dir)
+	if code != 0 || !strings.Contains(out, "indexed 1 agent(s) into the embedded index: 1 documents") {
+		t.Fatalf("quire index exited %d:\n%s%s", code, out, errOut)
+	}
+	for _, p := range []string{"MEMORY.md", "memory/new.md"} {
+		if !strings.Contains(errOut, filepath.ToSlash(filepath.Join(dir, p))+": warning: not committed, so not indexed") {
+			t.Errorf("%s is not named as skipped:\n%s", p, errOut)
+		}
+	}
+	snaps, _ := filepath.Glob(filepath.Join(cacheHome, "quire", "index", "*"))
+	if len(snaps) != 1 {
+		t.Fatalf("embedded index snapshots: %v", snaps)
+	}
+	// The working tree, when asked for: nothing is skipped.
+	code, out, errOut = cli("index", "--dir", dir, "--rev", "")
+	if code != 0 || !strings.Contains(out, "2 documents") || strings.Contains(errOut, "not committed") {
+		t.Fatalf("--rev '': %d\n%s%s", code, out, errOut)
+	}
+}

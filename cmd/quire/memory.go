@@ -11,6 +11,7 @@ import (
 
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/memory/openai"
+	"github.com/quirehq/quire/prompt/workspace"
 )
 
 // embedderOptions are the flags that choose a memory embedder, shared by
@@ -79,13 +80,9 @@ func (o *embedderOptions) open(ctx context.Context, getenv func(string) string) 
 // $XDG_CACHE_HOME/quire/embeddings (or ~/.cache/quire/embeddings); "" when
 // neither is known.
 func cacheFile(getenv func(string) string) string {
-	dir := getenv("XDG_CACHE_HOME")
+	dir := workspace.CacheDir(getenv)
 	if dir == "" {
-		home := getenv("HOME")
-		if home == "" {
-			return ""
-		}
-		dir = filepath.Join(home, ".cache")
+		return ""
 	}
-	return filepath.Join(dir, "quire", "embeddings")
+	return filepath.Join(dir, "embeddings")
 }

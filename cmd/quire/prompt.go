@@ -217,12 +217,14 @@ func openWorkspaceOpts(dir, rev string, opts prompt.Options) (*prompt.Workspace,
 	if err != nil {
 		return nil, err
 	}
-	var fsys fs.FS = snap
+	// A committed link is refused as one in the working tree is (the
+	// snapshot would read its target path as text).
+	fsys := workspace.NoLinks(snap)
 	name := filepath.Base(abs)
 	if wt, err := repo.Git().Worktree(); err == nil {
 		root := wt.Filesystem.Root()
 		if sub, err := filepath.Rel(root, abs); err == nil && sub != "." {
-			if fsys, err = fs.Sub(snap, filepath.ToSlash(sub)); err != nil {
+			if fsys, err = fs.Sub(fsys, filepath.ToSlash(sub)); err != nil {
 				return nil, err
 			}
 		} else {

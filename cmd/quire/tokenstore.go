@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+
+	"github.com/quirehq/quire/prompt/workspace"
 )
 
 // maxStoredCounts bounds the token-count file; past it the oldest counts
@@ -34,15 +36,11 @@ type tokenFile struct {
 // tokenFilePath is $XDG_CACHE_HOME/quire/tokens-<encoding> (or under
 // ~/.cache); "" when neither is known.
 func tokenFilePath(getenv func(string) string, encoding string) string {
-	dir := getenv("XDG_CACHE_HOME")
+	dir := workspace.CacheDir(getenv)
 	if dir == "" {
-		home := getenv("HOME")
-		if home == "" {
-			return ""
-		}
-		dir = filepath.Join(home, ".cache")
+		return ""
 	}
-	return filepath.Join(dir, "quire", "tokens-"+encoding)
+	return filepath.Join(dir, "tokens-"+encoding)
 }
 
 func (t *tokenFile) load() {

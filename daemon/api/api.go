@@ -11,12 +11,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/prompt/workspace"
 )
 
 // Backend is what the routes call. Every method may return an *Error to
@@ -287,8 +287,5 @@ type Event struct {
 // $XDG_RUNTIME_DIR/quire/quire.sock, or quire-<uid>/quire.sock under the
 // temporary directory when XDG_RUNTIME_DIR is not set.
 func DefaultSocket(getenv func(string) string) string {
-	if d := getenv("XDG_RUNTIME_DIR"); d != "" {
-		return filepath.Join(d, "quire", "quire.sock")
-	}
-	return filepath.Join(os.TempDir(), fmt.Sprintf("quire-%d", os.Getuid()), "quire.sock")
+	return filepath.Join(workspace.RuntimeDir(getenv), "quire.sock")
 }

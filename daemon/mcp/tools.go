@@ -16,6 +16,7 @@ import (
 
 	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/prompt/workspace"
 )
 
 // MaxGetBytes caps the text one memory_get returns; a longer window ends
@@ -312,10 +313,7 @@ func (s *server) memorySearch(ctx context.Context, in searchIn) (any, error) {
 }
 
 // isMemoryPath reports whether rel names a memory file (behavior.md §1).
-func isMemoryPath(rel string) bool {
-	return rel == prompt.MemoryFile || rel == prompt.MemoryFallbackFile ||
-		strings.HasPrefix(rel, prompt.MemoryDir+"/") && strings.HasSuffix(rel, ".md")
-}
+func isMemoryPath(rel string) bool { return workspace.KindOf(rel).IsMemory() }
 
 // checkPath refuses a path that is not clean or that reaches into users/:
 // a user's files are reached through the session's user only.

@@ -1,0 +1,56 @@
+package daemon
+
+import (
+	"context"
+	"io/fs"
+	"net/http"
+	"strings"
+
+	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/gitsync"
+	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/prompt/workspace"
+)
+
+// checked wraps build so that the tree a write would make goes through
+// the validation a push goes through (gitsync.Check, the one `quire
+// check` runs) before anything is committed: an error on a file the
+// write changes refuses the write with a 422 naming it, instead of
+// committing a tree that then blocks every push. The content checks run
+// for an agent under the reject policy only: under the truncate policy a
+// memory or user file's text cannot make a content error (budgets are
+// warnings there), and the file rules still run.
+func (d *Daemon) checked(ctx context.Context, ref agentRef, build buildFunc) buildFunc {
+	filesOnly := ref.ag.agent.Config.Policy != prompt.PolicyReject
+	return func(fsys fs.FS) ([]gitsync.FileWrite, error) {
+		writes, err := build(fsys)
+		if err != nil || len(writes) == 0 {
+			return writes, err
+		}
+		files := map[string][]byte{}
+		var paths []string
+		for _, w := range writes {
+			if w.Delete {
+				files[w.Path] = nil
+				continue
+			}
+			files[w.Path] = w.Content
+			paths = append(paths, w.Path)
+		}
+		if len(paths) == 0 {
+			return writes, nil
+		}
+		probs := gitsync.Check(ctx, workspace.WithFiles(fsys, files), gitsync.CheckOptions{Paths: paths, FilesOnly: filesOnly, Cache: d.tokens})
+		var refused []string
+		for _, p := range gitsync.Errors(probs) {
+			if _, written := files[p.Path]; written {
+				refused = append(refused, p.String())
+			}
+		}
+		if len(refused) > 0 {
+			return nil, api.Errorf(http.StatusUnprocessableEntity, "invalid",
+				"the write would make a workspace the git endpoint refuses: %s; nothing was written", strings.Join(refused, "; "))
+		}
+		return writes, nil
+	}
+}

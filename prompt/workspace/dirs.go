@@ -1,0 +1,50 @@
+package workspace
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Quire's own directories on a machine, after the XDG base directory
+// specification. getenv reads the environment (os.Getenv, or a test's).
+
+// CacheDir is $XDG_CACHE_HOME/quire, or ~/.cache/quire; "" when neither
+// variable is set.
+func CacheDir(getenv func(string) string) string { return baseDir(getenv, "XDG_CACHE_HOME", ".cache") }
+
+// ConfigDir is $XDG_CONFIG_HOME/quire, or ~/.config/quire; "" when neither
+// variable is set.
+func ConfigDir(getenv func(string) string) string {
+	return baseDir(getenv, "XDG_CONFIG_HOME", ".config")
+}
+
+// StateDir is $XDG_STATE_HOME/quire, or ~/.local/state/quire; "" when
+// neither variable is set.
+func StateDir(getenv func(string) string) string {
+	return baseDir(getenv, "XDG_STATE_HOME", filepath.Join(".local", "state"))
+}
+
+// RuntimeDir is $XDG_RUNTIME_DIR/quire, or quire-<uid> in the temporary
+// directory when XDG_RUNTIME_DIR is not set.
+func RuntimeDir(getenv func(string) string) string {
+	if d := getenv("XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "quire")
+	}
+	return PrivateTempDir()
+}
+
+// PrivateTempDir is quire-<uid> in the temporary directory.
+func PrivateTempDir() string {
+	return filepath.Join(os.TempDir(), fmt.Sprintf("quire-%d", os.Getuid()))
+}
+
+func baseDir(getenv func(string) string, variable, underHome string) string {
+	if d := getenv(variable); d != "" {
+		return filepath.Join(d, "quire")
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, underHome, "quire")
+	}
+	return ""
+}

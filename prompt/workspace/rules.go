@@ -1,0 +1,123 @@
+package workspace
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxFileBytes is the largest file a workspace may hold (1 MiB): the git
+// endpoint refuses a larger one, and a context file is read whole only up
+// to this size.
+const MaxFileBytes = 1 << 20
+
+// Codes of the problems CheckFile reports.
+const (
+	CodeSymlink      = "symlink"
+	CodeSpecialFile  = "special-file"
+	CodeFileTooLarge = "file-too-large"
+	CodeInvalidUTF8  = "invalid-utf8"
+	CodeUnreadable   = "read"
+	CodeBadName      = "file-name-encoding"
+)
+
+// CheckName applies the rule on names: a path is valid UTF-8 without
+// empty, . or .. elements (fs.ValidPath), so every reader can open it and
+// every message can name it. The problem names the path up to its first
+// bad element (a directory with a bad name, for everything below it); a
+// path that breaks the rule gets no other check.
+func CheckName(p string) []Problem {
+	if fs.ValidPath(p) && utf8.ValidString(p) {
+		return nil
+	}
+	elems := strings.Split(p, "/")
+	for i, e := range elems {
+		if e == "" || e == "." || e == ".." || !utf8.ValidString(e) {
+			elems = elems[:i+1]
+			break
+		}
+	}
+	bad := strings.Join(elems, "/")
+	return []Problem{{Path: strings.ToValidUTF8(bad, "\uFFFD"), Severity: SeverityError, Code: CodeBadName,
+		Message: fmt.Sprintf("the name %q is not valid UTF-8: nothing can read it; rename it", bad)}}
+}
+
+// CheckFile applies the rules every file of a workspace obeys, whatever
+// reads it: it is a regular file (no symbolic link, FIFO, device or
+// socket), at most MaxFileBytes long, and valid UTF-8 when it is a text
+// file (IsTextFile). p is the file's slash path; info describes it
+// without following a link (Dir's Stat and a git snapshot's do); read
+// returns its content and is only called for a text file within the size
+// limit. Every finding is an error: `quire check`, the git endpoint and
+// the API refuse the same files.
+func CheckFile(p string, info fs.FileInfo, read func() ([]byte, error)) []Problem {
+	errorf := func(code string, line int, format string, args ...any) []Problem {
+		return []Problem{{Path: p, Line: line, Severity: SeverityError, Code: code, Message: fmt.Sprintf(format, args...)}}
+	}
+	mode := info.Mode()
+	switch {
+	case mode&fs.ModeSymlink != 0:
+		return errorf(CodeSymlink, 0, "symbolic links are not allowed: links are neither read nor accepted by the git endpoint; replace it with the file itself")
+	case mode.IsDir():
+		return nil
+	case !mode.IsRegular():
+		return errorf(CodeSpecialFile, 0, "is not a regular file (%s): only regular files are read; remove it", modeName(mode))
+	case info.Size() > MaxFileBytes:
+		return errorf(CodeFileTooLarge, 0, "%s exceeds the 1 MiB file limit (%d > %d bytes): the git endpoint refuses it; split or shorten the file",
+			humanBytes(info.Size()), info.Size(), MaxFileBytes)
+	}
+	if !IsTextFile(p) || read == nil {
+		return nil
+	}
+	b, err := read()
+	if err != nil {
+		return errorf(CodeUnreadable, 0, "cannot read: %v", unwrapPath(err))
+	}
+	if off := FirstInvalidUTF8(b); off >= 0 {
+		line := 1 + bytes.Count(b[:off], []byte{'\n'})
+		return errorf(CodeInvalidUTF8, line, "not valid UTF-8 (first bad byte at offset %d); context files must be UTF-8 text: re-save the file as UTF-8", off)
+	}
+	return nil
+}
+
+// FirstInvalidUTF8 is the offset of the first byte of b that is not part
+// of valid UTF-8, or -1.
+func FirstInvalidUTF8(b []byte) int {
+	if utf8.Valid(b) {
+		return -1
+	}
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
+}
+
+func modeName(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return m.Type().String()
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
