@@ -24,6 +24,9 @@ const module = "github.com/quirehq/quire"
 // import only the units listed for it; anything not listed is a new unit
 // and must be added here deliberately.
 var allowed = map[string][]string{
+	// internal/testenv: helpers for tests (git work trees), imported by
+	// test files only.
+	"internal":   {},
 	"vocabulary": {},
 	"prompt":     {"vocabulary"},
 	"templates":  {"prompt", "vocabulary"},
