@@ -85,7 +85,11 @@ func TestUpstreamRefusesTenTimes(t *testing.T) {
 	var pushes, interfered atomic.Int32
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Host = target.Host
-		if strings.HasSuffix(r.URL.Path, "/git-receive-pack") && r.Method == http.MethodPost {
+		// Each push starts with the receive-pack advertisement: another
+		// writer moves live just before it, so the follower's lease is
+		// stale (a move after the advertisement would be merged by the
+		// host: see gitsync's rebaseLive).
+		if strings.HasSuffix(r.URL.Path, "/info/refs") && r.URL.Query().Get("service") == "git-receive-pack" {
 			if pushes.Add(1) <= 10 {
 				// Another writer moves live first.
 				if _, err := host.c.MemoryAppend(ctx, "bot", api.AppendRequest{Text: fmt.Sprintf("interfering-%d", interfered.Add(1))}); err != nil {

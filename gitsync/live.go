@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
@@ -50,34 +51,43 @@ func (r *Repository) EnsureBranch(name, from plumbing.ReferenceName) (bool, erro
 type livePlan struct {
 	old, new plumbing.Hash // live before and after (equal: unchanged)
 	p        *pending      // the merge's new objects (nil: none)
+	// rebased: the plan is for a push to live itself, merged onto a live
+	// that moved (see rebaseLive): live moves from old to new, not to the
+	// pushed commit.
+	rebased bool
 }
 
 // livePolicy refuses what the two-branch rule forbids, before anything is
 // validated: deleting main or live, and moving either to a commit that
-// does not descend from it (main may when AllowNonFastForward is set). ""
-// lets the command go on.
-func (h *Host) livePolicy(ov *overlay, c command) string {
+// does not descend from it (main may when AllowNonFastForward is set; a
+// daemon's write pushed on a live that moved is decided under the writer
+// lock, see rebaseLive). "" lets the command go on; ff reports whether
+// the command is a fast-forward.
+func (h *Host) livePolicy(ov *overlay, c command) (reason string, ff bool) {
 	if c.Name != MainRef && c.Name != LiveRef {
-		return ""
+		return "", true
 	}
 	if c.isDelete() {
-		return fmt.Sprintf("deleting %s is not allowed: the daemon deploys live and merges main into it", c.Name.Short())
+		return fmt.Sprintf("deleting %s is not allowed: the daemon deploys live and merges main into it", c.Name.Short()), false
 	}
-	if c.Old.IsZero() || (c.Name == MainRef && h.opts.AllowNonFastForward) {
-		return ""
+	if c.Old.IsZero() {
+		return "", true
 	}
 	ff, err := isAncestor(ov, c.Old, c.New)
 	if err != nil {
 		h.opts.Logger.Error("push: is the old value an ancestor", "ref", c.Name, "err", err)
-		return "missing necessary objects"
+		return "missing necessary objects", false
 	}
-	if ff {
-		return ""
+	if ff || (c.Name == MainRef && h.opts.AllowNonFastForward) {
+		return "", ff
 	}
 	if c.Name == LiveRef {
-		return "non-fast-forward: live only moves forward (it holds the agents' writes); fetch live, build on it, push again"
+		if _, ok := daemonWrite(ov, c.New); ok {
+			return "", false
+		}
+		return "non-fast-forward: live only moves forward (it holds the agents' writes); fetch live, build on it, push again", false
 	}
-	return "non-fast-forward: main only moves forward on this server; pull, merge, push again"
+	return "non-fast-forward: main only moves forward on this server; pull, merge, push again", false
 }
 
 // planLive merges a pushed main (c.New) into the current live, in memory,
@@ -238,4 +248,84 @@ func (r *Repository) MergeMain(ctx context.Context) (plumbing.Hash, error) {
 		return plumbing.ZeroHash, fmt.Errorf("merge main into live in %s: %w", r.path, err)
 	}
 	return out, nil
+}
+
+// daemonWrite reports whether h is a daemon's write: one commit, with one
+// parent (returned), authored by an agent.
+func daemonWrite(st storer.EncodedObjectStorer, h plumbing.Hash) (plumbing.Hash, bool) {
+	c, err := object.GetCommit(st, h)
+	if err != nil || len(c.ParentHashes) != 1 || !strings.HasSuffix(c.Author.Email, "@quire.invalid") {
+		return plumbing.ZeroHash, false
+	}
+	return c.ParentHashes[0], true
+}
+
+// rebaseLive answers a push to live that a daemon made on a live that
+// moved since it fetched (the write's parent is behind cur): pushed with
+// compare-and-swap and overtaken between the ref advertisement and the
+// ref update. Instead of
+// refusing it — the daemon would fetch, re-apply its write and push
+// again, a round trip that loses to every faster writer — live becomes
+// the merge of the pushed write into cur, when that is what re-applying
+// it would give: the push is one commit authored by an agent (a daemon's
+// write) whose parent is in live, and every file it changes is either
+// unchanged on live since that parent (so an If-Match the daemon checked still holds) or a
+// daily log (which merges as the union of entries, as an append
+// re-applied would). Anything else stays "non-fast-forward". The merged
+// tree is validated like any push. Callers hold r.writeMu.
+func (h *Host) rebaseLive(ctx context.Context, r *Repository, ov *overlay, c command, cur plumbing.Hash, out *pushOutput) (*livePlan, string) {
+	const stale = "non-fast-forward: live only moves forward (it holds the agents' writes); fetch live, build on it, push again"
+	if cur.IsZero() || c.isDelete() {
+		return nil, stale
+	}
+	base, ok := daemonWrite(ov, c.New)
+	if !ok {
+		return nil, stale
+	}
+	if base == cur {
+		// Written on live as it is: a fast-forward.
+		return &livePlan{old: cur, new: c.New, rebased: true}, ""
+	}
+	if ok, err := isAncestor(ov, base, cur); err != nil || !ok {
+		return nil, stale
+	}
+	ours, err := changes(ctx, ov, base, c.New)
+	if err != nil {
+		return nil, stale
+	}
+	theirs, err := changes(ctx, ov, base, cur)
+	if err != nil {
+		return nil, stale
+	}
+	moved := make(map[string]bool, len(theirs))
+	for _, ch := range theirs {
+		moved[ch.Path] = true
+	}
+	for _, ch := range ours {
+		if moved[ch.Path] && (ch.Kind == Deleted || !IsDailyLog(ch.Path)) {
+			return nil, stale
+		}
+	}
+	p := newPending(ov)
+	res, err := mergeTrees(ctx, p, base, cur, c.New)
+	if err != nil || len(res.Conflicts) > 0 {
+		return nil, stale
+	}
+	m, err := mergeCommit(p, res.Tree, cur, c.New, "write "+c.New.String()[:12], LiveRef.Short())
+	if err != nil {
+		return nil, stale
+	}
+	tree, err := newSnapshot(p, m)
+	if err != nil {
+		return nil, "cannot read the merge"
+	}
+	changed, err := changes(ctx, p, cur, m)
+	if err != nil {
+		return nil, "cannot compare trees"
+	}
+	problems := h.opts.Validator.Validate(ctx, RefUpdate{Name: c.Name, Old: cur, New: m}, tree, changed)
+	if reason := reportProblems(c, problems, out); reason != "" {
+		return nil, reason
+	}
+	return &livePlan{old: cur, new: m, p: p, rebased: true}, ""
 }

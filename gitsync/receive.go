@@ -220,6 +220,7 @@ func (h *Host) receive(ctx context.Context, r *Repository, body io.Reader, cmds 
 	// writer lock (validation may be slow; daemon commits go on). With
 	// two branches, a push to main is validated on its merge with live.
 	plans := make([]*livePlan, len(cmds))
+	rebase := make([]bool, len(cmds)) // a daemon's write on an older live
 	both := h.opts.Live && pushesBoth(cmds)
 	for i, c := range cmds {
 		if err := ctx.Err(); err != nil {
@@ -231,10 +232,12 @@ func (h *Host) receive(ctx context.Context, r *Repository, body io.Reader, cmds 
 				results[i].reason = "push main and live separately"
 				continue
 			}
-			if reason := h.livePolicy(ov, c); reason != "" {
+			reason, ff := h.livePolicy(ov, c)
+			if reason != "" {
 				results[i].reason = reason
 				continue
 			}
+			rebase[i] = c.Name == LiveRef && !ff
 			if c.Name == MainRef {
 				plans[i], results[i].reason = h.checkMain(ctx, r, ov, c, out)
 				continue
@@ -265,6 +268,10 @@ func (h *Host) receive(ctx context.Context, r *Repository, body io.Reader, cmds 
 		case err != nil:
 			results[i].reason = "cannot read ref"
 			h.opts.Logger.Error("read ref", "repo", r.path, "ref", c.Name, "err", err)
+		case h.opts.Live && c.Name == LiveRef && (cur != c.Old || rebase[i]):
+			// Another writer moved live: a daemon's write is merged
+			// onto it when re-applying it would give the same.
+			plans[i], results[i].reason = h.rebaseLive(ctx, r, ov, c, cur, out)
 		case cur != c.Old:
 			// Someone (another push, the daemon) moved the ref after
 			// this client looked at it.
@@ -316,6 +323,14 @@ func (h *Host) receive(ctx context.Context, r *Repository, body io.Reader, cmds 
 					h.opts.Logger.Error("store merge", "repo", r.path, "err", err)
 					continue
 				}
+			}
+			if pl != nil && pl.rebased {
+				if err := r.setRef(LiveRef, pl.old, pl.new); err != nil {
+					results[i].reason = "non-fast-forward"
+					continue
+				}
+				updates = append(updates, RefUpdate{Name: LiveRef, Old: pl.old, New: pl.new})
+				continue
 			}
 			if err := r.setRef(c.Name, c.Old, c.New); err != nil {
 				if errors.Is(err, ErrStale) {
