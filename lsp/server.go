@@ -244,12 +244,16 @@ func (s *server) handler(next jsonrpc2.Handler) jsonrpc2.Handler {
 			s.inflight.Add(1)
 			defer s.inflight.Done()
 		}
-		if call {
-			// Every call is detached, refused ones too: jsonrpc2 v1.0.1
-			// recycles the context of a call answered synchronously while
-			// the goroutine that protocol.CancelHandler's WithCancel started
-			// on it may still read it, which panics.
-			jsonrpc2.Async(ctx)
+		// Every call is detached, refused ones too: jsonrpc2 v1.0.1
+		// recycles the context of a call answered synchronously while the
+		// goroutine that protocol.CancelHandler's WithCancel started on
+		// it may still read it, which panics. It is detached only after
+		// refuse has run on the read loop, so that the messages after an
+		// initialize see the session as initialized.
+		detach := func() {
+			if call {
+				jsonrpc2.Async(ctx)
+			}
 		}
 		method := strings.Clone(req.Method())
 		if method == protocol.MethodInitialize && call {
@@ -259,10 +263,13 @@ func (s *server) handler(next jsonrpc2.Handler) jsonrpc2.Handler {
 			// a session that never starts.
 			var p protocol.InitializeParams
 			if err := protocol.Unmarshal(req.Params(), &p); err != nil {
+				detach()
 				return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("quire lsp: the params of initialize are missing or do not have the shape the method takes: %v", err))
 			}
 		}
-		if refusal := s.refuse(method, call); refusal != nil {
+		refusal := s.refuse(method, call)
+		detach()
+		if refusal != nil {
 			if refusal == errDropped {
 				return nil, nil
 			}
