@@ -76,7 +76,13 @@ func (d *Daemon) commitUpstream(ctx context.Context, s *source, sig object.Signa
 		if err != nil {
 			return "", nil, err
 		}
-		err = s.repo.PushCAS(ctx, s.name, gitsync.LiveRef, lease, h)
+		merged, err := s.repo.PushCAS(ctx, s.name, gitsync.LiveRef, lease, h)
+		if err == nil && merged {
+			// The upstream (a quire host) merged the write onto a live
+			// that had moved: the answer names live as it is now, which
+			// a fetch brings.
+			return d.mergedLive(ctx, s, h), writes, nil
+		}
 		if err == nil {
 			// The upstream holds it: the mirror's live follows (a fetch
 			// that got there first is fine too).
@@ -93,6 +99,25 @@ func (d *Daemon) commitUpstream(ctx context.Context, s *source, sig object.Signa
 		d.log.Debug("upstream write re-applied", "source", s.id(), "attempt", attempt+1, "err", err)
 	}
 	return "", nil, upstreamUnavailable(s, last)
+}
+
+// mergedLive fetches the upstream's live after it merged the write h
+// onto it and returns it, or h itself when the fetch fails or does not
+// hold h (the write is accepted either way; the next fetch settles the
+// mirror).
+func (d *Daemon) mergedLive(ctx context.Context, s *source, h plumbing.Hash) string {
+	if _, err := s.follower.Fetch(ctx); err != nil {
+		d.log.Debug("fetch after a merged write", "source", s.id(), "err", err)
+		return h.String()
+	}
+	live, err := s.repo.Resolve(upstreamLive.String())
+	if err != nil {
+		return h.String()
+	}
+	if ok, err := s.repo.IsAncestor(h.String(), live.String()); err != nil || !ok {
+		return h.String()
+	}
+	return live.String()
 }
 
 func upstreamUnavailable(s *source, err error) error {
@@ -130,7 +155,7 @@ func (d *Daemon) mergeUpstreamMain(ctx context.Context, s *source) error {
 	}
 	pctx, cancel := context.WithTimeout(ctx, upstreamWriteFor)
 	defer cancel()
-	if err := s.repo.PushCAS(pctx, s.name, gitsync.LiveRef, live, m); err != nil {
+	if _, err := s.repo.PushCAS(pctx, s.name, gitsync.LiveRef, live, m); err != nil {
 		if errors.Is(err, gitsync.ErrStale) {
 			s.follower.Trigger() // another daemon merged or wrote first
 			return nil

@@ -1,8 +1,10 @@
 package daemon_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -73,23 +75,50 @@ func TestDaemonFollowsDaemon(t *testing.T) {
 }
 
 // TestUpstreamRefusesTenTimes: the upstream's live moves before each of
-// the follower's first ten pushes (another writer got there first), so
-// each is refused as non-fast-forward. The write is re-applied until the
-// upstream takes it, acknowledged only then, and nothing is lost.
+// the follower's first ten pushes (another writer got there first). An
+// upstream that is any git server (GitHub, a bare repository: here the
+// quire host behind a proxy that hides its quire-live capability) refuses
+// each push as stale: the write is re-applied until the upstream takes
+// it, acknowledged only then, and nothing is lost. A quire host merges
+// the write onto the live that moved instead: one push, acknowledged with
+// the merge (live as it is), nothing lost either.
 func TestUpstreamRefusesTenTimes(t *testing.T) {
+	for _, plain := range []bool{true, false} {
+		name := map[bool]string{true: "plain upstream", false: "quire host"}[plain]
+		t.Run(name, func(t *testing.T) { testUpstreamContended(t, plain) })
+	}
+}
+
+func testUpstreamContended(t *testing.T, plain bool) {
 	ctx := context.Background()
 	host := startDaemon(t, daemon.Options{})
 	host.push(t, newWorkTree(t, botFiles), "bot")
 	target, _ := url.Parse(host.remote)
 	rp := httputil.NewSingleHostReverseProxy(target)
+	// A plain upstream: the advertisement loses the quire-live
+	// capability, so the follower pushes with a lease the git client
+	// checks, instead of letting the host merge its write (see
+	// gitsync.Repository.PushCAS).
+	rp.ModifyResponse = func(resp *http.Response) error {
+		if !plain || !strings.HasSuffix(resp.Request.URL.Path, "/info/refs") {
+			return nil
+		}
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return err
+		}
+		body = bytes.Replace(body, []byte(" quire-live"), []byte(" plain-host"), 1) // same length: pkt-line sizes hold
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		return nil
+	}
 	var pushes, interfered atomic.Int32
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Host = target.Host
 		// Each push starts with the receive-pack advertisement: another
-		// writer moves live just before it, so the follower's lease is
-		// stale (a move after the advertisement would be merged by the
-		// host: see gitsync's rebaseLive).
-		if strings.HasSuffix(r.URL.Path, "/info/refs") && r.URL.Query().Get("service") == "git-receive-pack" {
+		// writer moves live just before it. The follower's own question
+		// whether the upstream is a quire host is not a push.
+		if strings.HasSuffix(r.URL.Path, "/info/refs") && r.URL.Query().Get("service") == "git-receive-pack" &&
+			r.Header.Get("User-Agent") != "git/quire" {
 			if pushes.Add(1) <= 10 {
 				// Another writer moves live first.
 				if _, err := host.c.MemoryAppend(ctx, "bot", api.AppendRequest{Text: fmt.Sprintf("interfering-%d", interfered.Add(1))}); err != nil {
@@ -107,8 +136,12 @@ func TestUpstreamRefusesTenTimes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("append through a contended upstream: %v", err)
 	}
-	if n := pushes.Load(); n < 11 {
-		t.Fatalf("acknowledged after %d pushes; the first ten were refused", n)
+	want := int32(1)
+	if plain {
+		want = 11 // ten refused, the eleventh taken
+	}
+	if n := pushes.Load(); n != want {
+		t.Fatalf("acknowledged after %d pushes, want %d", n, want)
 	}
 	bare := filepath.Join(host.repos, "bot.git")
 	if live := strings.TrimSpace(git(t, bare, "rev-parse", "live")); live != w.Commit {
@@ -118,9 +151,12 @@ func TestUpstreamRefusesTenTimes(t *testing.T) {
 	if strings.Count(log, "PERSISTENT\n") != 1 {
 		t.Errorf("the write is in live %d times:\n%s", strings.Count(log, "PERSISTENT\n"), log)
 	}
-	for i := 1; i <= 10; i++ {
+	for i := int32(1); i <= interfered.Load(); i++ {
 		if !strings.Contains(log, fmt.Sprintf("interfering-%d\n", i)) {
 			t.Errorf("interfering-%d lost", i)
 		}
+	}
+	if got, _ := follower.c.Prompt(ctx, "bot", api.PromptRequest{}); got.Commit != w.Commit {
+		t.Errorf("the follower serves %s after acknowledging %s", got.Commit, w.Commit)
 	}
 }

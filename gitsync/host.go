@@ -324,6 +324,12 @@ func (l *limitReader) Read(p []byte) (int, error) {
 // capabilities advertised by each service.
 const (
 	receiveCaps = "report-status delete-refs side-band-64k quiet atomic ofs-delta agent=quire"
+	// liveCap is advertised by a host with two branches (HostOptions.Live):
+	// it decides a daemon's write pushed on an older live under its writer
+	// lock (rebaseLive), so a pushing daemon may send it without a lease
+	// (see Repository.PushCAS). git clients ignore capabilities they do not
+	// know.
+	liveCap = "quire-live"
 )
 
 func (h *Host) serveRefs(w http.ResponseWriter, req *http.Request, name string) {
@@ -343,7 +349,11 @@ func (h *Host) serveRefs(w http.ResponseWriter, req *http.Request, name string) 
 	}
 	// A push to a new name (r nil) sees an empty repository; the push
 	// creates it.
-	adv, err := advertisement(r, receiveCaps, h.opts.Logger)
+	caps := receiveCaps
+	if h.opts.Live {
+		caps += " " + liveCap
+	}
+	adv, err := advertisement(r, caps, h.opts.Logger)
 	if err != nil {
 		h.opts.Logger.Error("advertise refs", "repo", name, "err", err)
 		http.Error(w, "cannot list refs", http.StatusInternalServerError)

@@ -37,6 +37,10 @@ type Repository struct {
 
 	// trees caches decoded trees for snapshots.
 	trees treeCache
+
+	// liveHosts remembers, per remote URL, whether it is a quire host
+	// that decides writes on live itself (see PushCAS).
+	liveHosts sync.Map
 }
 
 // Open opens the git repository at path: a bare repository, a .git

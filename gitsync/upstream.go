@@ -1,12 +1,18 @@
 package gitsync
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/pktline"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
@@ -127,17 +133,43 @@ func (e *PushRejectedError) Is(target error) bool { return e.Stale && target == 
 // ref is still old (zero: must not exist): compare-and-swap on the
 // server (git push --force-with-lease). It returns nil once the remote
 // accepted, a *PushRejectedError when it refused, another error when it
-// could not be reached.
-func (r *Repository) PushCAS(ctx context.Context, url string, ref plumbing.ReferenceName, old, new plumbing.Hash) error {
-	lease := "--force-with-lease=" + ref.String() + ":"
-	if !old.IsZero() {
-		lease += old.String()
+// could not be reached. merged reports that the remote took new by
+// merging it onto a ref that had moved (see below): the remote's ref is
+// then a merge that holds new, not new.
+//
+// A write on live to a quire host with two branches (one that advertises
+// the quire-live capability) goes without the lease: such a host decides
+// under its writer lock whether a daemon's write made on an older live
+// merges onto the live it has (daily logs as a union, files only the
+// write changed) or is refused as non-fast-forward. The lease, checked
+// by the git client against the ref advertisement, would otherwise fail
+// every time another writer moved live between this daemon's fetch and
+// its push: on a busy host that is nearly every time.
+func (r *Repository) PushCAS(ctx context.Context, url string, ref plumbing.ReferenceName, old, new plumbing.Hash) (merged bool, err error) {
+	args := []string{"push", "--porcelain", "--no-verify"}
+	if ref == LiveRef && !old.IsZero() && r.decidesLive(ctx, url) {
+		args = append(args, "--force")
+	} else {
+		lease := "--force-with-lease=" + ref.String() + ":"
+		if !old.IsZero() {
+			lease += old.String()
+		}
+		args = append(args, lease)
 	}
-	out, err := gitOutput(ctx, r, "push", "--porcelain", "--no-verify", lease, "--", url, new.String()+":"+ref.String())
+	args = append(args, "--", url, new.String()+":"+ref.String())
+	out, err := gitOutput(ctx, r, args...)
 	for _, line := range strings.Split(out, "\n") {
 		// "<flag>\t<from>:<to>\t<summary> (<reason>)"
 		f := strings.SplitN(line, "\t", 3)
-		if len(f) < 3 || f[0] != "!" {
+		if len(f) < 3 {
+			continue
+		}
+		if f[0] == "+" {
+			// A forced update: new did not descend from what the remote
+			// had, and a host that decides live merged it.
+			merged = true
+		}
+		if f[0] != "!" {
 			continue
 		}
 		reason := f[2]
@@ -146,12 +178,80 @@ func (r *Repository) PushCAS(ctx context.Context, url string, ref plumbing.Refer
 			strings.Contains(lower, "fetch first") || strings.Contains(lower, "failed to lock") ||
 			strings.Contains(lower, "cannot lock") || strings.Contains(lower, "failed to update ref") ||
 			strings.Contains(lower, "incorrect old value")
-		return &PushRejectedError{Ref: ref, Reason: reason, Stale: stale}
+		return false, &PushRejectedError{Ref: ref, Reason: reason, Stale: stale}
 	}
 	if err != nil {
-		return fmt.Errorf("push %s to %s: %w", ref.Short(), url, err)
+		return false, fmt.Errorf("push %s to %s: %w", ref.Short(), url, err)
 	}
-	return nil
+	return merged, nil
+}
+
+// decidesLive reports whether the remote at rawURL is a quire host with
+// two branches: its receive-pack advertisement carries the quire-live
+// capability. Only HTTP(S) remotes are asked (with the URL's
+// credentials); a definite answer is remembered per URL, an unreachable
+// or refusing remote counts as a plain one this time and is asked again
+// later.
+func (r *Repository) decidesLive(ctx context.Context, rawURL string) bool {
+	if v, ok := r.liveHosts.Load(rawURL); ok {
+		return v.(bool)
+	}
+	ok, err := advertisesCap(ctx, rawURL, "git-receive-pack", liveCap)
+	if err != nil {
+		return false
+	}
+	r.liveHosts.Store(rawURL, ok)
+	return ok
+}
+
+// advertisesCap asks a smart-HTTP remote for its service advertisement
+// and reports whether the capabilities on its first line include capName.
+// A remote that is not HTTP(S) answers false without an error.
+func advertisesCap(ctx context.Context, rawURL, service, capName string) (bool, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	user := u.User
+	u.User = nil
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet,
+		strings.TrimSuffix(u.String(), "/")+"/info/refs?service="+service, nil)
+	if err != nil {
+		return false, err
+	}
+	if user != nil {
+		pw, _ := user.Password()
+		req.SetBasicAuth(user.Username(), pw)
+	}
+	req.Header.Set("User-Agent", "git/quire")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return false, fmt.Errorf("%s: %s", service, resp.Status)
+	}
+	sc := pktline.NewScanner(io.LimitReader(resp.Body, 1<<20))
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) == 0 || bytes.HasPrefix(line, []byte("# service=")) {
+			continue // the service line and the flush after it
+		}
+		_, caps, found := bytes.Cut(line, []byte{0})
+		if !found {
+			return false, nil
+		}
+		for _, c := range strings.Fields(string(caps)) {
+			if c == capName {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	return false, sc.Err()
 }
 
 // IsAncestor reports whether commit a is b or an ancestor of b (both hex

@@ -1,0 +1,132 @@
+package gitsync
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// TestPushCAS: a daemon's write pushed on an older live is merged by a
+// quire host with two branches (the push goes without a lease there, so
+// a writer that moved live between the fetch and the push does not make
+// it fail), and refused as stale by any other remote: a plain bare
+// repository over file://, a quire host without live. A write that
+// conflicts with what moved is refused as stale by the quire host too.
+func TestPushCAS(t *testing.T) {
+	ctx := context.Background()
+	files := map[string]string{"AGENTS.md": "v0\n", "MEMORY.md": "# Memory\n\none\n",
+		"memory/2026-01-02.md": "# 2026-01-02\n\n## 09:00\n\nfirst\n"}
+	appendLog := func(entry string) map[string]string {
+		return map[string]string{"memory/2026-01-02.md": "# 2026-01-02\n\n## 09:00\n\nfirst\n\n" + entry}
+	}
+	// setup returns the remote's URL, the remote as a Repository, and a
+	// mirror holding live at the base the write goes on.
+	type remote struct {
+		name   string
+		setup  func(t *testing.T) (url string, r *Repository)
+		merges bool
+	}
+	remotes := []remote{
+		{"quire host with live", func(t *testing.T) (string, *Repository) {
+			h, url, _ := testHost(t, HostOptions{Live: true})
+			git(t, newWorkRepo(t, files), "push", "-q", url+"/ws.git", "main")
+			r, err := h.Repository("ws")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return url + "/ws.git", r
+		}, true},
+		{"quire host without live", func(t *testing.T) (string, *Repository) {
+			h, url, _ := testHost(t, HostOptions{})
+			git(t, newWorkRepo(t, files), "push", "-q", url+"/ws.git", "main:main", "main:live")
+			r, err := h.Repository("ws")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return url + "/ws.git", r
+		}, false},
+		{"plain bare repository", func(t *testing.T) (string, *Repository) {
+			bare := t.TempDir()
+			git(t, bare, "init", "-q", "--bare", "-b", "main")
+			git(t, newWorkRepo(t, files), "push", "-q", bare, "main:main", "main:live")
+			r, err := Open(bare)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return "file://" + bare, r
+		}, false},
+	}
+	for _, rm := range remotes {
+		t.Run(rm.name, func(t *testing.T) {
+			url, up := rm.setup(t)
+			mirrorDir := t.TempDir()
+			git(t, mirrorDir, "clone", "-q", "--bare", url, ".")
+			mirror, err := Open(mirrorDir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			base, err := mirror.Resolve("refs/heads/live")
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Another writer moves live after the mirror fetched it.
+			cur := agentWrite(t, up, appendLog("## 10:00\n\nfrom the host\n"))
+			write := func(files map[string]string) plumbing.Hash {
+				var ws []FileWrite
+				for p, c := range files {
+					ws = append(ws, FileWrite{Path: p, Content: []byte(c)})
+				}
+				h, err := mirror.CommitOn(ctx, base, CommitRequest{Author: agentSig, Message: "a follower's write", Writes: ws})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return h
+			}
+
+			// A write the host made too (the same daily log): never
+			// accepted without a merge.
+			merged, err := mirror.PushCAS(ctx, url, LiveRef, base, write(appendLog("## 10:01\n\nfrom a follower\n")))
+			if merged != (err == nil && rm.merges) {
+				t.Errorf("merged = %v (err %v)", merged, err)
+			}
+			if !rm.merges {
+				if !errors.Is(err, ErrStale) {
+					t.Fatalf("push on an older live: %v, want ErrStale", err)
+				}
+				if got, _ := up.Resolve("live"); got != cur {
+					t.Fatalf("live moved to %s on a refused push", got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("push on an older live to a quire host: %v, want it merged", err)
+			}
+			live, err := up.Resolve("live")
+			if err != nil {
+				t.Fatal(err)
+			}
+			snap, err := up.SnapshotOf(live)
+			if err != nil {
+				t.Fatal(err)
+			}
+			log, _ := snap.ReadFile("memory/2026-01-02.md")
+			if !strings.Contains(string(log), "from the host") || !strings.Contains(string(log), "from a follower") {
+				t.Fatalf("live's daily log after the merge:\n%s", log)
+			}
+			if ok, _ := up.IsAncestor(cur.String(), live.String()); !ok {
+				t.Fatal("the merge does not hold the host's write")
+			}
+
+			// MEMORY.md moved on live meanwhile: a write to it from the
+			// old base is stale (its If-Match no longer holds).
+			agentWrite(t, up, map[string]string{"MEMORY.md": "# Memory\n\nhost\n"})
+			_, err = mirror.PushCAS(ctx, url, LiveRef, base, write(map[string]string{"MEMORY.md": "# Memory\n\nfollower\n"}))
+			if !errors.Is(err, ErrStale) {
+				t.Fatalf("a conflicting write on an older live: %v, want ErrStale", err)
+			}
+		})
+	}
+}
