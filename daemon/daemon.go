@@ -62,6 +62,10 @@ type Options struct {
 	// Upstream is a remote to follow, fetched every Poll (default 30 s).
 	Upstream string
 	Poll     time.Duration
+	// FetchTimeout bounds one fetch of the upstream (default 1 min): an
+	// upstream that stops answering is reported in the status while the
+	// last good commit is served.
+	FetchTimeout time.Duration
 	// WebhookSecret, when set, turns on POST /v1/hooks/git: a push
 	// webhook (GitHub, Gitea) signed with it makes the followed upstream
 	// it names fetch at once.
@@ -320,11 +324,16 @@ func (d *Daemon) openSources(ctx context.Context) error {
 			}
 		})
 		s.follower.Interval = d.opts.Poll
+		s.follower.Timeout = d.opts.FetchTimeout
 		s.follower.Logger = d.log
 		s.follower.OnFetch = s.setFetchError
 		// The first fetch before the first deploy, so that a restart
 		// serves what the upstream holds (a failure is in status).
-		fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		first := 30 * time.Second
+		if d.opts.FetchTimeout > 0 {
+			first = min(first, d.opts.FetchTimeout)
+		}
+		fctx, cancel := context.WithTimeout(ctx, first)
 		if _, err := s.follower.Fetch(fctx); err != nil {
 			d.log.Warn("first fetch of the upstream failed; serving the mirror", "url", d.opts.Upstream, "err", err)
 		}
