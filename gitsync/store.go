@@ -231,11 +231,14 @@ func installPack(packDir, tmp string) (sum plumbing.Hash, err error) {
 	if err != nil {
 		return sum, fmt.Errorf("index pack %s: %w", tmp, err)
 	}
-	if err := f.Sync(); err != nil {
-		return sum, fmt.Errorf("sync pack %s: %w", tmp, err)
-	}
+	// The pack is synced while its index is written and synced: two
+	// waits for the disk overlap instead of following each other (an
+	// append's latency is mostly such waits).
+	packSynced := make(chan error, 1)
+	go func() { packSynced <- f.Sync() }()
 	xf, err := os.CreateTemp(packDir, "tmp_idx_")
 	if err != nil {
+		<-packSynced
 		return sum, fmt.Errorf("write pack index: %w", err)
 	}
 	defer os.Remove(xf.Name())
@@ -245,6 +248,9 @@ func installPack(packDir, tmp string) (sum plumbing.Hash, err error) {
 	}
 	if cerr := xf.Close(); err == nil {
 		err = cerr
+	}
+	if perr := <-packSynced; perr != nil {
+		return sum, fmt.Errorf("sync pack %s: %w", tmp, perr)
 	}
 	if err != nil {
 		return sum, fmt.Errorf("write pack index %s: %w", xf.Name(), err)

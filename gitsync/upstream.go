@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -234,7 +235,18 @@ func advertisesCap(ctx context.Context, rawURL, service, capName string) (bool, 
 	if resp.StatusCode != http.StatusOK {
 		return false, fmt.Errorf("%s: %s", service, resp.Status)
 	}
-	sc := pktline.NewScanner(io.LimitReader(resp.Body, 1<<20))
+	caps, err := advertisedCaps(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return false, fmt.Errorf("%s advertisement: %w", service, err)
+	}
+	return slices.Contains(caps, capName), nil
+}
+
+// advertisedCaps reads a smart-HTTP service advertisement (the
+// "# service=…" line and its flush, then the first ref line
+// "<hash> <name>\x00<capabilities>") and returns the capabilities.
+func advertisedCaps(r io.Reader) ([]string, error) {
+	sc := pktline.NewScanner(r)
 	for sc.Scan() {
 		line := sc.Bytes()
 		if len(line) == 0 || bytes.HasPrefix(line, []byte("# service=")) {
@@ -242,16 +254,14 @@ func advertisesCap(ctx context.Context, rawURL, service, capName string) (bool, 
 		}
 		_, caps, found := bytes.Cut(line, []byte{0})
 		if !found {
-			return false, nil
+			return nil, nil
 		}
-		for _, c := range strings.Fields(string(caps)) {
-			if c == capName {
-				return true, nil
-			}
-		}
-		return false, nil
+		return strings.Fields(string(caps)), nil
 	}
-	return false, sc.Err()
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	return nil, errors.New("no ref line")
 }
 
 // IsAncestor reports whether commit a is b or an ancestor of b (both hex
