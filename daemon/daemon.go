@@ -586,7 +586,7 @@ func (d *Daemon) agent(name string) (agentRef, error) {
 			return agentRef{src: s, dep: dep, ag: a}, nil
 		}
 	}
-	return agentRef{}, api.Errorf(http.StatusNotFound, "unknown_agent", "no deployed agent %q; GET /v1/agents lists them", name)
+	return agentRef{}, api.Errorf(api.CodeUnknownAgent, "no deployed agent %q; GET /v1/agents lists them", name)
 }
 
 // agentRefs lists the deployed agents sorted by name; an agent that two

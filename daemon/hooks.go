@@ -67,27 +67,28 @@ func (d *Daemon) gitHook(w http.ResponseWriter, r *http.Request) {
 	d.metrics.observeRequest("POST "+HookPath, status, time.Since(start))
 }
 
-func hookError(status int, code, format string, args ...any) (int, any) {
-	return status, api.ErrorBody{Error: *api.Errorf(status, code, format, args...)}
+func hookError(code api.Code, format string, args ...any) (int, any) {
+	e := api.Errorf(code, format, args...)
+	return api.StatusOf(e), api.ErrorBody{Error: *e}
 }
 
 func (d *Daemon) hook(w http.ResponseWriter, r *http.Request) (int, any) {
 	secret := d.opts.WebhookSecret
 	if len(secret) == 0 {
-		return hookError(http.StatusForbidden, "webhooks_off",
+		return hookError(api.CodeWebhooksOff,
 			"webhooks are off: start quire serve with --webhook-secret-file PATH and give the webhook the same secret")
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, hookBodyLimit))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			return hookError(http.StatusRequestEntityTooLarge, "too_large", "a webhook body is at most %d bytes", hookBodyLimit)
+			return hookError(api.CodeTooLarge, "a webhook body is at most %d bytes", hookBodyLimit)
 		}
-		return hookError(http.StatusBadRequest, "bad_body", "read the body: %v", err)
+		return hookError(api.CodeBadBody, "read the body: %v", err)
 	}
 	if err := verifyHook(secret, r.Header, body); err != nil {
 		d.log.Warn("refused a webhook", "remote", r.RemoteAddr, "err", err)
-		return hookError(http.StatusUnauthorized, "bad_signature", "%v", err)
+		return hookError(api.CodeBadSignature, "%v", err)
 	}
 	event := firstHeader(r.Header, "X-GitHub-Event", "X-Gitea-Event", "X-Gogs-Event")
 	switch event {
@@ -99,7 +100,7 @@ func (d *Daemon) hook(w http.ResponseWriter, r *http.Request) (int, any) {
 	}
 	var p pushPayload
 	if err := json.Unmarshal(body, &p); err != nil {
-		return hookError(http.StatusBadRequest, "bad_payload", "the body is not a push event's JSON: %v", err)
+		return hookError(api.CodeBadPayload, "the body is not a push event's JSON: %v", err)
 	}
 	srcs := d.hookSources(p)
 	if len(srcs) == 0 {

@@ -85,7 +85,7 @@ func (d *Daemon) Agents(ctx context.Context) []api.Agent {
 }
 
 func badRequest(format string, args ...any) *api.Error {
-	return api.Errorf(http.StatusBadRequest, "bad_request", format, args...)
+	return api.Errorf(api.CodeBadRequest, format, args...)
 }
 
 // Prompt implements api.Backend: the prompt is assembled from the
@@ -133,7 +133,7 @@ func (d *Daemon) Prompt(ctx context.Context, agent string, req api.PromptRequest
 			return api.PromptResponse{}, badRequest("%v", err)
 		}
 		if errors.Is(err, prompt.ErrUnknownAgent) {
-			return api.PromptResponse{}, api.Errorf(http.StatusNotFound, "unknown_agent", "%v", err)
+			return api.PromptResponse{}, api.Errorf(api.CodeUnknownAgent, "%v", err)
 		}
 		return api.PromptResponse{}, err
 	}
@@ -199,7 +199,7 @@ func (d *Daemon) MemorySearch(ctx context.Context, agent string, req api.SearchR
 		if ctx.Err() != nil {
 			return api.SearchResponse{}, ctx.Err()
 		}
-		return api.SearchResponse{}, api.Errorf(http.StatusServiceUnavailable, "store_unavailable",
+		return api.SearchResponse{}, api.Errorf(api.CodeStoreUnavailable,
 			"memory search is unavailable: the memory store does not answer (%v); prompts are still served and the index catches up when it is back", err)
 	}
 	if hits == nil {
@@ -315,7 +315,7 @@ func (d *Daemon) Skill(ctx context.Context, agent, user, name string) (api.Skill
 	}
 	s, ok := ref.ag.skills.Show(sreq, name)
 	if !ok {
-		return api.SkillBody{}, api.Errorf(http.StatusNotFound, "unknown_skill", "agent %q has no skill %q that this request may see", agent, name)
+		return api.SkillBody{}, api.Errorf(api.CodeUnknownSkill, "agent %q has no skill %q that this request may see", agent, name)
 	}
 	return api.SkillBody{SkillEntry: skillEntry(s, 0), Body: s.ResolvedBody()}, nil
 }

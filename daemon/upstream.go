@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"net/http"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -88,7 +87,7 @@ func (d *Daemon) commitUpstream(ctx context.Context, s *source, sig object.Signa
 		last = err
 		var rej *gitsync.PushRejectedError
 		if errors.As(err, &rej) && !rej.Stale {
-			return "", nil, api.Errorf(http.StatusUnprocessableEntity, "upstream_refused", "%v; nothing was written", err)
+			return "", nil, api.Errorf(api.CodeUpstreamRefused, "%v; nothing was written", err)
 		}
 		d.log.Debug("upstream write re-applied", "source", s.id(), "attempt", attempt+1, "err", err)
 	}
@@ -96,7 +95,7 @@ func (d *Daemon) commitUpstream(ctx context.Context, s *source, sig object.Signa
 }
 
 func upstreamUnavailable(s *source, err error) error {
-	return api.Errorf(http.StatusServiceUnavailable, "upstream_unavailable",
+	return api.Errorf(api.CodeUpstreamUnavailable,
 		"the upstream %s did not take the write: %v; nothing was acknowledged, retry", s.name, err)
 }
 

@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"io/fs"
-	"net/http"
 	"strings"
 
 	"github.com/quirehq/quire/daemon/api"
@@ -48,7 +47,7 @@ func (d *Daemon) checked(ctx context.Context, ref agentRef, build buildFunc) bui
 			}
 		}
 		if len(refused) > 0 {
-			return nil, api.Errorf(http.StatusUnprocessableEntity, "invalid",
+			return nil, api.Errorf(api.CodeInvalid,
 				"the write would make a workspace the git endpoint refuses: %s; nothing was written", strings.Join(refused, "; "))
 		}
 		return writes, nil

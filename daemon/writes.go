@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"net/http"
 	"os"
 	"path"
 	"path/filepath"
@@ -48,11 +47,11 @@ func ETag(content []byte) string { return `"` + memory.Hash(content) + `"` }
 // without . or .. elements. A path that tries to escape is a 400.
 func cleanPath(p string) (string, error) {
 	if p == "" || strings.Contains(p, `\`) || strings.ContainsRune(p, 0) || !fs.ValidPath(p) || p == "." {
-		return "", api.Errorf(http.StatusBadRequest, "bad_path", "path %q is not a clean relative path inside the agent workspace", p)
+		return "", api.Errorf(api.CodeBadPath, "path %q is not a clean relative path inside the agent workspace", p)
 	}
 	for _, el := range strings.Split(p, "/") {
 		if strings.EqualFold(el, ".git") {
-			return "", api.Errorf(http.StatusBadRequest, "bad_path", "path %q reaches into .git", p)
+			return "", api.Errorf(api.CodeBadPath, "path %q reaches into .git", p)
 		}
 	}
 	return p, nil
@@ -88,7 +87,7 @@ func scope(user string) (string, error) {
 	}
 	enc, err := prompt.EncodeID(user)
 	if err != nil {
-		return "", api.Errorf(http.StatusBadRequest, "bad_user", "user %q cannot name a directory: %v", user, err)
+		return "", api.Errorf(api.CodeBadUser, "user %q cannot name a directory: %v", user, err)
 	}
 	return prompt.UsersDir + "/" + enc, nil
 }
@@ -114,7 +113,7 @@ func (d *Daemon) ReadFile(ctx context.Context, agent, user, p string) (api.File,
 		return api.File{}, err
 	}
 	if virtualFiles[rel] {
-		return api.File{}, api.Errorf(http.StatusUnprocessableEntity, "virtual_file", "%s is a virtual file: the caller supplies it and it is already in the system prompt", rel)
+		return api.File{}, api.Errorf(api.CodeVirtualFile, "%s is a virtual file: the caller supplies it and it is already in the system prompt", rel)
 	}
 	sc, err := scope(user)
 	if err != nil {
@@ -124,9 +123,9 @@ func (d *Daemon) ReadFile(ctx context.Context, agent, user, p string) (api.File,
 	b, err := fs.ReadFile(ref.dep.fsys, full)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return api.File{}, api.Errorf(http.StatusNotFound, "not_found", "agent %q has no file %s", agent, joinSlash(sc, rel))
+			return api.File{}, api.Errorf(api.CodeNotFound, "agent %q has no file %s", agent, joinSlash(sc, rel))
 		}
-		return api.File{}, api.Errorf(http.StatusBadRequest, "bad_path", "read %s: %v", joinSlash(sc, rel), err)
+		return api.File{}, api.Errorf(api.CodeBadPath, "read %s: %v", joinSlash(sc, rel), err)
 	}
 	return api.File{Path: joinSlash(sc, rel), Content: string(b), ETag: ETag(b), Commit: ref.dep.commit}, nil
 }
@@ -170,19 +169,19 @@ func (d *Daemon) WriteFile(ctx context.Context, agent, user, p, ifMatch string, 
 		return api.WriteResponse{}, err
 	}
 	if virtualFiles[rel] {
-		return api.WriteResponse{}, api.Errorf(http.StatusUnprocessableEntity, "virtual_file", "%s is a virtual file supplied by the caller; it cannot be written", rel)
+		return api.WriteResponse{}, api.Errorf(api.CodeVirtualFile, "%s is a virtual file supplied by the caller; it cannot be written", rel)
 	}
 	class, why := classify(rel, user != "")
 	if class == classRefused {
-		return api.WriteResponse{}, api.Errorf(http.StatusUnprocessableEntity, "not_writable", "%s", why)
+		return api.WriteResponse{}, api.Errorf(api.CodeNotWritable, "%s", why)
 	}
 	cfg := ref.ag.agent.Config
 	if limit := cfg.WriteLimitBytes; limit > 0 && len(content) > limit {
-		return api.WriteResponse{}, api.Errorf(http.StatusRequestEntityTooLarge, "write_limit",
+		return api.WriteResponse{}, api.Errorf(api.CodeWriteLimit,
 			"%d bytes exceed agent %q's write_limit_bytes of %d; nothing was written (writes are never truncated)", len(content), agent, limit)
 	}
 	if !utf8.Valid(content) {
-		return api.WriteResponse{}, api.Errorf(http.StatusUnprocessableEntity, "not_utf8", "%s must be valid UTF-8", rel)
+		return api.WriteResponse{}, api.Errorf(api.CodeNotUTF8, "%s must be valid UTF-8", rel)
 	}
 	full := joinSlash(ref.ag.agent.Dir, sc, rel)
 	del := templates.DeletesWhenEmpty(path.Base(rel), content)
@@ -191,12 +190,12 @@ func (d *Daemon) WriteFile(ctx context.Context, agent, user, p, ifMatch string, 
 		exists := err == nil
 		if !ifMatches(ifMatch, cur, exists) {
 			if ifMatch == "*" {
-				return nil, api.Errorf(http.StatusConflict, "exists", "%s already exists: If-Match: * only creates a file; send its ETag %s to replace it", joinSlash(sc, rel), ETag(cur))
+				return nil, api.Errorf(api.CodeExists, "%s already exists: If-Match: * only creates a file; send its ETag %s to replace it", joinSlash(sc, rel), ETag(cur))
 			}
 			if !exists {
-				return nil, api.Errorf(http.StatusConflict, "stale", "%s does not exist (any more); send If-Match: * to create it", joinSlash(sc, rel))
+				return nil, api.Errorf(api.CodeStale, "%s does not exist (any more); send If-Match: * to create it", joinSlash(sc, rel))
 			}
-			return nil, api.Errorf(http.StatusConflict, "stale", "%s changed since you read it: its ETag is now %s; read it again and retry", joinSlash(sc, rel), ETag(cur))
+			return nil, api.Errorf(api.CodeStale, "%s changed since you read it: its ETag is now %s; read it again and retry", joinSlash(sc, rel), ETag(cur))
 		}
 		if del {
 			if !exists {
@@ -222,7 +221,7 @@ func (d *Daemon) WriteFile(ctx context.Context, agent, user, p, ifMatch string, 
 	}
 	if class == classPersona {
 		if ref.src.kind != kindRepo {
-			return api.WriteResponse{}, api.Errorf(http.StatusUnprocessableEntity, "not_writable",
+			return api.WriteResponse{}, api.Errorf(api.CodeNotWritable,
 				"%s is a persona file: changes become proposal branches, which need a hosted repository (--repos)", rel)
 		}
 		res.Commit, res.Branch, err = d.propose(ctx, ref, user, msg, build)
@@ -242,7 +241,7 @@ func (d *Daemon) WriteFile(ctx context.Context, agent, user, p, ifMatch string, 
 func pathConflict(err error) error {
 	var pc *gitsync.PathConflictError
 	if errors.As(err, &pc) {
-		return api.Errorf(http.StatusConflict, "path_conflict", "%v; nothing was written", pc)
+		return api.Errorf(api.CodePathConflict, "%v; nothing was written", pc)
 	}
 	return err
 }
@@ -302,11 +301,11 @@ func (d *Daemon) MemoryAppend(ctx context.Context, agent string, req api.AppendR
 	}
 	cfg := ref.ag.agent.Config
 	if limit := cfg.WriteLimitBytes; limit > 0 && len(req.Text) > limit {
-		return api.WriteResponse{}, api.Errorf(http.StatusRequestEntityTooLarge, "write_limit",
+		return api.WriteResponse{}, api.Errorf(api.CodeWriteLimit,
 			"%d bytes exceed agent %q's write_limit_bytes of %d; nothing was written (writes are never truncated)", len(req.Text), agent, limit)
 	}
 	if !utf8.ValidString(req.Text) {
-		return api.WriteResponse{}, api.Errorf(http.StatusUnprocessableEntity, "not_utf8", "text must be valid UTF-8")
+		return api.WriteResponse{}, api.Errorf(api.CodeNotUTF8, "text must be valid UTF-8")
 	}
 	now := d.opts.Now()
 	if req.Now != nil {
@@ -316,7 +315,7 @@ func (d *Daemon) MemoryAppend(ctx context.Context, agent string, req api.AppendR
 		}
 	}
 	if line := entryHeadingLine(req.Text); line > 0 {
-		return api.WriteResponse{}, api.Errorf(http.StatusUnprocessableEntity, "bad_text",
+		return api.WriteResponse{}, api.Errorf(api.CodeBadText,
 			"text line %d looks like an entry heading (## HH:MM): the daemon writes those; indent the line or reword it", line)
 	}
 	loc := cfg.Location
@@ -331,7 +330,7 @@ func (d *Daemon) MemoryAppend(ctx context.Context, agent string, req api.AppendR
 		cur, _ := fs.ReadFile(fsys, full)
 		written = appendEntry(cur, now, req.Text)
 		if len(written) > gitsync.MaxFileBytes {
-			return nil, api.Errorf(http.StatusRequestEntityTooLarge, "file_limit", "%s would grow past the %d-byte file limit", rel, gitsync.MaxFileBytes)
+			return nil, api.Errorf(api.CodeFileLimit, "%s would grow past the %d-byte file limit", rel, gitsync.MaxFileBytes)
 		}
 		return []gitsync.FileWrite{{Path: full, Content: written}}, nil
 	}
@@ -400,7 +399,7 @@ func (d *Daemon) writeWorkTree(ctx context.Context, ref agentRef, user string, b
 			return "", "", err
 		}
 		if err := root.WriteFile(p, w.Content, 0o644); err != nil {
-			return "", "", api.Errorf(http.StatusBadRequest, "bad_path", "write %s: %v", w.Path, err)
+			return "", "", api.Errorf(api.CodeBadPath, "write %s: %v", w.Path, err)
 		}
 	}
 	dep, err := d.deployLogged(ctx, s, slog.LevelDebug)
@@ -442,7 +441,7 @@ func (d *Daemon) propose(ctx context.Context, ref agentRef, user, message string
 		return "", "", err
 	}
 	if len(writes) == 0 {
-		return "", "", api.Errorf(http.StatusUnprocessableEntity, "no_change", "nothing to propose")
+		return "", "", api.Errorf(api.CodeNoChange, "nothing to propose")
 	}
 	prefix := "refs/heads/proposals/" + agent + "/"
 	existing, err := s.repo.RefNames(prefix)
