@@ -365,12 +365,16 @@ func (d *Daemon) Socket() string { return d.opts.Socket }
 // at /mcp, with the given token scopes (nil for the unix socket).
 func (d *Daemon) Handler(tokens api.Tokens) http.Handler {
 	mux := http.NewServeMux()
-	b := backend{d.reader, d.writer}
+	b := d.Backend()
 	mux.Handle("POST "+HookPath, d.webhook) // HMAC, not a bearer token
 	mux.Handle("/", api.Handler(b, api.Options{Tokens: tokens, Logger: d.log, Observe: d.metrics.observeRequest}))
 	mux.Handle(mcp.Path, mcp.Handler(mcp.Local(b), mcp.HTTPOptions{Options: mcp.Options{Version: d.opts.Version, Logger: d.log, Observe: d.metrics.observeRequest}, Tokens: tokens}))
 	return mux
 }
+
+// Backend is what the local API's routes call, in process: the reads
+// and writes of the running daemon (`quire mcp --dir` serves MCP with it).
+func (d *Daemon) Backend() api.Backend { return backend{d.reader, d.writer} }
 
 // GitHandler is the git endpoint (nil without --repos), behind the
 // credentials of Options.GitTokens.
