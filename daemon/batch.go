@@ -55,7 +55,7 @@ type writeQueue struct {
 // upstream, one push), so a burst costs one commit's fsyncs, not one per
 // write. A write is answered only once its commit is durable (and, with
 // an upstream, accepted there).
-func (d *Daemon) groupCommit(ctx context.Context, ref agentRef, user, message string, build buildFunc) (string, string, error) {
+func (wr *writer) groupCommit(ctx context.Context, ref agentRef, user, message string, build buildFunc) (string, string, error) {
 	s := ref.src
 	r := &writeReq{ctx: ctx, ref: ref, user: user, message: message, build: build, done: make(chan struct{})}
 	q := &s.queue
@@ -65,7 +65,7 @@ func (d *Daemon) groupCommit(ctx context.Context, ref agentRef, user, message st
 	q.running = true
 	q.mu.Unlock()
 	if start {
-		go d.commitQueued(s)
+		go wr.commitQueued(s)
 	}
 	// The committer skips a write whose context ended before it was
 	// built; once built, it is committed whole or not at all, and the
@@ -76,7 +76,7 @@ func (d *Daemon) groupCommit(ctx context.Context, ref agentRef, user, message st
 
 // commitQueued commits the source's queued writes, a batch at a time,
 // until the queue is empty.
-func (d *Daemon) commitQueued(s *source) {
+func (wr *writer) commitQueued(s *source) {
 	q := &s.queue
 	for {
 		q.mu.Lock()
@@ -89,7 +89,7 @@ func (d *Daemon) commitQueued(s *source) {
 		batch := slices.Clone(q.reqs[:n])
 		q.reqs = slices.Delete(q.reqs, 0, n)
 		q.mu.Unlock()
-		d.commitBatch(s, batch)
+		wr.commitBatch(s, batch)
 		for _, r := range batch {
 			close(r.done)
 		}
@@ -99,9 +99,9 @@ func (d *Daemon) commitQueued(s *source) {
 // commitBatch commits batch as one commit. When that commit fails for a
 // reason other than a stale branch, each write is tried on its own, so
 // one bad write fails only its own request.
-func (d *Daemon) commitBatch(s *source, batch []*writeReq) {
+func (wr *writer) commitBatch(s *source, batch []*writeReq) {
 	s.writeMu.Lock()
-	err := d.commitWrites(s, batch)
+	err := wr.commitWrites(s, batch)
 	s.writeMu.Unlock()
 	if err == nil {
 		return
@@ -110,10 +110,10 @@ func (d *Daemon) commitBatch(s *source, batch []*writeReq) {
 		batch[0].err = err
 		return
 	}
-	d.log.Debug("a batch of writes failed; committing them one by one", "source", s.id(), "writes", len(batch), "err", err)
+	wr.log.Debug("a batch of writes failed; committing them one by one", "source", s.id(), "writes", len(batch), "err", err)
 	for _, r := range batch {
 		r.err, r.writes = nil, nil
-		d.commitBatch(s, []*writeReq{r})
+		wr.commitBatch(s, []*writeReq{r})
 	}
 }
 
@@ -147,14 +147,14 @@ func applyBatch(base fs.FS, batch []*writeReq) []gitsync.FileWrite {
 // (or, for an upstream, on the upstream's live), deploys the result and
 // announces each write. Callers hold s.writeMu. The error is the
 // commit's: requests whose build failed carry their own.
-func (d *Daemon) commitWrites(s *source, batch []*writeReq) error {
+func (wr *writer) commitWrites(s *source, batch []*writeReq) error {
 	// The commit outlives a caller that goes away meanwhile: it is whole
 	// or not at all.
 	ctx := context.WithoutCancel(batch[0].ctx)
 	var commit, branch string
 	if s.kind == kindUpstream {
-		sig, user, msg := batchMessage(batch, d.opts.Now())
-		h, _, err := d.commitUpstream(ctx, s, sig, user, msg, func(head plumbing.Hash) ([]gitsync.FileWrite, error) {
+		sig, user, msg := batchMessage(batch, wr.now())
+		h, _, err := wr.commitUpstream(ctx, s, sig, user, msg, func(head plumbing.Hash) ([]gitsync.FileWrite, error) {
 			snap, err := s.repo.SnapshotOf(head)
 			if err != nil {
 				return nil, err
@@ -179,7 +179,7 @@ func (d *Daemon) commitWrites(s *source, batch []*writeReq) error {
 			if len(writes) == 0 {
 				return nil
 			}
-			sig, user, msg := batchMessage(batch, d.opts.Now())
+			sig, user, msg := batchMessage(batch, wr.now())
 			h, err := s.repo.Commit(ctx, gitsync.CommitRequest{Ref: refName, Expect: head, Writes: writes,
 				Author: sig, User: user, Message: msg})
 			if errors.Is(err, gitsync.ErrStale) && attempt < 5 {
@@ -192,13 +192,13 @@ func (d *Daemon) commitWrites(s *source, batch []*writeReq) error {
 			break
 		}
 	}
-	if _, err := d.deployLogged(ctx, s, slog.LevelDebug); err != nil {
-		d.log.Warn("deploy after a write failed", "source", s.id(), "err", err)
+	if _, err := wr.deployer.deployLogged(ctx, s, slog.LevelDebug); err != nil {
+		wr.log.Warn("deploy after a write failed", "source", s.id(), "err", err)
 	}
 	for _, r := range batch {
 		if r.err == nil && len(r.writes) > 0 {
 			r.commit, r.branch = commit, branch
-			d.announceWrites(s, r.ref.ag.agent.Name, r.user, commit, r.writes)
+			wr.announceWrites(s, r.ref.ag.agent.Name, r.user, commit, r.writes)
 		}
 	}
 	return nil

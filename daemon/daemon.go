@@ -9,9 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -111,29 +109,23 @@ type Options struct {
 	IndexTimeout time.Duration
 }
 
-// Daemon is `quire serve`: sources of truth deployed atomically, the
-// memory index kept in step, and the local API and git endpoint.
+// Daemon is `quire serve`, the composition root: it builds the parts
+// (sourceSet, deployer, writer, indexer, reader, liveNotes, webhook)
+// from Options, wires them, serves the local API and the git endpoint,
+// runs every background loop under one errgroup, and owns shutdown.
 type Daemon struct {
-	opts    Options
-	log     *slog.Logger
-	store   memory.Store
-	emb     memory.Embedder
-	tokens  *prompt.Cache
-	host    *gitsync.Host
-	events  *broker
-	metrics *metrics
-	indexer *indexer
-	notes   *liveNotes
-	started time.Time
-
-	mu      sync.RWMutex
-	sources []*source
-	// claimMu makes "no other source defines this agent" and the swap of
-	// a deployment one step.
-	claimMu sync.Mutex
-
-	flushMu sync.Mutex
-	flushed map[string]int // agent/user/session → last flushed cycle + 1
+	opts     Options
+	log      *slog.Logger
+	store    memory.Store
+	sources  *sourceSet
+	deployer *deployer
+	writer   *writer
+	reader   *reader
+	indexer  *indexer
+	notes    *liveNotes
+	webhook  *webhook
+	events   *broker
+	metrics  *metrics
 
 	// ready is closed once every listener listens; gitAddr and apiAddr
 	// are their addresses.
@@ -190,36 +182,55 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	if opts.Embedder == nil {
 		opts.Embedder = memory.Builtin{}
 	}
-	d := &Daemon{
-		opts:    opts,
-		log:     opts.Logger,
-		emb:     opts.Embedder,
-		tokens:  prompt.NewCache(),
-		events:  newBroker(),
-		metrics: newMetrics(),
-		notes:   newLiveNotes(),
-		started: opts.Now(),
-		flushed: map[string]int{},
-		ready:   make(chan struct{}),
-	}
-	d.indexer = newIndexer(d)
-	if err := d.openStore(ctx); err != nil {
+	log := opts.Logger
+	started := opts.Now()
+	sources := &sourceSet{log: log}
+	store, err := openStore(ctx, opts, sources.olderCommit)
+	if err != nil {
 		return nil, err
 	}
-	if err := d.openSources(ctx); err != nil {
+	tokens := prompt.NewCache()
+	events, m := newBroker(), newMetrics()
+	ix := newIndexer(sources, store, events, m, log, opts.IndexTimeout)
+	notes := newLiveNotes(store, sources, log)
+	dp := &deployer{sources: sources, tokens: tokens, indexer: ix, notes: notes, events: events, metrics: m, log: log, now: opts.Now,
+		shared:    skills.Options{HomeDir: opts.HomeDir, ManagedDir: opts.SkillsDir, NoBuiltin: true},
+		indexWait: opts.IndexWait}
+	d := &Daemon{
+		opts:     opts,
+		log:      log,
+		store:    store,
+		sources:  sources,
+		deployer: dp,
+		writer: &writer{sources: sources, deployer: dp, tokens: tokens, events: events, log: log, now: opts.Now,
+			pruneInterval: opts.PruneInterval},
+		reader: &reader{sources: sources, store: store, events: events, metrics: m, version: opts.Version, started: started, now: opts.Now,
+			flushed: map[string]int{}},
+		indexer: ix,
+		notes:   notes,
+		webhook: &webhook{secret: opts.WebhookSecret, sources: sources, metrics: m, log: log},
+		events:  events,
+		metrics: m,
+		ready:   make(chan struct{}),
+	}
+	if err := d.openSources(ctx, tokens); err != nil {
 		d.store.Close()
 		return nil, err
 	}
 	return d, nil
 }
 
-func (d *Daemon) openStore(ctx context.Context) error {
+// openStore opens the memory store of opts: opts.Store, the PostgreSQL
+// store (or, with DatabaseWait, one that connects in the background) or
+// the embedded one. older is pgstore.Options.Older.
+func openStore(ctx context.Context, opts Options, older func(agent, commit, indexed string) bool) (memory.Store, error) {
+	log, emb := opts.Logger, opts.Embedder
 	switch {
-	case d.opts.Store != nil:
-		d.store = d.opts.Store
-	case d.opts.DatabaseURL != "":
+	case opts.Store != nil:
+		return opts.Store, nil
+	case opts.DatabaseURL != "":
 		open := func(ctx context.Context) (memory.Store, error) {
-			st, err := pgstore.Open(ctx, pgstore.Options{URL: d.opts.DatabaseURL, Schema: d.opts.DatabaseSchema, Embedder: d.emb, Logger: d.log, Older: d.olderCommit})
+			st, err := pgstore.Open(ctx, pgstore.Options{URL: opts.DatabaseURL, Schema: opts.DatabaseSchema, Embedder: emb, Logger: log, Older: older})
 			if err != nil {
 				return nil, fmt.Errorf("open the PostgreSQL store: %w", err)
 			}
@@ -229,27 +240,25 @@ func (d *Daemon) openStore(ctx context.Context) error {
 		defer cancel()
 		st, err := open(octx)
 		if err == nil {
-			d.store = st
-			break
+			return st, nil
 		}
-		if !d.opts.DatabaseWait {
-			return err
+		if !opts.DatabaseWait {
+			return nil, err
 		}
 		// Serve prompts now; connect when PostgreSQL answers.
-		d.log.Warn("PostgreSQL is unreachable; serving prompts, memory search waits for it", "err", err)
-		d.store = &lazyStore{open: open, log: d.log, lastErr: err}
+		log.Warn("PostgreSQL is unreachable; serving prompts, memory search waits for it", "err", err)
+		return &lazyStore{open: open, log: log, lastErr: err}, nil
 	default:
-		if err := os.MkdirAll(d.opts.CacheDir, 0o700); err != nil {
-			return fmt.Errorf("create cache directory: %w", err)
+		if err := os.MkdirAll(opts.CacheDir, 0o700); err != nil {
+			return nil, fmt.Errorf("create cache directory: %w", err)
 		}
-		st, err := memstore.New(memstore.Options{Embedder: d.emb, Logger: d.log,
-			CacheFile: filepath.Join(d.opts.CacheDir, "embeddings-"+safeName(d.emb.Model())+".bin")})
+		st, err := memstore.New(memstore.Options{Embedder: emb, Logger: log,
+			CacheFile: filepath.Join(opts.CacheDir, "embeddings-"+safeName(emb.Model())+".bin")})
 		if err != nil {
-			return fmt.Errorf("open the embedded store: %w", err)
+			return nil, fmt.Errorf("open the embedded store: %w", err)
 		}
-		d.store = st
+		return st, nil
 	}
-	return nil
 }
 
 func safeName(s string) string {
@@ -261,7 +270,9 @@ func safeName(s string) string {
 	}, s)
 }
 
-func (d *Daemon) openSources(ctx context.Context) error {
+// openSources adds the sources of opts (the working tree, the hosted
+// repositories and the upstream mirror, fetched once) and deploys each.
+func (d *Daemon) openSources(ctx context.Context, tokens *prompt.Cache) error {
 	if d.opts.Dir != "" {
 		abs, err := filepath.Abs(d.opts.Dir)
 		if err != nil {
@@ -270,13 +281,13 @@ func (d *Daemon) openSources(ctx context.Context) error {
 		if st, err := os.Stat(abs); err != nil || !st.IsDir() {
 			return fmt.Errorf("--dir %s: not a directory", d.opts.Dir)
 		}
-		d.addSource(&source{kind: kindDir, name: abs, rootName: filepath.Base(abs), dir: abs})
+		d.sources.add(&source{kind: kindDir, name: abs, rootName: filepath.Base(abs), dir: abs})
 	}
 	if d.opts.ReposDir != "" {
 		host, err := gitsync.NewHost(d.opts.ReposDir, gitsync.HostOptions{
-			Validator:    gitsync.WorkspaceChecks(gitsync.CheckOptions{Cache: d.tokens}),
-			AfterPush:    d.afterPush,
-			Authenticate: d.gitUser(),
+			Validator:    gitsync.WorkspaceChecks(gitsync.CheckOptions{Cache: tokens}),
+			AfterPush:    d.deployer.afterPush,
+			Authenticate: gitUser(d.opts.GitTokens),
 			AllowCreate:  d.opts.AllowCreate,
 			Logger:       d.log,
 			// main is people's, live the daemon's (see gitsync.MainRef).
@@ -286,7 +297,7 @@ func (d *Daemon) openSources(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("--repos %s: %w", d.opts.ReposDir, err)
 		}
-		d.host = host
+		d.sources.host = host
 		entries, err := os.ReadDir(d.opts.ReposDir)
 		if err != nil {
 			return fmt.Errorf("--repos %s: %w", d.opts.ReposDir, err)
@@ -296,7 +307,7 @@ func (d *Daemon) openSources(ctx context.Context) error {
 			if !ok || !e.IsDir() || !gitsync.ValidRepoName(name) {
 				continue
 			}
-			if _, err := d.repoSource(name); err != nil {
+			if _, err := d.sources.hosted(name); err != nil {
 				d.log.Warn("skipping hosted repository", "repo", name, "err", err)
 			}
 		}
@@ -312,7 +323,7 @@ func (d *Daemon) openSources(ctx context.Context) error {
 			return fmt.Errorf("upstream mirror: %w", err)
 		}
 		root := strings.TrimSuffix(pathBase(d.opts.Upstream), ".git")
-		s := d.addSource(&source{kind: kindUpstream, name: d.opts.Upstream, rootName: root, repo: repo,
+		s := d.sources.add(&source{kind: kindUpstream, name: d.opts.Upstream, rootName: root, repo: repo,
 			refs: []string{upstreamLive.String(), upstreamMain.String(), "refs/remotes/upstream/master"}})
 		// A fetch's follow-up (merge main into live, deploy) runs in Run's
 		// loop, not in the fetch: a writer that fetches holds s.writeMu.
@@ -339,11 +350,8 @@ func (d *Daemon) openSources(ctx context.Context) error {
 		}
 		cancel()
 	}
-	d.mu.RLock()
-	srcs := append([]*source(nil), d.sources...)
-	d.mu.RUnlock()
-	for _, s := range srcs {
-		if _, err := d.deploy(ctx, s); err != nil {
+	for _, s := range d.sources.all() {
+		if _, err := d.deployer.deploy(ctx, s); err != nil {
 			d.log.Error("initial deploy failed", "source", s.id(), "err", err)
 			s.setError(err)
 		}
@@ -359,62 +367,6 @@ func pathBase(u string) string {
 	return u
 }
 
-// repoSource returns the source of the hosted repository name, adding it
-// when it is new.
-func (d *Daemon) repoSource(name string) (*source, error) {
-	d.mu.RLock()
-	for _, s := range d.sources {
-		if s.kind == kindRepo && s.name == name {
-			d.mu.RUnlock()
-			return s, nil
-		}
-	}
-	d.mu.RUnlock()
-	repo, err := d.host.Repository(name)
-	if err != nil {
-		return nil, err
-	}
-	if err := repo.Check(); err != nil {
-		// A damaged ref (left by a crash of an older version): deploying
-		// it fails and /v1/status shows the error; a push can replace it.
-		d.log.Error("hosted repository has broken refs", "repo", name, "err", err)
-	}
-	// The upgrade of a repository from before live: live starts at
-	// main, nothing is rewritten.
-	if created, err := repo.EnsureBranch(gitsync.LiveRef, gitsync.MainRef); err != nil {
-		d.log.Error("cannot create live", "repo", name, "err", err)
-	} else if created {
-		d.log.Info("created live at main: agents' writes go to live from now on", "repo", name)
-	}
-	// main may have moved while the daemon was down (a push by file
-	// path): live catches up.
-	if m, err := repo.MergeMain(context.Background()); err != nil {
-		d.log.Error("cannot merge main into live", "repo", name, "err", err)
-	} else if !m.IsZero() {
-		d.log.Info("merged main into live", "repo", name, "live", m.String()[:12])
-	}
-	return d.addSource(&source{kind: kindRepo, name: name, rootName: name, repo: repo, refs: []string{gitsync.LiveRef.String()}}), nil
-}
-
-func (d *Daemon) addSource(s *source) *source {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for _, o := range d.sources {
-		if o.kind == s.kind && o.name == s.name {
-			return o
-		}
-	}
-	s.init()
-	d.sources = append(d.sources, s)
-	return s
-}
-
-func (d *Daemon) sourceList() []*source {
-	d.mu.RLock()
-	defer d.mu.RUnlock()
-	return append([]*source(nil), d.sources...)
-}
-
 // Socket is the path of the local API's unix socket.
 func (d *Daemon) Socket() string { return d.opts.Socket }
 
@@ -422,19 +374,24 @@ func (d *Daemon) Socket() string { return d.opts.Socket }
 // at /mcp, with the given token scopes (nil for the unix socket).
 func (d *Daemon) Handler(tokens api.Tokens) http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST "+HookPath, d.gitHook) // HMAC, not a bearer token
-	mux.Handle("/", api.Handler(d, api.Options{Tokens: tokens, Logger: d.log, Observe: d.metrics.observeRequest}))
-	mux.Handle(mcp.Path, mcp.Handler(mcp.Local(d), mcp.HTTPOptions{Options: mcp.Options{Version: d.opts.Version, Logger: d.log, Observe: d.metrics.observeRequest}, Tokens: tokens}))
+	b := d.Backend()
+	mux.Handle("POST "+HookPath, d.webhook) // HMAC, not a bearer token
+	mux.Handle("/", api.Handler(b, api.Options{Tokens: tokens, Logger: d.log, Observe: d.metrics.observeRequest}))
+	mux.Handle(mcp.Path, mcp.Handler(mcp.Local(b), mcp.HTTPOptions{Options: mcp.Options{Version: d.opts.Version, Logger: d.log, Observe: d.metrics.observeRequest}, Tokens: tokens}))
 	return mux
 }
+
+// Backend is what the local API's routes call, in process: the reads
+// and writes of the running daemon (`quire mcp --dir` serves MCP with it).
+func (d *Daemon) Backend() api.Backend { return backend{d.reader, d.writer} }
 
 // GitHandler is the git endpoint (nil without --repos), behind the
 // credentials of Options.GitTokens.
 func (d *Daemon) GitHandler() http.Handler {
-	if d.host == nil {
+	if d.sources.host == nil {
 		return nil
 	}
-	h := http.Handler(d.host)
+	h := http.Handler(d.sources.host)
 	if len(d.opts.GitTokens) > 0 {
 		h = newGitAccess(d.opts.GitTokens).handler(h)
 	}
@@ -443,8 +400,8 @@ func (d *Daemon) GitHandler() http.Handler {
 
 // gitUser lets the hosted repositories record the basic-auth user name of
 // a push; GitHandler has checked the credential before.
-func (d *Daemon) gitUser() func(user, token string) bool {
-	if len(d.opts.GitTokens) == 0 {
+func gitUser(tokens []GitToken) func(user, token string) bool {
+	if len(tokens) == 0 {
 		return nil
 	}
 	return func(string, string) bool { return true }
@@ -495,7 +452,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.apiAddr = l.Addr().String()
 		serve("api (tcp)", l, guardHTTP(d.Handler(tokens), l.Addr(), d.opts.AllowedHosts))
 	}
-	if d.host != nil {
+	if d.sources.host != nil {
 		l, err := net.Listen("tcp", d.opts.GitListen)
 		if err != nil {
 			for _, s := range servers {
@@ -517,8 +474,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 		})
 	}
 	g.Go(func() error { return d.indexer.run(gctx) })
-	g.Go(func() error { return d.runNotes(gctx) })
-	for _, s := range d.sourceList() {
+	g.Go(func() error { return d.notes.run(gctx) })
+	for _, s := range d.sources.all() {
 		switch s.kind {
 		case kindUpstream:
 			f := s.follower
@@ -529,27 +486,27 @@ func (d *Daemon) Run(ctx context.Context) error {
 					case <-gctx.Done():
 						return nil
 					case <-s.fetched:
-						d.afterFetch(gctx, s)
+						d.deployer.afterFetch(gctx, s)
 					}
 				}
 			})
 		case kindDir:
 			w := &gitsync.Watcher{Root: s.dir, Logger: d.log, OnEvent: func(e gitsync.Event) {
-				if _, err := d.deploy(gctx, s); err != nil {
+				if _, err := d.deployer.deploy(gctx, s); err != nil {
 					d.log.Warn("deploy after a file change failed", "source", s.id(), "err", err)
 				}
 			}}
 			g.Go(func() error { return quiet(gctx, w.Run(gctx)) })
 		}
 	}
-	g.Go(func() error { return d.pruneLoop(gctx) })
+	g.Go(func() error { return d.writer.pruneLoop(gctx) })
 	if d.opts.SkillsDir != "" || d.opts.HomeDir != "" {
-		w := skills.NewWatcher(d.sharedSkills(), d.log)
+		w := skills.NewWatcher(d.deployer.shared, d.log)
 		g.Go(func() error { return quiet(gctx, w.Run(gctx)) })
-		g.Go(func() error { return d.redeploySkills(gctx, w.Updates()) })
+		g.Go(func() error { return d.deployer.redeploySkills(gctx, w.Updates()) })
 	}
-	if d.host != nil {
-		g.Go(func() error { return quiet(gctx, d.host.Maintain(gctx, 10*time.Minute, 2000)) })
+	if host := d.sources.host; host != nil {
+		g.Go(func() error { return quiet(gctx, host.Maintain(gctx, 10*time.Minute, 2000)) })
 	}
 	g.Go(func() error {
 		<-gctx.Done()
@@ -577,45 +534,5 @@ func quiet(ctx context.Context, err error) error {
 	return err
 }
 
-// agentRef is an agent of a deployment.
-type agentRef struct {
-	src *source
-	dep *deployment
-	ag  *deployedAgent
-}
-
-// agent finds agent name in the current deployments.
-func (d *Daemon) agent(name string) (agentRef, error) {
-	for _, s := range d.sourceList() {
-		dep := s.cur.Load()
-		if dep == nil {
-			continue
-		}
-		if a, ok := dep.agents[name]; ok {
-			return agentRef{src: s, dep: dep, ag: a}, nil
-		}
-	}
-	return agentRef{}, api.Errorf(http.StatusNotFound, "unknown_agent", "no deployed agent %q; GET /v1/agents lists them", name)
-}
-
-// agentRefs lists the deployed agents sorted by name; an agent that two
-// sources define is the first source's.
-func (d *Daemon) agentRefs() []agentRef {
-	var out []agentRef
-	seen := map[string]bool{}
-	for _, s := range d.sourceList() {
-		dep := s.cur.Load()
-		if dep == nil {
-			continue
-		}
-		for _, name := range dep.names {
-			if seen[name] {
-				continue
-			}
-			seen[name] = true
-			out = append(out, agentRef{src: s, dep: dep, ag: dep.agents[name]})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ag.agent.Name < out[j].ag.agent.Name })
-	return out
-}
+// Status is what GET /v1/status answers.
+func (d *Daemon) Status(ctx context.Context) api.Status { return d.reader.Status(ctx) }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"path"
@@ -48,7 +49,18 @@ type pushPayload struct {
 	} `json:"repository"`
 }
 
-// gitHook serves POST /v1/hooks/git. It authenticates by the HMAC-SHA256
+// webhook is the push webhook of followed upstreams (POST
+// /v1/hooks/git): a signed push event makes the followers of the pushed
+// repository fetch at once.
+type webhook struct {
+	// secret is Options.WebhookSecret; empty turns the route off.
+	secret  []byte
+	sources *sourceSet
+	metrics *metrics
+	log     *slog.Logger
+}
+
+// ServeHTTP serves POST /v1/hooks/git. It authenticates by the HMAC-SHA256
 // of the body with Options.WebhookSecret (GitHub's X-Hub-Signature-256:
 // sha256=<hex>, Gitea's X-Gitea-Signature: <hex>; every signature sent
 // must match), not by a bearer token; the TCP listener's Host and Origin
@@ -57,37 +69,38 @@ type pushPayload struct {
 // not one the daemon deploys from, or the pushed commit is deployed
 // already), 200 to a ping, 401 for a missing or
 // wrong signature, 403 when no secret is configured, 413 beyond 1 MiB.
-func (d *Daemon) gitHook(w http.ResponseWriter, r *http.Request) {
+func (wh *webhook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	status, body := d.hook(w, r)
+	status, body := wh.answer(w, r)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(body)
-	d.metrics.observeRequest("POST "+HookPath, status, time.Since(start))
+	wh.metrics.observeRequest("POST "+HookPath, status, time.Since(start))
 }
 
-func hookError(status int, code, format string, args ...any) (int, any) {
-	return status, api.ErrorBody{Error: *api.Errorf(status, code, format, args...)}
+func hookError(code api.Code, format string, args ...any) (int, any) {
+	e := api.Errorf(code, format, args...)
+	return api.StatusOf(e), api.ErrorBody{Error: *e}
 }
 
-func (d *Daemon) hook(w http.ResponseWriter, r *http.Request) (int, any) {
-	secret := d.opts.WebhookSecret
+func (wh *webhook) answer(w http.ResponseWriter, r *http.Request) (int, any) {
+	secret := wh.secret
 	if len(secret) == 0 {
-		return hookError(http.StatusForbidden, "webhooks_off",
+		return hookError(api.CodeWebhooksOff,
 			"webhooks are off: start quire serve with --webhook-secret-file PATH and give the webhook the same secret")
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, hookBodyLimit))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			return hookError(http.StatusRequestEntityTooLarge, "too_large", "a webhook body is at most %d bytes", hookBodyLimit)
+			return hookError(api.CodeTooLarge, "a webhook body is at most %d bytes", hookBodyLimit)
 		}
-		return hookError(http.StatusBadRequest, "bad_body", "read the body: %v", err)
+		return hookError(api.CodeBadBody, "read the body: %v", err)
 	}
 	if err := verifyHook(secret, r.Header, body); err != nil {
-		d.log.Warn("refused a webhook", "remote", r.RemoteAddr, "err", err)
-		return hookError(http.StatusUnauthorized, "bad_signature", "%v", err)
+		wh.log.Warn("refused a webhook", "remote", r.RemoteAddr, "err", err)
+		return hookError(api.CodeBadSignature, "%v", err)
 	}
 	event := firstHeader(r.Header, "X-GitHub-Event", "X-Gitea-Event", "X-Gogs-Event")
 	switch event {
@@ -99,9 +112,9 @@ func (d *Daemon) hook(w http.ResponseWriter, r *http.Request) (int, any) {
 	}
 	var p pushPayload
 	if err := json.Unmarshal(body, &p); err != nil {
-		return hookError(http.StatusBadRequest, "bad_payload", "the body is not a push event's JSON: %v", err)
+		return hookError(api.CodeBadPayload, "the body is not a push event's JSON: %v", err)
 	}
-	srcs := d.hookSources(p)
+	srcs := wh.sourcesOf(p)
 	if len(srcs) == 0 {
 		return http.StatusAccepted, hookAnswer{Triggered: []string{},
 			Message: fmt.Sprintf("no followed upstream is %s: nothing to fetch", p.name())}
@@ -123,7 +136,7 @@ func (d *Daemon) hook(w http.ResponseWriter, r *http.Request) (int, any) {
 	if len(ids) == 0 {
 		return http.StatusAccepted, hookAnswer{Triggered: ids, Message: fmt.Sprintf("%s is deployed already: nothing to fetch", p.After)}
 	}
-	d.log.Info("webhook: fetching the upstream", "repository", p.name(), "ref", p.Ref, "sources", ids)
+	wh.log.Info("webhook: fetching the upstream", "repository", p.name(), "ref", p.Ref, "sources", ids)
 	return http.StatusAccepted, hookAnswer{Triggered: ids, Message: "fetching"}
 }
 
@@ -186,10 +199,10 @@ func (p pushPayload) name() string {
 	return "(no repository in the payload)"
 }
 
-// hookSources returns the followed upstreams that are the payload's
+// sourcesOf returns the followed upstreams that are the payload's
 // repository: one of its URLs is the followed URL (compared by repoKey),
 // or the followed URL ends with its full name (owner/name).
-func (d *Daemon) hookSources(p pushPayload) []*source {
+func (wh *webhook) sourcesOf(p pushPayload) []*source {
 	var keys []string
 	for _, u := range []string{p.Repository.CloneURL, p.Repository.SSHURL, p.Repository.HTMLURL, p.Repository.GitURL} {
 		if k := repoKey(u); k != "" {
@@ -198,7 +211,7 @@ func (d *Daemon) hookSources(p pushPayload) []*source {
 	}
 	full := strings.ToLower(strings.Trim(p.Repository.FullName, "/"))
 	var out []*source
-	for _, s := range d.sourceList() {
+	for _, s := range wh.sources.all() {
 		if s.kind != kindUpstream || s.follower == nil {
 			continue
 		}

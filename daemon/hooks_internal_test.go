@@ -77,15 +77,15 @@ func FuzzHookPayload(f *testing.F) {
 	f.Add([]byte(`{"repository":null}`))
 	f.Add([]byte(`[]`))
 	secret := []byte("s3cret")
-	d := &Daemon{opts: Options{WebhookSecret: secret}, log: slog.New(slog.DiscardHandler)}
-	d.sources = []*source{{kind: kindUpstream, name: "https://github.com/acme/bot.git", follower: gitsync.NewFollower(nil, "", nil)}}
+	wh := &webhook{secret: secret, log: slog.New(slog.DiscardHandler),
+		sources: &sourceSet{list: []*source{{kind: kindUpstream, name: "https://github.com/acme/bot.git", follower: gitsync.NewFollower(nil, "", nil)}}}}
 	send := func(body []byte, key []byte) int {
 		r := httptest.NewRequest(http.MethodPost, HookPath, bytes.NewReader(body))
 		r.Header.Set("X-GitHub-Event", "push")
 		mac := hmac.New(sha256.New, key)
 		mac.Write(body)
 		r.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
-		status, _ := d.hook(httptest.NewRecorder(), r)
+		status, _ := wh.answer(httptest.NewRecorder(), r)
 		return status
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -19,7 +20,14 @@ import (
 // newest commit. A failed run (the store is away) is retried with
 // backoff until it succeeds or a newer deployment replaces it.
 type indexer struct {
-	d       *Daemon
+	sources *sourceSet
+	store   memory.Store
+	events  *broker
+	metrics *metrics
+	log     *slog.Logger
+	// timeout bounds one agent's index run.
+	timeout time.Duration
+
 	mu      sync.Mutex
 	pending map[*source]*deployment
 	wake    chan struct{}
@@ -28,8 +36,9 @@ type indexer struct {
 	unembedded bool
 }
 
-func newIndexer(d *Daemon) *indexer {
-	return &indexer{d: d, pending: map[*source]*deployment{}, wake: make(chan struct{}, 1)}
+func newIndexer(sources *sourceSet, store memory.Store, events *broker, m *metrics, log *slog.Logger, timeout time.Duration) *indexer {
+	return &indexer{sources: sources, store: store, events: events, metrics: m, log: log, timeout: timeout,
+		pending: map[*source]*deployment{}, wake: make(chan struct{}, 1)}
 }
 
 func (ix *indexer) enqueue(s *source, dep *deployment) {
@@ -93,7 +102,6 @@ func (ix *indexer) run(ctx context.Context) error {
 
 // index indexes every agent of dep, reporting whether all succeeded.
 func (ix *indexer) index(ctx context.Context, s *source, dep *deployment) bool {
-	d := ix.d
 	ok := true
 	for _, name := range dep.names {
 		if ctx.Err() != nil {
@@ -103,17 +111,17 @@ func (ix *indexer) index(ctx context.Context, s *source, dep *deployment) bool {
 		start := time.Now()
 		docs, problems, err := memory.Documents(dep.fsys, a.agent.Dir)
 		for _, p := range problems {
-			d.log.Warn("memory document skipped", "agent", name, "problem", p.String())
+			ix.log.Warn("memory document skipped", "agent", name, "problem", p.String())
 		}
 		var stats memory.IndexStats
 		if err == nil {
 			// A store that stops answering (a blackholed connection) must
 			// not stall indexing silently: the run times out, is reported,
 			// and is retried with backoff.
-			ictx, cancel := context.WithTimeout(ctx, d.opts.IndexTimeout)
-			stats, err = d.store.Index(ictx, name, dep.commit, docs)
+			ictx, cancel := context.WithTimeout(ctx, ix.timeout)
+			stats, err = ix.store.Index(ictx, name, dep.commit, docs)
 			if err != nil && ictx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
-				err = fmt.Errorf("the memory store did not answer within %v: %w", d.opts.IndexTimeout, err)
+				err = fmt.Errorf("the memory store did not answer within %v: %w", ix.timeout, err)
 			}
 			cancel()
 		}
@@ -121,12 +129,12 @@ func (ix *indexer) index(ctx context.Context, s *source, dep *deployment) bool {
 		if errors.Is(err, pgstore.ErrOlder) {
 			// Another daemon indexed a newer commit: the store keeps it,
 			// and status says what the store holds.
-			if c, cerr := d.store.IndexedCommit(ctx, name); cerr == nil {
+			if c, cerr := ix.store.IndexedCommit(ctx, name); cerr == nil {
 				indexedCommit, err = c, nil
-				d.log.Debug("the store holds a newer commit; not indexed over it", "agent", name, "commit", short(dep.commit), "store", short(c))
+				ix.log.Debug("the store holds a newer commit; not indexed over it", "agent", name, "commit", short(dep.commit), "store", short(c))
 			}
 		}
-		d.metrics.indexed(time.Since(start), err)
+		ix.metrics.indexed(time.Since(start), err)
 		s.mu.Lock()
 		if err != nil {
 			s.indexErr[name] = err.Error()
@@ -143,16 +151,16 @@ func (ix *indexer) index(ctx context.Context, s *source, dep *deployment) bool {
 		s.mu.Unlock()
 		if err != nil {
 			ok = false
-			d.log.Warn("index failed", "agent", name, "commit", short(dep.commit), "err", err)
-			d.events.publish(api.Event{Type: "error", Agent: name, Source: s.id(), Commit: dep.commit, Message: fmt.Sprintf("indexing failed: %v", err)})
+			ix.log.Warn("index failed", "agent", name, "commit", short(dep.commit), "err", err)
+			ix.events.publish(api.Event{Type: "error", Agent: name, Source: s.id(), Commit: dep.commit, Message: fmt.Sprintf("indexing failed: %v", err)})
 			continue
 		}
 		if stats.EmbedError != nil || stats.Pending > 0 {
-			d.log.Warn("embedding failed; text indexed, vectors pending", "agent", name, "pending", stats.Pending, "err", stats.EmbedError)
+			ix.log.Warn("embedding failed; text indexed, vectors pending", "agent", name, "pending", stats.Pending, "err", stats.EmbedError)
 			ix.unembedded = true
 		}
-		d.log.Log(ctx, dep.logLevel, "indexed", "agent", name, "commit", short(dep.commit), "documents", stats.Documents, "changed", stats.Changed, "chunks", stats.Chunks, "took", time.Since(start))
-		d.events.publish(api.Event{Type: "index", Agent: name, Source: s.id(), Commit: dep.commit, Chunks: stats.Chunks,
+		ix.log.Log(ctx, dep.logLevel, "indexed", "agent", name, "commit", short(dep.commit), "documents", stats.Documents, "changed", stats.Changed, "chunks", stats.Chunks, "took", time.Since(start))
+		ix.events.publish(api.Event{Type: "index", Agent: name, Source: s.id(), Commit: dep.commit, Chunks: stats.Chunks,
 			Message: fmt.Sprintf("%d chunks re-indexed (%d documents changed)", stats.Chunks, stats.Changed)})
 	}
 	return ok
@@ -161,12 +169,12 @@ func (ix *indexer) index(ctx context.Context, s *source, dep *deployment) bool {
 // backfill embeds chunks an earlier run left without vectors, reporting
 // whether none are left.
 func (ix *indexer) backfill(ctx context.Context) bool {
-	n, err := ix.d.store.Backfill(ctx)
+	n, err := ix.store.Backfill(ctx)
 	if err != nil {
-		ix.d.log.Warn("embedding backfill failed", "embedded", n, "err", err)
+		ix.log.Warn("embedding backfill failed", "embedded", n, "err", err)
 		return false
 	}
-	ix.d.log.Info("embedding backfill", "embedded", n)
+	ix.log.Info("embedding backfill", "embedded", n)
 	ix.unembedded = false
 	return true
 }
@@ -174,7 +182,7 @@ func (ix *indexer) backfill(ctx context.Context) bool {
 // retryAll queues every source's current deployment again (after the
 // store connected).
 func (ix *indexer) retryAll() {
-	for _, s := range ix.d.sourceList() {
+	for _, s := range ix.sources.all() {
 		if dep := s.cur.Load(); dep != nil {
 			ix.enqueue(s, dep)
 		}

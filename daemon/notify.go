@@ -5,9 +5,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/quirehq/quire/memory"
 )
 
 // liveChannel is the channel on which daemons sharing a PostgreSQL store
@@ -46,8 +49,11 @@ type pubSub interface {
 // one daemon is served by the others within a fetch, not a --poll.
 // Without a PostgreSQL store it does nothing.
 type liveNotes struct {
-	id   string
-	wake chan struct{}
+	id      string
+	wake    chan struct{}
+	store   memory.Store
+	sources *sourceSet
+	log     *slog.Logger
 
 	mu      sync.Mutex
 	off     bool
@@ -55,10 +61,10 @@ type liveNotes struct {
 	heard   map[*source][]string
 }
 
-func newLiveNotes() *liveNotes {
+func newLiveNotes(store memory.Store, sources *sourceSet, log *slog.Logger) *liveNotes {
 	var b [8]byte
 	rand.Read(b[:])
-	return &liveNotes{id: hex.EncodeToString(b[:]), wake: make(chan struct{}, 1),
+	return &liveNotes{id: hex.EncodeToString(b[:]), wake: make(chan struct{}, 1), store: store, sources: sources, log: log,
 		pending: map[string]liveNote{}, heard: map[*source][]string{}}
 }
 
@@ -106,12 +112,11 @@ func (n *liveNotes) hear(s *source, commit string) {
 	n.heard[s] = append(h, commit)
 }
 
-// runNotes sends this daemon's announcements and, when it follows an
+// run sends this daemon's announcements and, when it follows an
 // upstream, listens to the others', until ctx ends. Without a PostgreSQL
 // store it returns at once (--poll and the webhook remain).
-func (d *Daemon) runNotes(ctx context.Context) error {
-	n := d.notes
-	ps := d.pubSub(ctx)
+func (n *liveNotes) run(ctx context.Context) error {
+	ps := n.pubSub(ctx)
 	if ps == nil {
 		n.mu.Lock()
 		n.off = true
@@ -121,16 +126,16 @@ func (d *Daemon) runNotes(ctx context.Context) error {
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	if slices.ContainsFunc(d.sourceList(), func(s *source) bool { return s.kind == kindUpstream }) {
+	if slices.ContainsFunc(n.sources.all(), func(s *source) bool { return s.kind == kindUpstream }) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			// A store that connected late missed what was announced
 			// before: catch up at the first connection too.
-			_, late := d.store.(*lazyStore)
-			connected := func(first bool) { d.notesConnected(first && !late) }
+			_, late := n.store.(*lazyStore)
+			connected := func(first bool) { n.connected(first && !late) }
 			// Listen only returns when ctx ends.
-			_ = ps.Listen(ctx, liveChannel, connected, d.heardNote)
+			_ = ps.Listen(ctx, liveChannel, connected, n.heardNote)
 		}()
 	}
 	for {
@@ -148,7 +153,7 @@ func (d *Daemon) runNotes(ctx context.Context) error {
 			err = ps.Notify(nctx, liveChannel, string(b))
 			cancel()
 			if err != nil && ctx.Err() == nil {
-				d.log.Warn("announcing a new live commit failed; the other daemons see it at their next fetch",
+				n.log.Warn("announcing a new live commit failed; the other daemons see it at their next fetch",
 					"repo", note.Repo, "commit", short(note.Commit), "err", err)
 			}
 		}
@@ -157,8 +162,8 @@ func (d *Daemon) runNotes(ctx context.Context) error {
 
 // pubSub is the store as a pubSub: the PostgreSQL store, once connected
 // (waiting for a store that connects in the background), or nil.
-func (d *Daemon) pubSub(ctx context.Context) pubSub {
-	switch st := d.store.(type) {
+func (n *liveNotes) pubSub(ctx context.Context) pubSub {
+	switch st := n.store.(type) {
 	case pubSub:
 		return st
 	case *lazyStore:
@@ -177,14 +182,14 @@ func (d *Daemon) pubSub(ctx context.Context) pubSub {
 	return nil
 }
 
-// notesConnected makes every follower fetch after the notification
+// connected makes every follower fetch after the notification
 // connection came back (first is false): announcements sent meanwhile
 // are lost.
-func (d *Daemon) notesConnected(first bool) {
+func (n *liveNotes) connected(first bool) {
 	if first {
 		return
 	}
-	for _, s := range d.sourceList() {
+	for _, s := range n.sources.all() {
 		if s.kind == kindUpstream && s.follower != nil {
 			s.follower.Trigger()
 		}
@@ -193,20 +198,20 @@ func (d *Daemon) notesConnected(first bool) {
 
 // heardNote makes the followers of the announced repository fetch, unless
 // the note is this daemon's own or they already have the commit.
-func (d *Daemon) heardNote(payload string) {
+func (n *liveNotes) heardNote(payload string) {
 	var note liveNote
 	if err := json.Unmarshal([]byte(payload), &note); err != nil || note.Commit == "" {
-		d.log.Debug("ignoring a malformed live announcement", "payload", payload)
+		n.log.Debug("ignoring a malformed live announcement", "payload", payload)
 		return
 	}
-	if note.From == d.notes.id {
+	if note.From == n.id {
 		return
 	}
-	for _, s := range d.sourceList() {
+	for _, s := range n.sources.all() {
 		if s.kind != kindUpstream || s.follower == nil || s.rootName != note.Repo {
 			continue
 		}
-		d.notes.hear(s, note.Commit)
+		n.hear(s, note.Commit)
 		head, _, err := s.head()
 		switch {
 		case err == nil && head.String() == note.Commit:
@@ -221,7 +226,7 @@ func (d *Daemon) heardNote(payload string) {
 				}
 			})
 		default:
-			d.log.Debug("another daemon announced a new live commit; fetching", "source", s.id(), "commit", short(note.Commit))
+			n.log.Debug("another daemon announced a new live commit; fetching", "source", s.id(), "commit", short(note.Commit))
 			s.follower.Trigger()
 		}
 	}

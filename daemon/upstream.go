@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
-	"net/http"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -43,7 +41,7 @@ func (s *source) upstreamHead() (head, lease plumbing.Hash, err error) {
 // an operation (build runs again on the new live: an append appends, an
 // If-Match write re-checks its ETag), with backoff. It returns only once
 // the upstream accepted the write. Callers hold s.writeMu.
-func (d *Daemon) commitUpstream(ctx context.Context, s *source, sig object.Signature, user, message string, build func(plumbing.Hash) ([]gitsync.FileWrite, error)) (string, []gitsync.FileWrite, error) {
+func (wr *writer) commitUpstream(ctx context.Context, s *source, sig object.Signature, user, message string, build func(plumbing.Hash) ([]gitsync.FileWrite, error)) (string, []gitsync.FileWrite, error) {
 	ctx, cancel := context.WithTimeout(ctx, upstreamWriteFor)
 	defer cancel()
 	var last error
@@ -81,22 +79,22 @@ func (d *Daemon) commitUpstream(ctx context.Context, s *source, sig object.Signa
 			// The upstream (a quire host) merged the write onto a live
 			// that had moved: the answer names live as it is now, which
 			// a fetch brings.
-			return d.mergedLive(ctx, s, h), writes, nil
+			return wr.mergedLive(ctx, s, h), writes, nil
 		}
 		if err == nil {
 			// The upstream holds it: the mirror's live follows (a fetch
 			// that got there first is fine too).
 			if err := s.repo.UpdateRef(upstreamLive, lease, h); err != nil {
-				d.log.Debug("mirror's live moved meanwhile; the next fetch settles it", "err", err)
+				wr.log.Debug("mirror's live moved meanwhile; the next fetch settles it", "err", err)
 			}
 			return h.String(), writes, nil
 		}
 		last = err
 		var rej *gitsync.PushRejectedError
 		if errors.As(err, &rej) && !rej.Stale {
-			return "", nil, api.Errorf(http.StatusUnprocessableEntity, "upstream_refused", "%v; nothing was written", err)
+			return "", nil, api.Errorf(api.CodeUpstreamRefused, "%v; nothing was written", err)
 		}
-		d.log.Debug("upstream write re-applied", "source", s.id(), "attempt", attempt+1, "err", err)
+		wr.log.Debug("upstream write re-applied", "source", s.id(), "attempt", attempt+1, "err", err)
 	}
 	return "", nil, upstreamUnavailable(s, last)
 }
@@ -105,9 +103,9 @@ func (d *Daemon) commitUpstream(ctx context.Context, s *source, sig object.Signa
 // onto it and returns it, or h itself when the fetch fails or does not
 // hold h (the write is accepted either way; the next fetch settles the
 // mirror).
-func (d *Daemon) mergedLive(ctx context.Context, s *source, h plumbing.Hash) string {
+func (wr *writer) mergedLive(ctx context.Context, s *source, h plumbing.Hash) string {
 	if _, err := s.follower.Fetch(ctx); err != nil {
-		d.log.Debug("fetch after a merged write", "source", s.id(), "err", err)
+		wr.log.Debug("fetch after a merged write", "source", s.id(), "err", err)
 		return h.String()
 	}
 	live, err := s.repo.Resolve(upstreamLive.String())
@@ -121,67 +119,6 @@ func (d *Daemon) mergedLive(ctx context.Context, s *source, h plumbing.Hash) str
 }
 
 func upstreamUnavailable(s *source, err error) error {
-	return api.Errorf(http.StatusServiceUnavailable, "upstream_unavailable",
+	return api.Errorf(api.CodeUpstreamUnavailable,
 		"the upstream %s did not take the write: %v; nothing was acknowledged, retry", s.name, err)
-}
-
-// afterFetch deploys what a fetch brought and, when the upstream's main
-// moved past its live, merges main into live there (whichever daemon
-// sees it first; the compare-and-swap decides, the others adopt it).
-func (d *Daemon) afterFetch(ctx context.Context, s *source) {
-	if err := d.mergeUpstreamMain(ctx, s); err != nil {
-		d.log.Warn("merging the upstream's main into live failed", "source", s.id(), "err", err)
-		s.setError(err)
-	}
-	if _, err := d.deployLogged(ctx, s, slog.LevelInfo); err != nil {
-		d.log.Warn("deploy after fetch failed", "source", s.id(), "err", err)
-	}
-}
-
-func (d *Daemon) mergeUpstreamMain(ctx context.Context, s *source) error {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	main, err := s.repo.Resolve(upstreamMain.String())
-	if err != nil {
-		return nil // no main: nothing to merge
-	}
-	live, err := s.repo.Resolve(upstreamLive.String())
-	if err != nil {
-		return nil // no live yet: the first write creates it at main
-	}
-	m, err := s.repo.MergeOn(ctx, main, live)
-	if err != nil || m.IsZero() {
-		return err
-	}
-	pctx, cancel := context.WithTimeout(ctx, upstreamWriteFor)
-	defer cancel()
-	if _, err := s.repo.PushCAS(pctx, s.name, gitsync.LiveRef, live, m); err != nil {
-		if errors.Is(err, gitsync.ErrStale) {
-			s.follower.Trigger() // another daemon merged or wrote first
-			return nil
-		}
-		return err
-	}
-	if err := s.repo.UpdateRef(upstreamLive, live, m); err != nil {
-		s.follower.Trigger()
-	}
-	d.log.Info("merged the upstream's main into live", "source", s.id(), "live", short(m.String()))
-	return nil
-}
-
-// olderCommit tells the PostgreSQL store whether commit is older than
-// the indexed one for agent (pgstore.Options.Older): an ancestor of it.
-// A stored commit this daemon has not fetched yet came from another
-// daemon that is ahead: a follower fetches and counts it as newer.
-func (d *Daemon) olderCommit(agent, commit, indexed string) bool {
-	ref, err := d.agent(agent)
-	if err != nil || ref.src.repo == nil {
-		return false
-	}
-	older, err := ref.src.repo.IsAncestor(commit, indexed)
-	if errors.Is(err, plumbing.ErrObjectNotFound) && ref.src.follower != nil {
-		ref.src.follower.Trigger()
-		return true
-	}
-	return err == nil && older
 }

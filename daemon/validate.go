@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"io/fs"
-	"net/http"
 	"strings"
 
 	"github.com/quirehq/quire/daemon/api"
@@ -20,7 +19,7 @@ import (
 // for an agent under the reject policy only: under the truncate policy a
 // memory or user file's text cannot make a content error (budgets are
 // warnings there), and the file rules still run.
-func (d *Daemon) checked(ctx context.Context, ref agentRef, build buildFunc) buildFunc {
+func (wr *writer) checked(ctx context.Context, ref agentRef, build buildFunc) buildFunc {
 	filesOnly := ref.ag.agent.Config.Policy != prompt.PolicyReject
 	return func(fsys fs.FS) ([]gitsync.FileWrite, error) {
 		writes, err := build(fsys)
@@ -40,7 +39,7 @@ func (d *Daemon) checked(ctx context.Context, ref agentRef, build buildFunc) bui
 		if len(paths) == 0 {
 			return writes, nil
 		}
-		probs := gitsync.Check(ctx, workspace.WithFiles(fsys, files), gitsync.CheckOptions{Paths: paths, FilesOnly: filesOnly, Cache: d.tokens})
+		probs := gitsync.Check(ctx, workspace.WithFiles(fsys, files), gitsync.CheckOptions{Paths: paths, FilesOnly: filesOnly, Cache: wr.tokens})
 		var refused []string
 		for _, p := range gitsync.Errors(probs) {
 			if _, written := files[p.Path]; written {
@@ -48,7 +47,7 @@ func (d *Daemon) checked(ctx context.Context, ref agentRef, build buildFunc) bui
 			}
 		}
 		if len(refused) > 0 {
-			return nil, api.Errorf(http.StatusUnprocessableEntity, "invalid",
+			return nil, api.Errorf(api.CodeInvalid,
 				"the write would make a workspace the git endpoint refuses: %s; nothing was written", strings.Join(refused, "; "))
 		}
 		return writes, nil

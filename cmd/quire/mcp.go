@@ -94,7 +94,7 @@ func runMCP(ctx context.Context, e *env, opts any, args []string) error {
 			return err
 		}
 		defer stop()
-		b, where = mcp.Local(d), o.dir
+		b, where = mcp.Local(d.Backend()), o.dir
 	} else {
 		c := &client.Client{Socket: o.socket}
 		where = o.socket

@@ -1,6 +1,7 @@
 // Package api owns the daemon's local API (interfaces.md, "Local API"):
 // the wire types, the one route table, the handlers that decode requests
-// and encode answers, errors as {"error":{"code","message"}}, bearer tokens
+// and encode answers, errors as {"error":{"code","message"}} with each
+// code's HTTP status decided in one table (StatusOf), bearer tokens
 // scoped to agents for TCP listeners, and the newline-delimited JSON event
 // stream. What the routes do is the Backend's business: the daemon
 // implements it.
@@ -8,8 +9,6 @@ package api
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"net/http"
 	"path/filepath"
 	"time"
@@ -20,7 +19,8 @@ import (
 )
 
 // Backend is what the routes call. Every method may return an *Error to
-// choose the HTTP status and code; any other error answers 500.
+// choose the code (and through StatusOf the HTTP status); any other error
+// answers 500.
 type Backend interface {
 	Status(ctx context.Context) Status
 	Agents(ctx context.Context) []Agent
@@ -40,34 +40,6 @@ type Backend interface {
 	Subscribe(ctx context.Context) <-chan Event
 	// WriteMetrics writes the Prometheus text exposition.
 	WriteMetrics(w http.ResponseWriter)
-}
-
-// Error is an API error: the HTTP status and the body's code and message.
-type Error struct {
-	Status  int    `json:"-"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
-func (e *Error) Error() string { return fmt.Sprintf("%s: %s", e.Code, e.Message) }
-
-// Errorf returns an *Error with status, code and a formatted message.
-func Errorf(status int, code, format string, args ...any) *Error {
-	return &Error{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
-}
-
-// ErrorBody is the JSON body of every error answer.
-type ErrorBody struct {
-	Error Error `json:"error"`
-}
-
-// AsError returns err as an *Error: itself when it is one, else a 500.
-func AsError(err error) *Error {
-	var e *Error
-	if errors.As(err, &e) {
-		return e
-	}
-	return &Error{Status: http.StatusInternalServerError, Code: "internal", Message: err.Error()}
 }
 
 // Status is the answer of GET /v1/status.

@@ -101,10 +101,10 @@ func Handler(b Backend, opts Options) http.Handler {
 		if _, p := known.Handler(r); p != "" {
 			allow := strings.Join(allowed[p], ", ")
 			w.Header().Set("Allow", allow)
-			h.fail(w, r, Errorf(http.StatusMethodNotAllowed, "method_not_allowed", "%s %s: use %s", r.Method, r.URL.Path, allow))
+			h.fail(w, r, Errorf(CodeMethodNotAllowed, "%s %s: use %s", r.Method, r.URL.Path, allow))
 			return
 		}
-		h.fail(w, r, Errorf(http.StatusNotFound, "not_found", "no route %s %s; see interfaces.md for the local API", r.Method, r.URL.Path))
+		h.fail(w, r, Errorf(CodeNotFound, "no route %s %s; see interfaces.md for the local API", r.Method, r.URL.Path))
 	})
 	return mux
 }
@@ -209,27 +209,28 @@ func (h *handler) authorize(r *http.Request) error {
 	auth := r.Header.Get("Authorization")
 	token, ok := strings.CutPrefix(auth, "Bearer ")
 	if !ok || token == "" {
-		return Errorf(http.StatusUnauthorized, "unauthorized", "send Authorization: Bearer <token> (a token from the daemon's --token-file)")
+		return Errorf(CodeUnauthorized, "send Authorization: Bearer <token> (a token from the daemon's --token-file)")
 	}
 	if _, ok := h.opts.Tokens.agents(token); !ok {
-		return Errorf(http.StatusUnauthorized, "unauthorized", "unknown token")
+		return Errorf(CodeUnauthorized, "unknown token")
 	}
 	if r.URL.Path == "/metrics" && !h.opts.Tokens.AllowsAll(token) {
-		return Errorf(http.StatusForbidden, "forbidden", "/metrics needs a token for every agent (*): it describes them all")
+		return Errorf(CodeForbidden, "/metrics needs a token for every agent (*): it describes them all")
 	}
 	if !h.opts.Tokens.Allows(token, r.PathValue("agent")) {
-		return Errorf(http.StatusForbidden, "forbidden", "this token may not use agent %q", r.PathValue("agent"))
+		return Errorf(CodeForbidden, "this token may not use agent %q", r.PathValue("agent"))
 	}
 	return nil
 }
 
 func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	e := AsError(err)
-	if e.Status >= 500 {
-		h.opts.Logger.Warn("api request failed", "method", r.Method, "path", r.URL.Path, "status", e.Status, "err", e.Message)
+	status := StatusOf(e)
+	if status >= 500 {
+		h.opts.Logger.Warn("api request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", e.Message)
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(e.Status)
+	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(ErrorBody{Error: *e})
 }
 
@@ -267,23 +268,23 @@ func decodeWith(dec *json.Decoder, v any) error {
 		if errors.As(err, &mbe) {
 			return tooLarge()
 		}
-		return Errorf(http.StatusBadRequest, "bad_request", "decode JSON body: %v", err)
+		return Errorf(CodeBadRequest, "decode JSON body: %v", err)
 	}
 	if dec.More() {
-		return Errorf(http.StatusBadRequest, "bad_request", "decode JSON body: data after the JSON object (at byte %d); send exactly one object", dec.InputOffset())
+		return Errorf(CodeBadRequest, "decode JSON body: data after the JSON object (at byte %d); send exactly one object", dec.InputOffset())
 	}
 	if _, err := dec.Token(); err != nil && !errors.Is(err, io.EOF) {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return tooLarge()
 		}
-		return Errorf(http.StatusBadRequest, "bad_request", "decode JSON body: data after the JSON object (at byte %d); send exactly one object", dec.InputOffset())
+		return Errorf(CodeBadRequest, "decode JSON body: data after the JSON object (at byte %d); send exactly one object", dec.InputOffset())
 	}
 	return nil
 }
 
 func tooLarge() error {
-	return Errorf(http.StatusRequestEntityTooLarge, "too_large", "request body over %d bytes", MaxBodyBytes)
+	return Errorf(CodeTooLarge, "request body over %d bytes", MaxBodyBytes)
 }
 
 // getBody returns a buffer to read a request into.
@@ -305,7 +306,7 @@ func (h *handler) putBody(buf *bytes.Buffer) {
 // readBody reads r's body, up to MaxBodyBytes, into buf.
 func readBody(r *http.Request, buf *bytes.Buffer) ([]byte, error) {
 	if _, err := buf.ReadFrom(io.LimitReader(r.Body, MaxBodyBytes+1)); err != nil {
-		return nil, Errorf(http.StatusBadRequest, "bad_request", "read body: %v", err)
+		return nil, Errorf(CodeBadRequest, "read body: %v", err)
 	}
 	if buf.Len() > MaxBodyBytes {
 		return nil, tooLarge()
@@ -386,7 +387,7 @@ func (h *handler) memorySearch(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if strings.TrimSpace(req.Query) == "" {
-		return Errorf(http.StatusBadRequest, "bad_request", "query is empty")
+		return Errorf(CodeBadRequest, "query is empty")
 	}
 	res, err := h.b.MemorySearch(r.Context(), r.PathValue("agent"), req)
 	if err != nil {
@@ -401,7 +402,7 @@ func (h *handler) memoryAppend(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if strings.TrimSpace(req.Text) == "" {
-		return Errorf(http.StatusBadRequest, "bad_request", "text is empty")
+		return Errorf(CodeBadRequest, "text is empty")
 	}
 	res, err := h.b.MemoryAppend(r.Context(), r.PathValue("agent"), req)
 	if err != nil {
@@ -416,7 +417,7 @@ func (h *handler) flushPlan(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if req.ContextWindow <= 0 {
-		return Errorf(http.StatusBadRequest, "bad_request", "context_window must be a positive number of tokens")
+		return Errorf(CodeBadRequest, "context_window must be a positive number of tokens")
 	}
 	res, err := h.b.FlushPlan(r.Context(), r.PathValue("agent"), req)
 	if err != nil {
@@ -443,7 +444,7 @@ type FileBody struct {
 func (h *handler) writeFile(w http.ResponseWriter, r *http.Request) error {
 	ifMatch := r.Header.Get("If-Match")
 	if ifMatch == "" {
-		return Errorf(http.StatusPreconditionRequired, "precondition_required", "send If-Match with the ETag of your last read (or * to create a new file)")
+		return Errorf(CodePreconditionRequired, "send If-Match with the ETag of your last read (or * to create a new file)")
 	}
 	var content []byte
 	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
@@ -455,7 +456,7 @@ func (h *handler) writeFile(w http.ResponseWriter, r *http.Request) error {
 	} else {
 		b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxBodyBytes))
 		if err != nil {
-			return Errorf(http.StatusRequestEntityTooLarge, "too_large", "request body over %d bytes", MaxBodyBytes)
+			return Errorf(CodeTooLarge, "request body over %d bytes", MaxBodyBytes)
 		}
 		content = b
 	}

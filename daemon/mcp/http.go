@@ -96,10 +96,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func fail(w http.ResponseWriter, err error) {
 	e := api.AsError(err)
 	w.Header().Set("Content-Type", "application/json")
-	if e.Status == http.StatusUnauthorized {
+	if e.Code == api.CodeUnauthorized {
 		w.Header().Set("WWW-Authenticate", "Bearer")
 	}
-	w.WriteHeader(e.Status)
+	w.WriteHeader(api.StatusOf(e))
 	_ = json.NewEncoder(w).Encode(api.ErrorBody{Error: *e})
 }
 
@@ -109,10 +109,10 @@ func (h *handler) token(r *http.Request) (string, error) {
 	}
 	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || tok == "" {
-		return "", api.Errorf(http.StatusUnauthorized, "unauthorized", "send Authorization: Bearer <token> (a token from the daemon's --token-file)")
+		return "", api.Errorf(api.CodeUnauthorized, "send Authorization: Bearer <token> (a token from the daemon's --token-file)")
 	}
 	if !h.opts.Tokens.Allows(tok, "") {
-		return "", api.Errorf(http.StatusUnauthorized, "unauthorized", "unknown token")
+		return "", api.Errorf(api.CodeUnauthorized, "unknown token")
 	}
 	return tok, nil
 }
@@ -127,7 +127,7 @@ func (h *handler) identify(r *http.Request) (Identity, error) {
 	id := Identity{Agent: q.Get("agent"), User: q.Get("user")}
 	if id.User != "" {
 		if _, err := prompt.EncodeID(id.User); err != nil {
-			return Identity{}, api.Errorf(http.StatusBadRequest, "bad_user", "user %q cannot name a directory: %v", id.User, err)
+			return Identity{}, api.Errorf(api.CodeBadUser, "user %q cannot name a directory: %v", id.User, err)
 		}
 	}
 	newSession := r.Header.Get("Mcp-Session-Id") == ""
@@ -138,14 +138,14 @@ func (h *handler) identify(r *http.Request) (Identity, error) {
 		}
 		if id.Agent != "" {
 			if tok != "" && !h.opts.Tokens.Allows(tok, id.Agent) {
-				return Identity{}, api.Errorf(http.StatusForbidden, "forbidden", "this token may not use agent %q", id.Agent)
+				return Identity{}, api.Errorf(api.CodeForbidden, "this token may not use agent %q", id.Agent)
 			}
 			for _, a := range agents {
 				if a.Name == id.Agent {
 					return id, nil
 				}
 			}
-			return Identity{}, api.Errorf(http.StatusNotFound, "unknown_agent", "no deployed agent %q; GET /v1/agents lists them", id.Agent)
+			return Identity{}, api.Errorf(api.CodeUnknownAgent, "no deployed agent %q; GET /v1/agents lists them", id.Agent)
 		}
 		var names []string
 		for _, a := range agents {
@@ -155,12 +155,12 @@ func (h *handler) identify(r *http.Request) (Identity, error) {
 		}
 		if len(names) != 1 {
 			sort.Strings(names)
-			return Identity{}, api.Errorf(http.StatusBadRequest, "bad_request", "choose an agent with %s?agent=NAME (this caller may use %d: %s)", Path, len(names), strings.Join(names, ", "))
+			return Identity{}, api.Errorf(api.CodeBadRequest, "choose an agent with %s?agent=NAME (this caller may use %d: %s)", Path, len(names), strings.Join(names, ", "))
 		}
 		id.Agent = names[0]
 	}
 	if tok != "" && !h.opts.Tokens.Allows(tok, id.Agent) {
-		return Identity{}, api.Errorf(http.StatusForbidden, "forbidden", "this token may not use agent %q", id.Agent)
+		return Identity{}, api.Errorf(api.CodeForbidden, "this token may not use agent %q", id.Agent)
 	}
 	return id, nil
 }

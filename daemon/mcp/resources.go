@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"context"
-	"net/http"
 	"net/url"
 	"sort"
 	"strings"
@@ -37,7 +36,7 @@ func (s *server) getPrompt(ctx context.Context, req *sdk.GetPromptRequest) (*sdk
 	case user == "":
 		user = s.id.User
 	case s.id.User != "" && user != s.id.User:
-		return nil, api.Errorf(http.StatusForbidden, "forbidden", "this session acts for user %q; it cannot assemble user %q's prompt", s.id.User, user)
+		return nil, api.Errorf(api.CodeForbidden, "this session acts for user %q; it cannot assemble user %q's prompt", s.id.User, user)
 	}
 	res, err := s.b.Prompt(ctx, s.id.Agent, api.PromptRequest{User: user, Session: prompt.Session(args["session"]), Channel: prompt.Channel(args["channel"])})
 	if err != nil {
@@ -78,10 +77,10 @@ func (s *server) userDir() string {
 func (s *server) resolve(uri string) (user, p string, err error) {
 	rest, ok := strings.CutPrefix(uri, s.uriPrefix())
 	if !ok {
-		return "", "", api.Errorf(http.StatusNotFound, "not_found", "resource %s: this session serves quire://%s/<path> only", uri, s.id.Agent)
+		return "", "", api.Errorf(api.CodeNotFound, "resource %s: this session serves quire://%s/<path> only", uri, s.id.Agent)
 	}
 	if rest, err = url.PathUnescape(rest); err != nil {
-		return "", "", api.Errorf(http.StatusBadRequest, "bad_path", "resource %s: %v", uri, err)
+		return "", "", api.Errorf(api.CodeBadPath, "resource %s: %v", uri, err)
 	}
 	if dir := s.userDir(); dir != "" {
 		if own, ok := strings.CutPrefix(rest, dir); ok {

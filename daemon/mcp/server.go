@@ -192,7 +192,7 @@ func observe(fn func(route string, status int, d time.Duration)) sdk.Middleware 
 					status = http.StatusBadRequest // the SDK refused the arguments
 				}
 			case errors.As(err, &apiErr):
-				status = apiErr.Status
+				status = api.StatusOf(apiErr)
 			case errors.As(err, &rpcErr) && rpcErr.Code != jsonrpc.CodeInternalError:
 				status = http.StatusBadRequest
 			default:

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/http"
 	"path"
 	"strings"
 	"unicode/utf8"
@@ -239,7 +238,7 @@ func result(v any) (*sdk.CallToolResult, error) {
 // toolErr is toolError, with the error's status noted for Observe.
 func toolErr(ctx context.Context, err error) (*sdk.CallToolResult, error) {
 	if st, ok := ctx.Value(statusKey{}).(*int); ok && err != nil {
-		*st = api.AsError(err).Status
+		*st = api.StatusOf(err)
 	}
 	return toolError(err)
 }
@@ -259,7 +258,7 @@ func toolError(err error) (*sdk.CallToolResult, error) {
 }
 
 func badRequest(format string, args ...any) error {
-	return api.Errorf(http.StatusBadRequest, "bad_request", format, args...)
+	return api.Errorf(api.CodeBadRequest, format, args...)
 }
 
 func checkLimit(limit int) error {
@@ -319,11 +318,11 @@ func isMemoryPath(rel string) bool { return workspace.KindOf(rel).IsMemory() }
 // a user's files are reached through the session's user only.
 func checkPath(p string) (string, error) {
 	if p == "" || strings.Contains(p, `\`) || !fs.ValidPath(p) || p == "." {
-		return "", api.Errorf(http.StatusBadRequest, "bad_path", "path %q is not a clean relative path inside the agent workspace", p)
+		return "", api.Errorf(api.CodeBadPath, "path %q is not a clean relative path inside the agent workspace", p)
 	}
 	// Case-blind: on a case-insensitive disk (--dir on macOS) USERS/ is users/.
 	if first, _, _ := strings.Cut(p, "/"); strings.EqualFold(first, prompt.UsersDir) {
-		return "", api.Errorf(http.StatusForbidden, "forbidden", "path %q: a user's files are reached through this session's user with scope user, never by their users/ path", p)
+		return "", api.Errorf(api.CodeForbidden, "path %q: a user's files are reached through this session's user with scope user, never by their users/ path", p)
 	}
 	return p, nil
 }
@@ -357,7 +356,7 @@ func (s *server) memoryGet(ctx context.Context, in getIn) (any, error) {
 		return nil, err
 	}
 	if !isMemoryPath(p) {
-		return nil, api.Errorf(http.StatusUnprocessableEntity, "not_memory",
+		return nil, api.Errorf(api.CodeNotMemory,
 			"%s is not a memory file: memory_get reads MEMORY.md and memory/*.md (the workspace's other files are resources)", p)
 	}
 	if in.From < 0 || in.Lines < 0 {
@@ -445,7 +444,7 @@ func (s *server) memoryWrite(ctx context.Context, in writeIn) (any, error) {
 		return nil, err
 	}
 	if in.IfMatch == "" {
-		return nil, api.Errorf(http.StatusPreconditionRequired, "precondition_required", "send If-Match with the ETag of your last read (or * to create a new file)")
+		return nil, api.Errorf(api.CodePreconditionRequired, "send If-Match with the ETag of your last read (or * to create a new file)")
 	}
 	user, err := s.scopeUser(in.Scope)
 	if err != nil {
@@ -491,5 +490,5 @@ func errCode(err error) string {
 	if err == nil {
 		return ""
 	}
-	return api.AsError(err).Code
+	return string(api.AsError(err).Code)
 }

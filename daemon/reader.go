@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"path"
+	"sync"
 	"time"
 
 	"github.com/quirehq/quire/daemon/api"
@@ -15,7 +17,35 @@ import (
 	"github.com/quirehq/quire/skills"
 )
 
-var _ api.Backend = (*Daemon)(nil)
+// reader answers the API's reads from the current deployments and the
+// store: status, agents, prompts (cached per deployment), memory search,
+// flush plans, files, skills, events and metrics. A read never writes: a
+// new user's seed files are served virtually (seedFS) until the first
+// write for that user commits them.
+type reader struct {
+	sources *sourceSet
+	store   memory.Store
+	events  *broker
+	metrics *metrics
+	version string
+	started time.Time
+	now     func() time.Time
+
+	flushMu sync.Mutex
+	flushed map[string]int // agent/user/session → last flushed cycle + 1
+}
+
+// backend is the local API's api.Backend (and MCP's, through mcp.Local):
+// the reader's reads and the writer's writes.
+type backend struct {
+	*reader
+	*writer
+}
+
+var (
+	_ api.Backend     = backend{}
+	_ api.PromptCache = backend{}
+)
 
 // FlushPrompt is what the model is told when the flush plan says flush.
 const FlushPrompt = "Store durable memories now."
@@ -28,10 +58,10 @@ const (
 )
 
 // Status implements api.Backend.
-func (d *Daemon) Status(ctx context.Context) api.Status {
-	st := api.Status{Version: d.opts.Version, Started: d.started, Agents: []api.AgentStatus{}}
-	now := d.opts.Now()
-	for _, s := range d.sourceList() {
+func (rd *reader) Status(ctx context.Context) api.Status {
+	st := api.Status{Version: rd.version, Started: rd.started, Agents: []api.AgentStatus{}}
+	now := rd.now()
+	for _, s := range rd.sources.all() {
 		dep := s.cur.Load()
 		s.mu.Lock()
 		lastErr := s.lastErr
@@ -63,8 +93,8 @@ func (d *Daemon) Status(ctx context.Context) api.Status {
 		}
 		s.mu.Unlock()
 	}
-	if d.host != nil {
-		for _, p := range d.host.LastPushes() {
+	if rd.sources.host != nil {
+		for _, p := range rd.sources.host.LastPushes() {
 			ps := api.PushStatus{Repo: p.Repo, User: p.User, At: p.At, Result: p.Result, Unpack: p.Unpack}
 			for _, r := range p.Refs {
 				ps.Refs = append(ps.Refs, api.PushedRef{Name: r.Name, Old: r.Old, New: r.New, Result: r.Result})
@@ -76,27 +106,27 @@ func (d *Daemon) Status(ctx context.Context) api.Status {
 }
 
 // Agents implements api.Backend.
-func (d *Daemon) Agents(ctx context.Context) []api.Agent {
+func (rd *reader) Agents(ctx context.Context) []api.Agent {
 	var out []api.Agent
-	for _, r := range d.agentRefs() {
+	for _, r := range rd.sources.agentRefs() {
 		out = append(out, api.Agent{Name: r.ag.agent.Name, Type: r.ag.agent.Config.Type, Source: r.src.id(), Commit: r.dep.commit})
 	}
 	return out
 }
 
 func badRequest(format string, args ...any) *api.Error {
-	return api.Errorf(http.StatusBadRequest, "bad_request", format, args...)
+	return api.Errorf(api.CodeBadRequest, format, args...)
 }
 
 // Prompt implements api.Backend: the prompt is assembled from the
 // in-memory deployment (and cached there, encoded, by agent, day and
 // request); a new user reads their seed files virtually.
-func (d *Daemon) Prompt(ctx context.Context, agent string, req api.PromptRequest) (api.PromptResponse, error) {
-	ref, err := d.agent(agent)
+func (rd *reader) Prompt(ctx context.Context, agent string, req api.PromptRequest) (api.PromptResponse, error) {
+	ref, err := rd.sources.agent(agent)
 	if err != nil {
 		return api.PromptResponse{}, err
 	}
-	today := d.opts.Now() // one reading: the key's day is the prompt's
+	today := rd.now() // one reading: the key's day is the prompt's
 	now := today
 	if req.Now != nil {
 		now = *req.Now
@@ -133,7 +163,7 @@ func (d *Daemon) Prompt(ctx context.Context, agent string, req api.PromptRequest
 			return api.PromptResponse{}, badRequest("%v", err)
 		}
 		if errors.Is(err, prompt.ErrUnknownAgent) {
-			return api.PromptResponse{}, api.Errorf(http.StatusNotFound, "unknown_agent", "%v", err)
+			return api.PromptResponse{}, api.Errorf(api.CodeUnknownAgent, "%v", err)
 		}
 		return api.PromptResponse{}, err
 	}
@@ -147,13 +177,13 @@ func (d *Daemon) Prompt(ctx context.Context, agent string, req api.PromptRequest
 
 // CachedPrompt implements api.PromptCache: the answer an identical
 // request got today from the deployed revision, or nil.
-func (d *Daemon) CachedPrompt(agent string, body []byte) []byte {
-	ref, err := d.agent(agent)
+func (rd *reader) CachedPrompt(agent string, body []byte) []byte {
+	ref, err := rd.sources.agent(agent)
 	if err != nil {
 		return nil
 	}
 	var kb [512]byte
-	return ref.dep.cachedPrompt(promptKey(kb[:0], ref, d.opts.Now(), body))
+	return ref.dep.cachedPrompt(promptKey(kb[:0], ref, rd.now(), body))
 }
 
 // promptKey appends the prompt cache key of a request to dst: the agent,
@@ -173,8 +203,8 @@ func promptKey(dst []byte, ref agentRef, now time.Time, body []byte) []byte {
 
 // MemorySearch implements api.Backend. A store that does not answer is a
 // 503: prompts are still served.
-func (d *Daemon) MemorySearch(ctx context.Context, agent string, req api.SearchRequest) (api.SearchResponse, error) {
-	ref, err := d.agent(agent)
+func (rd *reader) MemorySearch(ctx context.Context, agent string, req api.SearchRequest) (api.SearchResponse, error) {
+	ref, err := rd.sources.agent(agent)
 	if err != nil {
 		return api.SearchResponse{}, err
 	}
@@ -194,12 +224,12 @@ func (d *Daemon) MemorySearch(ctx context.Context, agent string, req api.SearchR
 	}
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	hits, err := d.store.Search(sctx, agent, memory.Query{Text: req.Query, User: req.User, Limit: req.Limit, MinScore: req.MinScore, TextWeight: weight})
+	hits, err := rd.store.Search(sctx, agent, memory.Query{Text: req.Query, User: req.User, Limit: req.Limit, MinScore: req.MinScore, TextWeight: weight})
 	if err != nil {
 		if ctx.Err() != nil {
 			return api.SearchResponse{}, ctx.Err()
 		}
-		return api.SearchResponse{}, api.Errorf(http.StatusServiceUnavailable, "store_unavailable",
+		return api.SearchResponse{}, api.Errorf(api.CodeStoreUnavailable,
 			"memory search is unavailable: the memory store does not answer (%v); prompts are still served and the index catches up when it is back", err)
 	}
 	if hits == nil {
@@ -212,8 +242,8 @@ func (d *Daemon) MemorySearch(ctx context.Context, agent string, req api.SearchR
 }
 
 // FlushPlan implements api.Backend (behavior.md §6).
-func (d *Daemon) FlushPlan(ctx context.Context, agent string, req api.FlushPlanRequest) (api.FlushPlan, error) {
-	ref, err := d.agent(agent)
+func (rd *reader) FlushPlan(ctx context.Context, agent string, req api.FlushPlanRequest) (api.FlushPlan, error) {
+	ref, err := rd.sources.agent(agent)
 	if err != nil {
 		return api.FlushPlan{}, err
 	}
@@ -231,19 +261,19 @@ func (d *Daemon) FlushPlan(ctx context.Context, agent string, req api.FlushPlanR
 		return plan, nil
 	}
 	key := agent + "\x00" + req.User + "\x00" + req.Session
-	d.flushMu.Lock()
-	defer d.flushMu.Unlock()
-	if d.flushed[key] == req.Cycle+1 {
+	rd.flushMu.Lock()
+	defer rd.flushMu.Unlock()
+	if rd.flushed[key] == req.Cycle+1 {
 		plan.Reason = fmt.Sprintf("already flushed in compaction cycle %d", req.Cycle)
 		return plan, nil
 	}
-	if len(d.flushed) > 100000 {
-		clear(d.flushed)
+	if len(rd.flushed) > 100000 {
+		clear(rd.flushed)
 	}
-	d.flushed[key] = req.Cycle + 1
+	rd.flushed[key] = req.Cycle + 1
 	plan.Flush = true
 	plan.Prompt = FlushPrompt
-	plan.Target = path.Join(scope, dailyLogPath(d.opts.Now(), ref.ag.agent.Config.Location))
+	plan.Target = path.Join(scope, dailyLogPath(rd.now(), ref.ag.agent.Config.Location))
 	plan.Reason = fmt.Sprintf("%d tokens reach the flush threshold of %d", req.TotalTokens, threshold)
 	return plan, nil
 }
@@ -259,7 +289,7 @@ func skillEntry(s *skills.Skill, score float64) api.SkillEntry {
 	return api.SkillEntry{Name: s.Slug, Description: s.Description, Tier: s.Tier.String(), Location: s.Location, Score: score}
 }
 
-func (d *Daemon) skillsRequest(ref agentRef, user string) (skills.Request, error) {
+func (rd *reader) skillsRequest(ref agentRef, user string) (skills.Request, error) {
 	if user != "" {
 		if _, err := prompt.EncodeID(user); err != nil {
 			return skills.Request{}, badRequest("user %q: %v", user, err)
@@ -269,12 +299,12 @@ func (d *Daemon) skillsRequest(ref agentRef, user string) (skills.Request, error
 }
 
 // SkillsSearch implements api.Backend.
-func (d *Daemon) SkillsSearch(ctx context.Context, agent string, req api.SkillsSearchRequest) (api.SkillsResponse, error) {
-	ref, err := d.agent(agent)
+func (rd *reader) SkillsSearch(ctx context.Context, agent string, req api.SkillsSearchRequest) (api.SkillsResponse, error) {
+	ref, err := rd.sources.agent(agent)
 	if err != nil {
 		return api.SkillsResponse{}, err
 	}
-	sreq, err := d.skillsRequest(ref, req.User)
+	sreq, err := rd.skillsRequest(ref, req.User)
 	if err != nil {
 		return api.SkillsResponse{}, err
 	}
@@ -287,12 +317,12 @@ func (d *Daemon) SkillsSearch(ctx context.Context, agent string, req api.SkillsS
 }
 
 // Skills implements api.Backend.
-func (d *Daemon) Skills(ctx context.Context, agent, user string) (api.SkillsResponse, error) {
-	ref, err := d.agent(agent)
+func (rd *reader) Skills(ctx context.Context, agent, user string) (api.SkillsResponse, error) {
+	ref, err := rd.sources.agent(agent)
 	if err != nil {
 		return api.SkillsResponse{}, err
 	}
-	sreq, err := d.skillsRequest(ref, user)
+	sreq, err := rd.skillsRequest(ref, user)
 	if err != nil {
 		return api.SkillsResponse{}, err
 	}
@@ -304,24 +334,52 @@ func (d *Daemon) Skills(ctx context.Context, agent, user string) (api.SkillsResp
 }
 
 // Skill implements api.Backend.
-func (d *Daemon) Skill(ctx context.Context, agent, user, name string) (api.SkillBody, error) {
-	ref, err := d.agent(agent)
+func (rd *reader) Skill(ctx context.Context, agent, user, name string) (api.SkillBody, error) {
+	ref, err := rd.sources.agent(agent)
 	if err != nil {
 		return api.SkillBody{}, err
 	}
-	sreq, err := d.skillsRequest(ref, user)
+	sreq, err := rd.skillsRequest(ref, user)
 	if err != nil {
 		return api.SkillBody{}, err
 	}
 	s, ok := ref.ag.skills.Show(sreq, name)
 	if !ok {
-		return api.SkillBody{}, api.Errorf(http.StatusNotFound, "unknown_skill", "agent %q has no skill %q that this request may see", agent, name)
+		return api.SkillBody{}, api.Errorf(api.CodeUnknownSkill, "agent %q has no skill %q that this request may see", agent, name)
 	}
 	return api.SkillBody{SkillEntry: skillEntry(s, 0), Body: s.ResolvedBody()}, nil
 }
 
 // Subscribe implements api.Backend.
-func (d *Daemon) Subscribe(ctx context.Context) <-chan api.Event { return d.events.subscribe(ctx) }
+func (rd *reader) Subscribe(ctx context.Context) <-chan api.Event { return rd.events.subscribe(ctx) }
 
 // WriteMetrics implements api.Backend.
-func (d *Daemon) WriteMetrics(w http.ResponseWriter) { d.metrics.write(w) }
+func (rd *reader) WriteMetrics(w http.ResponseWriter) { rd.metrics.write(w) }
+
+// ReadFile implements api.Backend.
+func (rd *reader) ReadFile(ctx context.Context, agent, user, p string) (api.File, error) {
+	ref, err := rd.sources.agent(agent)
+	if err != nil {
+		return api.File{}, err
+	}
+	rel, err := cleanPath(p)
+	if err != nil {
+		return api.File{}, err
+	}
+	if virtualFiles[rel] {
+		return api.File{}, api.Errorf(api.CodeVirtualFile, "%s is a virtual file: the caller supplies it and it is already in the system prompt", rel)
+	}
+	sc, err := scope(user)
+	if err != nil {
+		return api.File{}, err
+	}
+	full := joinSlash(ref.ag.agent.Dir, sc, rel)
+	b, err := fs.ReadFile(ref.dep.fsys, full)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return api.File{}, api.Errorf(api.CodeNotFound, "agent %q has no file %s", agent, joinSlash(sc, rel))
+		}
+		return api.File{}, api.Errorf(api.CodeBadPath, "read %s: %v", joinSlash(sc, rel), err)
+	}
+	return api.File{Path: joinSlash(sc, rel), Content: string(b), ETag: ETag(b), Commit: ref.dep.commit}, nil
+}

@@ -1,0 +1,297 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/gitsync"
+	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/prompt/workspace"
+	"github.com/quirehq/quire/skills"
+)
+
+// deployer turns a source's commits into deployments: it builds the
+// newest revision of a source (after a push, a fetch, a saved file or a
+// write) and swaps it in atomically, rebuilds the current deployments
+// when a shared skill tier changes, writes the deploy report of a push,
+// and merges a followed upstream's main into its live. A deployment it
+// swaps in is announced (events, liveNotes), counted and queued for the
+// indexer.
+type deployer struct {
+	sources *sourceSet
+	// tokens caches token counts across deployments (prompt.Cache).
+	tokens *prompt.Cache
+	// shared names the skill tiers every agent shares besides the
+	// built-ins (which WorkspaceSources already adds): ~/.agents/skills
+	// and the managed directory.
+	shared    skills.Options
+	indexer   *indexer
+	notes     *liveNotes
+	events    *broker
+	metrics   *metrics
+	log       *slog.Logger
+	now       func() time.Time
+	indexWait time.Duration // how long a push's report waits for the index
+
+	// claimMu makes "no other source defines this agent" and the swap of
+	// a deployment one step.
+	claimMu sync.Mutex
+}
+
+// deploy builds the source's newest revision and swaps it in. It returns
+// the previous deployment (nil when nothing changed or nothing was
+// deployed before) and the new one.
+func (dp *deployer) deploy(ctx context.Context, s *source) (*deployment, error) {
+	return dp.deployLogged(ctx, s, slog.LevelInfo)
+}
+
+// deployLogged is deploy, logging the deployment and its index run at
+// level: an agent's own write (many a minute) logs at debug, so that info
+// stays for what an operator acts on (pushes, fetches, errors).
+func (dp *deployer) deployLogged(ctx context.Context, s *source, level slog.Level) (*deployment, error) {
+	s.deployMu.Lock()
+	defer s.deployMu.Unlock()
+	start := time.Now()
+	var fsys fs.FS
+	var commit string
+	switch s.kind {
+	case kindDir:
+		fsys = workspace.DirFS(s.dir)
+		id, err := contentID(fsys)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", s.dir, err)
+		}
+		if cur := s.cur.Load(); cur != nil && cur.commit == id {
+			return cur, nil // the same files: nothing to deploy or index
+		}
+		commit = id
+	default:
+		h, _, err := s.head()
+		if err != nil {
+			if errors.Is(err, plumbing.ErrReferenceNotFound) {
+				return nil, nil // an empty repository: nothing to deploy yet
+			}
+			return nil, fmt.Errorf("resolve %s: %w", s.refs[0], err)
+		}
+		if cur := s.cur.Load(); cur != nil && cur.commit == h.String() {
+			return cur, nil
+		}
+		snap, err := s.repo.SnapshotOf(h)
+		if err != nil {
+			return nil, err
+		}
+		fsys, commit = snap, h.String()
+	}
+	dep, err := dp.build(ctx, s, fsys, commit)
+	if err != nil {
+		s.setError(err)
+		return nil, err
+	}
+	dep.logLevel = level
+	// An agent belongs to the first source that deployed it: another
+	// source defining the same name is not deployed (it would take over
+	// the agent's prompt and memory index), and says why in status.
+	dp.claimMu.Lock()
+	defer dp.claimMu.Unlock()
+	for _, o := range dp.sources.all() {
+		if o == s {
+			continue
+		}
+		if od := o.cur.Load(); od != nil {
+			for _, name := range dep.names {
+				if _, ok := od.agents[name]; ok {
+					err := fmt.Errorf("agent %q is already defined by %s; rename it in %s (agent.yaml name:) or remove it there", name, o.id(), s.id())
+					dp.log.Error("not deployed: two sources define one agent", "agent", name, "deployed", o.id(), "refused", s.id())
+					s.setError(err)
+					return nil, err
+				}
+			}
+		}
+	}
+	s.cur.Store(dep)
+	s.setError(nil)
+	dp.notes.deployed(s, dep.commit)
+	dp.metrics.deployed(time.Since(start))
+	dp.indexer.enqueue(s, dep)
+	for _, name := range dep.names {
+		dp.events.publish(api.Event{Type: "deploy", Agent: name, Source: s.id(), Commit: dep.commit,
+			Message: fmt.Sprintf("deployed %s", short(dep.commit))})
+	}
+	dp.log.Log(ctx, level, "deployed", "source", s.id(), "commit", short(dep.commit), "agents", strings.Join(dep.names, ","), "took", time.Since(start))
+	return dep, nil
+}
+
+func (dp *deployer) build(ctx context.Context, s *source, base fs.FS, commit string) (*deployment, error) {
+	view := &seedFS{base: base}
+	ws, err := prompt.Open(view, prompt.Options{RootName: s.rootName, Cache: dp.tokens})
+	if err != nil {
+		return nil, fmt.Errorf("open workspace of %s at %s: %w", s.id(), short(commit), err)
+	}
+	view.agents = ws.Agents()
+	fsys := fs.FS(view)
+	dep := &deployment{commit: commit, fsys: fsys, base: base, ws: ws, agents: map[string]*deployedAgent{}, at: dp.now(), prompts: map[string][]byte{}}
+	for _, a := range ws.Agents() {
+		srcs := skills.WorkspaceSources(fsys, a.Dir)
+		if s.kind == kindDir {
+			for i := range srcs {
+				if srcs[i].Tier != skills.TierBuiltin {
+					srcs[i].Dir = joinDir(s.dir, srcs[i].Prefix)
+				}
+			}
+		}
+		srcs = append(srcs, dp.shared.Sources()...)
+		set := skills.Load(s.seq.Add(1), srcs, nil)
+		dep.agents[a.Name] = &deployedAgent{agent: a, skills: set}
+		dep.names = append(dep.names, a.Name)
+	}
+	sort.Strings(dep.names)
+	return dep, nil
+}
+
+// redeploySkills rebuilds every source's current deployment when a shared
+// skill tier changes on disk, so the next prompt lists the new skills.
+// The commit stays the same; memory is not re-indexed.
+func (dp *deployer) redeploySkills(ctx context.Context, updates <-chan struct{}) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-updates:
+		}
+		for _, s := range dp.sources.all() {
+			if err := dp.rebuild(ctx, s); err != nil {
+				dp.log.Warn("reload shared skills failed", "source", s.id(), "err", err)
+			}
+		}
+	}
+}
+
+// rebuild re-reads the skills of s's current deployment.
+func (dp *deployer) rebuild(ctx context.Context, s *source) error {
+	s.deployMu.Lock()
+	defer s.deployMu.Unlock()
+	cur := s.cur.Load()
+	if cur == nil {
+		return nil
+	}
+	dep, err := dp.build(ctx, s, cur.base, cur.commit)
+	if err != nil {
+		return err
+	}
+	if sameSkills(cur, dep) {
+		return nil // a write of the same content, or the watcher's first look
+	}
+	s.cur.Store(dep)
+	dp.log.Info("reloaded shared skills", "source", s.id(), "commit", short(dep.commit))
+	return nil
+}
+
+// afterPush deploys a hosted repository after an accepted push and writes
+// the deploy report on the client's remote: lines.
+func (dp *deployer) afterPush(ctx context.Context, e gitsync.Event, remote io.Writer) {
+	s, err := dp.sources.hosted(e.Name)
+	if err != nil {
+		fmt.Fprintf(remote, "quire: cannot deploy %s: %v\n", e.Name, err)
+		return
+	}
+	moved := false
+	for _, r := range e.Refs {
+		if r.Name.String() == s.refs[0] {
+			moved = true
+		}
+	}
+	if !moved {
+		for _, r := range e.Refs {
+			switch {
+			case r.Name == gitsync.MainRef:
+				fmt.Fprintf(remote, "quire: live already holds this main; nothing new to deploy\n")
+			case r.Name.IsBranch() && !strings.HasPrefix(r.Name.String(), "refs/heads/proposals/"):
+				fmt.Fprintf(remote, "quire: %s is stored but not deployed: push to main (merged into live, which is deployed)\n", r.Name.Short())
+			}
+		}
+		return
+	}
+	prev := s.cur.Load()
+	dep, err := dp.deploy(ctx, s)
+	if err != nil {
+		fmt.Fprintf(remote, "quire: deploy failed: %v\n", err)
+		return
+	}
+	if dep == nil {
+		return
+	}
+	writeDeployReport(remote, prev, dep, dp.now())
+	wctx, cancel := context.WithTimeout(ctx, dp.indexWait)
+	defer cancel()
+	done := s.waitIndexed(wctx, dep)
+	for _, name := range dep.names {
+		if !done {
+			fmt.Fprintf(remote, "%s: memory: indexing continues\n", name)
+			continue
+		}
+		s.mu.Lock()
+		st, errText := s.stats[name], s.indexErr[name]
+		s.mu.Unlock()
+		if errText != "" {
+			fmt.Fprintf(remote, "%s: memory: indexing failed: %s (it will be retried)\n", name, errText)
+			continue
+		}
+		fmt.Fprintf(remote, "%s: memory: %s chunks re-indexed (%s documents changed, %s removed, %s unchanged)\n",
+			name, prompt.GroupThousands(st.Chunks), prompt.GroupThousands(st.Changed), prompt.GroupThousands(st.Removed), prompt.GroupThousands(st.Unchanged))
+	}
+}
+
+// afterFetch deploys what a fetch brought and, when the upstream's main
+// moved past its live, merges main into live there (whichever daemon
+// sees it first; the compare-and-swap decides, the others adopt it).
+func (dp *deployer) afterFetch(ctx context.Context, s *source) {
+	if err := dp.mergeUpstreamMain(ctx, s); err != nil {
+		dp.log.Warn("merging the upstream's main into live failed", "source", s.id(), "err", err)
+		s.setError(err)
+	}
+	if _, err := dp.deployLogged(ctx, s, slog.LevelInfo); err != nil {
+		dp.log.Warn("deploy after fetch failed", "source", s.id(), "err", err)
+	}
+}
+
+func (dp *deployer) mergeUpstreamMain(ctx context.Context, s *source) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	main, err := s.repo.Resolve(upstreamMain.String())
+	if err != nil {
+		return nil // no main: nothing to merge
+	}
+	live, err := s.repo.Resolve(upstreamLive.String())
+	if err != nil {
+		return nil // no live yet: the first write creates it at main
+	}
+	m, err := s.repo.MergeOn(ctx, main, live)
+	if err != nil || m.IsZero() {
+		return err
+	}
+	pctx, cancel := context.WithTimeout(ctx, upstreamWriteFor)
+	defer cancel()
+	if _, err := s.repo.PushCAS(pctx, s.name, gitsync.LiveRef, live, m); err != nil {
+		if errors.Is(err, gitsync.ErrStale) {
+			s.follower.Trigger() // another daemon merged or wrote first
+			return nil
+		}
+		return err
+	}
+	if err := s.repo.UpdateRef(upstreamLive, live, m); err != nil {
+		s.follower.Trigger()
+	}
+	dp.log.Info("merged the upstream's main into live", "source", s.id(), "live", short(m.String()))
+	return nil
+}

@@ -1,0 +1,248 @@
+package daemon
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/quirehq/quire/memory"
+	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/skills"
+)
+
+// deployment is one deployed revision of a source: the snapshot, the
+// prompt workspace and every agent's skills, built before it is swapped
+// in.
+type deployment struct {
+	commit string // commit hash, or worktree:<content id> for a working tree
+	// fsys is what requests read: base with new users' seed files
+	// served virtually (seedFS).
+	fsys   fs.FS
+	base   fs.FS
+	ws     *prompt.Workspace
+	agents map[string]*deployedAgent
+	names  []string
+	at     time.Time
+	// logLevel is the level its deploy and index lines are logged at.
+	logLevel slog.Level
+
+	// prompts caches encoded prompt responses by agent, day and request:
+	// assembly is deterministic, and a deployment never changes.
+	// promptBytes is what the keys and answers in it hold.
+	promptMu    sync.RWMutex
+	prompts     map[string][]byte
+	promptBytes int
+}
+
+// Bounds of a deployment's prompt cache, in bytes, so that no client can
+// grow the daemon by sending distinct requests: an answer whose key and
+// body together exceed maxCachedPromptBytes is not kept (a request with a
+// large "extra" is not worth keeping), and a cache that would pass
+// maxPromptCacheBytes is emptied first.
+const (
+	maxCachedPromptBytes = 256 << 10
+	maxPromptCacheBytes  = 32 << 20
+)
+
+func (dep *deployment) cachedPrompt(key []byte) []byte {
+	dep.promptMu.RLock()
+	defer dep.promptMu.RUnlock()
+	return dep.prompts[string(key)]
+}
+
+func (dep *deployment) cachePrompt(key string, b []byte) {
+	n := len(key) + len(b)
+	if n > maxCachedPromptBytes {
+		return
+	}
+	dep.promptMu.Lock()
+	defer dep.promptMu.Unlock()
+	if old, ok := dep.prompts[key]; ok {
+		dep.promptBytes -= len(key) + len(old)
+	}
+	if dep.promptBytes+n > maxPromptCacheBytes {
+		clear(dep.prompts)
+		dep.promptBytes = 0
+	}
+	dep.prompts[key] = b
+	dep.promptBytes += n
+}
+
+type deployedAgent struct {
+	agent  *prompt.Agent
+	skills *skills.Set
+}
+
+// sameSkills reports whether every agent of a and b has the same skills,
+// problems and shadows: then b would serve exactly what a serves, and a
+// (with its cached prompts) stays.
+func sameSkills(a, b *deployment) bool {
+	if len(a.agents) != len(b.agents) {
+		return false
+	}
+	for name, aa := range a.agents {
+		ba, ok := b.agents[name]
+		if !ok {
+			return false
+		}
+		x, y := aa.skills, ba.skills
+		if len(x.Skills()) != len(y.Skills()) || !reflect.DeepEqual(x.Problems(), y.Problems()) || !reflect.DeepEqual(x.Shadows(), y.Shadows()) {
+			return false
+		}
+		for i, sk := range x.Skills() {
+			if !reflect.DeepEqual(*sk, *y.Skills()[i]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func joinDir(root, rel string) string {
+	if rel == "." || rel == "" {
+		return root
+	}
+	return root + string(os.PathSeparator) + strings.ReplaceAll(rel, "/", string(os.PathSeparator))
+}
+
+func short(commit string) string {
+	if len(commit) == 40 {
+		return commit[:12]
+	}
+	return commit
+}
+
+// writeDeployReport writes one block of remote: lines per agent; now
+// tells which daily logs the agent's retention will prune.
+func writeDeployReport(w io.Writer, prev, dep *deployment, now time.Time) {
+	for _, name := range dep.names {
+		a := dep.agents[name]
+		res, err := dep.ws.Assemble(prompt.Request{Agent: name, Session: prompt.SessionMain, Channel: prompt.ChannelDM,
+			Skills: a.skills.PromptSkills(skills.Request{Agent: name, Allow: a.agent.Config.Skills}), CountPromptTokens: true})
+		if err != nil {
+			fmt.Fprintf(w, "%s: cannot assemble the prompt: %v\n", name, err)
+			continue
+		}
+		r := res.Report
+		pct := 0
+		if r.Budget.TotalChars > 0 {
+			pct = r.InjectedChars * 100 / r.Budget.TotalChars
+		}
+		n := prompt.GroupThousands
+		fmt.Fprintf(w, "%s: deployed %s: prompt %s chars / %s tokens; context files %s of %s chars (%d%% of the total budget)\n",
+			name, short(dep.commit), n(r.PromptChars), n(r.PromptTokens), n(r.InjectedChars), n(r.Budget.TotalChars), pct)
+		for _, f := range r.Files {
+			switch f.Status {
+			case prompt.StatusTruncated, prompt.StatusClamped:
+				fmt.Fprintf(w, "%s: %s %s: kept %s + %s of %s chars\n", name, f.Status, f.Name, n(f.HeadChars), n(f.TailChars), n(f.OriginalChars))
+			case prompt.StatusDropped:
+				fmt.Fprintf(w, "%s: dropped %s (%s chars): the total budget was used up\n", name, f.Name, n(f.OriginalChars))
+			}
+		}
+		if cfg := a.agent.Config; cfg.DailyLogRetentionDays > 0 {
+			loc := cfg.Location
+			if loc == nil {
+				loc = time.UTC
+			}
+			if old := memory.ExpiredLogs(dep.ws.FS(), a.agent.Dir, cfg.DailyLogRetentionDays, now.In(loc)); len(old) > 0 {
+				fmt.Fprintf(w, "%s: daily logs: %s older than %d days (daily_log_retention_days) will be pruned within the hour: %s\n",
+					name, n(len(old)), cfg.DailyLogRetentionDays, listSome(old, 5))
+			}
+		}
+		var before *skills.Set
+		if prev != nil {
+			if pa, ok := prev.agents[name]; ok {
+				before = pa.skills
+			}
+		}
+		added, changed, removed := skillChanges(before, a.skills)
+		var parts []string
+		for _, c := range []struct {
+			what  string
+			slugs []string
+		}{{"added", added}, {"changed", changed}, {"removed", removed}} {
+			if len(c.slugs) > 0 {
+				parts = append(parts, c.what+" "+strings.Join(c.slugs, ", "))
+			}
+		}
+		if len(parts) > 0 {
+			fmt.Fprintf(w, "%s: skills %s\n", name, strings.Join(parts, "; "))
+		}
+	}
+}
+
+// skillChanges compares the skills of two sets by slug.
+func skillChanges(before, after *skills.Set) (added, changed, removed []string) {
+	old := map[string]*skills.Skill{}
+	if before != nil {
+		for _, sk := range before.Skills() {
+			old[sk.Slug] = sk
+		}
+	}
+	for _, sk := range after.Skills() {
+		o, ok := old[sk.Slug]
+		switch {
+		case !ok:
+			added = append(added, sk.Slug)
+		case o.Description != sk.Description || o.Body != sk.Body || o.Path != sk.Path:
+			changed = append(changed, sk.Slug)
+		}
+		delete(old, sk.Slug)
+	}
+	for slug := range old {
+		removed = append(removed, slug)
+	}
+	sort.Strings(removed)
+	return added, changed, removed
+}
+
+// listSome joins the first max items and says how many more there are.
+func listSome(items []string, max int) string {
+	if len(items) <= max {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:max], ", "), len(items)-max)
+}
+
+// contentID names a working tree's content: "worktree:" and a hash of
+// every file's path and bytes (.git skipped). The same files give the
+// same id in any process, so a restart never takes stale memory for
+// indexed, and a change always gives a new id.
+func contentID(fsys fs.FS) (string, error) {
+	h := sha256.New()
+	err := fs.WalkDir(fsys, ".", func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if e.IsDir() {
+			if e.Name() == ".git" {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !e.Type().IsRegular() {
+			fmt.Fprintf(h, "%s\x00%s\x00", p, e.Type())
+			return nil
+		}
+		b, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", p, len(b))
+		h.Write(b)
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return "worktree:" + hex.EncodeToString(h.Sum(nil))[:20], nil
+}
