@@ -13,9 +13,11 @@ import (
 const module = "github.com/quirehq/quire"
 
 // The import graph of Quire, as it is and must stay. Each unit is a
-// top-level package tree, except the vocabulary (prompt/workspace: names,
-// kinds of paths, user ids, the one Problem type, the file rules, the
-// confined Dir), which is its own unit below everything:
+// top-level package tree, except the vocabulary (prompt/workspace and the
+// packages below it: names, kinds of paths, user ids, the one Problem
+// type, the file rules, the confined Dir, and prompt/workspace/watch, the
+// one file-system watcher gitsync, skills and lsp share), which is its own
+// unit below everything:
 //
 //	cmd → daemon, lsp → gitsync, memory, skills → prompt, templates → vocabulary
 //
@@ -86,6 +88,7 @@ func TestImportGraphViolations(t *testing.T) {
 		want string
 	}{
 		{"the vocabulary imports prompt", listedPackage{ImportPath: vocabulary, Imports: []string{module + "/prompt"}}, "vocabulary may only import []"},
+		{"the watcher imports skills", listedPackage{ImportPath: vocabulary + "/watch", Imports: []string{module + "/skills"}}, "vocabulary may only import []"},
 		{"prompt imports gitsync", listedPackage{ImportPath: module + "/prompt", Imports: []string{module + "/gitsync"}}, "prompt may only import [vocabulary]"},
 		{"gitsync imports daemon", listedPackage{ImportPath: module + "/gitsync", Imports: []string{module + "/daemon/api"}}, "gitsync may only import"},
 		{"memory imports skills", listedPackage{ImportPath: module + "/memory", Imports: []string{module + "/skills"}}, "memory may only import"},

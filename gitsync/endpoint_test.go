@@ -292,6 +292,24 @@ func TestEndpointWithGitCLI(t *testing.T) {
 	}
 }
 
+// Tokens accepts exactly the configured token of each user: not a prefix,
+// an extension, another user's, or an empty one.
+func TestTokens(t *testing.T) {
+	auth := Tokens(map[string]string{"ada": "s3cret", "bo": "other", "nobody": ""})
+	for _, tt := range []struct {
+		user, token string
+		want        bool
+	}{
+		{"ada", "s3cret", true}, {"bo", "other", true},
+		{"ada", "s3cre", false}, {"ada", "s3cret!", false}, {"ada", "other", false},
+		{"ada", "", false}, {"nobody", "", false}, {"eve", "s3cret", false},
+	} {
+		if got := auth(tt.user, tt.token); got != tt.want {
+			t.Errorf("Tokens(%q, %q) = %v, want %v", tt.user, tt.token, got, tt.want)
+		}
+	}
+}
+
 func TestEndpointAuth(t *testing.T) {
 	_, url, _ := testHost(t, HostOptions{Authenticate: Tokens(map[string]string{"ada": "s3cret", "nobody": ""})})
 	src := newWorkRepo(t, map[string]string{"AGENTS.md": "a\n"})

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/fsnotify/fsnotify"
 )
 
 func TestDelayFor(t *testing.T) {
@@ -39,7 +37,7 @@ func TestWatcher(t *testing.T) {
 	root := t.TempDir()
 	writeFiles(t, root, map[string]string{".git/HEAD": "ref: refs/heads/main\n", "AGENTS.md": "a\n", "memory/old.md": "x\n"})
 	events := make(chan Event, 20)
-	w := &Watcher{Root: root, OnEvent: func(e Event) { events <- e }, inject: make(chan error, 1), Delay: func(p string) time.Duration {
+	w := &Watcher{Root: root, OnEvent: func(e Event) { events <- e }, Delay: func(p string) time.Duration {
 		if isMemoryPath(p) {
 			return 400 * time.Millisecond
 		}
@@ -127,8 +125,10 @@ func TestWatcher(t *testing.T) {
 	write("notes.md~", "backup")
 	quiet(".git and editor backups are ignored")
 
-	// A queue overflow makes one rescan event; watching goes on after.
-	w.inject <- fsnotify.ErrEventOverflow
+	// A rescan (what the shared watcher does after a queue overflow, see
+	// prompt/workspace/watch) makes one rescan event; watching goes on
+	// after. w.core was set before the first event.
+	w.core.Rescan()
 	if e, _ := next("overflow"); !e.Rescan || e.Paths != nil {
 		t.Fatalf("overflow: event %+v, want a rescan", e)
 	}

@@ -8,7 +8,8 @@
 // converts byte offsets to UTF-16 positions, diagnostics.go the debounced
 // publisher, budget.go, insight.go and preview.go the features built on
 // prompt.Workspace (analysis.go), markdown.go and completion.go the
-// features that need no workspace, watch.go the fsnotify watcher.
+// features that need no workspace, watch.go the policy of its file
+// watcher (prompt/workspace/watch).
 //
 // Built on go.lsp.dev/protocol v1.0.1 and go.lsp.dev/jsonrpc2 v1.0.1, with
 // these deliberate departures from protocol.NewServer:

@@ -283,3 +283,43 @@ func TestPreviewNeverReadsThroughALink(t *testing.T) {
 		t.Fatal("the preview read SOUL.md through a link out of the workspace")
 	}
 }
+
+// The language server takes the managed skills directory as the CLI and
+// the daemon do (--skills-dir, issue #13 item 11): its preview holds the
+// managed skill, byte for byte what `quire prompt --skills-dir` assembles.
+func TestPreviewWithSkillsDir(t *testing.T) {
+	root := writeFiles(t, map[string]string{"agent.yaml": "name: lucia\n", "AGENTS.md": "# Agents\nBe helpful.\n"})
+	managed := writeFiles(t, map[string]string{"invoices/SKILL.md": "---\nname: invoices\ndescription: Shared invoice filing.\n---\nFile them.\n"})
+	now := time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
+	args := []protocol.LSPAny{[]byte(`{"agent":"lucia","session":"main","channel":"dm","now":"` + now.Format(time.RFC3339) + `"}`)}
+	preview := func(opts Options) string {
+		t.Helper()
+		s := startSessionWith(t, root, opts)
+		raw, err := s.server.ExecuteCommand(context.Background(), &protocol.ExecuteCommandParams{Command: CommandPreviewPrompt, Arguments: args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got prompt.Result
+		if err := json.Unmarshal(raw, &got); err != nil {
+			t.Fatal(err)
+		}
+		return got.Prompt
+	}
+	if got := preview(Options{}); strings.Contains(got, "Shared invoice filing") {
+		t.Fatal("a managed skill without SkillsDir")
+	}
+	got := preview(Options{SkillsDir: managed})
+	ws, err := prompt.Open(os.DirFS(root), prompt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := skills.Load(1, skills.Options{WorkspaceDir: root, ManagedDir: managed}.Sources(), nil)
+	want, err := ws.Assemble(prompt.Request{Agent: "lucia", Session: prompt.SessionMain, Channel: prompt.ChannelDM, Now: now,
+		Skills: set.PromptSkills(skills.Request{Agent: "lucia"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "Shared invoice filing") || got != want.Prompt {
+		t.Errorf("preview with SkillsDir (%d bytes) differs from the assembly with the managed tier (%d bytes):\n%s", len(got), len(want.Prompt), got)
+	}
+}

@@ -459,12 +459,7 @@ func (s *server) Initialized(ctx context.Context, params *protocol.InitializedPa
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.watch && s.watcher == nil && s.root != "" {
-		w, err := startWatcher(s.root, s.log, s.diskChanged)
-		if err != nil {
-			s.log.Warn("not watching the workspace", "root", s.root, "err", err)
-			return nil
-		}
-		s.watcher = w
+		s.watcher = startWatcher(s.root, s.log, s.diskChanged)
 	}
 	return nil
 }

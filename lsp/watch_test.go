@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 )
@@ -14,10 +15,7 @@ import (
 func startTestWatcher(t *testing.T, root string) (*watcher, chan struct{}) {
 	t.Helper()
 	changes := make(chan struct{}, 100)
-	w, err := startWatcher(root, testLogger(), func() { changes <- struct{}{} })
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := startWatcher(root, testLogger(), func() { changes <- struct{}{} })
 	t.Cleanup(w.close)
 	select {
 	case <-w.ready:
@@ -140,7 +138,24 @@ func TestWatchReportsWorkspaceChangesOnly(t *testing.T) {
 
 // watchedDir reports whether the slash path d is watched.
 func (w *watcher) watchedDir(d string) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.watched[d]
+	return slices.Contains(w.dirs(), d)
+}
+
+// A changed .gitignore is a change, and the watched directories follow
+// it: what it now ignores is no longer watched, what it no longer
+// ignores is.
+func TestWatchFollowsGitignore(t *testing.T) {
+	root := writeFiles(t, map[string]string{"AGENTS.md": "# Agents\n", ".gitignore": "dist/\n"})
+	mkdirs(t, root, "build/out", "dist/assets")
+	w, changes := startTestWatcher(t, root)
+	if got, want := w.dirs(), []string{".", "build", "build/out"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("watched %q, want %q", got, want)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".gitignore"), []byte("build/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitChange(t, changes, "after .gitignore changed")
+	if got, want := w.dirs(), []string{".", "dist", "dist/assets"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("watched %q after .gitignore changed, want %q", got, want)
+	}
 }

@@ -2,18 +2,15 @@ package skills
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io/fs"
 	"log/slog"
-	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
+	"github.com/quirehq/quire/prompt/workspace/watch"
 )
 
 // Debounce is how long the Watcher waits after the last file event before
@@ -30,7 +27,8 @@ type Watcher struct {
 	mu      sync.Mutex // serialises reloads; guards version
 	version uint64
 	updates chan struct{}
-	started chan struct{} // closed once Run's watches are in place (tests)
+	started chan struct{}  // closed once Run's watches are in place (tests)
+	core    *watch.Watcher // set by Run before its first event
 }
 
 // NewWatcher loads the skills that opts names (version 1). Call Run to keep
@@ -82,153 +80,52 @@ func (w *Watcher) roots() []string {
 }
 
 // Run watches the tier directories until ctx is done, reloading Debounce
-// after the last change. fsnotify is not recursive, so Run watches every
-// directory below each tier, adds new directories (and what is already in
-// them) as they appear, watches the nearest existing parent of a tier
-// directory that does not exist yet, ignores .git, and rescans everything
-// when the kernel's event queue overflows. Run reloads once when its
-// watches are in place, then after every change. Call Run once.
+// after the last change (or ten Debounce after the first of changes that
+// do not stop). Its policy over the shared watcher
+// (prompt/workspace/watch, which watches every directory below each tier
+// as directories come and go, waits for a tier directory that does not
+// exist yet, and rescans when the kernel's event queue overflows): it
+// ignores .git and attribute changes, and reloads on any other change.
+// Run reloads once when its watches are in place, then after every burst
+// of changes. Call Run once.
 func (w *Watcher) Run(ctx context.Context) error {
-	fw, err := fsnotify.NewWatcher()
-	if err != nil {
-		return fmt.Errorf("watch skills: %w", err)
-	}
-	defer fw.Close()
-	return w.loop(ctx, fw)
-}
-
-// loop is Run's event loop over an fsnotify watcher.
-func (w *Watcher) loop(ctx context.Context, fw *fsnotify.Watcher) error {
 	roots := w.roots()
-	w.sync(fw, roots)
-	// Whatever changed between NewWatcher and now had no watch to see it.
-	w.Reload()
-	close(w.started)
-
-	timer := time.NewTimer(Debounce)
-	timer.Stop()
-	armed := false
-	arm := func() {
-		timer.Reset(Debounce)
-		armed = true
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return nil
-		case ev, ok := <-fw.Events:
-			if !ok {
-				return nil
-			}
-			if !relevant(ev, roots) {
-				continue
-			}
-			if ev.Has(fsnotify.Create) {
-				if info, err := os.Stat(ev.Name); err == nil && info.IsDir() {
-					w.addTree(fw, ev.Name) // catch files written before the watch existed
-					if isAncestorOfRoot(ev.Name, roots) {
-						w.sync(fw, roots)
-					}
-				}
-			}
-			arm()
-		case err, ok := <-fw.Errors:
-			if !ok {
-				return nil
-			}
-			if errors.Is(err, fsnotify.ErrEventOverflow) {
-				w.log.Warn("skills watcher queue overflowed; rescanning every tier")
-				w.sync(fw, roots)
-				arm()
-				continue
-			}
-			w.log.Warn("skills watcher", "err", err)
-		case <-timer.C:
-			if !armed {
-				continue
-			}
-			armed = false
+	first := true
+	w.core = watch.New(watch.Options{
+		Roots:       roots,
+		Skip:        func(dir string) bool { return filepath.Base(dir) == ".git" },
+		Ignore:      func(p string) bool { return inGit(p, roots) },
+		IgnoreChmod: true,
+		Delay:       watch.Constant(Debounce),
+		Logger:      w.log,
+		OnEvent: func(e watch.Event) {
 			set := w.Reload()
-			w.sync(fw, roots)
+			if first {
+				// Whatever changed between NewWatcher and now had no
+				// watch to see it: the reload covers it.
+				first = false
+				close(w.started)
+				return
+			}
 			w.log.Info("skills reloaded", "version", set.Version(), "skills", len(set.Skills()), "problems", len(set.Problems()))
-		}
+		},
+	})
+	if err := w.core.Run(ctx); ctx.Err() == nil {
+		// The Set loaded stays; it is no longer kept current.
+		w.log.Warn("not watching the skills directories", "err", err)
 	}
+	return nil
 }
 
-// sync adds a watch on every directory below each existing root, and on the
-// nearest existing ancestor of each missing one. Adding a watch twice is
-// harmless.
-func (w *Watcher) sync(fw *fsnotify.Watcher, roots []string) {
+// inGit reports whether p lies in a .git directory inside one of the
+// roots.
+func inGit(p string, roots []string) bool {
 	for _, root := range roots {
-		if info, err := os.Stat(root); err == nil && info.IsDir() {
-			w.addTree(fw, root)
+		rel, err := filepath.Rel(root, p)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			continue
 		}
-		for dir := filepath.Dir(root); ; dir = filepath.Dir(dir) {
-			if info, err := os.Stat(dir); err == nil && info.IsDir() {
-				if err := fw.Add(dir); err != nil {
-					w.log.Warn("watch skills parent directory", "dir", dir, "err", err)
-				}
-				break
-			}
-			if dir == filepath.Dir(dir) {
-				break
-			}
-		}
-	}
-}
-
-// addTree watches dir and every directory below it except .git.
-func (w *Watcher) addTree(fw *fsnotify.Watcher, dir string) {
-	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil // vanished meanwhile: the next event covers it
-		}
-		if !d.IsDir() {
-			return nil
-		}
-		if d.Name() == ".git" {
-			return filepath.SkipDir
-		}
-		if err := fw.Add(p); err != nil {
-			w.log.Warn("watch skills directory", "dir", p, "err", err)
-		}
-		return nil
-	})
-}
-
-// relevant reports whether ev may change a skill: it lies inside a root
-// (outside .git) or creates, removes or renames a root or one of its
-// ancestors. A bare chmod is never relevant.
-func relevant(ev fsnotify.Event, roots []string) bool {
-	if ev.Op == fsnotify.Chmod {
-		return false
-	}
-	for _, root := range roots {
-		if within(ev.Name, root) {
-			rel, _ := filepath.Rel(root, ev.Name)
-			for _, part := range strings.Split(rel, string(filepath.Separator)) {
-				if part == ".git" {
-					return false
-				}
-			}
-			return true
-		}
-	}
-	return isAncestorOfRoot(ev.Name, roots)
-}
-
-func isAncestorOfRoot(p string, roots []string) bool {
-	for _, root := range roots {
-		if p != root && within(root, p) {
-			return true
-		}
+		return slices.Contains(strings.Split(rel, string(filepath.Separator)), ".git")
 	}
 	return false
-}
-
-// within reports whether p is dir or lies below it.
-func within(p, dir string) bool {
-	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
 }

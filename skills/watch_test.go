@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/fsnotify/fsnotify"
 )
 
 // startWatcher runs a Watcher over the workspace dir until the test ends
@@ -148,28 +146,27 @@ func TestWatcherIgnoresGit(t *testing.T) {
 	}
 }
 
-func TestRelevantEvents(t *testing.T) {
+// The policy: what lies in a .git directory inside a tier is not a
+// change of a skill. (Which events reach it, from a tier or from above a
+// missing one, is the shared watcher's, tested in prompt/workspace/watch.)
+func TestInGit(t *testing.T) {
 	roots := []string{"/ws/skills", "/ws/.agents/skills", "/home/u/.agents/skills"}
 	tests := []struct {
-		name string
-		op   fsnotify.Op
+		path string
 		want bool
 	}{
-		{"/ws/skills/pdf/SKILL.md", fsnotify.Write, true},
-		{"/ws/skills/pdf/SKILL.md", fsnotify.Rename, true},
-		{"/ws/skills/pdf/SKILL.md", fsnotify.Chmod, false},
-		{"/ws/skills/pdf/.git/index", fsnotify.Write, false},
-		{"/ws/skills/.git", fsnotify.Create, false},
-		{"/ws/skills", fsnotify.Remove, true},
-		{"/ws/.agents", fsnotify.Create, true},     // an ancestor of a root appears
-		{"/home/u/.agents", fsnotify.Create, true}, // likewise in the home tier
-		{"/ws/agent.yaml", fsnotify.Write, false},  // a sibling of the roots
-		{"/ws/skillsX/a", fsnotify.Write, false},   // a prefix that is not a path prefix
-		{"/ws/.git/objects/ab", fsnotify.Create, false},
+		{"/ws/skills/pdf/SKILL.md", false},
+		{"/ws/skills/pdf/.git/index", true},
+		{"/ws/skills/.git", true},
+		{"/ws/skills", false},
+		{"/ws/.agents", false},
+		{"/home/u/.agents/skills/x/.git/HEAD", true},
+		{"/ws/skills/pdf/.gitignore", false},
+		{"/ws/.git/objects/ab", false}, // outside every tier: the watcher never watches it
 	}
 	for _, tt := range tests {
-		if got := relevant(fsnotify.Event{Name: tt.name, Op: tt.op}, roots); got != tt.want {
-			t.Errorf("relevant(%s %s) = %v, want %v", tt.op, tt.name, got, tt.want)
+		if got := inGit(filepath.FromSlash(tt.path), roots); got != tt.want {
+			t.Errorf("inGit(%s) = %v, want %v", tt.path, got, tt.want)
 		}
 	}
 }
@@ -197,36 +194,15 @@ func TestSetNeverTouchesDisk(t *testing.T) {
 	}
 }
 
-func TestWatcherRescansOnOverflow(t *testing.T) {
+// A rescan (what the shared watcher does after its event queue
+// overflowed) reloads every tier once; watching goes on after.
+func TestWatcherRescanReloads(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "skills/pdf/SKILL.md"), skillMD("pdf", "x.", ""))
-	w := NewWatcher(Options{WorkspaceDir: dir, NoBuiltin: true}, nil)
-	fw, err := fsnotify.NewWatcher()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fw.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.loop(ctx, fw) }()
-	defer func() { cancel(); <-done }()
-	<-w.started
-	// Simulate a lost event: change a file the watcher no longer sees.
-	if err := fw.Remove(filepath.Join(dir, "skills/pdf")); err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(dir, "skills/pdf/SKILL.md"), skillMD("pdf", "Changed unseen.", ""))
-	time.Sleep(Debounce + 200*time.Millisecond)
-	if got := description(w.Set(), "pdf"); got != "x." {
-		t.Fatalf("the unwatched change was seen without overflow: %q", got)
-	}
+	w := startWatcher(t, Options{WorkspaceDir: dir, NoBuiltin: true})
 	before := w.Set().Version()
-	fw.Errors <- fsnotify.ErrEventOverflow
-	s := waitFor(t, w, "the rescan after an overflow", func(s *Set) bool { return s.Version() > before })
-	if got := description(s, "pdf"); got != "Changed unseen." {
-		t.Errorf("after the rescan: %q", got)
-	}
-	// The rescan watches the directory again.
+	w.core.Rescan() // w.core was set before started was closed
+	waitFor(t, w, "the reload after a rescan", func(s *Set) bool { return s.Version() == before+1 })
 	writeFile(t, filepath.Join(dir, "skills/pdf/SKILL.md"), skillMD("pdf", "Seen again.", ""))
 	waitFor(t, w, "an edit after the rescan", func(s *Set) bool { return description(s, "pdf") == "Seen again." })
 }

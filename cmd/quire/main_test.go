@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -10,11 +8,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
-		"quire": func() {
-			os.Exit(run(context.Background(), os.Args[1:], &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}))
-		},
-	})
+	// The scripts (and tests that run this binary as quire) run the real
+	// main, signal handling included.
+	testscript.Main(m, map[string]func(){"quire": main})
 }
 
 // TestScripts runs the end-to-end CLI scripts in testdata/script. $EXAMPLES
