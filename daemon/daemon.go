@@ -285,7 +285,9 @@ func (d *Daemon) openSources(ctx context.Context, tokens *prompt.Cache) error {
 	}
 	if d.opts.ReposDir != "" {
 		host, err := gitsync.NewHost(d.opts.ReposDir, gitsync.HostOptions{
-			Validator:    gitsync.WorkspaceChecks(gitsync.CheckOptions{Cache: tokens}),
+			// The one validation (gitsync.Check), and no agent that
+			// another source serves already.
+			Validator:    gitsync.Validators{gitsync.WorkspaceChecks(gitsync.CheckOptions{Cache: tokens}), gitsync.ValidatorFunc(d.sources.claims)},
 			AfterPush:    d.deployer.afterPush,
 			Authenticate: gitUser(d.opts.GitTokens),
 			AllowCreate:  d.opts.AllowCreate,
@@ -350,11 +352,22 @@ func (d *Daemon) openSources(ctx context.Context, tokens *prompt.Cache) error {
 		}
 		cancel()
 	}
+	var claims []error
 	for _, s := range d.sources.all() {
 		if _, err := d.deployer.deploy(ctx, s); err != nil {
+			var dup *duplicateAgentError
+			if errors.As(err, &dup) {
+				// Which of two sources would serve the agent depends on
+				// the order they are found in: refuse the start instead.
+				claims = append(claims, err)
+				continue
+			}
 			d.log.Error("initial deploy failed", "source", s.id(), "err", err)
 			s.setError(err)
 		}
+	}
+	if len(claims) > 0 {
+		return fmt.Errorf("two sources define one agent: %w", errors.Join(claims...))
 	}
 	return nil
 }

@@ -111,7 +111,7 @@ func (dp *deployer) deployLogged(ctx context.Context, s *source, level slog.Leve
 		if od := o.cur.Load(); od != nil {
 			for _, name := range dep.names {
 				if _, ok := od.agents[name]; ok {
-					err := fmt.Errorf("agent %q is already defined by %s; rename it in %s (agent.yaml name:) or remove it there", name, o.id(), s.id())
+					err := &duplicateAgentError{agent: name, owner: o.id(), other: s.id()}
 					dp.log.Error("not deployed: two sources define one agent", "agent", name, "deployed", o.id(), "refused", s.id())
 					s.setError(err)
 					return nil, err
@@ -294,4 +294,15 @@ func (dp *deployer) mergeUpstreamMain(ctx context.Context, s *source) error {
 	}
 	dp.log.Info("merged the upstream's main into live", "source", s.id(), "live", short(m.String()))
 	return nil
+}
+
+// duplicateAgentError is a source that defines an agent another source
+// serves already: it is not deployed (a push that would do it is
+// refused; at start the daemon does not start).
+type duplicateAgentError struct {
+	agent, owner, other string
+}
+
+func (e *duplicateAgentError) Error() string {
+	return fmt.Sprintf("agent %q is already defined by %s; rename it in %s (agent.yaml name:) or remove it there", e.agent, e.owner, e.other)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/prompt/workspace"
 	"github.com/quirehq/quire/skills"
 )
 
@@ -164,6 +165,9 @@ func (rd *reader) Prompt(ctx context.Context, agent string, req api.PromptReques
 		}
 		if errors.Is(err, prompt.ErrUnknownAgent) {
 			return api.PromptResponse{}, api.Errorf(api.CodeUnknownAgent, "%v", err)
+		}
+		if errors.Is(err, workspace.ErrSymlink) || errors.Is(err, workspace.ErrNotRegular) {
+			return api.PromptResponse{}, api.Errorf(api.CodeUnreadable, "%v", err)
 		}
 		return api.PromptResponse{}, err
 	}

@@ -3,7 +3,9 @@ package daemon
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"path"
 	"sort"
 	"sync"
 
@@ -11,6 +13,8 @@ import (
 
 	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/gitsync"
+	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/prompt/workspace"
 )
 
 // sourceSet is the set of sources the daemon serves, and the git host
@@ -144,4 +148,37 @@ func (ss *sourceSet) olderCommit(agent, commit, indexed string) bool {
 		return true
 	}
 	return err == nil && older
+}
+
+// claims is a push validator: a push that would deploy (main or live of
+// a hosted repository) may not define an agent another source serves
+// already — it would take over that agent's prompt and memory index.
+// The refusal names both places (behavior: one agent, one source).
+func (ss *sourceSet) claims(ctx context.Context, ref gitsync.RefUpdate, tree *gitsync.Snapshot, _ []gitsync.Change) []gitsync.Problem {
+	if ref.Repo == "" || (ref.Name != gitsync.MainRef && ref.Name != gitsync.LiveRef) {
+		return nil
+	}
+	ws, err := prompt.Open(tree, prompt.Options{RootName: ref.Repo})
+	if err != nil {
+		return nil // the workspace checks report what cannot be read
+	}
+	self := string(kindRepo) + ":" + ref.Repo
+	var out []gitsync.Problem
+	for _, o := range ss.all() {
+		if o.id() == self {
+			continue
+		}
+		dep := o.cur.Load()
+		if dep == nil {
+			continue
+		}
+		for _, a := range ws.Agents() {
+			if _, ok := dep.agents[a.Name]; !ok {
+				continue
+			}
+			out = append(out, gitsync.Problem{Path: path.Join(a.Dir, workspace.ConfigFile), Severity: workspace.SeverityError, Code: "agent-defined-elsewhere",
+				Message: fmt.Sprintf("agent %q is already defined by %s; rename it here (agent.yaml name:) or remove it there", a.Name, o.id())})
+		}
+	}
+	return out
 }

@@ -276,6 +276,18 @@ func TestDirSymlinkEscape(t *testing.T) {
 	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
 		t.Fatalf("files written outside: %v", entries)
 	}
+	// A context file that is a link out of the tree is not read: the
+	// prompt says which file, with a code of its own (not "internal").
+	os.Remove(filepath.Join(dir, "TOOLS.md"))
+	if err := os.Symlink("/etc/passwd", filepath.Join(dir, "TOOLS.md")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the link to be seen", func() bool {
+		_, err := td.c.Prompt(ctx, "bot", api.PromptRequest{})
+		var e *api.Error
+		return errors.As(err, &e) && e.Code == api.CodeUnreadable && strings.Contains(e.Message, "TOOLS.md") &&
+			strings.Contains(e.Message, "symbolic link") && !strings.Contains(e.Message, "root:")
+	})
 }
 
 // flakyEmbedder fails while down is set and counts the texts it embeds.
@@ -447,9 +459,11 @@ func TestConcurrentWritesAndPushes(t *testing.T) {
 	}
 }
 
-// TestAgentNameTakenByAnotherRepository: a second repository that defines
-// an agent another repository already serves does not take it over; the
-// refusal names both places in status.
+// TestAgentNameTakenByAnotherRepository: a push of a second repository
+// that defines an agent another repository already serves is refused,
+// naming both places, and takes nothing over; the status shows the
+// refused push. A daemon that finds two repositories defining one agent
+// at start (one written by file path) does not start, naming both.
 func TestAgentNameTakenByAnotherRepository(t *testing.T) {
 	ctx := context.Background()
 	td := startDaemon(t, daemon.Options{})
@@ -460,7 +474,11 @@ func TestAgentNameTakenByAnotherRepository(t *testing.T) {
 	}
 	intruder["SOUL.md"] = "# Soul\n\nINTRUDER\n"
 	intruder["MEMORY.md"] = "# Memory\n\nThe intruder's memory.\n"
-	out, _ := gitMay(newWorkTree(t, intruder), "push", td.remote+"/other.git", "main")
+	iwt := newWorkTree(t, intruder)
+	out, err := gitMay(iwt, "push", td.remote+"/other.git", "main")
+	if err == nil || !strings.Contains(out, `agent.yaml: agent "bot" is already defined by repo:solo`) || !strings.Contains(out, "[remote rejected] main -> main") {
+		t.Fatalf("a push defining another repository's agent was not refused naming both:\n%s", out)
+	}
 	p, err := td.c.Prompt(ctx, "bot", api.PromptRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -472,17 +490,29 @@ func TestAgentNameTakenByAnotherRepository(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	found := false
-	for _, a := range st.Agents {
-		if a.Source == "repo:other" && strings.Contains(a.LastError, `agent "bot" is already defined by repo:solo`) {
-			found = true
+	refused := false
+	for _, ps := range st.Pushes {
+		if ps.Repo == "other" && strings.Contains(ps.Result+fmt.Sprint(ps.Refs), "already defined by repo:solo") {
+			refused = true
 		}
 	}
-	if !found {
-		t.Fatalf("status does not explain the refusal: %+v", st.Agents)
+	if !refused {
+		t.Errorf("status does not show the refused push: %+v", st.Pushes)
 	}
 	res, err := td.c.MemorySearch(ctx, "bot", api.SearchRequest{Query: "intruder memory"})
 	if err == nil && len(res.Hits) > 0 && strings.Contains(res.Hits[0].Text, "intruder") {
 		t.Fatalf("the intruder's memory is indexed for bot: %+v", res.Hits)
+	}
+
+	// The same name in two repositories on disk: no start.
+	td.stop()
+	other := filepath.Join(td.repos, "other.git")
+	git(t, td.repos, "init", "-q", "--bare", "-b", "main", other)
+	git(t, iwt, "push", "-q", other, "main")
+	_, err = daemon.New(ctx, daemon.Options{ReposDir: td.repos, GitListen: "127.0.0.1:0",
+		Socket: filepath.Join(shortTempDir(t), "q.sock"), CacheDir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), `agent "bot" is already defined by repo:`) ||
+		!strings.Contains(err.Error(), "repo:other") || !strings.Contains(err.Error(), "repo:solo") {
+		t.Fatalf("a start with two repositories defining bot: %v, want a refusal naming both", err)
 	}
 }

@@ -323,7 +323,7 @@ func (h *Host) rebaseLive(ctx context.Context, r *Repository, ov *overlay, c com
 	if err != nil {
 		return nil, "cannot compare trees"
 	}
-	problems := h.opts.Validator.Validate(ctx, RefUpdate{Name: c.Name, Old: cur, New: m}, tree, changed)
+	problems := h.opts.Validator.Validate(ctx, RefUpdate{Repo: out.repo, Name: c.Name, Old: cur, New: m}, tree, changed)
 	if reason := reportProblems(c, problems, out); reason != "" {
 		return nil, reason
 	}

@@ -58,7 +58,7 @@ func (h *Host) serveReceivePack(ctx context.Context, w http.ResponseWriter, req 
 		return
 	}
 
-	out := &pushOutput{sideband: caps.has("side-band-64k"), url: repoURL(req, name)}
+	out := &pushOutput{sideband: caps.has("side-band-64k"), url: repoURL(req, name), repo: name}
 	start := time.Now()
 	results, updates := h.receive(ctx, r, body, cmds, caps, out)
 	if len(updates) == 0 && !existed {
@@ -138,6 +138,7 @@ func (h *Host) existing(name string) (*Repository, bool) {
 type pushOutput struct {
 	sideband bool
 	url      string // the repository's URL as the client reached it
+	repo     string // the hosted repository's name
 	unpack   string // "unpack ok" or "unpack <error>"
 	messages []byte // remote: lines sent before the status report
 }
@@ -393,7 +394,7 @@ func (h *Host) checkMain(ctx context.Context, r *Repository, ov *overlay, c comm
 	if reason != "" {
 		return nil, reason
 	}
-	problems := h.opts.Validator.Validate(ctx, RefUpdate{Name: c.Name, Old: c.Old, New: c.New}, tree, changed)
+	problems := h.opts.Validator.Validate(ctx, RefUpdate{Repo: out.repo, Name: c.Name, Old: c.Old, New: c.New}, tree, changed)
 	problems = append(problems, historyProblems(ctx, ov, c.New)...)
 	return plan, reportProblems(c, problems, out)
 }
@@ -449,7 +450,7 @@ func (h *Host) check(ctx context.Context, ov *overlay, c command, out *pushOutpu
 	if err != nil {
 		return "cannot compare trees"
 	}
-	problems := h.opts.Validator.Validate(ctx, RefUpdate{Name: c.Name, Old: c.Old, New: c.New}, tree, changed)
+	problems := h.opts.Validator.Validate(ctx, RefUpdate{Repo: out.repo, Name: c.Name, Old: c.Old, New: c.New}, tree, changed)
 	problems = append(problems, historyProblems(ctx, ov, commit)...)
 	return reportProblems(c, problems, out)
 }

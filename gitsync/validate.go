@@ -13,6 +13,9 @@ import (
 // RefUpdate is one ref a push (or another source of new snapshots) moves.
 // A zero Old creates the ref, a zero New deletes it.
 type RefUpdate struct {
+	// Repo is the hosted repository a push moves the ref of ("" for
+	// other sources).
+	Repo     string
 	Name     plumbing.ReferenceName
 	Old, New plumbing.Hash
 }

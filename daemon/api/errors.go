@@ -76,6 +76,10 @@ const (
 	CodeStoreUnavailable Code = "store_unavailable"
 	// CodeUpstreamUnavailable: the upstream did not take a write in time.
 	CodeUpstreamUnavailable Code = "upstream_unavailable"
+	// CodeUnreadable: a file of the served workspace that is not read (a
+	// symbolic link, a FIFO or a device in a --dir working tree): the
+	// message names it.
+	CodeUnreadable Code = "unreadable"
 	// CodeInternal: any error without a code of its own.
 	CodeInternal Code = "internal"
 )
@@ -112,6 +116,7 @@ var statuses = map[Code]int{
 	CodePreconditionRequired: http.StatusPreconditionRequired,
 	CodeStoreUnavailable:     http.StatusServiceUnavailable,
 	CodeUpstreamUnavailable:  http.StatusServiceUnavailable,
+	CodeUnreadable:           http.StatusInternalServerError,
 	CodeInternal:             http.StatusInternalServerError,
 }
 
