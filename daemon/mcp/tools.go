@@ -171,13 +171,18 @@ func (s *server) addTools() {
 	}, skillGetArgs, s.skillGet)
 }
 
-// result is a successful tool answer: v as JSON text.
+// result is a successful tool answer: v as JSON text. The text is
+// encoded once into the string it becomes (json.Marshal would copy it
+// twice more) and without HTML escaping, like the SDK's own encoding.
 func result(v any) (*sdk.CallToolResult, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var text strings.Builder
+	enc := json.NewEncoder(&text)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}, nil
+	t := strings.TrimSuffix(text.String(), "\n")
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: t}}}, nil
 }
 
 // toolErr is toolError, with the error's status noted for Observe.
