@@ -73,7 +73,7 @@ func (a args[T]) decode(raw json.RawMessage) (T, error) {
 // properties, each with at most a type, an enum, a minimum and a
 // maximum, with required properties and no others: what every tool here
 // takes. Checking that by hand costs a fraction of the general validator
-// (a tenth of a memory_search call's CPU in the daemon went to it, most
+// (7% of a memory_search call's CPU in the daemon went to it, most
 // of it growing the stack of the goroutine the SDK starts for each
 // request), so the validator runs only for arguments the quick check
 // does not pass, and says what is wrong with them.
