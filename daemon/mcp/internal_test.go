@@ -1,11 +1,14 @@
 package mcp
 
 import (
+	"encoding/json"
 	"io/fs"
 	"log/slog"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/quirehq/quire/daemon/api"
 )
@@ -99,4 +102,87 @@ func TestLogDate(t *testing.T) {
 			t.Errorf("logDate(%q) = %q, want %q", p, got, want)
 		}
 	}
+}
+
+// quickChecks are the quick checks of every tool's arguments and the
+// validators they stand in for.
+func quickChecks() map[string]struct {
+	quick *flatSchema
+	full  *jsonschema.Resolved
+} {
+	type pair = struct {
+		quick *flatSchema
+		full  *jsonschema.Resolved
+	}
+	return map[string]pair{
+		"memory_search": {searchArgs.quick, searchArgs.resolved},
+		"memory_get":    {getArgs.quick, getArgs.resolved},
+		"memory_append": {appendArgs.quick, appendArgs.resolved},
+		"memory_write":  {writeArgs.quick, writeArgs.resolved},
+		"skill_search":  {skillSearchArgs.quick, skillSearchArgs.resolved},
+		"skill_get":     {skillGetArgs.quick, skillGetArgs.resolved},
+	}
+}
+
+// TestQuickCheck: every tool's arguments have the quick check, which
+// passes ordinary arguments and leaves the rest to the validator.
+func TestQuickCheck(t *testing.T) {
+	for tool, c := range quickChecks() {
+		if c.quick == nil {
+			t.Errorf("%s: no quick check; its schema says more than flatSchema covers", tool)
+		}
+	}
+	q := searchArgs.quick
+	for raw, want := range map[string]bool{
+		`{"query":"printer"}`:                            true,
+		`{"query":"printer","limit":50,"min_score":0.2}`: true,
+		`{"query":"printer","limit":51}`:                 false,
+		`{"query":"printer","limit":0}`:                  false,
+		`{"query":"printer","limit":2.5}`:                false,
+		`{"query":"printer","limit":"2"}`:                false,
+		`{"query":null}`:                                 false,
+		`{"query":3}`:                                    false,
+		`{"query":"x","colour":"red"}`:                   false,
+		`{}`:                                             false,
+		`null`:                                           false,
+	} {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(raw), &m); err != nil {
+			t.Fatal(err)
+		}
+		if got := q.valid(m); got != want {
+			t.Errorf("valid(%s) = %v, want %v", raw, got, want)
+		}
+	}
+	var m map[string]any
+	json.Unmarshal([]byte(`{"path":"MEMORY.md","scope":"user","from":3}`), &m)
+	if !getArgs.quick.valid(m) {
+		t.Errorf("memory_get %v: not passed", m)
+	}
+	m["scope"] = "alice"
+	if getArgs.quick.valid(m) {
+		t.Errorf("memory_get %v: passed a scope outside the enum", m)
+	}
+}
+
+// FuzzQuickCheck: arguments the quick check passes are arguments the
+// schema's validator passes.
+func FuzzQuickCheck(f *testing.F) {
+	for _, raw := range []string{`{"query":"printer"}`, `{"query":"x","limit":50,"min_score":-1}`, `{"path":"MEMORY.md","scope":"agent","from":1,"lines":1e3}`,
+		`{"path":"a","content":"","if_match":"*"}`, `{"name":"greeting"}`, `{"text":"tea"}`, `{"query":"x","limit":1.0}`, `{"scope":null}`} {
+		f.Add(raw)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		var m map[string]any
+		if json.Unmarshal([]byte(raw), &m) != nil {
+			return
+		}
+		for tool, c := range quickChecks() {
+			if c.quick.valid(m) {
+				if err := c.full.Validate(m); err != nil {
+					t.Fatalf("%s %s: quick check passed, validator refused: %v", tool, raw, err)
+				}
+			}
+		}
+	})
 }

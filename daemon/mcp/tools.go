@@ -10,7 +10,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/quirehq/quire/daemon/api"
@@ -92,61 +91,6 @@ type skillGetIn struct {
 	Name string `json:"name" jsonschema:"the skill's name, as skill_search lists it"`
 }
 
-// args is the input schema of a tool taking T, derived from T once and
-// resolved for validating the arguments of every call.
-type args[T any] struct {
-	schema   *jsonschema.Schema
-	resolved *jsonschema.Resolved
-}
-
-// argsOf derives T's schema; scope, when T has it, is an enum.
-func argsOf[T any]() args[T] {
-	s, err := jsonschema.For[T](nil)
-	if err != nil {
-		panic(fmt.Sprintf("mcp: schema of %T: %v", *new(T), err)) // a programming error, caught by every test
-	}
-	if p := s.Properties["scope"]; p != nil {
-		p.Enum = []any{scopeAgent, scopeUser}
-	}
-	for _, name := range []string{"limit", "from", "lines"} {
-		if p := s.Properties[name]; p != nil {
-			one := 1.0
-			p.Minimum = &one
-			p.Type = "integer"
-		}
-	}
-	if p := s.Properties["limit"]; p != nil {
-		most := float64(MaxLimit)
-		p.Maximum = &most
-	}
-	r, err := s.Resolve(nil)
-	if err != nil {
-		panic(fmt.Sprintf("mcp: resolve the schema of %T: %v", *new(T), err))
-	}
-	return args[T]{schema: s, resolved: r}
-}
-
-// decode validates raw against the schema and decodes it: arguments the
-// schema refuses are the API's bad_request.
-func (a args[T]) decode(raw json.RawMessage) (T, error) {
-	var in T
-	m := map[string]any{}
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return in, badRequest("validating \"arguments\": unmarshaling arguments: %v", err)
-		}
-	}
-	if err := a.resolved.Validate(m); err != nil {
-		return in, badRequest("validating \"arguments\": %v", err)
-	}
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &in); err != nil {
-			return in, badRequest("validating \"arguments\": %v", err)
-		}
-	}
-	return in, nil
-}
-
 // The tools' arguments, derived once for every server.
 var (
 	searchArgs      = argsOf[searchIn]()
@@ -226,13 +170,18 @@ func (s *server) addTools() {
 	}, skillGetArgs, s.skillGet)
 }
 
-// result is a successful tool answer: v as JSON text.
+// result is a successful tool answer: v as JSON text. The text is
+// encoded once into the string it becomes (json.Marshal would copy it
+// twice more) and without HTML escaping, like the SDK's own encoding.
 func result(v any) (*sdk.CallToolResult, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var text strings.Builder
+	enc := json.NewEncoder(&text)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}, nil
+	t := strings.TrimSuffix(text.String(), "\n")
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: t}}}, nil
 }
 
 // toolErr is toolError, with the error's status noted for Observe.
