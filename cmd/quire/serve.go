@@ -81,6 +81,10 @@ openai (any OpenAI-compatible /v1/embeddings endpoint: --embed-url,
 --embed-model, key in --embed-key-file, $QUIRE_EMBED_KEY or $OPENAI_API_KEY),
 none (full-text only).
 
+The daemon runs Go's garbage collector at GOGC=400 with a soft memory limit
+of a quarter of the machine's memory (GOMEMLIMIT); set either variable to
+choose otherwise.
+
 Examples:
   quire serve --repos ./repos
   git push http://127.0.0.1:7480/examples.git main
@@ -148,6 +152,7 @@ func runServe(ctx context.Context, e *env, opts any, args []string) error {
 	if err != nil {
 		return err
 	}
+	tuneGC(e.getenv, log)
 	var tokens api.Tokens
 	if o.tokenFile != "" {
 		f, err := os.Open(o.tokenFile)
