@@ -74,12 +74,20 @@ func (wr *writer) commitUpstream(ctx context.Context, s *source, sig object.Sign
 		if err != nil {
 			return "", nil, err
 		}
-		merged, err := s.repo.PushCAS(ctx, s.name, gitsync.LiveRef, lease, h)
-		if err == nil && merged {
+		now, err := s.repo.PushCAS(ctx, s.name, gitsync.LiveRef, lease, h)
+		if err == nil && now != h {
 			// The upstream (a quire host) merged the write onto a live
-			// that had moved: the answer names live as it is now, which
-			// a fetch brings.
-			return wr.mergedLive(ctx, s, h), writes, nil
+			// that had moved: the answer names live as it is now. The
+			// mirror goes to the write (what it has the objects of) and
+			// fetches the merge in the background.
+			if err := s.repo.UpdateRef(upstreamLive, lease, h); err != nil {
+				wr.log.Debug("mirror's live moved meanwhile; the next fetch settles it", "err", err)
+			}
+			s.follower.Trigger()
+			if now.IsZero() {
+				return wr.mergedLive(ctx, s, h), writes, nil
+			}
+			return now.String(), writes, nil
 		}
 		if err == nil {
 			// The upstream holds it: the mirror's live follows (a fetch
@@ -100,9 +108,9 @@ func (wr *writer) commitUpstream(ctx context.Context, s *source, sig object.Sign
 }
 
 // mergedLive fetches the upstream's live after it merged the write h
-// onto it and returns it, or h itself when the fetch fails or does not
-// hold h (the write is accepted either way; the next fetch settles the
-// mirror).
+// onto it without saying which commit that made, and returns it, or h
+// itself when the fetch fails or does not hold h (the write is accepted
+// either way; the next fetch settles the mirror).
 func (wr *writer) mergedLive(ctx context.Context, s *source, h plumbing.Hash) string {
 	if _, err := s.follower.Fetch(ctx); err != nil {
 		wr.log.Debug("fetch after a merged write", "source", s.id(), "err", err)

@@ -156,7 +156,13 @@ func testUpstreamContended(t *testing.T, plain bool) {
 			t.Errorf("interfering-%d lost", i)
 		}
 	}
-	if got, _ := follower.c.Prompt(ctx, "bot", api.PromptRequest{}); got.Commit != w.Commit {
-		t.Errorf("the follower serves %s after acknowledging %s", got.Commit, w.Commit)
+	// The follower serves its write at once (the commit it made) and live
+	// as the upstream made it (the merge, fetched in the background) soon.
+	if f, err := follower.c.ReadFile(ctx, "bot", w.Path, ""); err != nil || !strings.Contains(f.Content, "PERSISTENT") {
+		t.Errorf("the follower does not serve its own acknowledged write: %v %q", err, f.Content)
 	}
+	waitFor(t, "the follower to serve the acknowledged commit", func() bool {
+		got, err := follower.c.Prompt(ctx, "bot", api.PromptRequest{})
+		return err == nil && got.Commit == w.Commit
+	})
 }

@@ -217,6 +217,13 @@ func runGit(ctx context.Context, r *Repository, args ...string) error {
 }
 
 func gitOutput(ctx context.Context, r *Repository, args ...string) (string, error) {
+	out, _, err := gitRun(ctx, r, args...)
+	return out, err
+}
+
+// gitRun runs git in r and returns its standard output and standard
+// error (both bounded); the error says what git said when it failed.
+func gitRun(ctx context.Context, r *Repository, args ...string) (string, string, error) {
 	base := []string{"-c", "fetch.unpackLimit=1", "-c", "transfer.unpackLimit=1", "-c", "receive.unpackLimit=1",
 		"-c", "core.fsync=objects,reference", "-c", "core.fsyncMethod=fsync", "-c", "gc.auto=0", "-c", "credential.interactive=never"}
 	cmd := exec.CommandContext(ctx, "git", append(base, args...)...)
@@ -235,7 +242,7 @@ func gitOutput(ctx context.Context, r *Repository, args ...string) (string, erro
 		if msg == "" {
 			msg = err.Error()
 		}
-		return out.String(), fmt.Errorf("git %s: %s", args[0], oneLine(msg))
+		return out.String(), stderr.String(), fmt.Errorf("git %s: %s", args[0], oneLine(msg))
 	}
-	return out.String(), nil
+	return out.String(), stderr.String(), nil
 }

@@ -360,6 +360,9 @@ func (h *Host) serveRefs(w http.ResponseWriter, req *http.Request, name string) 
 		http.Error(w, "cannot list refs", http.StatusInternalServerError)
 		return
 	}
+	if h.opts.Live && r != nil {
+		adv = withHaves(adv, r.recentLive(recentLiveHaves))
+	}
 	w.Header().Set("Content-Type", "application/x-"+service+"-advertisement")
 	var out []byte
 	out = appendPkt(out, "# service="+service+"\n")

@@ -5,6 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -65,6 +68,10 @@ func TestPushCAS(t *testing.T) {
 	for _, rm := range remotes {
 		t.Run(rm.name, func(t *testing.T) {
 			url, up := rm.setup(t)
+			// Live's history: what a pack must not carry again.
+			for i := range 20 {
+				agentWrite(t, up, map[string]string{fmt.Sprintf("users/u%d/USER.md", i): "earlier\n"})
+			}
 			mirrorDir := t.TempDir()
 			git(t, mirrorDir, "clone", "-q", "--bare", url, ".")
 			mirror, err := Open(mirrorDir)
@@ -91,10 +98,9 @@ func TestPushCAS(t *testing.T) {
 
 			// A write the host made too (the same daily log): never
 			// accepted without a merge.
-			merged, err := mirror.PushCAS(ctx, url, LiveRef, base, write(appendLog("## 10:01\n\nfrom a follower\n")))
-			if merged != (err == nil && rm.merges) {
-				t.Errorf("merged = %v (err %v)", merged, err)
-			}
+			pushed := write(appendLog("## 10:01\n\nfrom a follower\n"))
+			packsBefore := packIndexes(t, up.Path())
+			now, err := mirror.PushCAS(ctx, url, LiveRef, base, pushed)
 			if !rm.merges {
 				if !errors.Is(err, ErrStale) {
 					t.Fatalf("push on an older live: %v, want ErrStale", err)
@@ -121,6 +127,15 @@ func TestPushCAS(t *testing.T) {
 			}
 			if ok, _ := up.IsAncestor(cur.String(), live.String()); !ok {
 				t.Fatal("the merge does not hold the host's write")
+			}
+			if now != live || now == pushed {
+				t.Errorf("PushCAS says the remote's live is %s; it is %s (pushed %s)", now, live, pushed)
+			}
+			// The host named live's recent values as ".have": the pack
+			// held the write (commit, trees, blob), not live's history,
+			// and the merge added as few.
+			if n := newObjects(t, up.Path(), packsBefore); n > 12 {
+				t.Errorf("the push and its merge stored %d objects; live's history was sent again", n)
 			}
 
 			// MEMORY.md moved on live meanwhile: a write to it from the
@@ -165,4 +180,42 @@ func TestAdvertisedCaps(t *testing.T) {
 	if _, err := advertisedCaps(strings.NewReader("0000")); err == nil {
 		t.Fatal("an advertisement without a ref line was read")
 	}
+}
+
+// packIndexes lists the pack indexes of the repository at dir.
+func packIndexes(t *testing.T, dir string) map[string]bool {
+	t.Helper()
+	idx, err := filepath.Glob(filepath.Join(dir, "objects", "pack", "*.idx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, p := range idx {
+		out[p] = true
+	}
+	return out
+}
+
+// newObjects counts the objects in the packs of dir that are not in before.
+func newObjects(t *testing.T, dir string, before map[string]bool) int {
+	t.Helper()
+	n := 0
+	for p := range packIndexes(t, dir) {
+		if before[p] {
+			continue
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("git", "show-index")
+		cmd.Stdin = f
+		out, err := cmd.Output()
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += strings.Count(string(out), "\n")
+	}
+	return n
 }

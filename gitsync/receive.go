@@ -330,6 +330,11 @@ func (h *Host) receive(ctx context.Context, r *Repository, body io.Reader, cmds 
 					results[i].reason = "non-fast-forward"
 					continue
 				}
+				if pl.new != c.New {
+					// The pusher (a daemon) answers its write with the
+					// commit live is now: say which (see PushCAS).
+					out.say("quire: merged onto live, which had moved: %s %s", liveIsNow, pl.new)
+				}
 				updates = append(updates, RefUpdate{Name: LiveRef, Old: pl.old, New: pl.new})
 				continue
 			}

@@ -1,6 +1,7 @@
 package gitsync
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
@@ -48,6 +50,51 @@ func advertisement(r *Repository, caps string, log *slog.Logger) ([]byte, error)
 		out = appendPkt(out, s+"\n")
 	}
 	return append(out, "0000"...), nil
+}
+
+// recentLiveHaves is how many of live's recent values (its first-parent
+// chain below the tip) a receive-pack advertisement names as ".have".
+const recentLiveHaves = 64
+
+// withHaves adds a ".have" line for each of haves to a receive-pack
+// advertisement (before its flush): commits the repository has that no
+// ref names. A git client leaves out of its pack whatever they reach.
+// A daemon writing to live pushes a commit made on live as it last
+// fetched it, which live has moved past since: without these lines its
+// git would send every commit on live since main, a pack (and a check of
+// every commit in it) that grows with live's history.
+func withHaves(adv []byte, haves []plumbing.Hash) []byte {
+	if len(haves) == 0 || !bytes.HasSuffix(adv, []byte("0000")) {
+		return adv
+	}
+	out := adv[:len(adv)-4:len(adv)-4]
+	for _, h := range haves {
+		out = appendPkt(out, h.String()+" .have\n")
+	}
+	return append(out, "0000"...)
+}
+
+// recentLive returns up to n commits of live's first-parent chain below
+// its tip (the values live had before its last n moves); nil when there
+// is no live.
+func (r *Repository) recentLive(n int) []plumbing.Hash {
+	var out []plumbing.Hash
+	_ = r.locked(func(st storer.EncodedObjectStorer) error {
+		h, err := r.refValue(LiveRef)
+		if err != nil || h.IsZero() {
+			return nil
+		}
+		for len(out) < n {
+			c, err := object.GetCommit(st, h)
+			if err != nil || len(c.ParentHashes) == 0 {
+				return nil
+			}
+			h = c.ParentHashes[0]
+			out = append(out, h)
+		}
+		return nil
+	})
+	return out
 }
 
 // The fetch side is git's own upload-pack (`git upload-pack

@@ -134,9 +134,9 @@ func (e *PushRejectedError) Is(target error) bool { return e.Stale && target == 
 // ref is still old (zero: must not exist): compare-and-swap on the
 // server (git push --force-with-lease). It returns nil once the remote
 // accepted, a *PushRejectedError when it refused, another error when it
-// could not be reached. merged reports that the remote took new by
-// merging it onto a ref that had moved (see below): the remote's ref is
-// then a merge that holds new, not new.
+// could not be reached. now is what the remote's ref holds once it
+// accepted: new, or, when a quire host merged new onto a live that had
+// moved (see below), that merge (zero when the host did not say which).
 //
 // A write on live to a quire host with two branches (one that advertises
 // the quire-live capability) goes without the lease: such a host decides
@@ -146,7 +146,7 @@ func (e *PushRejectedError) Is(target error) bool { return e.Stale && target == 
 // by the git client against the ref advertisement, would otherwise fail
 // every time another writer moved live between this daemon's fetch and
 // its push: on a busy host that is nearly every time.
-func (r *Repository) PushCAS(ctx context.Context, url string, ref plumbing.ReferenceName, old, new plumbing.Hash) (merged bool, err error) {
+func (r *Repository) PushCAS(ctx context.Context, url string, ref plumbing.ReferenceName, old, new plumbing.Hash) (now plumbing.Hash, err error) {
 	args := []string{"push", "--porcelain", "--no-verify"}
 	if ref == LiveRef && !old.IsZero() && r.decidesLive(ctx, url) {
 		args = append(args, "--force")
@@ -158,7 +158,8 @@ func (r *Repository) PushCAS(ctx context.Context, url string, ref plumbing.Refer
 		args = append(args, lease)
 	}
 	args = append(args, "--", url, new.String()+":"+ref.String())
-	out, err := gitOutput(ctx, r, args...)
+	out, stderr, err := gitRun(ctx, r, args...)
+	merged := false
 	for _, line := range strings.Split(out, "\n") {
 		// "<flag>\t<from>:<to>\t<summary> (<reason>)"
 		f := strings.SplitN(line, "\t", 3)
@@ -179,12 +180,37 @@ func (r *Repository) PushCAS(ctx context.Context, url string, ref plumbing.Refer
 			strings.Contains(lower, "fetch first") || strings.Contains(lower, "failed to lock") ||
 			strings.Contains(lower, "cannot lock") || strings.Contains(lower, "failed to update ref") ||
 			strings.Contains(lower, "incorrect old value")
-		return false, &PushRejectedError{Ref: ref, Reason: reason, Stale: stale}
+		return plumbing.ZeroHash, &PushRejectedError{Ref: ref, Reason: reason, Stale: stale}
 	}
 	if err != nil {
-		return false, fmt.Errorf("push %s to %s: %w", ref.Short(), url, err)
+		return plumbing.ZeroHash, fmt.Errorf("push %s to %s: %w", ref.Short(), url, err)
 	}
-	return merged, nil
+	if !merged {
+		return new, nil
+	}
+	return mergedInto(stderr), nil
+}
+
+// liveIsNow introduces, in a host's remote: message, the commit live is
+// after it merged a pushed write onto it.
+const liveIsNow = "live is now"
+
+// mergedInto finds the commit a host's remote: message says live is now
+// (zero when there is none).
+func mergedInto(stderr string) plumbing.Hash {
+	i := strings.LastIndex(stderr, liveIsNow+" ")
+	if i < 0 {
+		return plumbing.ZeroHash
+	}
+	rest := stderr[i+len(liveIsNow)+1:]
+	if len(rest) < 40 {
+		return plumbing.ZeroHash
+	}
+	h, ok := parseHash(rest[:40])
+	if !ok {
+		return plumbing.ZeroHash
+	}
+	return h
 }
 
 // decidesLive reports whether the remote at rawURL is a quire host with
