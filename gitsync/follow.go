@@ -3,6 +3,7 @@ package gitsync
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os/exec"
@@ -86,25 +87,37 @@ func (f *Follower) Run(ctx context.Context) error {
 
 // Fetch fetches from the upstream once and returns the refs that moved
 // (also sent to OnEvent when any did).
+//
+// git fetches into a staging namespace (refs/quire-fetch/…) without any
+// of the repository's locks, so the daemon's own commits and ref moves
+// go on while the network is slow; then, under the writer lock, each
+// fetched value moves its ref only if the ref is still what it was when
+// the fetch began. A ref the daemon moved meanwhile (its own write,
+// pushed and accepted: newer than what the fetch saw) keeps its value;
+// the next fetch settles it.
 func (f *Follower) Fetch(ctx context.Context) ([]RefUpdate, error) {
 	specs := f.RefSpecs
 	if len(specs) == 0 {
 		specs = []string{"+refs/heads/*:refs/remotes/upstream/*"}
 	}
-	var refSpecs []config.RefSpec
+	var refSpecs, stagedSpecs []config.RefSpec
+	var staged []string
 	for _, s := range specs {
 		rs := config.RefSpec(s)
 		if err := rs.Validate(); err != nil {
 			return nil, fmt.Errorf("refspec %q: %w", s, err)
 		}
 		refSpecs = append(refSpecs, rs)
+		st := stagedSpec(s)
+		stagedSpecs = append(stagedSpecs, config.RefSpec(st))
+		staged = append(staged, st)
 	}
 	r := f.Repository
-	// The writer lock keeps the daemon's own ref moves out; the storage
-	// lock (readers) is only taken to read refs before and after, never
-	// across the network.
-	r.writeMu.Lock()
-	defer r.writeMu.Unlock()
+	// One fetch at a time; the storage lock (readers) and the writer
+	// lock are only taken to read and move refs, never across the
+	// network.
+	r.fetchMu.Lock()
+	defer r.fetchMu.Unlock()
 	var before map[plumbing.ReferenceName]plumbing.Hash
 	err := r.locked(func(storer.EncodedObjectStorer) error {
 		var err error
@@ -112,28 +125,11 @@ func (f *Follower) Fetch(ctx context.Context) ([]RefUpdate, error) {
 		return err
 	})
 	if err == nil {
-		err = f.gitFetch(ctx, specs)
+		err = f.gitFetch(ctx, staged)
 	}
 	var updates []RefUpdate
 	if err == nil {
-		err = r.locked(func(storer.EncodedObjectStorer) error {
-			r.reindex() // git wrote new packs
-			after, err := refsMatching(r, refSpecs)
-			if err != nil {
-				return err
-			}
-			for name, h := range after {
-				if before[name] != h {
-					updates = append(updates, RefUpdate{Name: name, Old: before[name], New: h})
-				}
-			}
-			for name, h := range before {
-				if _, ok := after[name]; !ok {
-					updates = append(updates, RefUpdate{Name: name, Old: h})
-				}
-			}
-			return nil
-		})
+		updates, err = f.adopt(refSpecs, stagedSpecs, before)
 	}
 	if f.OnFetch != nil {
 		f.OnFetch(err)
@@ -152,6 +148,75 @@ func (f *Follower) Fetch(ctx context.Context) ([]RefUpdate, error) {
 		f.OnEvent(Event{Source: SourceUpstream, Name: r.path, Repository: r, Refs: updates})
 	}
 	return updates, nil
+}
+
+// stagingPrefix is where a fetch puts what it fetched before the refs
+// adopt it.
+const stagingPrefix = "refs/quire-fetch/"
+
+// stagedSpec is refspec s with its destination in the staging namespace.
+func stagedSpec(s string) string {
+	src, dst, ok := strings.Cut(s, ":")
+	if !ok {
+		return s
+	}
+	return src + ":" + stagedName(dst)
+}
+
+func stagedName(name string) string { return stagingPrefix + strings.TrimPrefix(name, "refs/") }
+
+// adopt moves each ref to the value the fetch staged for it, under the
+// writer lock, if the ref is still what it was before the fetch (before);
+// a ref the fetch staged no value for that has gone upstream is left as
+// it is (fetches do not prune). It returns the moves.
+func (f *Follower) adopt(refSpecs, stagedSpecs []config.RefSpec, before map[plumbing.ReferenceName]plumbing.Hash) ([]RefUpdate, error) {
+	r := f.Repository
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	var updates []RefUpdate
+	err := r.locked(func(storer.EncodedObjectStorer) error {
+		r.reindex() // git wrote new packs
+		got, err := refsMatching(r, stagedSpecs)
+		if err != nil {
+			return err
+		}
+		for sname, h := range got {
+			name := plumbing.ReferenceName("refs/" + strings.TrimPrefix(string(sname), stagingPrefix))
+			if !matchesAny(refSpecs, name) {
+				continue
+			}
+			cur, err := r.refValue(name)
+			if err != nil && !errors.Is(err, plumbing.ErrReferenceNotFound) {
+				return err
+			}
+			if cur == h {
+				continue
+			}
+			if cur != before[name] {
+				// The daemon moved it while the fetch ran.
+				continue
+			}
+			if err := r.setRef(name, cur, h); err != nil {
+				if errors.Is(err, ErrStale) {
+					continue
+				}
+				return err
+			}
+			updates = append(updates, RefUpdate{Name: name, Old: cur, New: h})
+		}
+		return nil
+	})
+	return updates, err
+}
+
+// matchesAny reports whether name is a destination of one of specs.
+func matchesAny(specs []config.RefSpec, name plumbing.ReferenceName) bool {
+	for _, s := range specs {
+		if dstMatches(s, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // refsMatching reads the refs that are destinations of specs. Callers

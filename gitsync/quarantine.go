@@ -144,14 +144,51 @@ func (q *quarantine) migrate(r *Repository) error {
 			return fmt.Errorf("sync %s: %w", p, err)
 		}
 	}
+	// A small push (a daemon's write, a persona change) is read into
+	// memory before its pack moves, so that the repository reads it
+	// without re-reading every pack index; a large one makes go-git
+	// re-read the pack directory.
+	objs := q.smallObjects()
 	if err := movePack(r.st.packDir, q.pack, q.idx, q.sum); err != nil {
 		return err
 	}
 	r.st.packAdded()
 	r.mu.Lock()
-	r.reindex()
+	if objs != nil {
+		r.st.addRecent(objs)
+	} else {
+		r.reindex()
+	}
 	r.mu.Unlock()
 	return nil
+}
+
+// smallPush is the largest pack migrate reads into memory.
+const smallPush = 1 << 20
+
+// smallObjects returns the quarantined pack's objects, in memory, when
+// the pack is at most smallPush bytes; nil otherwise.
+func (q *quarantine) smallObjects() []plumbing.EncodedObject {
+	if fi, err := os.Stat(q.pack); err != nil || fi.Size() > smallPush {
+		return nil
+	}
+	iter, err := q.st.IterEncodedObjects(plumbing.AnyObject)
+	if err != nil {
+		return nil
+	}
+	defer iter.Close()
+	var out []plumbing.EncodedObject
+	err = iter.ForEach(func(o plumbing.EncodedObject) error {
+		if err := copyObject(&o); err != nil {
+			return err
+		}
+		out = append(out, o)
+		return nil
+	})
+	if err != nil {
+		return nil
+	}
+	return out
 }
 
 func (q *quarantine) close() {

@@ -14,6 +14,7 @@ import (
 	"github.com/go-git/go-billy/v5"
 	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
@@ -34,6 +35,9 @@ type Repository struct {
 	// writeMu makes the repository single-writer: commits and pushes
 	// hold it from reading the old ref value to moving the ref.
 	writeMu sync.Mutex
+	// fetchMu makes fetches from an upstream one at a time (see
+	// Follower.Fetch); it is never held with writeMu waiting on it.
+	fetchMu sync.Mutex
 
 	// trees caches decoded trees for snapshots.
 	trees treeCache
@@ -42,6 +46,10 @@ type Repository struct {
 	// that decides writes on live itself (see PushCAS).
 	liveHosts sync.Map
 }
+
+// maxOpenPacks is how many pack files a repository keeps open for reads
+// (the least recently used is closed first).
+const maxOpenPacks = 16
 
 // Open opens the git repository at path: a bare repository, a .git
 // directory, or any directory inside a work tree (the .git directory is
@@ -64,6 +72,11 @@ func Open(path string) (*Repository, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open git repository %s: %w", path, err)
 	}
+	// The same storage, keeping a few pack files open: by default
+	// go-git opens, maps and closes the pack for every object it reads,
+	// which was a fifth of a busy host's CPU.
+	fsSt = filesystem.NewStorageWithOptions(fsSt.Filesystem(), cache.NewObjectLRUDefault(),
+		filesystem.Options{MaxOpenDescriptors: maxOpenPacks})
 	st := &gitStorage{Storage: fsSt, refs: &refStore{gitDir: gitDir, commonDir: commonDir},
 		packDir: filepath.Join(commonDir, "objects", "pack")}
 	if err := os.MkdirAll(st.packDir, 0o755); err != nil {

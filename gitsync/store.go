@@ -303,19 +303,29 @@ func (s *gitStorage) writePending(p *pending) error {
 		return err
 	}
 	s.packAdded()
+	objs := make([]plumbing.EncodedObject, len(p.order))
+	for i, h := range p.order {
+		objs[i] = p.objs[h]
+	}
+	s.addRecent(objs)
+	return nil
+}
+
+// addRecent makes the objects of a pack just installed readable without
+// go-git re-reading every pack index (it does once recent outgrows
+// recentLimit). Callers hold Repository.mu.
+func (s *gitStorage) addRecent(objs []plumbing.EncodedObject) {
 	if s.recentBytes > recentLimit {
 		s.reindex()
-		return nil
+		return
 	}
 	if s.recent == nil {
 		s.recent = map[plumbing.Hash]plumbing.EncodedObject{}
 	}
-	for _, h := range p.order {
-		o := p.objs[h]
-		s.recent[h] = o
+	for _, o := range objs {
+		s.recent[o.Hash()] = o
 		s.recentBytes += o.Size()
 	}
-	return nil
 }
 
 // pending collects the new objects of one commit in memory, reading

@@ -67,7 +67,7 @@ func withHaves(adv []byte, haves []plumbing.Hash) []byte {
 	if len(haves) == 0 || !bytes.HasSuffix(adv, []byte("0000")) {
 		return adv
 	}
-	out := adv[:len(adv)-4:len(adv)-4]
+	out := adv[: len(adv)-4 : len(adv)-4]
 	for _, h := range haves {
 		out = appendPkt(out, h.String()+" .have\n")
 	}
