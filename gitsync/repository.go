@@ -41,6 +41,8 @@ type Repository struct {
 	// liveHosts remembers, per remote URL, whether it is a quire host
 	// that decides writes on live itself (see PushCAS).
 	liveHosts sync.Map
+	// sp is the native send-pack's state (see sendLive).
+	sp sendPackState
 }
 
 // Open opens the git repository at path: a bare repository, a .git
