@@ -74,6 +74,10 @@ const (
 	ackedPerRemote = 32
 )
 
+// sendPackAgent is the native send-pack's User-Agent (decidesLive's
+// question is "git/quire").
+const sendPackAgent = "git/quire-send-pack"
+
 // sendPackState is a Repository's native send-pack bookkeeping.
 type sendPackState struct {
 	// native and cli count PushCAS's pushes by the path they took.
@@ -169,7 +173,7 @@ func (r *Repository) sendLive(ctx context.Context, rawURL string, new plumbing.H
 			pw, _ := user.Password()
 			req.SetBasicAuth(user.Username(), pw)
 		}
-		req.Header.Set("User-Agent", "git/quire")
+		req.Header.Set("User-Agent", sendPackAgent)
 	}
 
 	adv, err := fetchAdvertisement(ctx, client, base, auth)

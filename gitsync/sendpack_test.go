@@ -246,8 +246,8 @@ func TestSendLiveMergedParent(t *testing.T) {
 }
 
 // nativeClient reports whether a request comes from the native
-// send-pack (git sends "git/2.…").
-func nativeClient(req *http.Request) bool { return req.UserAgent() == "git/quire" }
+// send-pack (git sends "git/2.…", decidesLive "git/quire").
+func nativeClient(req *http.Request) bool { return req.UserAgent() == sendPackAgent }
 
 // TestSendLiveFallback: a remote that answers the native send-pack 401
 // (its advertisement or its push) gets the push from git push instead,
