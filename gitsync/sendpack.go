@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -221,6 +222,9 @@ func (r *Repository) sendLive(ctx context.Context, rawURL string, new plumbing.H
 	req.Header.Set("Content-Type", "application/x-git-receive-pack-request")
 	req.Header.Set("Accept", "application/x-git-receive-pack-result")
 	resp, err := client.Do(req)
+	if op := (*net.OpError)(nil); errors.As(err, &op) && op.Op == "dial" {
+		return plumbing.ZeroHash, fmt.Errorf("push live to %s: %w", base, err) // nothing was sent
+	}
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("push live to %s: %w: %w", base, ErrPushOutcomeUnknown, err)
 	}
@@ -250,6 +254,9 @@ func (r *Repository) sendLive(ctx context.Context, rawURL string, new plumbing.H
 	st, ok := res.status(LiveRef)
 	if !ok {
 		return plumbing.ZeroHash, fmt.Errorf("push live to %s: %w: the report does not name %s", base, ErrPushOutcomeUnknown, LiveRef)
+	}
+	if st.ok && res.unpack != "ok" {
+		return plumbing.ZeroHash, fmt.Errorf("push live to %s: %w: the report says unpack %s and ok %s", base, ErrPushOutcomeUnknown, res.unpack, LiveRef)
 	}
 	if res.unpack != "ok" || strings.Contains(st.reason, "missing necessary objects") {
 		// The host refused the pack (nothing was applied): git push
@@ -383,7 +390,7 @@ func (r *Repository) sendPackFor(new plumbing.Hash, known map[plumbing.Hash]bool
 		}
 		var parentTrees []plumbing.Hash
 		for _, p := range parents {
-			if !remoteHas(st, p, known) {
+			if !remoteHas(st, r.hasCached, p, known) {
 				return fmt.Errorf("%w: the remote is not known to have %s, the parent of %s", errUseCLI, p, new)
 			}
 			pc, err := object.GetCommit(st, p)
@@ -412,15 +419,15 @@ func (r *Repository) sendPackFor(new plumbing.Hash, known map[plumbing.Hash]bool
 }
 
 // remoteHas reports whether the remote has commit h: it is in known, or
-// an ancestor of a commit in known that st has (a walk of at most
-// maxProveCommits commits).
-func remoteHas(st storer.EncodedObjectStorer, h plumbing.Hash, known map[plumbing.Hash]bool) bool {
+// an ancestor of a commit in known that this repository has (has; a walk
+// of at most maxProveCommits commits).
+func remoteHas(st storer.EncodedObjectStorer, has func(plumbing.Hash) bool, h plumbing.Hash, known map[plumbing.Hash]bool) bool {
 	if known[h] {
 		return true
 	}
 	var queue []plumbing.Hash
 	for k := range known {
-		if st.HasEncodedObject(k) == nil {
+		if has(k) {
 			queue = append(queue, k)
 		}
 	}
@@ -444,6 +451,17 @@ func remoteHas(st storer.EncodedObjectStorer, h plumbing.Hash, known map[plumbin
 		}
 	}
 	return false
+}
+
+// hasCached reports whether the repository has object h as far as the
+// packs already read know: unlike HasEncodedObject, a miss does not
+// re-read the pack directory (a remote's refs are mostly commits this
+// repository never fetched). Callers hold r.mu.
+func (r *Repository) hasCached(h plumbing.Hash) bool {
+	if _, ok := r.st.recent[h]; ok {
+		return true
+	}
+	return r.st.Storage.HasEncodedObject(h) == nil
 }
 
 // packObjects lists commit and the objects of tree that the trees in

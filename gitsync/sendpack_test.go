@@ -454,3 +454,27 @@ func TestReadAdvertisement(t *testing.T) {
 		}
 	}
 }
+
+// TestSendLiveProvenAncestor: a write's parent that the advertisement no
+// longer names (live moved more than recentLiveHaves times since) is
+// proven to be on the remote by this repository's own copy of live, an
+// advertised commit that descends from it.
+func TestSendLiveProvenAncestor(t *testing.T) {
+	ctx := context.Background()
+	lr := newLiveRemote(t, nil)
+	base := lr.live(t)
+	for i := range recentLiveHaves + 6 {
+		agentWrite(t, lr.up, map[string]string{fmt.Sprintf("users/u%d/USER.md", i): "earlier\n"})
+	}
+	git(t, lr.mirror.Path(), "fetch", "-q", "origin", "+live:live")
+	cur := lr.live(t)
+	pushed := lr.write(t, base, map[string]string{"SOUL.md": "a soul\n"})
+	now, err := lr.mirror.PushCAS(ctx, lr.url, LiveRef, base, pushed)
+	if err != nil || now != lr.live(t) {
+		t.Fatalf("a write on a live %d moves old: %s, %v", recentLiveHaves+6, now, err)
+	}
+	if ok, _ := lr.up.IsAncestor(cur.String(), now.String()); !ok {
+		t.Fatal("the merge does not hold live")
+	}
+	lr.paths(t, 1, 0)
+}
