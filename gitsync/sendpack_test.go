@@ -462,7 +462,7 @@ func TestReadAdvertisement(t *testing.T) {
 func TestSendLiveProvenAncestor(t *testing.T) {
 	ctx := context.Background()
 	lr := newLiveRemote(t, nil)
-	base := lr.live(t)
+	base := agentWrite(t, lr.up, map[string]string{"AGENTS.md": "v1\n"}) // not main, which is advertised
 	for i := range recentLiveHaves + 6 {
 		agentWrite(t, lr.up, map[string]string{fmt.Sprintf("users/u%d/USER.md", i): "earlier\n"})
 	}
