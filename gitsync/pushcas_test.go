@@ -34,18 +34,23 @@ func TestPushCAS(t *testing.T) {
 		name   string
 		setup  func(t *testing.T) (url string, r *Repository)
 		merges bool
+		// gitOnly turns the native send-pack off; native says the
+		// pushes go without git.
+		gitOnly, native bool
+	}
+	liveHost := func(t *testing.T) (string, *Repository) {
+		h, url, _ := testHost(t, HostOptions{Live: true})
+		git(t, newWorkRepo(t, files), "push", "-q", url+"/ws.git", "main")
+		r, err := h.Repository("ws")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return url + "/ws.git", r
 	}
 	remotes := []remote{
-		{"quire host with live", func(t *testing.T) (string, *Repository) {
-			h, url, _ := testHost(t, HostOptions{Live: true})
-			git(t, newWorkRepo(t, files), "push", "-q", url+"/ws.git", "main")
-			r, err := h.Repository("ws")
-			if err != nil {
-				t.Fatal(err)
-			}
-			return url + "/ws.git", r
-		}, true},
-		{"quire host without live", func(t *testing.T) (string, *Repository) {
+		{name: "quire host with live", setup: liveHost, merges: true, native: true},
+		{name: "quire host with live, git push", setup: liveHost, merges: true, gitOnly: true},
+		{name: "quire host without live", setup: func(t *testing.T) (string, *Repository) {
 			h, url, _ := testHost(t, HostOptions{})
 			git(t, newWorkRepo(t, files), "push", "-q", url+"/ws.git", "main:main", "main:live")
 			r, err := h.Repository("ws")
@@ -53,8 +58,8 @@ func TestPushCAS(t *testing.T) {
 				t.Fatal(err)
 			}
 			return url + "/ws.git", r
-		}, false},
-		{"plain bare repository", func(t *testing.T) (string, *Repository) {
+		}, merges: false},
+		{name: "plain bare repository", setup: func(t *testing.T) (string, *Repository) {
 			bare := t.TempDir()
 			git(t, bare, "init", "-q", "--bare", "-b", "main")
 			git(t, newWorkRepo(t, files), "push", "-q", bare, "main:main", "main:live")
@@ -63,21 +68,37 @@ func TestPushCAS(t *testing.T) {
 				t.Fatal(err)
 			}
 			return "file://" + bare, r
-		}, false},
+		}, merges: false},
 	}
+	refusals := map[string]string{} // the conflicting write's error, by remote
 	for _, rm := range remotes {
 		t.Run(rm.name, func(t *testing.T) {
 			url, up := rm.setup(t)
+			var mirror *Repository
+			defer func() {
+				if mirror == nil || t.Failed() {
+					return
+				}
+				native, cli := mirror.sp.native.Load(), mirror.sp.cli.Load()
+				if rm.native && (native == 0 || cli != 0) {
+					t.Errorf("%d native pushes, %d with git; want every push native (last fallback: %v)", native, cli, mirror.sp.lastFallback)
+				}
+				if !rm.native && (native != 0 || cli == 0) {
+					t.Errorf("%d native pushes, %d with git; want every push with git", native, cli)
+				}
+			}()
 			// Live's history: what a pack must not carry again.
 			for i := range 20 {
 				agentWrite(t, up, map[string]string{fmt.Sprintf("users/u%d/USER.md", i): "earlier\n"})
 			}
 			mirrorDir := t.TempDir()
 			git(t, mirrorDir, "clone", "-q", "--bare", url, ".")
-			mirror, err := Open(mirrorDir)
+			var err error
+			mirror, err = Open(mirrorDir)
 			if err != nil {
 				t.Fatal(err)
 			}
+			mirror.sp.gitOnly.Store(rm.gitOnly)
 			base, err := mirror.Resolve("refs/heads/live")
 			if err != nil {
 				t.Fatal(err)
@@ -145,7 +166,12 @@ func TestPushCAS(t *testing.T) {
 			if !errors.Is(err, ErrStale) {
 				t.Fatalf("a conflicting write on an older live: %v, want ErrStale", err)
 			}
+			refusals[rm.name] = err.Error()
 		})
+	}
+	// The native send-pack answers as git push does.
+	if n, g := refusals["quire host with live"], refusals["quire host with live, git push"]; n != g {
+		t.Errorf("a conflicting write refused natively:\n%s\nwith git push:\n%s", n, g)
 	}
 }
 

@@ -45,6 +45,8 @@ type Repository struct {
 	// liveHosts remembers, per remote URL, whether it is a quire host
 	// that decides writes on live itself (see PushCAS).
 	liveHosts sync.Map
+	// sp is the native send-pack's state (see sendLive).
+	sp sendPackState
 }
 
 // maxOpenPacks is how many pack files a repository keeps open for reads

@@ -146,9 +146,25 @@ func (e *PushRejectedError) Is(target error) bool { return e.Stale && target == 
 // by the git client against the ref advertisement, would otherwise fail
 // every time another writer moved live between this daemon's fetch and
 // its push: on a busy host that is nearly every time.
+//
+// Such a push goes from this process over smart HTTP when it can (see
+// sendLive), with git push otherwise. A push that was sent and got no
+// report back is an error matching ErrPushOutcomeUnknown.
 func (r *Repository) PushCAS(ctx context.Context, url string, ref plumbing.ReferenceName, old, new plumbing.Hash) (now plumbing.Hash, err error) {
+	live := ref == LiveRef && !old.IsZero() && r.decidesLive(ctx, url)
+	if live && !r.sp.gitOnly.Load() {
+		now, err := r.sendLive(ctx, url, new)
+		if !errors.Is(err, errUseCLI) {
+			r.sp.native.Add(1)
+			return now, err
+		}
+		r.sp.fellBack(err)
+		// sendLive forgets a host that stopped deciding live.
+		live = r.decidesLive(ctx, url)
+	}
+	r.sp.cli.Add(1)
 	args := []string{"push", "--porcelain", "--no-verify"}
-	if ref == LiveRef && !old.IsZero() && r.decidesLive(ctx, url) {
+	if live {
 		args = append(args, "--force")
 	} else {
 		lease := "--force-with-lease=" + ref.String() + ":"
@@ -174,21 +190,19 @@ func (r *Repository) PushCAS(ctx context.Context, url string, ref plumbing.Refer
 		if f[0] != "!" {
 			continue
 		}
-		reason := f[2]
-		lower := strings.ToLower(reason)
-		stale := strings.Contains(lower, "stale info") || strings.Contains(lower, "non-fast-forward") ||
-			strings.Contains(lower, "fetch first") || strings.Contains(lower, "failed to lock") ||
-			strings.Contains(lower, "cannot lock") || strings.Contains(lower, "failed to update ref") ||
-			strings.Contains(lower, "incorrect old value")
-		return plumbing.ZeroHash, &PushRejectedError{Ref: ref, Reason: reason, Stale: stale}
+		return plumbing.ZeroHash, &PushRejectedError{Ref: ref, Reason: f[2], Stale: staleReason(f[2])}
 	}
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("push %s to %s: %w", ref.Short(), url, err)
 	}
-	if !merged {
-		return new, nil
+	now = new
+	if merged {
+		now = mergedInto(stderr)
 	}
-	return mergedInto(stderr), nil
+	if live {
+		r.sp.remember(url, new, now)
+	}
+	return now, nil
 }
 
 // liveIsNow introduces, in a host's remote: message, the commit live is
