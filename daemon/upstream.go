@@ -45,6 +45,10 @@ func (wr *writer) commitUpstream(ctx context.Context, s *source, sig object.Sign
 	ctx, cancel := context.WithTimeout(ctx, upstreamWriteFor)
 	defer cancel()
 	var last error
+	// Pushes with no answer (a connection cut after the pack was sent):
+	// each may have landed, with the writes it carried.
+	var unknown []plumbing.Hash
+	var unknownWrites []gitsync.FileWrite
 	for attempt := 0; attempt < upstreamAttempts; attempt++ {
 		if attempt > 0 {
 			// Backoff with jitter, so that daemons racing for live
@@ -59,6 +63,11 @@ func (wr *writer) commitUpstream(ctx context.Context, s *source, sig object.Sign
 			if _, err := s.follower.Fetch(ctx); err != nil {
 				last = err
 				continue
+			}
+			// A push whose answer was lost may have landed: the write is
+			// then in live, and re-applying it would write it twice.
+			if live, ok := wr.landed(s, unknown); ok {
+				return live, unknownWrites, nil
 			}
 		}
 		head, lease, err := s.upstreamHead()
@@ -102,9 +111,38 @@ func (wr *writer) commitUpstream(ctx context.Context, s *source, sig object.Sign
 		if errors.As(err, &rej) && !rej.Stale {
 			return "", nil, api.Errorf(api.CodeUpstreamRefused, "%v; nothing was written", err)
 		}
+		if rej == nil {
+			// Not refused: maybe not taken, maybe taken with the answer
+			// lost. The next fetch tells.
+			unknown = append(unknown, h)
+			unknownWrites = writes
+		}
 		wr.log.Debug("upstream write re-applied", "source", s.id(), "attempt", attempt+1, "err", err)
 	}
+	if len(unknown) > 0 {
+		return "", nil, api.Errorf(api.CodeUpstreamUnavailable,
+			"the upstream %s did not answer whether it took the write (%v): it may hold it; read the file before writing it again", s.name, last)
+	}
 	return "", nil, upstreamUnavailable(s, last)
+}
+
+// landed reports whether one of the commits pushed without an answer is
+// in the upstream's live as last fetched, and live then.
+func (wr *writer) landed(s *source, pushed []plumbing.Hash) (string, bool) {
+	if len(pushed) == 0 {
+		return "", false
+	}
+	live, err := s.repo.Resolve(upstreamLive.String())
+	if err != nil {
+		return "", false
+	}
+	for _, h := range pushed {
+		if ok, err := s.repo.IsAncestor(h.String(), live.String()); err == nil && ok {
+			wr.log.Info("a write whose push went unanswered is in the upstream's live", "source", s.id(), "commit", short(h.String()))
+			return live.String(), true
+		}
+	}
+	return "", false
 }
 
 // mergedLive fetches the upstream's live after it merged the write h

@@ -166,3 +166,54 @@ func testUpstreamContended(t *testing.T, plain bool) {
 		return err == nil && got.Commit == w.Commit
 	})
 }
+
+// TestUpstreamAnswerLost: the upstream takes a write but its answer never
+// arrives (the connection is cut after the pack was sent). The follower
+// does not write it again: after a fetch it finds its commit in live and
+// acknowledges; the entry is in live exactly once.
+func TestUpstreamAnswerLost(t *testing.T) {
+	ctx := context.Background()
+	host := startDaemon(t, daemon.Options{})
+	host.push(t, newWorkTree(t, botFiles), "bot")
+	target, _ := url.Parse(host.remote)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	var cut atomic.Int32
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Host = target.Host
+		if strings.HasSuffix(r.URL.Path, "/git-receive-pack") && cut.Add(1) == 1 {
+			// Deliver the push, lose the answer.
+			rec := httptest.NewRecorder()
+			rp.ServeHTTP(rec, r)
+			hj, ok := w.(http.Hijacker)
+			if !ok {
+				t.Error("no hijacker")
+				return
+			}
+			conn, _, err := hj.Hijack()
+			if err == nil {
+				conn.Close()
+			}
+			return
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+	follower := startDaemon(t, daemon.Options{Upstream: proxy.URL + "/bot.git", Poll: time.Hour})
+	waitFor(t, "the follower to deploy", func() bool { _, err := follower.c.Prompt(ctx, "bot", api.PromptRequest{}); return err == nil })
+
+	w, err := follower.c.MemoryAppend(ctx, "bot", api.AppendRequest{Text: "ONCE-ONLY"})
+	if err != nil {
+		t.Fatalf("append whose first answer was lost: %v", err)
+	}
+	if cut.Load() < 1 {
+		t.Fatal("no push went through the proxy")
+	}
+	bare := filepath.Join(host.repos, "bot.git")
+	log := git(t, bare, "show", "live:"+w.Path)
+	if n := strings.Count(log, "ONCE-ONLY\n"); n != 1 {
+		t.Fatalf("the write is in live %d times:\n%s", n, log)
+	}
+	if live := strings.TrimSpace(git(t, bare, "rev-parse", "live")); live != w.Commit {
+		t.Errorf("acknowledged %s, but the upstream's live is %s", w.Commit, live)
+	}
+}
