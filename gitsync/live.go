@@ -73,6 +73,11 @@ func (h *Host) livePolicy(ov *overlay, c command) (reason string, ff bool) {
 	if c.Old.IsZero() {
 		return "", true
 	}
+	if c.Name == LiveRef {
+		if parent, ok := daemonWrite(ov, c.New); ok && parent == c.Old {
+			return "", true // a daemon's write on the live it saw
+		}
+	}
 	ff, err := isAncestor(ov, c.Old, c.New)
 	if err != nil {
 		h.opts.Logger.Error("push: is the old value an ancestor", "ref", c.Name, "err", err)
@@ -328,4 +333,20 @@ func (h *Host) rebaseLive(ctx context.Context, r *Repository, ov *overlay, c com
 		return nil, reason
 	}
 	return &livePlan{old: cur, new: m, p: p, rebased: true}, ""
+}
+
+// ByQuire reports whether commit h was made by a daemon: an agent's
+// write or a merge of Quire's (the author's address is under
+// quire.invalid). It is false when h cannot be read.
+func (r *Repository) ByQuire(h plumbing.Hash) bool {
+	var by bool
+	_ = r.withStore(func(st storer.EncodedObjectStorer) error {
+		c, err := object.GetCommit(st, h)
+		if err != nil {
+			return err
+		}
+		by = strings.HasSuffix(c.Author.Email, "@quire.invalid")
+		return nil
+	})
+	return by
 }

@@ -2,6 +2,7 @@ package gitsync
 
 import (
 	"bytes"
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -250,15 +251,83 @@ func isAncestor(st storer.EncodedObjectStorer, a, b plumbing.Hash) (bool, error)
 	if a == b {
 		return true, nil
 	}
-	ca, err := object.GetCommit(st, a)
-	if err != nil {
-		return false, fmt.Errorf("read %s: %w", a, err)
+	// Paint down from both, newest first, as git's merge-base does: a is
+	// an ancestor of b once b's paint reaches it; it is not once every
+	// commit still to visit is reachable from both (below them lie only
+	// common ancestors). So "no" costs the walk to where the two
+	// histories meet, not to the root: a push of main not yet in live,
+	// or a daemon's write on an older live, are answered in a few steps.
+	// A commit whose paint grows is visited again, so the answer does
+	// not depend on the commit dates, only the cost does.
+	const fromA, fromB = 1, 2
+	paint := map[plumbing.Hash]uint8{}
+	commits := map[plumbing.Hash]*object.Commit{}
+	q := &commitQueue{}
+	push := func(h plumbing.Hash, p uint8) error {
+		if paint[h]&p == p {
+			return nil
+		}
+		paint[h] |= p
+		c, ok := commits[h]
+		if !ok {
+			var err error
+			if c, err = object.GetCommit(st, h); err != nil {
+				return fmt.Errorf("read %s: %w", h, err)
+			}
+			commits[h] = c
+		}
+		heap.Push(q, c)
+		return nil
 	}
-	cb, err := object.GetCommit(st, b)
-	if err != nil {
-		return false, fmt.Errorf("read %s: %w", b, err)
+	if err := push(a, fromA); err != nil {
+		return false, err
 	}
-	return ca.IsAncestor(cb)
+	if err := push(b, fromB); err != nil {
+		return false, err
+	}
+	for q.Len() > 0 {
+		if paint[a]&fromB != 0 {
+			return true, nil
+		}
+		if q.allStale(paint) {
+			return false, nil
+		}
+		c := heap.Pop(q).(*object.Commit)
+		p := paint[c.Hash]
+		for _, ph := range c.ParentHashes {
+			if err := push(ph, p); err != nil {
+				return false, err
+			}
+		}
+	}
+	return paint[a]&fromB != 0, nil
+}
+
+// commitQueue is a max-heap of commits by committer date.
+type commitQueue []*object.Commit
+
+func (q commitQueue) Len() int { return len(q) }
+func (q commitQueue) Less(i, j int) bool {
+	return q[i].Committer.When.After(q[j].Committer.When)
+}
+func (q commitQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *commitQueue) Push(x any)   { *q = append(*q, x.(*object.Commit)) }
+func (q *commitQueue) Pop() any {
+	old := *q
+	c := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return c
+}
+
+// allStale reports whether every queued commit is painted from both
+// sides.
+func (q commitQueue) allStale(paint map[plumbing.Hash]uint8) bool {
+	for _, c := range q {
+		if paint[c.Hash] != 3 {
+			return false
+		}
+	}
+	return true
 }
 
 // mergeCommit writes the commit that merges theirs into ours with tree

@@ -74,10 +74,10 @@ func Open(path string) (*Repository, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open git repository %s: %w", path, err)
 	}
-	// The same storage, keeping a few pack files open: by default
-	// go-git opens, maps and closes the pack for every object it reads,
-	// which was a fifth of a busy host's CPU.
-	fsSt = filesystem.NewStorageWithOptions(fsSt.Filesystem(), cache.NewObjectLRUDefault(),
+	// The same storage, keeping a few pack files open (by default go-git
+	// opens, maps and closes the pack for every object it reads, which
+	// was a fifth of a busy host's CPU) and reading pack indexes whole.
+	fsSt = filesystem.NewStorageWithOptions(idxFS{fsSt.Filesystem()}, cache.NewObjectLRUDefault(),
 		filesystem.Options{MaxOpenDescriptors: maxOpenPacks})
 	st := &gitStorage{Storage: fsSt, refs: &refStore{gitDir: gitDir, commonDir: commonDir},
 		packDir: filepath.Join(commonDir, "objects", "pack")}
