@@ -256,6 +256,15 @@ func diskFile(dir, rel, file string) string {
 	return dir + "/" + rel + "/" + file
 }
 
+// diskFileZ is diskFile with a NUL after it, for the open system call:
+// one allocation, which the skill's paths are then cut from.
+func diskFileZ(dir, rel, file string) string {
+	if filepath.Separator != '/' || dir == "" || dir == "." || dir == "/" || filepath.Clean(dir) != dir {
+		return filepath.Join(dir, filepath.FromSlash(rel), file) + "\x00"
+	}
+	return dir + "/" + rel + "/" + file + "\x00"
+}
+
 // SkillFile is the name a skill's file must have.
 const SkillFile = workspace.SkillFile
 
@@ -289,6 +298,12 @@ func readTierFS(src Source, access map[string]Access) ([]*Skill, []Problem) {
 		return nil, []Problem{{Path: src.Prefix, Severity: Error, Code: "skill-read", Message: fmt.Sprintf("read skills directory: %v", err)}}
 	}
 	r := tierReader{src: src, access: access, seen: make(map[string]string, len(entries))}
+	// A skill's path as problems show it is the end of its path on disk
+	// when the tier's directory ends in its prefix (the workspace tiers:
+	// <workspace>/skills, shown as skills/...; the others show the path
+	// on disk itself).
+	r.shownInDisk = src.disk && clean(src.Dir) && clean(src.Prefix) &&
+		(src.Dir == src.Prefix || strings.HasSuffix(src.Dir, "/"+src.Prefix))
 	for _, e := range entries { // ReadDir sorts by name
 		name := e.Name()
 		if strings.HasPrefix(name, ".") || !isDir(src.FS, name, e) {
@@ -321,6 +336,14 @@ type tierReader struct {
 	out    []*Skill
 	probs  []Problem
 	buf    []byte // reused for reading from disk: ParseDocument copies
+
+	shownInDisk bool // a skill's shown path ends its path on disk
+}
+
+// clean reports whether p is a path shownPath and diskFile join without
+// cleaning.
+func clean(p string) bool {
+	return p != "" && p != "." && p != "/" && path.Clean(p) == p && filepath.Clean(p) == p
 }
 
 // read loads the skill in directory rel (slash path within the tier) whose
@@ -333,13 +356,19 @@ func (r *tierReader) read(rel, slug string, top bool) bool {
 		if r.buf == nil {
 			r.buf = make([]byte, 0, 8<<10)
 		}
-		onDisk := diskFile(src.Dir, rel, file)
-		data, err := readDiskFile(onDisk, r.buf)
+		onDiskZ := diskFileZ(src.Dir, rel, file)
+		data, err := readDiskFile(onDiskZ, r.buf)
 		if err == nil {
 			r.buf = data[:0]
 			// The skill's directory is the file's path without
-			// "/SKILL.md": no second string.
-			r.parse(rel, slug, file, data, onDisk[:len(onDisk)-len(file)-1])
+			// "/SKILL.md", and its shown path the end of it: no second
+			// string.
+			onDisk := onDiskZ[:len(onDiskZ)-1]
+			shown := ""
+			if r.shownInDisk && filepath.Separator == '/' {
+				shown = onDisk[len(onDisk)-(len(src.Prefix)+1+len(rel)+1+len(file)):]
+			}
+			r.parseShown(rel, slug, file, shown, data, onDisk[:len(onDisk)-len(file)-1])
 			return true
 		}
 		if errors.Is(err, errTooLarge) {
@@ -391,8 +420,16 @@ func (r *tierReader) tooLarge(shown string) {
 // Skill, or into problems. dir is the skill's directory on disk when the
 // caller has it at hand, else "".
 func (r *tierReader) parse(rel, slug, file string, data []byte, dir string) {
+	r.parseShown(rel, slug, file, "", data, dir)
+}
+
+// parseShown is parse with the skill's shown path at hand, or "" to make
+// it.
+func (r *tierReader) parseShown(rel, slug, file, shown string, data []byte, dir string) {
 	src := r.src
-	shown := shownPath(src.Prefix, rel, file)
+	if shown == "" {
+		shown = shownPath(src.Prefix, rel, file)
+	}
 	doc, p := ParseDocument(shown, slug, data)
 	r.probs = append(r.probs, p...)
 	if hasError(p) {
