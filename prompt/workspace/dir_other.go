@@ -15,3 +15,6 @@ func (d *Dir) readDirFast(name string) (es []fs.DirEntry, ok bool, err error) {
 
 // openListed is Linux's short way to open a listed file.
 func (d *Dir) openListed(name string, e fs.DirEntry) (fs.File, bool) { return nil, false }
+
+// readListed is Linux's short way to read a listed file.
+func (d *Dir) readListed(name string, e fs.DirEntry, max int64) ([]byte, bool) { return nil, false }
