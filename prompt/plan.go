@@ -299,11 +299,9 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 			fr.Note = fmt.Sprintf("dropped: the %s chars left of the total budget cannot hold a truncation marker", GroupThousands(remaining))
 			continue
 		case fr.Status == StatusTruncated:
-			fr.Note = fmt.Sprintf("truncated to the per-file budget of %s chars: kept %s + %s of %s",
-				GroupThousands(limit), GroupThousands(tr.HeadChars), GroupThousands(tr.TailChars), GroupThousands(t.chars))
+			fr.Note = keptNote("truncated to the per-file budget of ", limit, " chars: kept ", -1, tr.HeadChars, tr.TailChars, t.chars)
 		case fr.Status == StatusClamped:
-			fr.Note = fmt.Sprintf("clamped to the %s chars left of the total budget of %s: kept %s + %s of %s",
-				GroupThousands(limit), GroupThousands(b.TotalChars), GroupThousands(tr.HeadChars), GroupThousands(tr.TailChars), GroupThousands(t.chars))
+			fr.Note = keptNote("clamped to the ", limit, " chars left of the total budget of ", b.TotalChars, tr.HeadChars, tr.TailChars, t.chars)
 		}
 		if tr.Truncated {
 			fr.HeadChars, fr.TailChars = tr.HeadChars, tr.TailChars
@@ -318,9 +316,14 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 	rep.RemainingChars = remaining
 
 	p := &plan{report: rep, sources: make([]*File, len(files)), templates: &templates{}}
+	injectedFiles := 0
 	for i, r := range files {
 		p.sources[i] = r.file
+		if bodies[i].body.Len() != 0 {
+			injectedFiles++
+		}
 	}
+	p.files = make([]planFile, 0, injectedFiles)
 	for i, in := range bodies {
 		body := in.body
 		if body.Len() == 0 {
@@ -356,6 +359,26 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 	w.shared[skey] = p
 	w.mu.Unlock()
 	return p, nil
+}
+
+// keptNote writes a truncated or clamped file's note, its numbers grouped
+// in thousands, in one allocation: what + limit + mid, then total (when
+// not -1) + ": kept ", then head + " + " + tail + " of " + chars.
+func keptNote(what string, limit int, mid string, total, head, tail, chars int) string {
+	var buf [160]byte
+	b := append(buf[:0], what...)
+	b = appendGrouped(b, limit)
+	b = append(b, mid...)
+	if total != -1 {
+		b = appendGrouped(b, total)
+		b = append(b, ": kept "...)
+	}
+	b = appendGrouped(b, head)
+	b = append(b, " + "...)
+	b = appendGrouped(b, tail)
+	b = append(b, " of "...)
+	b = appendGrouped(b, chars)
+	return string(b)
 }
 
 // sharedKey fingerprints what a plan depends on besides the user: the

@@ -277,11 +277,18 @@ func (w *Workspace) file(a *Agent, p, name, user string) (*File, error) {
 	if !may {
 		return nil, nil // not remembered: the listing answers again for free
 	}
-	e = &fileEntry{}
-	t, err := loadText(w.fsys, p, listed, a.Config.Budget.PerFileChars+lineSlack)
+	// The entry, the File and a complete file's text in one allocation.
+	slot := &struct {
+		entry fileEntry
+		file  File
+		text  text
+	}{}
+	e = &slot.entry
+	t, err := loadText(w.fsys, p, listed, a.Config.Budget.PerFileChars+lineSlack, &slot.text)
 	switch {
 	case err == nil:
-		e.file = &File{Name: name, Path: p, User: user, text: t}
+		slot.file = File{Name: name, Path: p, User: user, text: t}
+		e.file = &slot.file
 		if !w.estimate { // the key looks token counts up
 			e.file.key = w.fingerprint(t)
 		}
