@@ -182,8 +182,7 @@ func (d *Dir) ReadDir(name string) ([]fs.DirEntry, error) {
 		if err != nil {
 			return nil, err
 		}
-		sortEntries(es)
-		return es, nil
+		return es, nil // sorted already
 	}
 	f, err := d.Open(name)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -161,8 +162,8 @@ func (d *Dir) readListed(name string, e fs.DirEntry, max int64) ([]byte, bool) {
 	return buf[:got], true
 }
 
-// readDirFast lists directory name with openat2(O_DIRECTORY,
-// RESOLVE_NO_SYMLINKS), getdents64 and close: O_DIRECTORY refuses
+// readDirFast lists directory name, sorted by name, with
+// openat2(O_DIRECTORY, RESOLVE_NO_SYMLINKS), getdents64 and close: O_DIRECTORY refuses
 // anything but a directory before it is opened, so no lstat is needed
 // first. A missing directory is an error that is fs.ErrNotExist (no link
 // was met on the way: openat2 refuses one before it looks further). ok
@@ -196,6 +197,9 @@ func (d *Dir) readDirFast(name string) (es []fs.DirEntry, ok bool, err error) {
 	if err != nil {
 		return nil, false, nil
 	}
+	// Sorted by name as ReadDir promises, comparing the entries' names
+	// directly rather than through fs.DirEntry's method.
+	slices.SortFunc(es, func(a, b fs.DirEntry) int { return strings.Compare(a.(*rawEntry).name, b.(*rawEntry).name) })
 	return es, true, nil
 }
 

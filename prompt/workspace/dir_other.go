@@ -8,7 +8,7 @@ import "io/fs"
 // always decide.
 func (d *Dir) openFast(name string) (fs.File, bool) { return nil, false }
 
-// readDirFast is Linux's short way to list a directory.
+// readDirFast is Linux's short way to list a directory, sorted by name.
 func (d *Dir) readDirFast(name string) (es []fs.DirEntry, ok bool, err error) {
 	return nil, false, nil
 }
