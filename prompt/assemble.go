@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 )
 
 // Tool is a tool the caller's model can call, as the Tooling section lists it.
@@ -451,17 +452,17 @@ func needsEscape(s string) bool {
 // character XML escapes, eight bytes at a time.
 func escScan(s string) (cont int, special bool) {
 	var hit uint64 // high bit set in a byte that is one of & < > " '
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		w := word(s, i)
+	b := unsafe.Slice(unsafe.StringData(s), len(s))
+	for len(b) >= 8 {
+		w := binary.LittleEndian.Uint64(b)
+		b = b[8:]
 		if w&hiBits != 0 {
 			cont += bits.OnesCount64(contBits(w))
 		}
 		hit |= zeroByte(w^(loBits*'&')) | zeroByte(w^(loBits*'<')) | zeroByte(w^(loBits*'>')) |
 			zeroByte(w^(loBits*'"')) | zeroByte(w^(loBits*'\''))
 	}
-	for ; i < len(s); i++ {
-		c := s[i]
+	for _, c := range b {
 		if c < 64 && xmlSpecial>>c&1 != 0 {
 			special = true
 		} else if c&0xC0 == 0x80 {

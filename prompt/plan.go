@@ -38,9 +38,14 @@ type plan struct {
 	sources      []*File // the candidates' files (nil: missing), for sharing
 
 	// renders remembers the last few results rendered from this plan, by
-	// renderKey: a chat back-end asks for the same prompt many times.
-	mu      sync.Mutex
-	renders map[uint64]Result
+	// renderKey: a chat back-end asks for the same prompt many times. The
+	// first is kept in first (most plans, one per user, see only one
+	// request shape), the others in renders.
+	mu       sync.Mutex
+	first    Result
+	firstKey uint64
+	hasFirst bool
+	renders  map[uint64]Result
 
 	// reasons remembers skillsDecision.reason's text: requests with the
 	// same skills ask for it again and again.
@@ -140,6 +145,9 @@ const maxRendersPerPlan = 16
 func (p *plan) rendered(key uint64) (Result, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.hasFirst && p.firstKey == key {
+		return p.first, true
+	}
 	r, ok := p.renders[key]
 	return r, ok
 }
@@ -147,6 +155,10 @@ func (p *plan) rendered(key uint64) (Result, bool) {
 func (p *plan) remember(key uint64, r Result) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if !p.hasFirst || p.firstKey == key {
+		p.first, p.firstKey, p.hasFirst = r, key, true
+		return
+	}
 	if p.renders == nil || len(p.renders) >= maxRendersPerPlan {
 		p.renders = make(map[uint64]Result, maxRendersPerPlan)
 	}
@@ -180,13 +192,17 @@ type resolved struct {
 	file *File
 }
 
-func (w *Workspace) resolve(a *Agent, c candidate, user, userDir string) (*File, error) {
-	names := []string{c.rel}
+// resolve finds the file candidate c resolves to for user, whose
+// directory is userDir ("" without a user); userFiles is false when that
+// directory does not exist, so none of the user's files is looked for.
+func (w *Workspace) resolve(a *Agent, c candidate, user, userDir string, userFiles bool) (*File, error) {
+	names := [2]string{c.rel}
+	n := 1
 	if c.rel == MemoryFile {
-		names = append(names, MemoryFallbackFile)
+		names[1], n = MemoryFallbackFile, 2
 	}
-	for _, rel := range names {
-		if c.perUser && userDir != "" {
+	for _, rel := range names[:n] {
+		if c.perUser && userDir != "" && userFiles {
 			f, err := w.file(a, joinPath(userDir, rel), c.name, user)
 			if err != nil || f != nil {
 				return f, err
@@ -206,17 +222,20 @@ func (w *Workspace) resolve(a *Agent, c candidate, user, userDir string) (*File,
 func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 	a := key.agent
 	cfg := &a.Config
-	userDir := ""
+	userDir, userFiles := "", false
 	if key.user != "" {
 		var err error
 		if userDir, err = a.UserDir(key.user); err != nil {
 			return nil, err
 		}
+		// A new user has no directory: their files are not looked for
+		// one by one.
+		userFiles = !w.dir(userDir).absent
 	}
 	cands := candidates(cfg, key.session, key.channel, key.room, key.user != "", day)
 	files := make([]resolved, len(cands))
 	for i, c := range cands {
-		f, err := w.resolve(a, c, key.user, userDir)
+		f, err := w.resolve(a, c, key.user, userDir, userFiles)
 		if err != nil {
 			return nil, err
 		}
