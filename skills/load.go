@@ -257,12 +257,20 @@ func diskFile(dir, rel, file string) string {
 }
 
 // diskFileZ is diskFile with a NUL after it, for the open system call:
-// one allocation, which the skill's paths are then cut from.
-func diskFileZ(dir, rel, file string) string {
-	if filepath.Separator != '/' || dir == "" || dir == "." || dir == "/" || filepath.Clean(dir) != dir {
+// one allocation, which the skill's paths are then cut from. cleanDir
+// says dir is a clean path other than "", "." and "/" (diskDirClean),
+// which a tier reader finds out once.
+func diskFileZ(dir, rel, file string, cleanDir bool) string {
+	if filepath.Separator != '/' || !cleanDir {
 		return filepath.Join(dir, filepath.FromSlash(rel), file) + "\x00"
 	}
 	return dir + "/" + rel + "/" + file + "\x00"
+}
+
+// diskDirClean reports whether diskFile joins names to dir without
+// cleaning.
+func diskDirClean(dir string) bool {
+	return dir != "" && dir != "." && dir != "/" && filepath.Clean(dir) == dir
 }
 
 // SkillFile is the name a skill's file must have.
@@ -302,8 +310,18 @@ func readTierFS(src Source, access map[string]Access) ([]*Skill, []Problem) {
 	// when the tier's directory ends in its prefix (the workspace tiers:
 	// <workspace>/skills, shown as skills/...; the others show the path
 	// on disk itself).
-	r.shownInDisk = src.disk && clean(src.Dir) && clean(src.Prefix) &&
+	r.dirClean = diskDirClean(src.Dir)
+	r.shownInDisk = src.disk && r.dirClean && clean(src.Prefix) &&
 		(src.Dir == src.Prefix || strings.HasSuffix(src.Dir, "/"+src.Prefix))
+	if src.disk && haveDiskRead {
+		r.buf = *readBufs.Get().(*[]byte)
+		defer func() {
+			if cap(r.buf) <= 64<<10 {
+				buf := r.buf[:0]
+				readBufs.Put(&buf)
+			}
+		}()
+	}
 	for _, e := range entries { // ReadDir sorts by name
 		name := e.Name()
 		if strings.HasPrefix(name, ".") || !isDir(src.FS, name, e) {
@@ -337,13 +355,17 @@ type tierReader struct {
 	probs  []Problem
 	buf    []byte // reused for reading from disk: ParseDocument copies
 
+	dirClean    bool // diskDirClean(src.Dir)
 	shownInDisk bool // a skill's shown path ends its path on disk
 }
 
-// clean reports whether p is a path shownPath and diskFile join without
-// cleaning.
+// readBufs holds the buffers tier readers read SKILL.md files into (the
+// parser copies what it keeps).
+var readBufs = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
+
+// clean reports whether p is a path shownPath joins without cleaning.
 func clean(p string) bool {
-	return p != "" && p != "." && p != "/" && path.Clean(p) == p && filepath.Clean(p) == p
+	return p != "" && p != "." && p != "/" && path.Clean(p) == p
 }
 
 // read loads the skill in directory rel (slash path within the tier) whose
@@ -356,7 +378,7 @@ func (r *tierReader) read(rel, slug string, top bool) bool {
 		if r.buf == nil {
 			r.buf = make([]byte, 0, 8<<10)
 		}
-		onDiskZ := diskFileZ(src.Dir, rel, file)
+		onDiskZ := diskFileZ(src.Dir, rel, file, r.dirClean)
 		data, err := readDiskFile(onDiskZ, r.buf)
 		if err == nil {
 			r.buf = data[:0]
