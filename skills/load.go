@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/quirehq/quire/prompt"
 	"github.com/quirehq/quire/prompt/workspace"
@@ -305,7 +306,7 @@ func readTierFS(src Source, access map[string]Access) ([]*Skill, []Problem) {
 		}
 		return nil, []Problem{{Path: src.Prefix, Severity: Error, Code: "skill-read", Message: fmt.Sprintf("read skills directory: %v", err)}}
 	}
-	r := tierReader{src: src, access: access, seen: make(map[string]string, len(entries))}
+	r := tierReader{src: src, access: access, entries: len(entries)}
 	// A skill's path as problems show it is the end of its path on disk
 	// when the tier's directory ends in its prefix (the workspace tiers:
 	// <workspace>/skills, shown as skills/...; the others show the path
@@ -335,6 +336,7 @@ func readTierFS(src Source, access map[string]Access) ([]*Skill, []Problem) {
 		if err != nil {
 			continue
 		}
+		r.groups()
 		for _, se := range sub {
 			rel := name + "/" + se.Name()
 			if strings.HasPrefix(se.Name(), ".") || !isDir(src.FS, rel, se) {
@@ -348,15 +350,64 @@ func readTierFS(src Source, access map[string]Access) ([]*Skill, []Problem) {
 
 // tierReader accumulates the skills and problems of one tier.
 type tierReader struct {
-	src    Source
-	access map[string]Access
-	seen   map[string]string // slug → path of the SKILL.md that has it
-	out    []*Skill
-	probs  []Problem
-	buf    []byte // reused for reading from disk: ParseDocument copies
+	src     Source
+	access  map[string]Access
+	entries int // in the tier's directory
+	// seen maps a slug to the path of the SKILL.md that has it, once a
+	// group has been met: until then every skill is in a directory of
+	// its own name, and slugs cannot repeat.
+	seen  map[string]string
+	out   []*Skill
+	probs []Problem
+	buf   []byte // reused for reading from disk: the text is copied
+
+	// texts and skills are the unused ends of the blocks the skills'
+	// texts and Skills are carved from: a few allocations per tier
+	// instead of two per skill. A Set keeps all its skills, so nothing is
+	// held longer than it would be.
+	texts  []byte
+	skills []Skill
 
 	dirClean    bool // diskDirClean(src.Dir)
 	shownInDisk bool // a skill's shown path ends its path on disk
+}
+
+// groups makes seen from the skills read so far, as a group is met.
+func (r *tierReader) groups() {
+	if r.seen != nil {
+		return
+	}
+	r.seen = make(map[string]string, r.entries)
+	for _, s := range r.out {
+		r.seen[s.Slug] = s.Path
+	}
+}
+
+// text returns data as a string that lives in a block shared with the
+// tier's other texts (data itself is reused).
+func (r *tierReader) text(data []byte) string {
+	if len(data) == 0 {
+		return ""
+	}
+	if len(data) > cap(r.texts)-len(r.texts) {
+		size := min(max(2*cap(r.texts), 2<<10), 32<<10)
+		if len(data) > size/4 {
+			return string(data)
+		}
+		r.texts = make([]byte, 0, size)
+	}
+	start := len(r.texts)
+	r.texts = append(r.texts, data...)
+	return unsafe.String(&r.texts[start], len(data))
+}
+
+// newSkill returns a zero Skill from the tier's block of them.
+func (r *tierReader) newSkill() *Skill {
+	if len(r.skills) == cap(r.skills) {
+		r.skills = make([]Skill, 0, min(max(2*cap(r.skills), 8, r.entries-len(r.out)), 1024))
+	}
+	r.skills = r.skills[:len(r.skills)+1]
+	return &r.skills[len(r.skills)-1]
 }
 
 // readBufs holds the buffers tier readers read SKILL.md files into (the
@@ -452,17 +503,19 @@ func (r *tierReader) parseShown(rel, slug, file, shown string, data []byte, dir 
 	if shown == "" {
 		shown = shownPath(src.Prefix, rel, file)
 	}
-	doc, p := ParseDocument(shown, slug, data)
+	doc, p := parseText(shown, slug, r.text(data), true)
 	r.probs = append(r.probs, p...)
 	if hasError(p) {
 		return
 	}
-	if first, dup := r.seen[slug]; dup {
-		r.probs = append(r.probs, Problem{Path: shown, Severity: Warning, Code: "skill-duplicate",
-			Message: fmt.Sprintf("skill %q is also in %s, which wins (the first by path); rename one of the directories", slug, first)})
-		return
+	if r.seen != nil {
+		if first, dup := r.seen[slug]; dup {
+			r.probs = append(r.probs, Problem{Path: shown, Severity: Warning, Code: "skill-duplicate",
+				Message: fmt.Sprintf("skill %q is also in %s, which wins (the first by path); rename one of the directories", slug, first)})
+			return
+		}
+		r.seen[slug] = shown
 	}
-	r.seen[slug] = shown
 	switch {
 	case dir != "":
 	case src.Dir != "":
@@ -474,7 +527,8 @@ func (r *tierReader) parseShown(rel, slug, file, shown string, data []byte, dir 
 	if locationPrefix(src) != src.Prefix {
 		loc = location(src, rel, file)
 	}
-	s := &Skill{
+	s := r.newSkill()
+	*s = Skill{
 		FrontMatter: doc.FrontMatter,
 		Slug:        slug,
 		Tier:        src.Tier,
@@ -588,25 +642,40 @@ func hasError(ps []Problem) bool {
 func Load(version uint64, sources []Source, access map[string]Access) *Set {
 	sorted := append([]Source(nil), sources...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Tier < sorted[j].Tier })
-	winners := map[string]*Skill{}
+	var winners map[string]*Skill // made once a second tier has skills
+	var list []*Skill             // the winners, highest tier first, each tier in path order
 	var shadows []Shadow
 	var problems []Problem
 	for _, src := range sorted {
 		tier, probs := readTier(src, access)
 		problems = append(problems, probs...)
+		if len(tier) == 0 {
+			continue
+		}
+		if list == nil { // the first tier with skills: its slugs are unique
+			list = tier
+			continue
+		}
+		if winners == nil {
+			winners = make(map[string]*Skill, len(list)+len(tier))
+			for _, s := range list {
+				winners[s.Slug] = s
+			}
+		}
 		for _, s := range tier {
 			if w, ok := winners[s.Slug]; ok {
 				shadows = append(shadows, Shadow{Slug: s.Slug, Winner: w.Path, WinnerTier: w.Tier, Shadowed: s.Path, ShadowedTier: s.Tier})
 				continue
 			}
 			winners[s.Slug] = s
+			list = append(list, s)
 		}
 	}
 	problems = quietUnknownKeys(sorted, problems)
-	list := make([]*Skill, 0, len(winners))
-	for _, s := range winners {
-		list = append(list, s)
+	if list == nil {
+		list = []*Skill{}
 	}
+	// Nearly sorted already (a tier's skills come in path order).
 	slices.SortFunc(list, func(a, b *Skill) int { return strings.Compare(a.Slug, b.Slug) })
 	sort.SliceStable(shadows, func(i, j int) bool { return shadows[i].Slug < shadows[j].Slug })
 	return newSet(version, list, shadows, problems)
