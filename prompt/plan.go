@@ -324,7 +324,8 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 		}
 		if tr.Truncated {
 			fr.HeadChars, fr.TailChars = tr.HeadChars, tr.TailChars
-			fr.Dropped = []Range{{Start: t.position(tr.HeadEnd), End: t.position(tr.TailStart)}}
+			start := t.position(tr.HeadEnd)
+			fr.Dropped = []Range{{Start: start, End: t.positionAfter(start, tr.TailStart)}}
 		}
 		fr.InjectedChars = tr.ResultChars
 		remaining -= tr.ResultChars
@@ -484,6 +485,23 @@ func isBlank(t *text) bool {
 
 func fullRange(t *text) Range {
 	return Range{Start: Position{Offset: 0, Line: 1, Column: 1}, End: t.position(t.size)}
+}
+
+// positionAfter is position(off) for an off at or after from's offset,
+// counting lines from there rather than from the start of the file.
+func (t *text) positionAfter(from Position, off int64) Position {
+	if t.sampled || off < from.Offset || off > int64(len(t.head)) || from.Line == 0 {
+		return t.position(off)
+	}
+	between := t.head[from.Offset:off]
+	nl := strings.Count(between, "\n")
+	if nl == 0 {
+		n, _ := countChars(between)
+		return Position{Offset: off, Line: from.Line, Column: from.Column + n}
+	}
+	lineStart := strings.LastIndexByte(between, '\n') + 1
+	n, _ := countChars(between[lineStart:])
+	return Position{Offset: off, Line: from.Line + nl, Column: n + 1}
 }
 
 // position converts a byte offset of the decoded file into a Position.
