@@ -3,6 +3,7 @@ package prompt
 import (
 	"crypto/sha256"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/fstest"
@@ -119,5 +120,28 @@ func TestRenderKeyTellsRequestsApart(t *testing.T) {
 			t.Errorf("%s and %s have the same render key", name, other)
 		}
 		seen[k] = name
+	}
+}
+
+// TestFileKeyIsCountKey: a file's fingerprint is the key Cache.Count
+// remembers its text by, so counting a text through either finds the
+// other's count.
+func TestFileKeyIsCountKey(t *testing.T) {
+	soul := strings.Repeat("Calm and kind. ", 300)
+	w, err := Open(fstest.MapFS{"SOUL.md": {Data: []byte(soul)}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := w.Agent("")
+	f, err := w.file(a, "SOUL.md", "SOUL.md", "")
+	if err != nil || f == nil {
+		t.Fatalf("SOUL.md: %v, %v", f, err)
+	}
+	if f.key != contentKey(w.cache.seed, soul) {
+		t.Errorf("the file's key is not contentKey of its text")
+	}
+	n := w.cache.Count(soul)
+	if got, ok := w.cache.cachedCount(f.key); !ok || got != n {
+		t.Errorf("Count(SOUL.md) = %d is not remembered under the file's key (%d, %v)", n, got, ok)
 	}
 }

@@ -424,7 +424,7 @@ func sortedEntries(entries []fs.DirEntry) []fs.DirEntry {
 
 func (w *Workspace) fingerprint(t *text) uint64 {
 	if !t.sampled {
-		return maphash.String(w.seed, t.content()) // the key Cache.Count uses
+		return contentKey(w.seed, t.content()) // the key Cache.Count uses
 	}
 	var h maphash.Hash
 	h.SetSeed(w.seed)
