@@ -136,7 +136,7 @@ func Open(fsys fs.FS, opts Options) (*Workspace, error) {
 		w.agents = append(w.agents, a)
 		w.problems = append(w.problems, a.Problems...)
 	}
-	sort.Slice(w.agents, func(i, j int) bool { return w.agents[i].Name < w.agents[j].Name })
+	slices.SortFunc(w.agents, func(a, b *Agent) int { return strings.Compare(a.Name, b.Name) })
 	return w, nil
 }
 
