@@ -65,6 +65,9 @@ func scanLine(l string) (key, value string, ok bool) {
 	if colon == 0 || colon+1 >= len(l) || l[colon] != ':' || l[colon+1] != ' ' {
 		return "", "", false
 	}
+	if colon > maxYAMLKey { // the decoder refuses it: let it say so
+		return "", "", false
+	}
 	key = l[:colon]
 	rest := strings.TrimLeft(l[colon+2:], " ")
 	if rest == "" {
@@ -137,6 +140,10 @@ func scanLine(l string) (key, value string, ok bool) {
 	}
 	return key, value, true
 }
+
+// maxYAMLKey is the longest key, in bytes, the YAML decoder takes without
+// a question mark (a longer one "could not find expected ':'").
+const maxYAMLKey = 1024
 
 // keyChar holds the characters a key the scanner reads may have ('-'
 // not first).
