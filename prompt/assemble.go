@@ -498,7 +498,7 @@ func escScan(s string) (cont int, special bool) {
 func zeroByte(w uint64) uint64 { return (w - loBits) & ^w & hiBits }
 
 // xmlSpecial has bit c set for each character c that XML escapes.
-const xmlSpecial = 1<<'&' | 1<<'<' | 1<<'>' | 1<<'"' | 1<<'\''
+const xmlSpecial uint64 = 1<<'&' | 1<<'<' | 1<<'>' | 1<<'"' | 1<<'\''
 
 // promptWriter builds the prompt and counts its code points as it goes:
 // PromptChars is the byte length minus the UTF-8 continuation bytes, and
