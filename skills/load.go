@@ -410,8 +410,8 @@ func (r *tierReader) newSkill() *Skill {
 	return &r.skills[len(r.skills)-1]
 }
 
-// readBufs holds the buffers tier readers read SKILL.md files into (the
-// parser copies what it keeps).
+// readBufs holds the buffers tier readers read SKILL.md files into (each
+// text is copied out into the tier's blocks, see tierReader.text).
 var readBufs = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
 
 // clean reports whether p is a path shownPath joins without cleaning.
