@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 )
 
 // Tool is a tool the caller's model can call, as the Tooling section lists it.
@@ -150,46 +151,67 @@ func (w *Workspace) Assemble(req Request) (Result, error) {
 // plan: a request that matches a remembered one gets the same bytes back
 // without rendering them again.
 func (w *Workspace) renderKey(req *Request, local time.Time) uint64 {
-	var h maphash.Hash
-	h.SetSeed(w.seed)
-	str := func(s string) {
-		var n [8]byte
-		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
-		h.Write(n[:])
-		h.WriteString(s)
-	}
+	// First the shape of the request: how many tools, skills and virtual
+	// files, every string's length (as varints) and the flags; then the
+	// strings one after the other. The shape says where each string
+	// ends, so the bytes hashed stand for one request only, with one
+	// write per string.
+	var shapeBuf [256]byte
+	shape := shapeBuf[:0]
+	n := func(x int) { shape = binary.AppendUvarint(shape, uint64(x)) }
+	n(len(req.Tools))
 	for _, t := range req.Tools {
-		str(t.Name)
-		str(t.Description)
+		n(len(t.Name))
+		n(len(t.Description))
 	}
-	h.WriteByte(0xff)
+	n(len(req.Skills))
 	for _, s := range req.Skills {
-		str(s.Name)
-		str(s.Description)
-		str(s.Location)
+		n(len(s.Name))
+		n(len(s.Description))
+		n(len(s.Location))
 		if s.Builtin {
-			h.WriteByte(1)
+			shape = append(shape, 1)
+		} else {
+			shape = append(shape, 0)
 		}
 	}
-	h.WriteByte(0xff)
+	n(len(req.VirtualFiles))
 	for _, v := range req.VirtualFiles {
-		str(v.Name)
-		str(v.Content)
+		n(len(v.Name))
+		n(len(v.Content))
 	}
-	h.WriteByte(0xff)
-	str(req.Extra)
-	str(req.Sandbox)
-	str(req.Model)
+	n(len(req.Extra))
+	n(len(req.Sandbox))
+	n(len(req.Model))
 	var flags byte
 	if req.ShowTime {
 		flags |= 1
-		h.WriteByte(byte(local.Hour()))
-		h.WriteByte(byte(local.Minute()))
+		shape = append(shape, byte(local.Hour()), byte(local.Minute()))
 	}
 	if req.CanSpawn {
 		flags |= 2
 	}
-	h.WriteByte(flags)
+	shape = append(shape, flags)
+
+	var h maphash.Hash
+	h.SetSeed(w.seed)
+	h.Write(shape)
+	for _, t := range req.Tools {
+		h.WriteString(t.Name)
+		h.WriteString(t.Description)
+	}
+	for _, s := range req.Skills {
+		h.WriteString(s.Name)
+		h.WriteString(s.Description)
+		h.WriteString(s.Location)
+	}
+	for _, v := range req.VirtualFiles {
+		h.WriteString(v.Name)
+		h.WriteString(v.Content)
+	}
+	h.WriteString(req.Extra)
+	h.WriteString(req.Sandbox)
+	h.WriteString(req.Model)
 	return h.Sum64()
 }
 
@@ -451,17 +473,18 @@ func needsEscape(s string) bool {
 // character XML escapes, eight bytes at a time.
 func escScan(s string) (cont int, special bool) {
 	var hit uint64 // high bit set in a byte that is one of & < > " '
-	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		w := word(s, i)
+	b := unsafe.Slice(unsafe.StringData(s), len(s))
+	for len(b) >= 8 {
+		w := binary.LittleEndian.Uint64(b)
+		b = b[8:]
 		if w&hiBits != 0 {
 			cont += bits.OnesCount64(contBits(w))
 		}
-		hit |= zeroByte(w^(loBits*'&')) | zeroByte(w^(loBits*'<')) | zeroByte(w^(loBits*'>')) |
-			zeroByte(w^(loBits*'"')) | zeroByte(w^(loBits*'\''))
+		// & (0x26) and ' (0x27) are the bytes that become 0x27 with bit 0
+		// set, < (0x3c) and > (0x3e) those that become 0x3e with bit 1 set.
+		hit |= zeroByte(w|loBits^(loBits*'\'')) | zeroByte(w|(loBits*2)^(loBits*'>')) | zeroByte(w^(loBits*'"'))
 	}
-	for ; i < len(s); i++ {
-		c := s[i]
+	for _, c := range b {
 		if c < 64 && xmlSpecial>>c&1 != 0 {
 			special = true
 		} else if c&0xC0 == 0x80 {
@@ -475,7 +498,7 @@ func escScan(s string) (cont int, special bool) {
 func zeroByte(w uint64) uint64 { return (w - loBits) & ^w & hiBits }
 
 // xmlSpecial has bit c set for each character c that XML escapes.
-const xmlSpecial = 1<<'&' | 1<<'<' | 1<<'>' | 1<<'"' | 1<<'\''
+const xmlSpecial uint64 = 1<<'&' | 1<<'<' | 1<<'>' | 1<<'"' | 1<<'\''
 
 // promptWriter builds the prompt and counts its code points as it goes:
 // PromptChars is the byte length minus the UTF-8 continuation bytes, and

@@ -2,6 +2,8 @@ package prompt
 
 import (
 	"crypto/sha256"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/fstest"
@@ -82,4 +84,64 @@ func mapFS(files map[string]string) fstest.MapFS {
 		m[name] = &fstest.MapFile{Data: []byte(content)}
 	}
 	return m
+}
+
+// TestRenderKeyTellsRequestsApart: requests that render differently get
+// different render keys, also when only a boundary between two strings
+// moves or a flag changes.
+func TestRenderKeyTellsRequestsApart(t *testing.T) {
+	w, err := Open(fstest.MapFS{"AGENTS.md": {Data: []byte("a\n")}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := Request{Tools: []Tool{{Name: "ab", Description: "c"}}, Skills: []Skill{{Name: "s", Description: "d", Location: "l"}}, Model: "m"}
+	variants := map[string]func(r *Request){
+		"base":          func(r *Request) {},
+		"tool boundary": func(r *Request) { r.Tools = []Tool{{Name: "a", Description: "bc"}} },
+		"tool into skill": func(r *Request) {
+			r.Tools = nil
+			r.Skills = append([]Skill{{Name: "ab", Description: "c"}}, r.Skills...)
+		},
+		"skill builtin":      func(r *Request) { r.Skills = []Skill{{Name: "s", Description: "d", Location: "l", Builtin: true}} },
+		"model into sandbox": func(r *Request) { r.Model, r.Sandbox = "", "m" },
+		"extra":              func(r *Request) { r.Extra = "x" },
+		"virtual file":       func(r *Request) { r.VirtualFiles = []VirtualFile{{Name: "V.md", Content: "v"}} },
+		"show time":          func(r *Request) { r.ShowTime = true },
+		"can spawn":          func(r *Request) { r.CanSpawn = true },
+	}
+	seen := map[uint64]string{}
+	for name, change := range variants {
+		r := base
+		r.Tools = slices.Clone(base.Tools)
+		r.Skills = slices.Clone(base.Skills)
+		change(&r)
+		k := w.renderKey(&r, noon)
+		if other, dup := seen[k]; dup {
+			t.Errorf("%s and %s have the same render key", name, other)
+		}
+		seen[k] = name
+	}
+}
+
+// TestFileKeyIsCountKey: a file's fingerprint is the key Cache.Count
+// remembers its text by, so counting a text through either finds the
+// other's count.
+func TestFileKeyIsCountKey(t *testing.T) {
+	soul := strings.Repeat("Calm and kind. ", 300)
+	w, err := Open(fstest.MapFS{"SOUL.md": {Data: []byte(soul)}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := w.Agent("")
+	f, err := w.file(a, "SOUL.md", "SOUL.md", "")
+	if err != nil || f == nil {
+		t.Fatalf("SOUL.md: %v, %v", f, err)
+	}
+	if f.key != contentKey(w.cache.seed, soul) {
+		t.Errorf("the file's key is not contentKey of its text")
+	}
+	n := w.cache.Count(soul)
+	if got, ok := w.cache.cachedCount(f.key); !ok || got != n {
+		t.Errorf("Count(SOUL.md) = %d is not remembered under the file's key (%d, %v)", n, got, ok)
+	}
 }

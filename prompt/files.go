@@ -83,10 +83,22 @@ type listedOpener interface {
 	OpenListed(name string, e fs.DirEntry) (fs.File, error)
 }
 
+// listedReader is a file system that reads a whole regular file its own
+// listing showed in one call (workspace.Dir).
+type listedReader interface {
+	ReadListed(name string, e fs.DirEntry, max int64) ([]byte, bool)
+}
+
 // loadText reads name from fsys. listed is its entry in a listing of its
 // directory, or nil. window is the number of code points of head and of
-// tail a sampled file must keep.
-func loadText(fsys fs.FS, name string, listed fs.DirEntry, window int) (*text, error) {
+// tail a sampled file must keep. A complete file's text is made in dst
+// (its caller's allocation), a sampled one's in a text of its own.
+func loadText(fsys fs.FS, name string, listed fs.DirEntry, window int, dst *text) (*text, error) {
+	if lr, ok := fsys.(listedReader); ok && listed != nil && listed.Type().IsRegular() {
+		if data, ok := lr.ReadListed(name, listed, MaxFileBytes); ok {
+			return dst.complete(data), nil
+		}
+	}
 	var f fs.File
 	var err error
 	if lo, ok := fsys.(listedOpener); ok && listed != nil && listed.Type().IsRegular() {
@@ -113,7 +125,7 @@ func loadText(fsys fs.FS, name string, listed fs.DirEntry, window int) (*text, e
 		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) { // shrank: what is there
 			return nil, fmt.Errorf("read %s: %w", name, err)
 		}
-		return completeText(buf[:n]), nil
+		return dst.complete(buf[:n]), nil
 	}
 	if st.Size() <= MaxFileBytes {
 		// One buffer of the announced size plus a byte to notice a file
@@ -124,7 +136,7 @@ func loadText(fsys fs.FS, name string, listed fs.DirEntry, window int) (*text, e
 		case err == nil: // more than announced: stream the rest
 			return sampleText(io.MultiReader(bytes.NewReader(buf), f), window)
 		case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-			return completeText(buf[:n]), nil
+			return dst.complete(buf[:n]), nil
 		default:
 			return nil, fmt.Errorf("read %s: %w", name, err)
 		}
@@ -132,20 +144,22 @@ func loadText(fsys fs.FS, name string, listed fs.DirEntry, window int) (*text, e
 	return sampleText(f, window)
 }
 
-// newText makes a complete text from content already in memory.
-// completeText makes a complete text of b, taking ownership of it: the
-// caller must not modify b afterwards (it becomes the text's string
-// without a copy).
-func completeText(b []byte) *text {
+// complete makes t the complete text of b and returns it, taking
+// ownership of b: the caller must not modify b afterwards (it becomes the
+// text's string without a copy).
+func (t *text) complete(b []byte) *text {
 	if len(b) == 0 {
-		return newText("")
+		return t.completeString("")
 	}
-	return newText(unsafe.String(unsafe.SliceData(b), len(b)))
+	return t.completeString(unsafe.String(unsafe.SliceData(b), len(b)))
 }
 
 // newText makes a complete text of s.
-func newText(s string) *text {
-	t := &text{fileBytes: int64(len(s))}
+func newText(s string) *text { return new(text).completeString(s) }
+
+// completeString makes t the complete text of s and returns it.
+func (t *text) completeString(s string) *text {
+	*t = text{fileBytes: int64(len(s))}
 	// A UTF-8 byte order mark is how some editors start a file, not text:
 	// it is neither injected nor charged to the budget.
 	s = strings.TrimPrefix(s, byteOrderMark)
@@ -169,26 +183,32 @@ const byteOrderMark = "\uFEFF"
 // (10xxxxxx).
 func countChars(s string) (int, bool) {
 	cont, high := 0, uint64(0)
-	i := 0
-	for ; i+64 <= len(s); i += 64 {
-		h := (word(s, i) | word(s, i+8) | word(s, i+16) | word(s, i+24) |
-			word(s, i+32) | word(s, i+40) | word(s, i+48) | word(s, i+56)) & hiBits
+	// A slice of the string's bytes whose length the compiler can see
+	// at each load, so the loads need no bounds checks.
+	b := unsafe.Slice(unsafe.StringData(s), len(s))
+	le := binary.LittleEndian
+	for len(b) >= 64 {
+		x := b[:64:64]
+		h := (le.Uint64(x[0:]) | le.Uint64(x[8:]) | le.Uint64(x[16:]) | le.Uint64(x[24:]) |
+			le.Uint64(x[32:]) | le.Uint64(x[40:]) | le.Uint64(x[48:]) | le.Uint64(x[56:])) & hiBits
+		b = b[64:]
 		if h == 0 {
 			continue
 		}
 		high |= h
-		for j := i; j < i+64; j += 8 {
-			cont += bits.OnesCount64(contBits(word(s, j)))
+		for j := 0; j < 64; j += 8 {
+			cont += bits.OnesCount64(contBits(le.Uint64(x[j:])))
 		}
 	}
-	for ; i+8 <= len(s); i += 8 {
-		w := word(s, i)
+	for len(b) >= 8 {
+		w := le.Uint64(b)
 		high |= w & hiBits
 		cont += bits.OnesCount64(contBits(w))
+		b = b[8:]
 	}
-	for ; i < len(s); i++ {
-		high |= uint64(s[i] & 0x80)
-		if s[i]&0xC0 == 0x80 {
+	for _, c := range b {
+		high |= uint64(c & 0x80)
+		if c&0xC0 == 0x80 {
 			cont++
 		}
 	}

@@ -38,9 +38,14 @@ type plan struct {
 	sources      []*File // the candidates' files (nil: missing), for sharing
 
 	// renders remembers the last few results rendered from this plan, by
-	// renderKey: a chat back-end asks for the same prompt many times.
-	mu      sync.Mutex
-	renders map[uint64]Result
+	// renderKey: a chat back-end asks for the same prompt many times. The
+	// first is kept in first (most plans, one per user, see only one
+	// request shape), the others in renders.
+	mu       sync.Mutex
+	first    Result
+	firstKey uint64
+	hasFirst bool
+	renders  map[uint64]Result
 
 	// reasons remembers skillsDecision.reason's text: requests with the
 	// same skills ask for it again and again.
@@ -140,6 +145,9 @@ const maxRendersPerPlan = 16
 func (p *plan) rendered(key uint64) (Result, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.hasFirst && p.firstKey == key {
+		return p.first, true
+	}
 	r, ok := p.renders[key]
 	return r, ok
 }
@@ -147,6 +155,10 @@ func (p *plan) rendered(key uint64) (Result, bool) {
 func (p *plan) remember(key uint64, r Result) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if !p.hasFirst || p.firstKey == key {
+		p.first, p.firstKey, p.hasFirst = r, key, true
+		return
+	}
 	if p.renders == nil || len(p.renders) >= maxRendersPerPlan {
 		p.renders = make(map[uint64]Result, maxRendersPerPlan)
 	}
@@ -180,13 +192,17 @@ type resolved struct {
 	file *File
 }
 
-func (w *Workspace) resolve(a *Agent, c candidate, user, userDir string) (*File, error) {
-	names := []string{c.rel}
+// resolve finds the file candidate c resolves to for user, whose
+// directory is userDir ("" without a user); userFiles is false when that
+// directory does not exist, so none of the user's files is looked for.
+func (w *Workspace) resolve(a *Agent, c candidate, user, userDir string, userFiles bool) (*File, error) {
+	names := [2]string{c.rel}
+	n := 1
 	if c.rel == MemoryFile {
-		names = append(names, MemoryFallbackFile)
+		names[1], n = MemoryFallbackFile, 2
 	}
-	for _, rel := range names {
-		if c.perUser && userDir != "" {
+	for _, rel := range names[:n] {
+		if c.perUser && userDir != "" && userFiles {
 			f, err := w.file(a, joinPath(userDir, rel), c.name, user)
 			if err != nil || f != nil {
 				return f, err
@@ -206,17 +222,20 @@ func (w *Workspace) resolve(a *Agent, c candidate, user, userDir string) (*File,
 func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 	a := key.agent
 	cfg := &a.Config
-	userDir := ""
+	userDir, userFiles := "", false
 	if key.user != "" {
 		var err error
 		if userDir, err = a.UserDir(key.user); err != nil {
 			return nil, err
 		}
+		// A new user has no directory: their files are not looked for
+		// one by one.
+		userFiles = !w.dir(userDir).absent
 	}
 	cands := candidates(cfg, key.session, key.channel, key.room, key.user != "", day)
 	files := make([]resolved, len(cands))
 	for i, c := range cands {
-		f, err := w.resolve(a, c, key.user, userDir)
+		f, err := w.resolve(a, c, key.user, userDir, userFiles)
 		if err != nil {
 			return nil, err
 		}
@@ -299,15 +318,14 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 			fr.Note = fmt.Sprintf("dropped: the %s chars left of the total budget cannot hold a truncation marker", GroupThousands(remaining))
 			continue
 		case fr.Status == StatusTruncated:
-			fr.Note = fmt.Sprintf("truncated to the per-file budget of %s chars: kept %s + %s of %s",
-				GroupThousands(limit), GroupThousands(tr.HeadChars), GroupThousands(tr.TailChars), GroupThousands(t.chars))
+			fr.Note = keptNote("truncated to the per-file budget of ", limit, " chars: kept ", -1, tr.HeadChars, tr.TailChars, t.chars)
 		case fr.Status == StatusClamped:
-			fr.Note = fmt.Sprintf("clamped to the %s chars left of the total budget of %s: kept %s + %s of %s",
-				GroupThousands(limit), GroupThousands(b.TotalChars), GroupThousands(tr.HeadChars), GroupThousands(tr.TailChars), GroupThousands(t.chars))
+			fr.Note = keptNote("clamped to the ", limit, " chars left of the total budget of ", b.TotalChars, tr.HeadChars, tr.TailChars, t.chars)
 		}
 		if tr.Truncated {
 			fr.HeadChars, fr.TailChars = tr.HeadChars, tr.TailChars
-			fr.Dropped = []Range{{Start: t.position(tr.HeadEnd), End: t.position(tr.TailStart)}}
+			start := t.position(tr.HeadEnd)
+			fr.Dropped = []Range{{Start: start, End: t.positionAfter(start, tr.TailStart)}}
 		}
 		fr.InjectedChars = tr.ResultChars
 		remaining -= tr.ResultChars
@@ -318,9 +336,14 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 	rep.RemainingChars = remaining
 
 	p := &plan{report: rep, sources: make([]*File, len(files)), templates: &templates{}}
+	injectedFiles := 0
 	for i, r := range files {
 		p.sources[i] = r.file
+		if bodies[i].body.Len() != 0 {
+			injectedFiles++
+		}
 	}
+	p.files = make([]planFile, 0, injectedFiles)
 	for i, in := range bodies {
 		body := in.body
 		if body.Len() == 0 {
@@ -356,6 +379,26 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 	w.shared[skey] = p
 	w.mu.Unlock()
 	return p, nil
+}
+
+// keptNote writes a truncated or clamped file's note, its numbers grouped
+// in thousands, in one allocation: what + limit + mid, then total (when
+// not -1) + ": kept ", then head + " + " + tail + " of " + chars.
+func keptNote(what string, limit int, mid string, total, head, tail, chars int) string {
+	var buf [160]byte
+	b := append(buf[:0], what...)
+	b = appendGrouped(b, limit)
+	b = append(b, mid...)
+	if total != -1 {
+		b = appendGrouped(b, total)
+		b = append(b, ": kept "...)
+	}
+	b = appendGrouped(b, head)
+	b = append(b, " + "...)
+	b = appendGrouped(b, tail)
+	b = append(b, " of "...)
+	b = appendGrouped(b, chars)
+	return string(b)
 }
 
 // sharedKey fingerprints what a plan depends on besides the user: the
@@ -442,6 +485,23 @@ func isBlank(t *text) bool {
 
 func fullRange(t *text) Range {
 	return Range{Start: Position{Offset: 0, Line: 1, Column: 1}, End: t.position(t.size)}
+}
+
+// positionAfter is position(off) for an off at or after from's offset,
+// counting lines from there rather than from the start of the file.
+func (t *text) positionAfter(from Position, off int64) Position {
+	if t.sampled || off < from.Offset || off > int64(len(t.head)) || from.Line == 0 {
+		return t.position(off)
+	}
+	between := t.head[from.Offset:off]
+	nl := strings.Count(between, "\n")
+	if nl == 0 {
+		n, _ := countChars(between)
+		return Position{Offset: off, Line: from.Line, Column: from.Column + n}
+	}
+	lineStart := strings.LastIndexByte(between, '\n') + 1
+	n, _ := countChars(between[lineStart:])
+	return Position{Offset: off, Line: from.Line + nl, Column: n + 1}
 }
 
 // position converts a byte offset of the decoded file into a Position.

@@ -49,13 +49,14 @@ func candidates(cfg *Config, session Session, channel Channel, room string, hasU
 	if !session.Full() {
 		return []candidate{c(AgentsFile, false, false), c(ToolsFile, false, false)}
 	}
-	list := []candidate{
+	list := make([]candidate, 0, 12) // the most a request can see
+	list = append(list,
 		c(AgentsFile, false, false),
 		c(SoulFile, false, false),
 		c(ToolsFile, false, false),
 		c(IdentityFile, false, false),
 		c(UserFile, true, false),
-	}
+	)
 	if cfg.Type == TypePredefined {
 		list = append(list, c(UserPredefinedFile, false, false))
 	}

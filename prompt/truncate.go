@@ -3,6 +3,7 @@ package prompt
 import (
 	"math/bits"
 	"strconv"
+	"strings"
 )
 
 // lineSlack is how far (in chars) a cut may move to land on a line boundary.
@@ -117,24 +118,73 @@ func truncateText(t *text, name string, limit int, headRatio, tailRatio float64)
 	tr.TailChars = tl - moved
 	tr.TailStart = tailBase + int64(tb)
 
-	m := marker(name, tr.HeadChars, tr.TailChars, t.chars)
-	if len(headStr) > 0 && headStr[len(headStr)-1] != '\n' {
-		m = "\n" + m
+	newline := len(headStr) > 0 && headStr[len(headStr)-1] != '\n'
+	m := markerLine(name, tr.HeadChars, tr.TailChars, t.chars, newline)
+	mc := markerChars(name, tr.HeadChars, tr.TailChars, t.chars)
+	if newline {
+		mc++
 	}
-	mc, _ := countChars(m)
 	tr.ResultChars = tr.HeadChars + mc + tr.TailChars
 	return excerpt{head: headStr, marker: m, tail: tailStr}, tr
 }
 
 // marker is the text between head and tail. It always ends in a newline.
 func marker(name string, headChars, tailChars, total int) string {
-	return "[...truncated, read " + name + " for full content...]\n(" + name + ": kept " +
-		GroupThousands(headChars) + " + " + GroupThousands(tailChars) + " of " + GroupThousands(total) + " chars)\n"
+	return markerLine(name, headChars, tailChars, total, false)
 }
 
+// The fixed parts of the marker.
+const (
+	markerOpen = "[...truncated, read "
+	markerMid  = " for full content...]\n("
+	markerKept = ": kept "
+	markerPlus = " + "
+	markerOf   = " of "
+	markerEnd  = " chars)\n"
+)
+
+// markerLine is marker, after a line break when newline is set, written
+// in one allocation.
+func markerLine(name string, headChars, tailChars, total int, newline bool) string {
+	var b strings.Builder
+	b.Grow(1 + len(markerOpen) + len(markerMid) + len(markerKept) + len(markerPlus) + len(markerOf) + len(markerEnd) + 2*len(name) + 3*27)
+	if newline {
+		b.WriteByte('\n')
+	}
+	var num [32]byte
+	b.WriteString(markerOpen)
+	b.WriteString(name)
+	b.WriteString(markerMid)
+	b.WriteString(name)
+	b.WriteString(markerKept)
+	b.Write(appendGrouped(num[:0], headChars))
+	b.WriteString(markerPlus)
+	b.Write(appendGrouped(num[:0], tailChars))
+	b.WriteString(markerOf)
+	b.Write(appendGrouped(num[:0], total))
+	b.WriteString(markerEnd)
+	return b.String()
+}
+
+// markerChars is the length of marker(name, h, t, total) in code points,
+// worked out without writing it.
 func markerChars(name string, h, t, total int) int {
-	n, _ := countChars(marker(name, h, t, total))
-	return n
+	nc, _ := countChars(name)
+	return 2*nc + len(markerOpen) + len(markerMid) + len(markerKept) + len(markerPlus) + len(markerOf) + len(markerEnd) +
+		groupedLen(h) + groupedLen(t) + groupedLen(total)
+}
+
+// groupedLen is len(GroupThousands(n)).
+func groupedLen(n int) int {
+	d, neg := 1, 0
+	u := uint64(n)
+	if n < 0 {
+		u, neg = -u, 1
+	}
+	for ; u >= 10; u /= 10 {
+		d++
+	}
+	return neg + d + (d-1)/3
 }
 
 // GroupThousands formats n with commas, as budget reports print counts:

@@ -344,3 +344,25 @@ func FuzzEscScan(f *testing.F) {
 		}
 	})
 }
+
+// FuzzMarkerChars holds markerChars, which works the marker's length out,
+// to the marker marker writes, and groupedLen to GroupThousands.
+func FuzzMarkerChars(f *testing.F) {
+	f.Add("SOUL.md", 14000, 4000, 25000)
+	f.Add("日本.md", -1, 999, 1000)
+	f.Add("\xff", math.MinInt, math.MaxInt, 0)
+	f.Fuzz(func(t *testing.T, name string, h, tl, total int) {
+		m := marker(name, h, tl, total)
+		if n, _ := countChars(m); markerChars(name, h, tl, total) != n {
+			t.Fatalf("markerChars(%q, %d, %d, %d) = %d, the marker has %d", name, h, tl, total, markerChars(name, h, tl, total), n)
+		}
+		if "\n"+m != markerLine(name, h, tl, total, true) {
+			t.Fatalf("markerLine with a line break is not a line break and the marker")
+		}
+		for _, n := range []int{h, tl, total} {
+			if groupedLen(n) != len(GroupThousands(n)) {
+				t.Fatalf("groupedLen(%d) = %d, GroupThousands gives %q", n, groupedLen(n), GroupThousands(n))
+			}
+		}
+	})
+}

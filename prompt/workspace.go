@@ -136,7 +136,7 @@ func Open(fsys fs.FS, opts Options) (*Workspace, error) {
 		w.agents = append(w.agents, a)
 		w.problems = append(w.problems, a.Problems...)
 	}
-	sort.Slice(w.agents, func(i, j int) bool { return w.agents[i].Name < w.agents[j].Name })
+	slices.SortFunc(w.agents, func(a, b *Agent) int { return strings.Compare(a.Name, b.Name) })
 	return w, nil
 }
 
@@ -277,11 +277,18 @@ func (w *Workspace) file(a *Agent, p, name, user string) (*File, error) {
 	if !may {
 		return nil, nil // not remembered: the listing answers again for free
 	}
-	e = &fileEntry{}
-	t, err := loadText(w.fsys, p, listed, a.Config.Budget.PerFileChars+lineSlack)
+	// The entry, the File and a complete file's text in one allocation.
+	slot := &struct {
+		entry fileEntry
+		file  File
+		text  text
+	}{}
+	e = &slot.entry
+	t, err := loadText(w.fsys, p, listed, a.Config.Budget.PerFileChars+lineSlack, &slot.text)
 	switch {
 	case err == nil:
-		e.file = &File{Name: name, Path: p, User: user, text: t}
+		slot.file = File{Name: name, Path: p, User: user, text: t}
+		e.file = &slot.file
 		if !w.estimate { // the key looks token counts up
 			e.file.key = w.fingerprint(t)
 		}
@@ -417,7 +424,7 @@ func sortedEntries(entries []fs.DirEntry) []fs.DirEntry {
 
 func (w *Workspace) fingerprint(t *text) uint64 {
 	if !t.sampled {
-		return maphash.String(w.seed, t.content()) // the key Cache.Count uses
+		return contentKey(w.seed, t.content()) // the key Cache.Count uses
 	}
 	var h maphash.Hash
 	h.SetSeed(w.seed)

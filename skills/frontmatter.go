@@ -1,7 +1,6 @@
 package skills
 
 import (
-	"bytes"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -131,8 +130,12 @@ type docParser struct {
 	path  string
 	doc   Document
 	probs []Problem
-	seen  []seenKey // the keys read so far, with their lines (a handful)
+	// The keys read so far, with their lines: the first few in seen0 (no
+	// allocation, and no pointer into the parser itself, which would put
+	// it on the heap), any more in seen.
 	seen0 [8]seenKey
+	nseen int
+	seen  []seenKey
 
 	nameLine, descLine int
 }
@@ -146,14 +149,18 @@ func (p *docParser) errorf(line int, format string, args ...any) {
 }
 
 func parseDocument(path, slug string, data []byte, fast bool) (Document, []Problem) {
-	p := &docParser{path: path}
-	p.seen = p.seen0[:0]
-	data = bytes.TrimPrefix(data, []byte("\ufeff"))
-	if !utf8.Valid(data) {
+	return parseText(path, slug, string(data), fast)
+}
+
+// parseText is parseDocument of text already held as a string: Body and
+// the front matter's values are substrings of it.
+func parseText(path, slug, text string, fast bool) (Document, []Problem) {
+	p := docParser{path: path}
+	text = strings.TrimPrefix(text, "\ufeff")
+	if !utf8.ValidString(text) {
 		p.errorf(0, "SKILL.md is not valid UTF-8")
 		return p.doc, p.probs
 	}
-	text := string(data)
 	if strings.IndexByte(text, '\r') >= 0 {
 		text = strings.ReplaceAll(text, "\r\n", "\n")
 	}
@@ -213,13 +220,24 @@ func parseDocument(path, slug string, data []byte, fast bool) (Document, []Probl
 // field starts a top-level key: it reports duplicate and unknown keys and
 // says whether the value should be read.
 func (p *docParser) field(key string, line int) bool {
+	for _, k := range p.seen0[:min(p.nseen, len(p.seen0))] {
+		if k.key == key {
+			p.errorf(line, "key %q appears twice (first on line %d)", key, k.line)
+			return false
+		}
+	}
 	for _, k := range p.seen {
 		if k.key == key {
 			p.errorf(line, "key %q appears twice (first on line %d)", key, k.line)
 			return false
 		}
 	}
-	p.seen = append(p.seen, seenKey{key, line})
+	if p.nseen < len(p.seen0) {
+		p.seen0[p.nseen] = seenKey{key, line}
+	} else {
+		p.seen = append(p.seen, seenKey{key, line})
+	}
+	p.nseen++
 	if !isKnownField(key) {
 		p.add(line, Warning, codeUnknownKey, "unknown key %q is ignored (Quire reads %s; silence this warning with skill_unknown_keys: ignore in agent.yaml)", key, strings.Join(readFields, ", "))
 		return false
@@ -361,7 +379,7 @@ func (p *docParser) decode(head string) bool {
 // validate checks name and description once the head is read.
 func (p *docParser) validate(slug string) {
 	name := p.doc.Name
-	switch n := utf8.RuneCountInString(name); {
+	switch n := runeCount(name); {
 	case p.nameLine == 0:
 		p.errorf(1, "front matter has no name; add name: %s", suggestName(slug))
 	case name == "" && p.hasErrorOn(p.nameLine):
@@ -381,7 +399,7 @@ func (p *docParser) validate(slug string) {
 			p.errorf(p.nameLine, "name %q %s", name, msg)
 		}
 	}
-	switch n := utf8.RuneCountInString(p.doc.Description); {
+	switch n := runeCount(p.doc.Description); {
 	case p.descLine == 0:
 		p.errorf(1, "front matter has no description; say in one or two sentences what the skill does and when to use it")
 	case p.doc.Description == "" && p.hasErrorOn(p.descLine):
@@ -404,7 +422,15 @@ func (p *docParser) validate(slug string) {
 // controlAt returns the byte offset of the first control character in s
 // other than a line break or a tab, or -1.
 func controlAt(s string) int {
-	for i := 0; i < len(s); {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		// Printable ASCII words hold none: stop at one with a byte below
+		// 0x20 (a tab or a line break, maybe), DEL or a high bit.
+		if w := word(s, i); w&hiBits|(w-loBits*0x20)&^w&hiBits|zeroByte(w^(loBits*0x7f)) != 0 {
+			break
+		}
+	}
+	for i < len(s) {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if (c < 0x20 || c == 0x7f) && c != '\n' && c != '\t' && c != '\r' {
@@ -450,7 +476,7 @@ func nameChars(name string) bool {
 // nameRule returns what is wrong with name under the Agent Skills rules,
 // or "" when it is a valid name.
 func nameRule(name string) string {
-	switch n := utf8.RuneCountInString(name); {
+	switch n := runeCount(name); {
 	case n > MaxNameChars:
 		return fmt.Sprintf("is %d characters; the limit is %d", n, MaxNameChars)
 	case !nameChars(name):

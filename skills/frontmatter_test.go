@@ -185,6 +185,27 @@ func FuzzScanMatchesYAML(f *testing.F) {
 	})
 }
 
+// FuzzScanLinesMatchYAML builds the front matter from "key: value" lines
+// of the fuzzer's strings, the only shape the scanner reads itself, so its
+// fast paths (quotes, comments, ':' and '#' found eight bytes at a time,
+// printable ASCII checked a word at a time) are what the fuzzer explores,
+// and holds the result to the YAML decoder's.
+func FuzzScanLinesMatchYAML(f *testing.F) {
+	f.Add("name", "pdf", "description", "Convert PDFs: text, tables # and more", "license", "'it''s MIT'")
+	f.Add("name", "'pdf'", "description", "a:b c#d e #f", "compatibility", "\"x\" # y")
+	f.Add("name", "pdf", "description", "0123456789abcdef:", "allowed-tools", "Read Bash(git:*)  ")
+	f.Add("name", "pdf", "description", "été \u00a0 🐙 — ok", "x-key", "~")
+	f.Add("name", "pdf", "description", "tab\there and \x7f del", "metadata", "'{\"a\": 1}'")
+	f.Fuzz(func(t *testing.T, k1, v1, k2, v2, k3, v3 string) {
+		data := []byte("---\n" + k1 + ": " + v1 + "\n" + k2 + ": " + v2 + "\n" + k3 + ": " + v3 + "\n---\nbody\n")
+		d1, p1 := parseDocument("SKILL.md", "pdf", data, true)
+		d2, p2 := parseDocument("SKILL.md", "pdf", data, false)
+		if !reflect.DeepEqual(d1, d2) || !reflect.DeepEqual(p1, p2) {
+			t.Fatalf("scanner and YAML decoder disagree on %q:\nscanner %+v %v\nyaml    %+v %v", data, d1, p1, d2, p2)
+		}
+	})
+}
+
 // TestScannerTakesCommonShapes makes sure the fast path is the one taken
 // for the shapes most SKILL.md files have (a fallback for them would keep
 // results right but lose the speed).
@@ -206,6 +227,18 @@ func TestControlAt(t *testing.T) {
 	for _, s := range []string{"", "plain", "tab\tand\nbreak\r\n", "bell\a", "esc \x1b[31m", "del\x7f", "c1 \u0085 next", "c1 \u009b", "ünï \u00a0 nbsp", "\xff bad", "日本\x00"} {
 		if got, want := controlAt(s), strings.IndexFunc(s, isControl); got != want {
 			t.Errorf("controlAt(%q) = %d, want %d", s, got, want)
+		}
+	}
+}
+
+// BenchmarkParseDocument parses the SKILL.md shape most skills have: name
+// and a one-line description between --- lines, then a short body.
+func BenchmarkParseDocument(b *testing.B) {
+	data := []byte(skillMD("skill-0042", "Convert markdown files to pdf and write a daily log entry with the summary of what was converted.", "# Steps\n\nRun the converter.\n"))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, probs := ParseDocument("skills/skill-0042/SKILL.md", "skill-0042", data); len(probs) != 0 {
+			b.Fatal(probs)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/quirehq/quire/prompt"
 	"github.com/quirehq/quire/prompt/workspace"
@@ -256,6 +257,23 @@ func diskFile(dir, rel, file string) string {
 	return dir + "/" + rel + "/" + file
 }
 
+// diskFileZ is diskFile with a NUL after it, for the open system call:
+// one allocation, which the skill's paths are then cut from. cleanDir
+// says dir is a clean path other than "", "." and "/" (diskDirClean),
+// which a tier reader finds out once.
+func diskFileZ(dir, rel, file string, cleanDir bool) string {
+	if filepath.Separator != '/' || !cleanDir {
+		return filepath.Join(dir, filepath.FromSlash(rel), file) + "\x00"
+	}
+	return dir + "/" + rel + "/" + file + "\x00"
+}
+
+// diskDirClean reports whether diskFile joins names to dir without
+// cleaning.
+func diskDirClean(dir string) bool {
+	return dir != "" && dir != "." && dir != "/" && filepath.Clean(dir) == dir
+}
+
 // SkillFile is the name a skill's file must have.
 const SkillFile = workspace.SkillFile
 
@@ -288,7 +306,23 @@ func readTierFS(src Source, access map[string]Access) ([]*Skill, []Problem) {
 		}
 		return nil, []Problem{{Path: src.Prefix, Severity: Error, Code: "skill-read", Message: fmt.Sprintf("read skills directory: %v", err)}}
 	}
-	r := tierReader{src: src, access: access, seen: make(map[string]string, len(entries))}
+	r := tierReader{src: src, access: access, entries: len(entries)}
+	// A skill's path as problems show it is the end of its path on disk
+	// when the tier's directory ends in its prefix (the workspace tiers:
+	// <workspace>/skills, shown as skills/...; the others show the path
+	// on disk itself).
+	r.dirClean = diskDirClean(src.Dir)
+	r.shownInDisk = src.disk && r.dirClean && clean(src.Prefix) &&
+		(src.Dir == src.Prefix || strings.HasSuffix(src.Dir, "/"+src.Prefix))
+	if src.disk && haveDiskRead {
+		r.buf = *readBufs.Get().(*[]byte)
+		defer func() {
+			if cap(r.buf) <= 64<<10 {
+				buf := r.buf[:0]
+				readBufs.Put(&buf)
+			}
+		}()
+	}
 	for _, e := range entries { // ReadDir sorts by name
 		name := e.Name()
 		if strings.HasPrefix(name, ".") || !isDir(src.FS, name, e) {
@@ -302,6 +336,7 @@ func readTierFS(src Source, access map[string]Access) ([]*Skill, []Problem) {
 		if err != nil {
 			continue
 		}
+		r.groups()
 		for _, se := range sub {
 			rel := name + "/" + se.Name()
 			if strings.HasPrefix(se.Name(), ".") || !isDir(src.FS, rel, se) {
@@ -315,12 +350,73 @@ func readTierFS(src Source, access map[string]Access) ([]*Skill, []Problem) {
 
 // tierReader accumulates the skills and problems of one tier.
 type tierReader struct {
-	src    Source
-	access map[string]Access
-	seen   map[string]string // slug → path of the SKILL.md that has it
-	out    []*Skill
-	probs  []Problem
-	buf    []byte // reused for reading from disk: ParseDocument copies
+	src     Source
+	access  map[string]Access
+	entries int // in the tier's directory
+	// seen maps a slug to the path of the SKILL.md that has it, once a
+	// group has been met: until then every skill is in a directory of
+	// its own name, and slugs cannot repeat.
+	seen  map[string]string
+	out   []*Skill
+	probs []Problem
+	buf   []byte // reused for reading from disk: the text is copied
+
+	// texts and skills are the unused ends of the blocks the skills'
+	// texts and Skills are carved from: a few allocations per tier
+	// instead of two per skill. A Set keeps all its skills, so nothing is
+	// held longer than it would be.
+	texts  []byte
+	skills []Skill
+
+	dirClean    bool // diskDirClean(src.Dir)
+	shownInDisk bool // a skill's shown path ends its path on disk
+}
+
+// groups makes seen from the skills read so far, as a group is met.
+func (r *tierReader) groups() {
+	if r.seen != nil {
+		return
+	}
+	r.seen = make(map[string]string, r.entries)
+	for _, s := range r.out {
+		r.seen[s.Slug] = s.Path
+	}
+}
+
+// text returns data as a string that lives in a block shared with the
+// tier's other texts (data itself is reused).
+func (r *tierReader) text(data []byte) string {
+	if len(data) == 0 {
+		return ""
+	}
+	if len(data) > cap(r.texts)-len(r.texts) {
+		size := min(max(2*cap(r.texts), 2<<10), 32<<10)
+		if len(data) > size/4 {
+			return string(data)
+		}
+		r.texts = make([]byte, 0, size)
+	}
+	start := len(r.texts)
+	r.texts = append(r.texts, data...)
+	return unsafe.String(&r.texts[start], len(data))
+}
+
+// newSkill returns a zero Skill from the tier's block of them.
+func (r *tierReader) newSkill() *Skill {
+	if len(r.skills) == cap(r.skills) {
+		r.skills = make([]Skill, 0, min(max(2*cap(r.skills), 8, r.entries-len(r.out)), 1024))
+	}
+	r.skills = r.skills[:len(r.skills)+1]
+	return &r.skills[len(r.skills)-1]
+}
+
+// readBufs holds the buffers tier readers read SKILL.md files into (each
+// text is copied out into the tier's blocks, see tierReader.text).
+var readBufs = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
+
+// clean reports whether p is a path shownPath joins without cleaning.
+func clean(p string) bool {
+	return p != "" && p != "." && p != "/" && path.Clean(p) == p
 }
 
 // read loads the skill in directory rel (slash path within the tier) whose
@@ -333,13 +429,19 @@ func (r *tierReader) read(rel, slug string, top bool) bool {
 		if r.buf == nil {
 			r.buf = make([]byte, 0, 8<<10)
 		}
-		onDisk := diskFile(src.Dir, rel, file)
-		data, err := readDiskFile(onDisk, r.buf)
+		onDiskZ := diskFileZ(src.Dir, rel, file, r.dirClean)
+		data, err := readDiskFile(onDiskZ, r.buf)
 		if err == nil {
 			r.buf = data[:0]
 			// The skill's directory is the file's path without
-			// "/SKILL.md": no second string.
-			r.parse(rel, slug, file, data, onDisk[:len(onDisk)-len(file)-1])
+			// "/SKILL.md", and its shown path the end of it: no second
+			// string.
+			onDisk := onDiskZ[:len(onDiskZ)-1]
+			shown := ""
+			if r.shownInDisk && filepath.Separator == '/' {
+				shown = onDisk[len(onDisk)-(len(src.Prefix)+1+len(rel)+1+len(file)):]
+			}
+			r.parseShown(rel, slug, file, shown, data, onDisk[:len(onDisk)-len(file)-1])
 			return true
 		}
 		if errors.Is(err, errTooLarge) {
@@ -391,19 +493,29 @@ func (r *tierReader) tooLarge(shown string) {
 // Skill, or into problems. dir is the skill's directory on disk when the
 // caller has it at hand, else "".
 func (r *tierReader) parse(rel, slug, file string, data []byte, dir string) {
+	r.parseShown(rel, slug, file, "", data, dir)
+}
+
+// parseShown is parse with the skill's shown path at hand, or "" to make
+// it.
+func (r *tierReader) parseShown(rel, slug, file, shown string, data []byte, dir string) {
 	src := r.src
-	shown := shownPath(src.Prefix, rel, file)
-	doc, p := ParseDocument(shown, slug, data)
+	if shown == "" {
+		shown = shownPath(src.Prefix, rel, file)
+	}
+	doc, p := parseText(shown, slug, r.text(data), true)
 	r.probs = append(r.probs, p...)
 	if hasError(p) {
 		return
 	}
-	if first, dup := r.seen[slug]; dup {
-		r.probs = append(r.probs, Problem{Path: shown, Severity: Warning, Code: "skill-duplicate",
-			Message: fmt.Sprintf("skill %q is also in %s, which wins (the first by path); rename one of the directories", slug, first)})
-		return
+	if r.seen != nil {
+		if first, dup := r.seen[slug]; dup {
+			r.probs = append(r.probs, Problem{Path: shown, Severity: Warning, Code: "skill-duplicate",
+				Message: fmt.Sprintf("skill %q is also in %s, which wins (the first by path); rename one of the directories", slug, first)})
+			return
+		}
+		r.seen[slug] = shown
 	}
-	r.seen[slug] = shown
 	switch {
 	case dir != "":
 	case src.Dir != "":
@@ -415,7 +527,8 @@ func (r *tierReader) parse(rel, slug, file string, data []byte, dir string) {
 	if locationPrefix(src) != src.Prefix {
 		loc = location(src, rel, file)
 	}
-	s := &Skill{
+	s := r.newSkill()
+	*s = Skill{
 		FrontMatter: doc.FrontMatter,
 		Slug:        slug,
 		Tier:        src.Tier,
@@ -529,25 +642,40 @@ func hasError(ps []Problem) bool {
 func Load(version uint64, sources []Source, access map[string]Access) *Set {
 	sorted := append([]Source(nil), sources...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Tier < sorted[j].Tier })
-	winners := map[string]*Skill{}
+	var winners map[string]*Skill // made once a second tier has skills
+	var list []*Skill             // the winners, highest tier first, each tier in path order
 	var shadows []Shadow
 	var problems []Problem
 	for _, src := range sorted {
 		tier, probs := readTier(src, access)
 		problems = append(problems, probs...)
+		if len(tier) == 0 {
+			continue
+		}
+		if list == nil { // the first tier with skills: its slugs are unique
+			list = tier
+			continue
+		}
+		if winners == nil {
+			winners = make(map[string]*Skill, len(list)+len(tier))
+			for _, s := range list {
+				winners[s.Slug] = s
+			}
+		}
 		for _, s := range tier {
 			if w, ok := winners[s.Slug]; ok {
 				shadows = append(shadows, Shadow{Slug: s.Slug, Winner: w.Path, WinnerTier: w.Tier, Shadowed: s.Path, ShadowedTier: s.Tier})
 				continue
 			}
 			winners[s.Slug] = s
+			list = append(list, s)
 		}
 	}
 	problems = quietUnknownKeys(sorted, problems)
-	list := make([]*Skill, 0, len(winners))
-	for _, s := range winners {
-		list = append(list, s)
+	if list == nil {
+		list = []*Skill{}
 	}
+	// Nearly sorted already (a tier's skills come in path order).
 	slices.SortFunc(list, func(a, b *Skill) int { return strings.Compare(a.Slug, b.Slug) })
 	sort.SliceStable(shadows, func(i, j int) bool { return shadows[i].Slug < shadows[j].Slug })
 	return newSet(version, list, shadows, problems)

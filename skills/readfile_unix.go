@@ -1,19 +1,22 @@
-//go:build unix
+//go:build unix && !linux
 
 package skills
 
 import (
 	"errors"
 	"io/fs"
+	"strings"
 	"syscall"
 )
 
-// readDiskFile reads the file at an absolute path into buf (grown as
-// needed) with three system calls, open, read and close, where os.Open,
-// Stat, Read and Close take about seven: loading a tier of many skills is
-// mostly system calls. A file over MaxSkillBytes gives errTooLarge; a
-// missing one an error that is fs.ErrNotExist.
-func readDiskFile(path string, buf []byte) ([]byte, error) {
+// readDiskFile reads the file at an absolute path, given with a trailing
+// NUL (diskFileZ), into buf (grown as needed) with three system calls,
+// open, read and close, where os.Open, Stat, Read and Close take about
+// seven: loading a tier of many skills is mostly system calls. A file over
+// MaxSkillBytes gives errTooLarge; a missing one an error that is
+// fs.ErrNotExist.
+func readDiskFile(pathZ string, buf []byte) ([]byte, error) {
+	path := strings.TrimSuffix(pathZ, "\x00")
 	var fd int
 	var err error
 	for {

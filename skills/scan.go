@@ -1,8 +1,10 @@
 package skills
 
 import (
+	"encoding/binary"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // scan reads front matter made only of top-level "key: value" lines, the
@@ -28,7 +30,7 @@ func (p *docParser) scan(head string) bool {
 		} else {
 			head = ""
 		}
-		if !printable(l) {
+		if !asciiText(l) && !printable(l) {
 			return false
 		}
 		if l == "" || l[0] == '#' {
@@ -54,20 +56,19 @@ func (p *docParser) scan(head string) bool {
 // scanLine splits one "key: value" line; ok is false when the line needs
 // the YAML decoder.
 func scanLine(l string) (key, value string, ok bool) {
-	colon := strings.Index(l, ": ")
-	if colon <= 0 {
+	// The key is the run of key characters the line starts with, and the
+	// first ": " must end it (a key holding ':' or ' ' needs the decoder).
+	colon := 0
+	for colon < len(l) && keyChar[l[colon]] && (l[colon] != '-' || colon > 0) {
+		colon++
+	}
+	if colon == 0 || colon+1 >= len(l) || l[colon] != ':' || l[colon+1] != ' ' {
+		return "", "", false
+	}
+	if colon > maxYAMLKey { // the decoder refuses it: let it say so
 		return "", "", false
 	}
 	key = l[:colon]
-	for i := 0; i < len(key); i++ {
-		c := key[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' && i > 0) {
-			return "", "", false
-		}
-	}
-	if key == "<<" {
-		return "", "", false
-	}
 	rest := strings.TrimLeft(l[colon+2:], " ")
 	if rest == "" {
 		return "", "", false
@@ -83,6 +84,14 @@ func scanLine(l string) (key, value string, ok bool) {
 			return "", "", false
 		}
 	case '\'':
+		if end := strings.IndexByte(rest[1:], '\''); end >= 0 && (2+end == len(rest) || rest[2+end] != '\'') {
+			// No doubled quote: the value is the text between the quotes.
+			value = rest[1 : 1+end]
+			if !afterScalar(rest[2+end:]) {
+				return "", "", false
+			}
+			break
+		}
 		var b strings.Builder
 		i := 1
 		for {
@@ -107,11 +116,21 @@ func scanLine(l string) (key, value string, ok bool) {
 		if strings.IndexByte("-?:,[]{}#&*!|>%@`", rest[0]) >= 0 {
 			return "", "", false
 		}
-		if i := strings.Index(rest, " #"); i >= 0 {
-			rest = rest[:i]
+		// A comment starts at " #"; the value must hold no ": " before it
+		// (nor end in ':'). Both are rare: look for '#' and ':' eight
+		// bytes at a time.
+		end := len(rest)
+		for i := plainStop(rest, 0); i+1 < len(rest); i = plainStop(rest, i+1) {
+			if rest[i] == ':' && rest[i+1] == ' ' {
+				return "", "", false
+			}
+			if rest[i+1] == '#' && rest[i] == ' ' {
+				end = i
+				break
+			}
 		}
-		value = strings.TrimRight(rest, " ")
-		if strings.Contains(value, ": ") || strings.HasSuffix(value, ":") {
+		value = strings.TrimRight(rest[:end], " ")
+		if strings.HasSuffix(value, ":") {
 			return "", "", false
 		}
 		switch value {
@@ -120,6 +139,76 @@ func scanLine(l string) (key, value string, ok bool) {
 		}
 	}
 	return key, value, true
+}
+
+// maxYAMLKey is the longest key, in bytes, the YAML decoder takes without
+// a question mark (a longer one "could not find expected ':'").
+const maxYAMLKey = 1024
+
+// keyChar holds the characters a key the scanner reads may have ('-'
+// not first).
+var keyChar = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+	}
+	return t
+}()
+
+// plainStop returns the first index i >= from where s[i] is ':' or s[i+1]
+// is '#' (a byte that may end a plain value or start a comment), or
+// len(s). It skips eight bytes at a time where neither occurs.
+func plainStop(s string, from int) int {
+	i := from
+	for ; i+9 <= len(s); i += 8 {
+		// Bytes i..i+7 for ':' and bytes i+1..i+8 for '#'.
+		if zeroByte(word(s, i)^(loBits*':'))|zeroByte(word(s, i+1)^(loBits*'#')) != 0 {
+			break
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] == ':' || i+1 < len(s) && s[i+1] == '#' {
+			return i
+		}
+	}
+	return len(s)
+}
+
+const loBits, hiBits = 0x0101010101010101, 0x8080808080808080
+
+// word loads the eight bytes of s at i as a little-endian integer.
+func word(s string, i int) uint64 {
+	return binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8))
+}
+
+// zeroByte is non-zero exactly when some byte of w is zero.
+func zeroByte(w uint64) uint64 { return (w - loBits) & ^w & hiBits }
+
+// asciiText reports whether s is printable ASCII only (0x20–0x7e), eight
+// bytes at a time: such a line is printable, and its chars are its bytes.
+func asciiText(s string) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := word(s, i)
+		// High bit set, a byte below 0x20, or DEL.
+		if w&hiBits|(w-loBits*0x20)&^w&hiBits|zeroByte(w^(loBits*0x7f)) != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// runeCount is utf8.RuneCountInString, skipping ASCII eight bytes at a
+// time.
+func runeCount(s string) int {
+	i := 0
+	for ; i+8 <= len(s) && word(s, i)&hiBits == 0; i += 8 {
+	}
+	return i + utf8.RuneCountInString(s[i:])
 }
 
 // afterScalar reports whether what follows a quoted scalar is nothing,

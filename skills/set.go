@@ -33,10 +33,8 @@ type Embedder interface {
 type Set struct {
 	version  uint64
 	skills   []*Skill // sorted by slug; BM25 document i is skills[i]
-	bySlug   map[string]*Skill
-	docOf    map[string]int // slug → BM25 document id (index in skills)
-	public   []bool         // by document: access allows everyone
-	private  bool           // some skill is not public
+	public   []bool   // by document: access allows everyone
+	private  bool     // some skill is not public
 	shadows  []Shadow
 	problems []Problem
 	hitPool  sync.Pool // of *searchScratch
@@ -46,17 +44,19 @@ type Set struct {
 	indexOnce sync.Once
 	index     *bm25.Index
 
+	// docOf maps a slug to its index in skills (its BM25 document id),
+	// made on the first lookup by slug: prompting never needs it.
+	docOnce sync.Once
+	docOf   map[string]int
+
 	embMu   sync.Mutex
 	embFor  Embedder
 	vectors [][]float32
 }
 
 func newSet(version uint64, list []*Skill, shadows []Shadow, problems []Problem) *Set {
-	s := &Set{version: version, skills: list, bySlug: make(map[string]*Skill, len(list)), docOf: make(map[string]int, len(list)),
-		public: make([]bool, len(list)), shadows: shadows, problems: problems}
+	s := &Set{version: version, skills: list, public: make([]bool, len(list)), shadows: shadows, problems: problems}
 	for i, sk := range list {
-		s.bySlug[sk.Slug] = sk
-		s.docOf[sk.Slug] = i
 		s.public[i] = sk.Access.Visibility == "" || sk.Access.Visibility == Public
 		s.private = s.private || !s.public[i]
 	}
@@ -65,6 +65,18 @@ func newSet(version uint64, list []*Skill, shadows []Shadow, problems []Problem)
 		return &searchScratch{hits: make([]bm25.Hit, 0, DefaultLimit), allowed: make([]uint64, words)}
 	}
 	return s
+}
+
+// doc returns the index in skills of the skill named slug.
+func (s *Set) doc(slug string) (int, bool) {
+	s.docOnce.Do(func() {
+		s.docOf = make(map[string]int, len(s.skills))
+		for i, sk := range s.skills {
+			s.docOf[sk.Slug] = i
+		}
+	})
+	i, ok := s.docOf[slug]
+	return i, ok
 }
 
 // bm25 returns the index over name + description, building it once.
@@ -89,8 +101,11 @@ func (s *Set) Skills() []*Skill { return s.skills }
 
 // Skill returns the skill in effect for slug, regardless of access.
 func (s *Set) Skill(slug string) (*Skill, bool) {
-	sk, ok := s.bySlug[slug]
-	return sk, ok
+	i, ok := s.doc(slug)
+	if !ok {
+		return nil, false
+	}
+	return s.skills[i], true
 }
 
 // Shadows returns the skills hidden by a higher tier, sorted by slug.
@@ -112,7 +127,7 @@ func (s *Set) List(req Request) []*Skill {
 
 // Show returns the skill named slug if req may see it.
 func (s *Set) Show(req Request, slug string) (*Skill, bool) {
-	sk, ok := s.bySlug[slug]
+	sk, ok := s.Skill(slug)
 	if !ok || !req.Permits(sk) {
 		return nil, false
 	}
@@ -157,7 +172,7 @@ func (s *Set) Search(query string, req Request, limit int, dst []Hit) []Hit {
 		if list != nil {
 			clear(sc.allowed)
 			for _, slug := range list {
-				if i, ok := s.docOf[slug]; ok {
+				if i, ok := s.doc(slug); ok {
 					sc.allowed[i>>6] |= 1 << (i & 63)
 				}
 			}

@@ -150,6 +150,22 @@ func (d *Dir) OpenListed(name string, e fs.DirEntry) (fs.File, error) {
 	return d.Open(name)
 }
 
+// ReadListed reads the whole of name, a regular file that e, an entry of
+// this Dir's listing of name's directory, describes, when it holds at
+// most max bytes (and at least one). It is OpenListed, Stat, Read and
+// Close in one, with the same checks: the file is opened without
+// following a link and without blocking, and read only if it is a
+// regular file once open. ok is false, and nothing was read, when the
+// caller must open the file (OpenListed) to find out more: a larger or
+// empty file, one that is no longer what the listing showed, an error,
+// or a system other than Linux.
+func (d *Dir) ReadListed(name string, e fs.DirEntry, max int64) (data []byte, ok bool) {
+	if !fs.ValidPath(name) || e == nil {
+		return nil, false
+	}
+	return d.readListed(name, e, max)
+}
+
 // Stat describes name without following a link: a link or a special file
 // is reported as what it is, together with the error Open would return.
 func (d *Dir) Stat(name string) (fs.FileInfo, error) {
@@ -166,8 +182,7 @@ func (d *Dir) ReadDir(name string) ([]fs.DirEntry, error) {
 		if err != nil {
 			return nil, err
 		}
-		sortEntries(es)
-		return es, nil
+		return es, nil // sorted already
 	}
 	f, err := d.Open(name)
 	if err != nil {

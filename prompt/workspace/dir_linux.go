@@ -8,10 +8,12 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -98,8 +100,70 @@ func (d *Dir) openListed(name string, e fs.DirEntry) (fs.File, bool) {
 	return &rawFile{fd: fd, rawInfo: rawInfo{name: name, st: st}}, true
 }
 
-// readDirFast lists directory name with openat2(O_DIRECTORY,
-// RESOLVE_NO_SYMLINKS), getdents64 and close: O_DIRECTORY refuses
+// readListed is ReadListed's Linux way: openat2 of a NUL-terminated path
+// built on the stack, fstat, read and close, with no file object and no
+// path string.
+func (d *Dir) readListed(name string, e fs.DirEntry, max int64) ([]byte, bool) {
+	re, ok := e.(*rawEntry)
+	if !ok || re.typ != 0 || d.name == "" || d.noFast.Load() || name == "." {
+		return nil, false
+	}
+	var stack [512]byte
+	n := len(d.name) + 1 + len(name)
+	if n+1 > len(stack) || n != len(re.dir)+1+len(re.name) {
+		return nil, false
+	}
+	full := stack[:n+1]
+	copy(full, d.name)
+	full[len(d.name)] = '/'
+	copy(full[len(d.name)+1:], name)
+	full[n] = 0
+	// Not this file's entry: OpenListed decides.
+	if string(full[:len(re.dir)]) != re.dir || full[len(re.dir)] != '/' || string(full[len(re.dir)+1:n]) != re.name {
+		return nil, false
+	}
+	how := unix.OpenHow{Flags: unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_NOCTTY, Resolve: unix.RESOLVE_NO_SYMLINKS}
+	fdcwd := unix.AT_FDCWD
+	var fd int
+	for {
+		r, _, errno := syscall.Syscall6(unix.SYS_OPENAT2, uintptr(fdcwd), uintptr(unsafe.Pointer(&full[0])), uintptr(unsafe.Pointer(&how)), unsafe.Sizeof(how), 0, 0)
+		if errno == syscall.EINTR {
+			continue
+		}
+		if errno != 0 {
+			return nil, false
+		}
+		fd = int(r)
+		break
+	}
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Size <= 0 || st.Size > max {
+		return nil, false
+	}
+	// A regular file holds what fstat said when it was opened: read that
+	// much, without a read to see the end (a file that shrank since is
+	// what is there).
+	buf := make([]byte, st.Size)
+	got := 0
+	for got < len(buf) {
+		m, err := syscall.Read(fd, buf[got:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, false
+		}
+		if m == 0 {
+			break
+		}
+		got += m
+	}
+	return buf[:got], true
+}
+
+// readDirFast lists directory name, sorted by name, with
+// openat2(O_DIRECTORY, RESOLVE_NO_SYMLINKS), getdents64 and close: O_DIRECTORY refuses
 // anything but a directory before it is opened, so no lstat is needed
 // first. A missing directory is an error that is fs.ErrNotExist (no link
 // was met on the way: openat2 refuses one before it looks further). ok
@@ -108,11 +172,12 @@ func (d *Dir) readDirFast(name string) (es []fs.DirEntry, ok bool, err error) {
 	if d.name == "" || d.noFast.Load() {
 		return nil, false, nil
 	}
-	full := d.path(name)
+	fullZ := d.pathZ(name)
+	full := fullZ[:len(fullZ)-1]
 	how := unix.OpenHow{Flags: unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_DIRECTORY, Resolve: unix.RESOLVE_NO_SYMLINKS}
 	var fd int
 	for {
-		fd, err = unix.Openat2(unix.AT_FDCWD, full, &how)
+		fd, err = openat2Z(fullZ, &how)
 		if err != unix.EINTR {
 			break
 		}
@@ -132,6 +197,9 @@ func (d *Dir) readDirFast(name string) (es []fs.DirEntry, ok bool, err error) {
 	if err != nil {
 		return nil, false, nil
 	}
+	// Sorted by name as ReadDir promises, comparing the entries' names
+	// directly rather than through fs.DirEntry's method.
+	slices.SortFunc(es, func(a, b fs.DirEntry) int { return strings.Compare(a.(*rawEntry).name, b.(*rawEntry).name) })
 	return es, true, nil
 }
 
@@ -336,6 +404,29 @@ func (i *rawInfo) Mode() fs.FileMode {
 func (i *rawInfo) ModTime() time.Time { return time.Unix(i.st.Mtim.Unix()) }
 func (i *rawInfo) IsDir() bool        { return i.st.Mode&syscall.S_IFMT == syscall.S_IFDIR }
 func (i *rawInfo) Sys() any           { return &i.st }
+
+// pathZ is d.path(name) with a NUL after it, for openat2Z: one string
+// for both.
+func (d *Dir) pathZ(name string) string {
+	if name == "." {
+		return d.name + "\x00"
+	}
+	return d.name + "/" + name + "\x00"
+}
+
+// openat2Z is unix.Openat2(AT_FDCWD, …) of a path that ends in a NUL
+// (and holds no other), passed to the kernel as it is: no copy.
+func openat2Z(pathZ string, how *unix.OpenHow) (int, error) {
+	if len(pathZ) == 0 || pathZ[len(pathZ)-1] != 0 || strings.IndexByte(pathZ[:len(pathZ)-1], 0) >= 0 {
+		return -1, unix.EINVAL
+	}
+	fdcwd := unix.AT_FDCWD
+	r, _, errno := syscall.Syscall6(unix.SYS_OPENAT2, uintptr(fdcwd), uintptr(unsafe.Pointer(unsafe.StringData(pathZ))), uintptr(unsafe.Pointer(how)), unsafe.Sizeof(*how), 0, 0)
+	if errno != 0 {
+		return -1, errno
+	}
+	return int(r), nil
+}
 
 // path is name's path on disk: the root is d.name itself.
 func (d *Dir) path(name string) string {

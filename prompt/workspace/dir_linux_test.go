@@ -172,3 +172,78 @@ func TestOpenListed(t *testing.T) {
 		t.Errorf("OpenListed(../x) = %v, want ErrInvalid", err)
 	}
 }
+
+// TestReadListed: a file its listing showed as regular is read whole in
+// one call; another file's entry, a file over the limit, an empty one, and
+// files swapped since the listing for a FIFO or a link are not read (the
+// caller opens them, and Open's checks decide).
+func TestReadListed(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, "SOUL.md", "calm\n")
+	write(t, root, "HEARTBEAT.md", "beat\n")
+	write(t, root, "EMPTY.md", "")
+	write(t, root, "LINKED.md", "was a file\n")
+	write(t, root, "sub/USER.md", "ana\n")
+	d := DirFS(root)
+	entries := func(dir string) map[string]fs.DirEntry {
+		es, err := d.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]fs.DirEntry{}
+		for _, e := range es {
+			m[e.Name()] = e
+		}
+		return m
+	}
+	entry, sub := entries("."), entries("sub")
+	if d.noFast.Load() {
+		t.Skip("no openat2 here")
+	}
+	if data, ok := d.ReadListed("SOUL.md", entry["SOUL.md"], 1<<20); !ok || string(data) != "calm\n" {
+		t.Errorf("ReadListed(SOUL.md) = %q, %v", data, ok)
+	}
+	if data, ok := d.ReadListed("sub/USER.md", sub["USER.md"], 1<<20); !ok || string(data) != "ana\n" {
+		t.Errorf("ReadListed(sub/USER.md) = %q, %v", data, ok)
+	}
+	for _, c := range []struct {
+		name  string
+		e     fs.DirEntry
+		limit int64
+	}{
+		{"SOUL.md", entry["HEARTBEAT.md"], 1 << 20}, // another file's entry
+		{"USER.md", sub["USER.md"], 1 << 20},        // an entry of another directory
+		{"SOUL.md", entry["SOUL.md"], 4},            // over the limit
+		{"EMPTY.md", entry["EMPTY.md"], 1 << 20},    // empty: the caller reads to the end
+		{"sub", entry["sub"], 1 << 20},              // a directory
+		{"../SOUL.md", entry["SOUL.md"], 1 << 20},   // not a valid path
+	} {
+		if data, ok := d.ReadListed(c.name, c.e, c.limit); ok {
+			t.Errorf("ReadListed(%s, entry %s, %d) = %q, read", c.name, c.e.Name(), c.limit, data)
+		}
+	}
+	osEntries, _ := os.ReadDir(root)
+	for _, e := range osEntries {
+		if data, ok := d.ReadListed(e.Name(), e, 1<<20); ok {
+			t.Errorf("ReadListed(%s) with an os.DirEntry = %q, read", e.Name(), data)
+		}
+	}
+	if err := os.Remove(filepath.Join(root, "HEARTBEAT.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(root, "HEARTBEAT.md"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if data, ok := d.ReadListed("HEARTBEAT.md", entry["HEARTBEAT.md"], 1<<20); ok {
+		t.Errorf("ReadListed(swapped for a FIFO) = %q, read", data)
+	}
+	if err := os.Remove(filepath.Join(root, "LINKED.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("SOUL.md", filepath.Join(root, "LINKED.md")); err != nil {
+		t.Fatal(err)
+	}
+	if data, ok := d.ReadListed("LINKED.md", entry["LINKED.md"], 1<<20); ok {
+		t.Errorf("ReadListed(swapped for a link) = %q, read", data)
+	}
+}
