@@ -107,6 +107,11 @@ type Options struct {
 	// IndexTimeout bounds one agent's index run (default 2 min): a store
 	// that stops answering is reported, and the run retried.
 	IndexTimeout time.Duration
+	// HeaderTimeout and BodyTimeout cut slow clients off: a request's
+	// headers must arrive within HeaderTimeout (default 10 s), an API
+	// request whole within BodyTimeout (default 30 s; git pushes are
+	// bounded by the git endpoint itself).
+	HeaderTimeout, BodyTimeout time.Duration
 }
 
 // Daemon is `quire serve`, the composition root: it builds the parts
@@ -163,6 +168,12 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	}
 	if opts.IndexWait <= 0 {
 		opts.IndexWait = time.Second
+	}
+	if opts.HeaderTimeout <= 0 {
+		opts.HeaderTimeout = 10 * time.Second
+	}
+	if opts.BodyTimeout <= 0 {
+		opts.BodyTimeout = 30 * time.Second
 	}
 	if opts.IndexTimeout <= 0 {
 		opts.IndexTimeout = 2 * time.Minute
@@ -432,15 +443,15 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	servers := []*http.Server{}
-	// Slow clients are cut off: headers within 10 s, an API request body
-	// within 30 s (bodies are at most 4 MiB), idle connections after a
-	// minute. A push's body has no such bound here: the git endpoint
+	// Slow clients are cut off: headers within HeaderTimeout, an API
+	// request body within BodyTimeout (bodies are at most 4 MiB), idle
+	// connections after a minute. A push's body has no such bound here: the git endpoint
 	// bounds a push's duration itself.
 	serve := func(name string, l net.Listener, h http.Handler) {
-		srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute,
+		srv := &http.Server{Handler: h, ReadHeaderTimeout: d.opts.HeaderTimeout, IdleTimeout: time.Minute,
 			MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(d.log.Handler(), slog.LevelWarn)}
 		if name != "git" {
-			srv.ReadTimeout = 30 * time.Second
+			srv.ReadTimeout = d.opts.BodyTimeout
 		}
 		servers = append(servers, srv)
 		d.log.Info("listening", "server", name, "addr", l.Addr().String())

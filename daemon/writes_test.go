@@ -2,6 +2,7 @@ package daemon_test
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -287,5 +288,34 @@ func TestSocket(t *testing.T) {
 	td3 := startDaemon(t, daemon.Options{Socket: td.c.Socket})
 	if _, err := td3.c.Status(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSlowClientsCutOff: a client that drips its headers, or its body,
+// is disconnected once the timeouts pass instead of holding a connection
+// (and a file descriptor) for as long as it likes.
+func TestSlowClientsCutOff(t *testing.T) {
+	td := startDaemon(t, daemon.Options{HeaderTimeout: 300 * time.Millisecond, BodyTimeout: 600 * time.Millisecond})
+	td.push(t, newWorkTree(t, botFiles), "bot")
+	for _, tt := range []struct{ name, send string }{
+		{"headers", "POST /v1/agents/bot/prompt HTTP/1.1\r\nHost: quire\r\n"},
+		{"body", "POST /v1/agents/bot/prompt HTTP/1.1\r\nHost: quire\r\nContent-Length: 100\r\n\r\n{\"user\":"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := net.Dial("unix", td.c.Socket)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if _, err := io.WriteString(c, tt.send); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			_, err = io.ReadAll(c)
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				t.Fatalf("the connection was still open after %s", time.Since(start))
+			}
+		})
 	}
 }
