@@ -1,79 +1,15 @@
 package skills
 
 import (
-	"errors"
-	"io/fs"
-	"strings"
 	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// readDiskFile reads the file at an absolute path, given with a trailing
-// NUL (diskFileZ), into buf (grown as needed) with three system calls,
-// open, read and close, where os.Open, Stat, Read and Close take about
-// seven: loading a tier of many skills is mostly system calls. The path
-// goes to openat as it is, without the copy syscall.Open makes to add
-// the NUL. A file over MaxSkillBytes gives errTooLarge; a missing one an
-// error that is fs.ErrNotExist.
-func readDiskFile(pathZ string, buf []byte) ([]byte, error) {
-	path := strings.TrimSuffix(pathZ, "\x00")
-	if len(path) == len(pathZ) || strings.IndexByte(path, 0) >= 0 {
-		return nil, &fs.PathError{Op: "open", Path: path, Err: syscall.EINVAL}
-	}
-	var fd int
-	var err error
-	for {
-		// O_NONBLOCK: a FIFO put where a SKILL.md should be opens at once
-		// (and reads as nothing) instead of hanging the load.
-		fd, err = openZ(pathZ, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK)
-		if err != syscall.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		if err == syscall.ENOENT || err == syscall.ENOTDIR {
-			return nil, fs.ErrNotExist
-		}
-		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
-	}
-	defer syscall.Close(fd)
-	out := buf[:0]
-	for {
-		if len(out) == cap(out) {
-			out = append(out, 0)[:len(out)]
-		}
-		n, err := syscall.Read(fd, out[len(out):cap(out)])
-		if err == syscall.EINTR {
-			continue
-		}
-		if err == syscall.EISDIR {
-			return nil, errors.New(SkillFile + " is a directory")
-		}
-		if err == syscall.EAGAIN {
-			return nil, errors.New(SkillFile + " is not a regular file")
-		}
-		if err != nil {
-			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
-		}
-		if n == 0 {
-			return out, nil
-		}
-		out = out[:len(out)+n]
-		if len(out) > MaxSkillBytes {
-			return nil, errTooLarge
-		}
-		if len(out) < cap(out) {
-			// A short read of a regular file is its end (a file still
-			// being written is read again by the watcher once it is).
-			return out, nil
-		}
-	}
-}
-
-// openZ is openat(AT_FDCWD, pathZ, flags) of a NUL-terminated path.
-func openZ(pathZ string, flags int) (int, error) {
+// openPath opens a NUL-terminated path: openat(AT_FDCWD, pathZ, flags)
+// as it is, without the copy syscall.Open makes to add the NUL.
+func openPath(pathZ string, flags int) (int, error) {
 	fdcwd := unix.AT_FDCWD
 	fd, _, errno := syscall.Syscall6(syscall.SYS_OPENAT, uintptr(fdcwd), uintptr(unsafe.Pointer(unsafe.StringData(pathZ))), uintptr(flags), 0, 0, 0)
 	if errno != 0 {
@@ -81,5 +17,3 @@ func openZ(pathZ string, flags int) (int, error) {
 	}
 	return int(fd), nil
 }
-
-const haveDiskRead = true

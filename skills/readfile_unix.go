@@ -1,4 +1,4 @@
-//go:build unix && !linux
+//go:build unix
 
 package skills
 
@@ -12,17 +12,20 @@ import (
 // readDiskFile reads the file at an absolute path, given with a trailing
 // NUL (diskFileZ), into buf (grown as needed) with three system calls,
 // open, read and close, where os.Open, Stat, Read and Close take about
-// seven: loading a tier of many skills is mostly system calls. A file over
-// MaxSkillBytes gives errTooLarge; a missing one an error that is
+// seven: loading a tier of many skills is mostly system calls. A file
+// over MaxSkillBytes gives errTooLarge; a missing one an error that is
 // fs.ErrNotExist.
 func readDiskFile(pathZ string, buf []byte) ([]byte, error) {
 	path := strings.TrimSuffix(pathZ, "\x00")
+	if len(path) == len(pathZ) || strings.IndexByte(path, 0) >= 0 {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: syscall.EINVAL}
+	}
 	var fd int
 	var err error
 	for {
 		// O_NONBLOCK: a FIFO put where a SKILL.md should be opens at once
 		// (and reads as nothing) instead of hanging the load.
-		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
+		fd, err = openPath(pathZ, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK)
 		if err != syscall.EINTR {
 			break
 		}
