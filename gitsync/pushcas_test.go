@@ -1,14 +1,12 @@
 package gitsync
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -172,39 +170,6 @@ func TestPushCAS(t *testing.T) {
 	// The native send-pack answers as git push does.
 	if n, g := refusals["quire host with live"], refusals["quire host with live, git push"]; n != g {
 		t.Errorf("a conflicting write refused natively:\n%s\nwith git push:\n%s", n, g)
-	}
-}
-
-// FuzzAdvertisedCaps: any bytes a remote answers are read without a
-// panic, and a well-formed advertisement yields its capabilities.
-func FuzzAdvertisedCaps(f *testing.F) {
-	f.Add([]byte("001f# service=git-receive-pack\n0000" +
-		"00890000000000000000000000000000000000000000 capabilities^{}\x00report-status delete-refs side-band-64k quiet atomic agent=quire quire-live\n0000"))
-	f.Add([]byte("0000"))
-	f.Add([]byte("zzzz"))
-	f.Add([]byte("0005a"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		caps, err := advertisedCaps(bytes.NewReader(b))
-		if err != nil && caps != nil {
-			t.Fatalf("caps %q with error %v", caps, err)
-		}
-		for _, c := range caps {
-			if c == "" || strings.ContainsAny(c, " \t\n") {
-				t.Fatalf("capability %q", c)
-			}
-		}
-	})
-}
-
-func TestAdvertisedCaps(t *testing.T) {
-	line := "0000000000000000000000000000000000000000 capabilities^{}\x00report-status agent=quire quire-live\n"
-	adv := "001f# service=git-receive-pack\n0000" + fmt.Sprintf("%04x", len(line)+4) + line + "0000"
-	caps, err := advertisedCaps(strings.NewReader(adv))
-	if err != nil || !slices.Contains(caps, "quire-live") || len(caps) != 3 {
-		t.Fatalf("caps %q, err %v", caps, err)
-	}
-	if _, err := advertisedCaps(strings.NewReader("0000")); err == nil {
-		t.Fatal("an advertisement without a ref line was read")
 	}
 }
 

@@ -157,26 +157,10 @@ func (a *advertisedRefs) known() map[plumbing.Hash]bool {
 // git push --force. It returns what PushCAS returns; errUseCLI (wrapped)
 // when git push must do it, nothing having been applied.
 func (r *Repository) sendLive(ctx context.Context, rawURL string, new plumbing.Hash) (plumbing.Hash, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+	client, base, auth, ok := httpRemote(rawURL, sendPackAgent)
+	if !ok {
 		return plumbing.ZeroHash, fmt.Errorf("%w: not an http(s) remote", errUseCLI)
 	}
-	user := u.User
-	u.User = nil
-	base := strings.TrimSuffix(u.String(), "/")
-	client := &http.Client{
-		// git would follow a redirect and keep the new base URL for the
-		// push; git push does that here.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
-	auth := func(req *http.Request) {
-		if user != nil {
-			pw, _ := user.Password()
-			req.SetBasicAuth(user.Username(), pw)
-		}
-		req.Header.Set("User-Agent", sendPackAgent)
-	}
-
 	adv, err := fetchAdvertisement(ctx, client, base, auth)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("%w: %w", errUseCLI, err)
@@ -279,6 +263,31 @@ func (r *Repository) sendLive(ctx context.Context, rawURL string, new plumbing.H
 	}
 	r.sp.remember(rawURL, new, now)
 	return now, nil
+}
+
+// httpRemote splits a smart-HTTP remote's URL into its base (without
+// credentials) and a function that sets a request's basic auth (from
+// the URL's credentials) and User-Agent; ok is false for any other URL.
+func httpRemote(rawURL, agent string) (client *http.Client, base string, auth func(*http.Request), ok bool) {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, "", nil, false
+	}
+	user := u.User
+	u.User = nil
+	client = &http.Client{
+		// git would follow a redirect and keep the new base URL for the
+		// push; git push does that here.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	auth = func(req *http.Request) {
+		if user != nil {
+			pw, _ := user.Password()
+			req.SetBasicAuth(user.Username(), pw)
+		}
+		req.Header.Set("User-Agent", agent)
+	}
+	return client, strings.TrimSuffix(u.String(), "/"), auth, true
 }
 
 // fetchAdvertisement reads the receive-pack ref advertisement at base.

@@ -1,19 +1,12 @@
 package gitsync
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/pktline"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
@@ -196,8 +189,12 @@ func (r *Repository) PushCAS(ctx context.Context, url string, ref plumbing.Refer
 		return plumbing.ZeroHash, fmt.Errorf("push %s to %s: %w", ref.Short(), url, err)
 	}
 	now = new
-	if merged {
-		now = mergedInto(stderr)
+	if m := mergedInto(stderr); live && !m.IsZero() {
+		// The host merged the write onto a live that had moved: also
+		// when git saw a fast-forward (live moved after git's look).
+		now = m
+	} else if merged {
+		now = plumbing.ZeroHash // merged, but the host did not say into what
 	}
 	if live {
 		r.sp.remember(url, new, now)
@@ -237,71 +234,17 @@ func (r *Repository) decidesLive(ctx context.Context, rawURL string) bool {
 	if v, ok := r.liveHosts.Load(rawURL); ok {
 		return v.(bool)
 	}
-	ok, err := advertisesCap(ctx, rawURL, "git-receive-pack", liveCap)
+	client, base, auth, ok := httpRemote(rawURL, "git/quire")
+	if !ok {
+		r.liveHosts.Store(rawURL, false)
+		return false
+	}
+	adv, err := fetchAdvertisement(ctx, client, base, auth)
 	if err != nil {
 		return false
 	}
-	r.liveHosts.Store(rawURL, ok)
-	return ok
-}
-
-// advertisesCap asks a smart-HTTP remote for its service advertisement
-// and reports whether the capabilities on its first line include capName.
-// A remote that is not HTTP(S) answers false without an error.
-func advertisesCap(ctx context.Context, rawURL, service, capName string) (bool, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		return false, nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	user := u.User
-	u.User = nil
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet,
-		strings.TrimSuffix(u.String(), "/")+"/info/refs?service="+service, nil)
-	if err != nil {
-		return false, err
-	}
-	if user != nil {
-		pw, _ := user.Password()
-		req.SetBasicAuth(user.Username(), pw)
-	}
-	req.Header.Set("User-Agent", "git/quire")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return false, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return false, fmt.Errorf("%s: %s", service, resp.Status)
-	}
-	caps, err := advertisedCaps(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return false, fmt.Errorf("%s advertisement: %w", service, err)
-	}
-	return slices.Contains(caps, capName), nil
-}
-
-// advertisedCaps reads a smart-HTTP service advertisement (the
-// "# service=…" line and its flush, then the first ref line
-// "<hash> <name>\x00<capabilities>") and returns the capabilities.
-func advertisedCaps(r io.Reader) ([]string, error) {
-	sc := pktline.NewScanner(r)
-	for sc.Scan() {
-		line := sc.Bytes()
-		if len(line) == 0 || bytes.HasPrefix(line, []byte("# service=")) {
-			continue // the service line and the flush after it
-		}
-		_, caps, found := bytes.Cut(line, []byte{0})
-		if !found {
-			return nil, nil
-		}
-		return strings.Fields(string(caps)), nil
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	return nil, errors.New("no ref line")
+	r.liveHosts.Store(rawURL, adv.caps.has(liveCap))
+	return adv.caps.has(liveCap)
 }
 
 // IsAncestor reports whether commit a is b or an ancestor of b (both hex
