@@ -231,7 +231,7 @@ func (dp *deployer) afterPush(ctx context.Context, e gitsync.Event, remote io.Wr
 	if dep == nil {
 		return
 	}
-	if daemonWrite(s, e.Refs) {
+	if fromDaemon(s, e.Refs) {
 		// Another daemon's write (a follower of this host): it waits for
 		// this answer to acknowledge its client and reads no report.
 		fmt.Fprintf(remote, "quire: deployed %s\n", short(dep.commit))
@@ -313,9 +313,9 @@ func (e *duplicateAgentError) Error() string {
 	return fmt.Sprintf("agent %q is already defined by %s; rename it in %s (agent.yaml name:) or remove it there", e.agent, e.owner, e.other)
 }
 
-// daemonWrite reports whether a push moved only live, to a commit a
+// fromDaemon reports whether a push moved only live, to a commit a
 // daemon made (an agent's write, or the host's merge of one).
-func daemonWrite(s *source, refs []gitsync.RefUpdate) bool {
+func fromDaemon(s *source, refs []gitsync.RefUpdate) bool {
 	if len(refs) != 1 || refs[0].Name != gitsync.LiveRef || refs[0].New.IsZero() {
 		return false
 	}

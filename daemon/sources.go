@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path"
+	"slices"
 	"sort"
 	"sync"
 
@@ -154,8 +155,17 @@ func (ss *sourceSet) olderCommit(agent, commit, indexed string) bool {
 // a hosted repository) may not define an agent another source serves
 // already — it would take over that agent's prompt and memory index.
 // The refusal names both places (behavior: one agent, one source).
-func (ss *sourceSet) claims(ctx context.Context, ref gitsync.RefUpdate, tree *gitsync.Snapshot, _ []gitsync.Change) []gitsync.Problem {
+func (ss *sourceSet) claims(ctx context.Context, ref gitsync.RefUpdate, tree *gitsync.Snapshot, changed []gitsync.Change) []gitsync.Problem {
 	if ref.Repo == "" || (ref.Name != gitsync.MainRef && ref.Name != gitsync.LiveRef) {
+		return nil
+	}
+	// An agent's name comes from its agent.yaml (or, for the root, the
+	// repository's name): a push that creates the ref or changes an
+	// agent.yaml is the only one that can name a new agent. Agents'
+	// writes, pushed by other daemons, skip the workspace's discovery.
+	if !ref.Old.IsZero() && !slices.ContainsFunc(changed, func(c gitsync.Change) bool {
+		return path.Base(c.Path) == workspace.ConfigFile
+	}) {
 		return nil
 	}
 	ws, err := prompt.Open(tree, prompt.Options{RootName: ref.Repo})
