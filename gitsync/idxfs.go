@@ -3,7 +3,6 @@ package gitsync
 import (
 	"bytes"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/go-git/go-billy/v5"
@@ -26,27 +25,25 @@ func (fs idxFS) Open(name string) (billy.File, error) {
 	if err != nil || !strings.HasSuffix(name, ".idx") {
 		return f, err
 	}
-	st, ok := f.(interface{ Stat() (os.FileInfo, error) })
-	if !ok {
-		return f, nil
-	}
-	fi, err := st.Stat()
-	if err != nil || fi.Size() > maxIdxRead {
-		return f, nil
-	}
-	b := make([]byte, fi.Size())
-	if _, err := io.ReadFull(f, b); err != nil {
+	b, err := io.ReadAll(io.LimitReader(f, maxIdxRead+1))
+	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	return &idxFile{File: f, r: bytes.NewReader(b), info: fi}, nil
+	if len(b) > maxIdxRead {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			f.Close()
+			return nil, err
+		}
+		return f, nil
+	}
+	return &idxFile{File: f, r: bytes.NewReader(b)}, nil
 }
 
 // idxFile is an index file read into memory; closing it closes the file.
 type idxFile struct {
 	billy.File
-	r    *bytes.Reader
-	info os.FileInfo
+	r *bytes.Reader
 }
 
 func (f *idxFile) Read(p []byte) (int, error)              { return f.r.Read(p) }
@@ -54,4 +51,3 @@ func (f *idxFile) ReadAt(p []byte, off int64) (int, error) { return f.r.ReadAt(p
 func (f *idxFile) Seek(off int64, whence int) (int64, error) {
 	return f.r.Seek(off, whence)
 }
-func (f *idxFile) Stat() (os.FileInfo, error) { return f.info, nil }
