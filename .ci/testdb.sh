@@ -1,24 +1,65 @@
 #!/usr/bin/env bash
-# Prepares the PostgreSQL + pgvector database the memory/pgstore tests use and
-# prints its URL on stdout (all progress goes to stderr).
+# The PostgreSQL + pgvector database the tests use, in a cluster of the
+# tests' own: its own data directory, port and socket directory, started and
+# stopped here. It never reconfigures, starts or stops a cluster it did not
+# create (a developer's own PostgreSQL is left alone).
 #
-#   url=$(.ci/testdb.sh) && QUIRE_TEST_DATABASE_URL=$url go test ./...
+#   .ci/testdb.sh run go test ./...   # start, run with QUIRE_TEST_DATABASE_URL, stop
+#   url=$(.ci/testdb.sh start)        # or by hand
+#   .ci/testdb.sh stop
 #
-# If QUIRE_TEST_DATABASE_URL is already set, it is printed and nothing is
-# installed (a developer's laptop without root). Otherwise, as root on Debian
-# 12, idempotently and without a terminal:
-#   1. PostgreSQL from Debian's packages, plus the server's dev package;
-#   2. pgvector built from Debian's source package: `apt-get source pgvector`
-#      from the trixie suite, configured in a private apt directory (deb-src
-#      only, pinned to -1, own package lists) so nothing else on the machine
-#      is upgraded or even sees trixie; built against the installed server;
-#   3. a cluster listening on 127.0.0.1, a role and a test database with the
-#      vector extension.
-# On a prepared machine this takes well under a second.
+# "start" prints the database URL on stdout (all progress goes to stderr).
+# "run" stops the cluster afterwards only if it started it. If
+# QUIRE_TEST_DATABASE_URL is already set, "start" prints it, "run" runs the
+# command with it and "stop" does nothing: nothing is installed, created or
+# started.
+#
+# Otherwise, idempotently and without a terminal:
+#   1. (root only) PostgreSQL from Debian's packages and the server's dev
+#      package;
+#   2. (root only) pgvector built from Debian's source package: `apt-get
+#      source pgvector` from the trixie suite, configured in a private apt
+#      directory (deb-src only, pinned to -1, own package lists) so nothing
+#      else on the machine is upgraded or even sees trixie; built against the
+#      installed server;
+#   3. a cluster made with initdb in the state directory (root:
+#      /var/lib/quire-testdb, run as the postgres user; anyone else:
+#      $XDG_STATE_HOME/quire-testdb), listening on 127.0.0.1 and a socket
+#      directory of its own, port $QUIRE_PG_PORT (55432 by default), with a
+#      role and a test database that has the vector extension.
+# Without root, 1 and 2 must be done first (the message says how).
+# On a prepared machine "start" takes about a second.
 set -euo pipefail
 
+action=${1:-start}
+case "$action" in
+start | stop) ;;
+run)
+	shift
+	[ $# -gt 0 ] || { printf 'usage: %s run COMMAND [ARG...]\n' "$0" >&2; exit 2; }
+	if [ -n "${QUIRE_TEST_DATABASE_URL:-}" ]; then
+		exec "$@"
+	fi
+	self=$0
+	was_running=$("$self" status)
+	url=$("$self" start) || exit 1
+	status=0
+	QUIRE_TEST_DATABASE_URL=$url "$@" || status=$?
+	[ "$was_running" = running ] || "$self" stop
+	exit "$status"
+	;;
+status) ;;
+*)
+	printf 'usage: %s start|stop|status|run COMMAND [ARG...]\n' "$0" >&2
+	exit 2
+	;;
+esac
+
 if [ -n "${QUIRE_TEST_DATABASE_URL:-}" ]; then
-	printf '%s\n' "$QUIRE_TEST_DATABASE_URL"
+	case "$action" in
+	start) printf '%s\n' "$QUIRE_TEST_DATABASE_URL" ;;
+	status) echo external ;;
+	esac
 	exit 0
 fi
 
@@ -29,15 +70,41 @@ die() {
 }
 
 PGMAJOR=${QUIRE_PG_MAJOR:-15}
-PORT=${QUIRE_PG_PORT:-5432}
+PORT=${QUIRE_PG_PORT:-55432}
 DB=quire_test
 ROLE=quire_test
 PASSWORD=quire_test
-STATE=/var/lib/quire-testdb
 URL="postgres://$ROLE:$PASSWORD@127.0.0.1:$PORT/$DB?sslmode=disable"
+PGBIN=/usr/lib/postgresql/$PGMAJOR/bin
+if [ "$(id -u)" = 0 ]; then
+	STATE=/var/lib/quire-testdb
+	as_pg() { runuser -u postgres -- "$@"; }
+else
+	STATE=${XDG_STATE_HOME:-$HOME/.local/state}/quire-testdb
+	as_pg() { "$@"; }
+fi
+DATA=$STATE/pg$PGMAJOR
+RUN=$STATE/run
+LOG=$STATE/pg$PGMAJOR.log
 
-[ "$(id -u)" = 0 ] || die "not root: set QUIRE_TEST_DATABASE_URL to a PostgreSQL database with pgvector instead (see .ci/testdb.sh)"
-command -v apt-get >/dev/null || die "no apt-get: this set-up needs Debian; set QUIRE_TEST_DATABASE_URL instead"
+running() { [ -f "$DATA/PG_VERSION" ] && as_pg "$PGBIN/pg_ctl" -D "$DATA" status >/dev/null 2>&1; }
+
+if [ "$action" = status ]; then
+	if running; then echo running; else echo stopped; fi
+	exit 0
+fi
+if [ "$action" = stop ]; then
+	if running; then
+		say "stopping the test cluster ($DATA)"
+		as_pg "$PGBIN/pg_ctl" -D "$DATA" -m fast -w stop >/dev/null
+	fi
+	exit 0
+fi
+
+if [ "$(id -u)" != 0 ]; then
+	[ -x "$PGBIN/initdb" ] && [ -f "/usr/share/postgresql/$PGMAJOR/extension/vector.control" ] ||
+		die "not root, and PostgreSQL $PGMAJOR with pgvector is not installed: run '.ci/testdb.sh start' once as root (sudo) to install them, or 'apt-get install postgresql-$PGMAJOR postgresql-$PGMAJOR-pgvector' where that package exists, or set QUIRE_TEST_DATABASE_URL to a database with pgvector"
+fi
 
 export DEBIAN_FRONTEND=noninteractive
 apt_updated=
@@ -52,12 +119,19 @@ apt_install() {
 		apt-get update -qq >&2
 		apt_updated=1
 	fi
-	say "installing ${missing[*]}"
-	apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+	say "installing ${missing[*]} from Debian's packages"
+	local log
+	log=$(mktemp)
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >"$log" 2>&1 ||
+		{ tail -30 "$log" >&2; rm -f "$log"; die "apt-get install ${missing[*]} failed"; }
+	rm -f "$log"
 }
 
+if [ "$(id -u)" = 0 ]; then
+command -v apt-get >/dev/null || die "no apt-get: this set-up needs Debian; set QUIRE_TEST_DATABASE_URL instead"
+
 # 1. The server and its headers.
-apt_install postgresql "postgresql-$PGMAJOR" "postgresql-server-dev-$PGMAJOR" build-essential dpkg-dev ca-certificates
+apt_install "postgresql-$PGMAJOR" "postgresql-server-dev-$PGMAJOR" build-essential dpkg-dev ca-certificates
 
 PG_CONFIG=/usr/lib/postgresql/$PGMAJOR/bin/pg_config
 [ -x "$PG_CONFIG" ] || die "$PG_CONFIG missing after install"
@@ -106,40 +180,48 @@ if [ ! -f "$("$PG_CONFIG" --sharedir)/extension/vector.control" ]; then
 	make -s -C "$srcdir" PG_CONFIG="$PG_CONFIG" install >&2
 fi
 
-# 3. A cluster on 127.0.0.1 and the test database.
-if ! pg_lsclusters -h | awk -v v="$PGMAJOR" '$1 == v && $2 == "main"' | grep -q .; then
-	say "creating cluster $PGMAJOR/main"
-	pg_createcluster "$PGMAJOR" main -p "$PORT" -- --auth-local=peer --auth-host=scram-sha-256 >&2
 fi
-conf=/etc/postgresql/$PGMAJOR/main/conf.d/quire-test.conf
-# shared_buffers holds the 100,000-chunk benchmark corpus (~0.7 GB with
-# its indexes); the tests themselves need little.
-want=$(printf "listen_addresses = '127.0.0.1'\nport = %s\nmax_connections = 200\nshared_buffers = 1GB\n" "$PORT")
-if [ "$(cat "$conf" 2>/dev/null)" != "$want" ]; then
-	mkdir -p "$(dirname "$conf")"
-	printf '%s\n' "$want" >"$conf"
-	if pg_ctlcluster "$PGMAJOR" main status >/dev/null 2>&1; then
-		say "restarting cluster $PGMAJOR/main for $conf"
-		pg_ctlcluster "$PGMAJOR" main restart >&2
-	fi
-fi
-if ! pg_ctlcluster "$PGMAJOR" main status >/dev/null 2>&1; then
-	say "starting cluster $PGMAJOR/main"
-	pg_ctlcluster "$PGMAJOR" main start >&2
-fi
-for _ in $(seq 1 50); do
-	runuser -u postgres -- psql -p "$PORT" -Atqc 'select 1' >/dev/null 2>&1 && break
-	sleep 0.2
-done
 
-psql_admin() { runuser -u postgres -- psql -p "$PORT" -v ON_ERROR_STOP=1 -Atq "$@"; }
-if [ "$(psql_admin -c "select 1 from pg_roles where rolname = '$ROLE'")" != 1 ]; then
-	say "creating role $ROLE"
-	psql_admin -c "create role $ROLE login password '$PASSWORD'"
+# 3. The tests' own cluster.
+if [ ! -f "$DATA/PG_VERSION" ]; then
+	say "creating the test cluster in $DATA (port $PORT)"
+	rm -rf "$DATA"
+	mkdir -p "$DATA" "$RUN"
+	[ "$(id -u)" = 0 ] && chown postgres:postgres "$DATA" "$RUN"
+	chmod 700 "$DATA"
+	as_pg "$PGBIN/initdb" -D "$DATA" -U postgres --auth-local=trust --auth-host=scram-sha-256 -E UTF8 --locale=C.UTF-8 >/dev/null
+	# shared_buffers holds the 100,000-chunk benchmark corpus (~0.7 GB
+	# with its indexes); the tests themselves need little. Memory is only
+	# taken as it is used.
+	cat <<-EOF | as_pg tee -a "$DATA/postgresql.conf" >/dev/null
+		# quire test cluster (.ci/testdb.sh)
+		listen_addresses = '127.0.0.1'
+		port = $PORT
+		unix_socket_directories = '$RUN'
+		max_connections = 200
+		shared_buffers = 1GB
+	EOF
 fi
-if [ "$(psql_admin -c "select 1 from pg_database where datname = '$DB'")" != 1 ]; then
+mkdir -p "$RUN"
+[ "$(id -u)" = 0 ] && chown postgres:postgres "$RUN"
+if ! running; then
+	if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
+		die "port $PORT on 127.0.0.1 is taken by another program: set QUIRE_PG_PORT to a free port"
+	fi
+	say "starting the test cluster ($DATA, port $PORT; log: $LOG)"
+	[ "$(id -u)" = 0 ] && { touch "$LOG"; chown postgres:postgres "$LOG"; }
+	as_pg "$PGBIN/pg_ctl" -D "$DATA" -l "$LOG" -w -t 60 start >/dev/null ||
+		{ tail -20 "$LOG" >&2; die "the test cluster did not start (log: $LOG)"; }
+fi
+
+psql_admin() { as_pg "$PGBIN/psql" -h "$RUN" -p "$PORT" -U postgres -v ON_ERROR_STOP=1 -Atq "$@"; }
+if [ "$(psql_admin -d postgres -c "select 1 from pg_roles where rolname = '$ROLE'")" != 1 ]; then
+	say "creating role $ROLE"
+	psql_admin -d postgres -c "create role $ROLE login password '$PASSWORD'"
+fi
+if [ "$(psql_admin -d postgres -c "select 1 from pg_database where datname = '$DB'")" != 1 ]; then
 	say "creating database $DB"
-	psql_admin -c "create database $DB owner $ROLE"
+	psql_admin -d postgres -c "create database $DB owner $ROLE"
 fi
 psql_admin -d "$DB" -c "set client_min_messages = warning" -c "create extension if not exists vector"
 
