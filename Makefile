@@ -3,6 +3,13 @@
 # whatever the tests need, idempotently, then runs every check.
 
 GO        ?= go
+# Every step that can take a while says what it does, that it is still at
+# it every 30 s, and how long it took (.ci/step).
+STEP      := .ci/step
+# Native Node modules (code-server's argon2, node-pty, ...) build against
+# Debian's Node headers in /usr/include/node: node-gyp would otherwise try
+# to download Node's headers, which only works where something cached them.
+export npm_config_nodedir ?= /usr
 # Fuzz budgets are counts, not durations: Go 1.26's fuzz coordinator can fail
 # a duration-bounded run with "context deadline exceeded" on a loaded machine
 # (golang/go#75804), while a count has no deadline to race.
@@ -13,39 +20,54 @@ FUZZTIME_TREE ?= 5000x
 TREE_FUZZ     := FuzzWorkspaceTree
 PKGS      := ./...
 
-.PHONY: all build test check-fmt vet unit fuzz-smoke bench bench-recall golden test-editors editor-tools test-mcp test-vscode
+.PHONY: all build serve test modules check-fmt vet unit fuzz-smoke bench bench-recall golden test-editors editor-tools test-mcp test-vscode
 
 all: build
 
 build:
-	$(GO) build -o bin/quire ./cmd/quire
+	@$(STEP) "building bin/quire (the first build downloads and compiles the Go modules: 2-4 min on 2 cores; later ones take seconds)" \
+	  $(GO) build -o bin/quire ./cmd/quire
 
-test: check-fmt vet unit fuzz-smoke test-editors test-vscode test-mcp
+# The README's first command: the daemon on the bundled examples with the
+# embedded store (no database).
+serve: build
+	@echo "==> bin/quire serve --dir examples (Ctrl-C stops it)" >&2
+	@exec bin/quire serve --dir examples
+
+test: modules check-fmt vet unit fuzz-smoke test-editors test-vscode test-mcp
+	@echo "make test: every check passed"
+
+modules:
+	@$(STEP) "Go modules (downloaded once into $$($(GO) env GOMODCACHE))" $(GO) mod download
 
 check-fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 vet:
-	$(GO) vet $(PKGS)
+	@$(STEP) "go vet (compiles every package: 1-3 min the first time)" $(GO) vet $(PKGS)
 
-# The PostgreSQL store's tests need a database: .ci/testdb.sh installs and
-# starts one (or passes QUIRE_TEST_DATABASE_URL through when it is set).
+# The PostgreSQL store's tests need a database: .ci/testdb.sh installs
+# PostgreSQL and pgvector, starts a cluster of the tests' own (its own data
+# directory and port; nothing else on the machine is touched) and stops it
+# afterwards, or passes QUIRE_TEST_DATABASE_URL through when it is set.
 unit:
-	@url=$$(.ci/testdb.sh) && QUIRE_TEST_DATABASE_URL="$$url" $(GO) test -race -count=1 $(PKGS)
+	@$(STEP) "unit tests: go test -race ./... against real git and PostgreSQL (4-8 min on 2 cores; installing PostgreSQL and building pgvector the first time adds about 1 min)" \
+	  .ci/testdb.sh run $(GO) test -race -count=1 $(PKGS)
 
 # A short run of every fuzz target, one at a time (go test -fuzz takes one);
 # the workspace-tree target (no read outside the root, no hang, check and
 # the push validator agree) gets FUZZTIME_TREE.
 fuzz-smoke:
-	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
+	@echo "==> fuzz smoke: a short run of every fuzz target (about 2 min)" >&2
+	@set -e; start=$$SECONDS; for pkg in $$($(GO) list $(PKGS)); do \
 	  for target in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz' || true); do \
 	    budget=$(FUZZTIME); \
 	    case " $(TREE_FUZZ) " in *" $$target "*) budget=$(FUZZTIME_TREE);; esac; \
 	    echo "fuzz $$pkg $$target ($$budget)"; \
 	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $$budget $$pkg; \
 	  done; \
-	done
+	done; echo "<== fuzz smoke: done in $$((SECONDS - start))s" >&2
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
@@ -59,7 +81,7 @@ LOCOMO ?= $(CURDIR)/../shared/bench/locomo-dev
 bench-recall:
 	@if [ ! -d "$(LOCOMO)/data" ]; then \
 	  echo "bench-recall: no LoCoMo dev set at $(LOCOMO) (set LOCOMO=DIR): skipped"; exit 0; fi; \
-	url=$$(.ci/testdb.sh) && QUIRE_TEST_DATABASE_URL="$$url" QUIRE_LOCOMO_DIR="$(LOCOMO)" \
+	QUIRE_LOCOMO_DIR="$(LOCOMO)" .ci/testdb.sh run \
 	  $(GO) test -run '^$$' -bench '^BenchmarkRecall$$' -benchtime 1x ./memory/recall/ | grep -E '^(recall@6|ok|FAIL|---)'
 
 # Regenerate golden files after an intended change to prompt assembly.
@@ -73,23 +95,25 @@ golden:
 QUIRE_LSP ?= $(CURDIR)/bin/quire lsp
 VSCODE    := editors/vscode
 
-test-editors: editor-tools $(VSCODE)/node_modules/.installed
-	$(GO) build -o bin/quire ./cmd/quire
-	cd $(VSCODE) && npm run --silent typecheck && npm run --silent bundle -- --log-level=warning && npm test && npm run --silent package
-	cd $(VSCODE) && QUIRE_LSP="$(QUIRE_LSP)" npm run --silent client-test
-	QUIRE_LSP="$(QUIRE_LSP)" nvim --headless -u NONE -i NONE --cmd 'set rtp+=editors/nvim' -c 'luafile editors/nvim/test/headless.lua'
+test-editors: editor-tools $(VSCODE)/node_modules/.installed build
+	@$(STEP) "VS Code extension: type-check, bundle, unit tests, package" \
+	  sh -c 'cd $(VSCODE) && npm run --silent typecheck && npm run --silent bundle -- --log-level=warning && npm test && npm run --silent package'
+	@$(STEP) "editors: a scripted LSP client and headless Neovim against bin/quire lsp" sh -c '\
+	  cd $(VSCODE) && QUIRE_LSP="$(QUIRE_LSP)" npm run --silent client-test && cd $(CURDIR) && \
+	  QUIRE_LSP="$(QUIRE_LSP)" nvim --headless -u NONE -i NONE --cmd "set rtp+=editors/nvim" -c "luafile editors/nvim/test/headless.lua"'
 
 editor-tools:
 	@command -v nvim >/dev/null 2>&1 || { \
 	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  echo "==> installing Neovim from Debian's packages (the editor tests drive it)" >&2; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq neovim >/dev/null; }
 	@command -v npm >/dev/null 2>&1 || { \
 	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-	  echo "installing Node.js and npm from Debian's packages (the editor and MCP tests need them)"; \
+	  echo "==> installing Node.js and npm from Debian's packages (the editor and MCP tests need them)" >&2; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq nodejs npm >/dev/null; }
 
 $(VSCODE)/node_modules/.installed: $(VSCODE)/package-lock.json | editor-tools
-	cd $(VSCODE) && npm ci --no-audit --no-fund --loglevel=error
+	@$(STEP) "npm ci in $(VSCODE)" sh -c 'cd $(VSCODE) && npm ci --no-audit --no-fund --loglevel=error'
 	touch $@
 
 # The MCP server against a client nobody here wrote: the official TypeScript
@@ -98,12 +122,12 @@ $(VSCODE)/node_modules/.installed: $(VSCODE)/package-lock.json | editor-tools
 # and git pushes.
 MCPCLIENT := daemon/mcp/testclient
 
-test-mcp: $(MCPCLIENT)/node_modules/.installed
-	$(GO) build -o bin/quire ./cmd/quire
-	cd $(MCPCLIENT) && QUIRE="$(CURDIR)/bin/quire" npm test --silent
+test-mcp: $(MCPCLIENT)/node_modules/.installed build
+	@$(STEP) "MCP: the official TypeScript SDK client against a real daemon" \
+	  sh -c 'cd $(MCPCLIENT) && QUIRE="$(CURDIR)/bin/quire" npm test --silent'
 
 $(MCPCLIENT)/node_modules/.installed: $(MCPCLIENT)/package-lock.json | editor-tools
-	cd $(MCPCLIENT) && npm ci --no-audit --no-fund --loglevel=error
+	@$(STEP) "npm ci in $(MCPCLIENT)" sh -c 'cd $(MCPCLIENT) && npm ci --no-audit --no-fund --loglevel=error'
 	touch $@
 
 # A real VS Code: code-server (from npm) with the .vsix test-editors built and
@@ -113,4 +137,5 @@ $(MCPCLIENT)/node_modules/.installed: $(MCPCLIENT)/package-lock.json | editor-to
 # what it needs, idempotently; the screenshots of each step are kept in
 # editors/vscode/e2e/artifacts (git-ignored).
 test-vscode: test-editors
-	QUIRE_BIN="$(CURDIR)/bin/quire" .ci/vscode-e2e.sh run
+	@$(STEP) "a real VS Code (code-server) driven by Chromium: installs code-server the first time (1-2 min)" \
+	  env QUIRE_BIN="$(CURDIR)/bin/quire" .ci/vscode-e2e.sh run
