@@ -12,7 +12,10 @@
 #    libsecret-1-dev, libx11-dev).
 # 2. editors/vscode/e2e: `npm ci` of code-server (Node 20 needs 4.100.x)
 #    and playwright-core, as root with npm_config_unsafe_perm (and
-#    npm_config_yes: node-pty runs `npx node-gyp`, which must not ask). The
+#    npm_config_yes: node-pty runs `npx node-gyp`, which must not ask), and
+#    npm_config_nodedir=/usr: native modules (argon2, node-pty) build
+#    against Debian's Node headers in /usr/include/node, where node-gyp
+#    would otherwise download Node's headers (unreachable here). The
 #    @vscode/ripgrep postinstall finds Debian's rg in its download cache (a
 #    tarball made here in a private TMPDIR) instead of fetching it.
 # On a prepared machine this takes about a second.
@@ -41,6 +44,9 @@ install() {
 		DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 	fi
 	command -v npm >/dev/null || { say "needs Node 20 and npm"; exit 1; }
+	export npm_config_nodedir=${npm_config_nodedir:-/usr}
+	[ -f "$npm_config_nodedir/include/node/node.h" ] ||
+		{ say "no Node headers in $npm_config_nodedir/include/node (Debian's nodejs package has them): set npm_config_nodedir"; exit 1; }
 
 	local stamp=$E2E/node_modules/.installed
 	if [ -f "$stamp" ] && [ "$stamp" -nt $E2E/package-lock.json ] && [ -x $E2E/node_modules/.bin/code-server ]; then
