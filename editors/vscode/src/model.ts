@@ -129,8 +129,9 @@ export function debounce<A extends unknown[]>(fn: (...args: A) => void, ms: numb
   };
 }
 
-/** The command that installs the quire binary. */
-export const INSTALL_COMMAND = 'go install github.com/quirehq/quire/cmd/quire@latest';
+/** How to get the quire binary: the module is not published, so it is
+ * built from a clone of the repository. */
+export const INSTALL_COMMAND = 'go install ./cmd/quire in a clone of the Quire repository';
 
 /** resolveCommand finds the executable `command` names: a path (it has a
  * slash) as it is, a bare name on PATH, as a shell would. isExecutable
