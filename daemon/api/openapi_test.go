@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"reflect"
 	"regexp"
 	"slices"
@@ -541,6 +542,52 @@ func jsonFields(t reflect.Type) map[string]jsonField {
 		out[name] = jsonField{goName: f.Name, typ: f.Type, omitEmpty: omit}
 	}
 	return out
+}
+
+// TestOpenAPIDocs: docs/api.md, the reference for people, has a section
+// for every route and explains every error code.
+func TestOpenAPIDocs(t *testing.T) {
+	b, err := os.ReadFile("../../docs/api.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(b)
+	for _, rt := range routes {
+		method, path, _ := strings.Cut(rt.pattern, " ")
+		if !strings.Contains(md, "### `"+method+" "+openAPIPath(path)+"`") {
+			t.Errorf("docs/api.md has no section ### `%s %s`", method, openAPIPath(path))
+		}
+	}
+	for name := range servedOutside {
+		if !strings.Contains(md, "### `"+name+"`") {
+			t.Errorf("docs/api.md has no section ### `%s`", name)
+		}
+	}
+	// Each route's section names the codes its error answers list, but
+	// those the Routes preamble says every route may answer.
+	common := map[string]bool{"unauthorized": true, "forbidden": true, "unknown_agent": true, "internal": true}
+	doc := loadOpenAPI(t)
+	for name, op := range doc.operations() {
+		_, section, ok := strings.Cut(md, "### `"+name+"`")
+		if !ok {
+			continue // said above
+		}
+		section, _, _ = strings.Cut(section, "\n### ")
+		section, _, _ = strings.Cut(section, "\n## ")
+		for _, r := range obj(op["responses"]) {
+			codes, _ := doc.deref(t, r)["x-quire-codes"].([]any)
+			for _, c := range codes {
+				if !common[c.(string)] && !strings.Contains(section, "`"+c.(string)+"`") {
+					t.Errorf("docs/api.md's section on %s does not name the error %s", name, c)
+				}
+			}
+		}
+	}
+	for code, status := range statuses {
+		if !strings.Contains(md, "| `"+string(code)+"` | "+strconv.Itoa(status)+" |") {
+			t.Errorf("docs/api.md's table of codes has no row | `%s` | %d |", code, status)
+		}
+	}
 }
 
 // TestFilePathSlashes: a file path reaches the backend whole whether its
