@@ -107,7 +107,7 @@ func Handler(b Backend, opts Options) http.Handler {
 			h.fail(w, r, Errorf(CodeMethodNotAllowed, "%s %s: use %s", r.Method, r.URL.Path, allow))
 			return
 		}
-		h.fail(w, r, Errorf(CodeNotFound, "no route %s %s; see interfaces.md for the local API", r.Method, r.URL.Path))
+		h.fail(w, r, Errorf(CodeNotFound, "no route %s %s; the local API's routes are in GET /v1/openapi.json and in docs/api.md of Quire's repository", r.Method, r.URL.Path))
 	})
 	return mux
 }

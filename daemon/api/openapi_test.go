@@ -590,6 +590,21 @@ func TestOpenAPIDocs(t *testing.T) {
 	}
 }
 
+// TestNoRouteNamesTheReference: a 404 for an unknown route says where
+// the routes are.
+func TestNoRouteNamesTheReference(t *testing.T) {
+	rec := httptest.NewRecorder()
+	Handler(nil, Options{}).ServeHTTP(rec, httptest.NewRequestWithContext(context.Background(), "GET", "/v1/nothing", nil))
+	var eb ErrorBody
+	if err := json.Unmarshal(rec.Body.Bytes(), &eb); err != nil {
+		t.Fatal(err)
+	}
+	want := "no route GET /v1/nothing; the local API's routes are in GET /v1/openapi.json and in docs/api.md of Quire's repository"
+	if rec.Code != http.StatusNotFound || eb.Error.Code != CodeNotFound || eb.Error.Message != want {
+		t.Errorf("%d %+v, want 404 not_found %q", rec.Code, eb.Error, want)
+	}
+}
+
 // TestFilePathSlashes: a file path reaches the backend whole whether its
 // slashes are sent as they are or escaped (%2F), as client generators
 // escape path parameters.
