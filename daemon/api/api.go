@@ -1,4 +1,5 @@
-// Package api owns the daemon's local API (interfaces.md, "Local API"):
+// Package api owns the daemon's local API (docs/api.md; its OpenAPI
+// description openapi.json is served at GET /v1/openapi.json):
 // the wire types, the one route table, the handlers that decode requests
 // and encode answers, errors as {"error":{"code","message"}} with each
 // code's HTTP status decided in one table (StatusOf), bearer tokens

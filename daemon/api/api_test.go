@@ -118,7 +118,8 @@ func TestErrorsAreJSON(t *testing.T) {
 	}
 }
 
-// TestRouteTable: the routes of interfaces.md are all in the one table.
+// TestRouteTable: the routes the local API promises (docs/api.md) are
+// all in the one table.
 func TestRouteTable(t *testing.T) {
 	want := []string{
 		"GET /v1/status", "GET /v1/agents", "POST /v1/agents/{agent}/prompt",
@@ -126,7 +127,7 @@ func TestRouteTable(t *testing.T) {
 		"PUT /v1/agents/{agent}/files/{path...}", "POST /v1/agents/{agent}/memory/append",
 		"POST /v1/agents/{agent}/skills/search", "GET /v1/agents/{agent}/skills",
 		"GET /v1/agents/{agent}/skills/{name}", "POST /v1/agents/{agent}/memory/flush-plan",
-		"GET /v1/events",
+		"GET /v1/events", "GET /metrics", "GET /v1/openapi.json",
 	}
 	have := map[string]bool{}
 	for _, r := range routes {

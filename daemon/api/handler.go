@@ -44,6 +44,7 @@ var routes = []route{
 	{"GET /v1/agents/{agent}/skills/{name}", (*handler).skill},
 	{"GET /v1/events", (*handler).events},
 	{"GET /metrics", (*handler).metrics},
+	{openAPIRoute, (*handler).openAPI},
 }
 
 // Options configure a Handler.
@@ -70,12 +71,14 @@ func Handler(b Backend, opts Options) http.Handler {
 		mux.HandleFunc(rt.pattern, func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
 			sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-			if err := h.authorize(r); err == nil {
+			var err error
+			if rt.pattern != openAPIRoute {
+				err = h.authorize(r)
+			}
+			if err == nil {
 				err = rt.handle(h, sw, r)
-				if err != nil {
-					h.fail(sw, r, err)
-				}
-			} else {
+			}
+			if err != nil {
 				h.fail(sw, r, err)
 			}
 			if h.opts.Observe != nil {
@@ -104,7 +107,7 @@ func Handler(b Backend, opts Options) http.Handler {
 			h.fail(w, r, Errorf(CodeMethodNotAllowed, "%s %s: use %s", r.Method, r.URL.Path, allow))
 			return
 		}
-		h.fail(w, r, Errorf(CodeNotFound, "no route %s %s; see interfaces.md for the local API", r.Method, r.URL.Path))
+		h.fail(w, r, Errorf(CodeNotFound, "no route %s %s; the local API's routes are in GET /v1/openapi.json and in docs/api.md of Quire's repository", r.Method, r.URL.Path))
 	})
 	return mux
 }
