@@ -224,27 +224,30 @@ func (h *Host) receive(ctx context.Context, r *Repository, body io.Reader, cmds 
 	rebase := make([]bool, len(cmds)) // a daemon's write on an older live
 	both := h.opts.Live && pushesBoth(cmds)
 	for i, c := range cmds {
-		if err := ctx.Err(); err != nil {
+		said := len(out.messages)
+		switch {
+		case ctx.Err() != nil:
 			results[i].reason = "timed out"
-			continue
-		}
-		if h.opts.Live {
-			if both && (c.Name == MainRef || c.Name == LiveRef) {
-				results[i].reason = "push main and live separately"
-				continue
-			}
+		case h.opts.Live && both && (c.Name == MainRef || c.Name == LiveRef):
+			results[i].reason = "push main and live separately"
+		case h.opts.Live:
 			reason, ff := h.livePolicy(ov, c)
-			if reason != "" {
-				results[i].reason = reason
-				continue
-			}
 			rebase[i] = c.Name == LiveRef && !ff
-			if c.Name == MainRef {
+			switch {
+			case reason != "":
+				results[i].reason = reason
+			case c.Name == MainRef:
 				plans[i], results[i].reason = h.checkMain(ctx, r, ov, c, out)
-				continue
+			default:
+				results[i].reason = h.check(ctx, ov, c, out)
 			}
+		default:
+			results[i].reason = h.check(ctx, ov, c, out)
 		}
-		results[i].reason = h.check(ctx, ov, c, out)
+		if results[i].reason != "" && len(out.messages) == said {
+			// Every refusal has a remote: line saying what and where.
+			out.say("error: %s refused: %s", c.Name.Short(), results[i].reason)
+		}
 	}
 
 	// Under the writer lock: every ref must still be where the client
@@ -395,6 +398,13 @@ func (h *Host) checkMain(ctx context.Context, r *Repository, ov *overlay, c comm
 	if obj.Type() != plumbing.CommitObject {
 		return nil, "not a commit"
 	}
+	// What the person pushed, before the merge (which carries files
+	// over by content): names, links and gitlinks.
+	if pushed, err := changes(ctx, ov, commitOrZero(ov, c.Old), c.New); err == nil {
+		if reason := reportProblems(c, entryProblems(pushed), out); reason != "" {
+			return nil, reason
+		}
+	}
 	plan, tree, changed, reason := h.planLive(ctx, r, ov, c, out.url, out)
 	if reason != "" {
 		return nil, reason
@@ -402,6 +412,17 @@ func (h *Host) checkMain(ctx context.Context, r *Repository, ov *overlay, c comm
 	problems := h.opts.Validator.Validate(ctx, RefUpdate{Repo: out.repo, Name: c.Name, Old: c.Old, New: c.New}, tree, changed)
 	problems = append(problems, historyProblems(ctx, ov, c.New)...)
 	return plan, reportProblems(c, problems, out)
+}
+
+// commitOrZero is h when it names a commit, zero otherwise.
+func commitOrZero(ov *overlay, h plumbing.Hash) plumbing.Hash {
+	if h.IsZero() {
+		return h
+	}
+	if o, err := ov.EncodedObject(plumbing.AnyObject, h); err != nil || o.Type() != plumbing.CommitObject {
+		return plumbing.ZeroHash
+	}
+	return h
 }
 
 // repoURL is the repository's URL as the client reached it.
@@ -440,13 +461,7 @@ func (h *Host) check(ctx context.Context, ov *overlay, c command, out *pushOutpu
 		}
 		return ""
 	}
-	var old plumbing.Hash
-	if !cur.IsZero() {
-		old = cur
-		if o, err := ov.EncodedObject(plumbing.AnyObject, old); err != nil || o.Type() != plumbing.CommitObject {
-			old = plumbing.ZeroHash
-		}
-	}
+	old := commitOrZero(ov, cur)
 	tree, err := ov.snapshot(commit)
 	if err != nil {
 		return "bad commit"
