@@ -1,10 +1,14 @@
 package gitsync
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestEntriesRefusedOnEveryRef: a symbolic link, a gitlink and a name with
@@ -103,3 +107,49 @@ func TestMergeKeepsModes(t *testing.T) {
 	}
 }
 
+// TestRefFloodValidatedOnce: 300 refs that name one commit cost one
+// validation, and a push whose validation outlives ValidateTimeout has
+// its remaining refs refused with a remote: line that says why.
+func TestRefFloodValidatedOnce(t *testing.T) {
+	var calls atomic.Int32
+	block := make(chan struct{})
+	slow := atomic.Bool{}
+	validator := ValidatorFunc(func(ctx context.Context, _ RefUpdate, _ *Snapshot, _ []Change) []Problem {
+		calls.Add(1)
+		if slow.Load() {
+			select {
+			case <-ctx.Done():
+			case <-block:
+			}
+		}
+		return nil
+	})
+	_, url, dir := testHost(t, HostOptions{Validator: validator, ValidateTimeout: 200 * time.Millisecond})
+	bare := filepath.Join(dir, "ws.git")
+	src := newWorkRepo(t, map[string]string{"AGENTS.md": "v0\n"})
+	var specs []string
+	for i := range 300 {
+		specs = append(specs, fmt.Sprintf("HEAD:refs/tags/t%d", i))
+	}
+	if out, err := gitTry(src, append([]string{"push", "-q", url + "/ws.git"}, specs...)...); err != nil {
+		t.Fatalf("push of 300 refs refused:\n%s", out)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("300 refs at one commit validated %d times, want once", n)
+	}
+	if got := len(strings.Fields(git(t, bare, "for-each-ref", "--format=%(refname)", "refs/tags"))); got != 300 {
+		t.Errorf("%d tags stored, want 300", got)
+	}
+
+	// Slow validation: the deadline refuses what is left.
+	slow.Store(true)
+	defer close(block)
+	commitFiles(t, src, map[string]string{"AGENTS.md": "v1\n"}, "v1")
+	out, err := gitTry(src, "push", url+"/ws.git", "HEAD:refs/heads/a", "HEAD~1:refs/heads/b")
+	if err == nil {
+		t.Fatalf("a push past its validation deadline was accepted:\n%s", out)
+	}
+	if !strings.Contains(out, "validating this push took longer than 200ms; push fewer refs at once") {
+		t.Errorf("no remote: line says why:\n%s", out)
+	}
+}
