@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/utils/merkletrie"
@@ -40,6 +41,13 @@ func (k ChangeKind) String() string {
 type Change struct {
 	Path string
 	Kind ChangeKind
+	// Mode is the entry's git mode in the newer commit (in the older one
+	// for a deletion): a regular or executable file, a symbolic link, or
+	// a gitlink (a submodule), which a Snapshot does not show.
+	Mode filemode.FileMode
+	// Hash is the entry's object in the newer commit (zero for a
+	// deletion): a blob, or for a gitlink the commit it names.
+	Hash plumbing.Hash
 }
 
 // Changes lists the files that differ between commits from and to, sorted
@@ -89,11 +97,11 @@ func changes(ctx context.Context, st storer.EncodedObjectStorer, from, to plumbi
 		}
 		switch act {
 		case merkletrie.Insert:
-			out = append(out, Change{Path: c.To.Name, Kind: Added})
+			out = append(out, Change{Path: c.To.Name, Kind: Added, Mode: c.To.TreeEntry.Mode, Hash: c.To.TreeEntry.Hash})
 		case merkletrie.Delete:
-			out = append(out, Change{Path: c.From.Name, Kind: Deleted})
+			out = append(out, Change{Path: c.From.Name, Kind: Deleted, Mode: c.From.TreeEntry.Mode})
 		default:
-			out = append(out, Change{Path: c.To.Name, Kind: Modified})
+			out = append(out, Change{Path: c.To.Name, Kind: Modified, Mode: c.To.TreeEntry.Mode, Hash: c.To.TreeEntry.Hash})
 		}
 	}
 	slices.SortFunc(out, func(x, y Change) int { return strings.Compare(x.Path, y.Path) })

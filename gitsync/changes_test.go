@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -38,7 +39,11 @@ func TestChanges(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := fmt.Sprint(cs); got != tt.want {
+			var short []string
+			for _, c := range cs {
+				short = append(short, fmt.Sprintf("{%s %s}", c.Path, c.Kind))
+			}
+			if got := "[" + strings.Join(short, " ") + "]"; got != tt.want {
 				t.Errorf("Changes = %s\nwant      %s", got, tt.want)
 			}
 		})

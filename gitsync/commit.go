@@ -27,6 +27,13 @@ type FileWrite struct {
 	Content []byte
 	// Delete removes the file (and directories left empty).
 	Delete bool
+	// Mode is the entry's git mode; zero keeps the mode of the file it
+	// replaces when that is executable, and is a regular file otherwise.
+	Mode filemode.FileMode
+	// Object, when set, is an object already stored (or, for a gitlink,
+	// the commit it names) that the entry points at as it is: Content is
+	// not written. A merge carries a file over so, mode and all.
+	Object plumbing.Hash
 	// Match, when set, is the blob hash (see BlobHash) the file must
 	// have in the parent commit for the write to go ahead; a pointer to
 	// the zero hash means the file must not exist. A mismatch fails the
@@ -275,6 +282,24 @@ func (r *Repository) setRef(name plumbing.ReferenceName, old, new plumbing.Hash)
 // writeTree applies writes to the tree root (zero: the empty tree),
 // rebuilding only the trees on the written paths, and returns the new
 // root's hash.
+// writeBlob stores content as a blob.
+func writeBlob(st storer.EncodedObjectStorer, content []byte) (plumbing.Hash, error) {
+	o := st.NewEncodedObject()
+	o.SetType(plumbing.BlobObject)
+	o.SetSize(int64(len(content)))
+	wr, err := o.Writer()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if _, err := wr.Write(content); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := wr.Close(); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return st.SetEncodedObject(o)
+}
+
 func writeTree(st storer.EncodedObjectStorer, root plumbing.Hash, writes []FileWrite) (plumbing.Hash, error) {
 	h, _, err := writeSubtree(st, root, writes, "")
 	return h, err
@@ -302,7 +327,9 @@ func writeSubtree(st storer.EncodedObjectStorer, h plumbing.Hash, writes []FileW
 			if _, ok := sub[first]; !ok {
 				subOrder = append(subOrder, first)
 			}
-			sub[first] = append(sub[first], FileWrite{Path: rest, Content: w.Content, Delete: w.Delete, Match: w.Match})
+			inner := w
+			inner.Path = rest
+			sub[first] = append(sub[first], inner)
 			continue
 		}
 		i := index(first)
@@ -324,26 +351,19 @@ func writeSubtree(st storer.EncodedObjectStorer, h plumbing.Hash, writes []FileW
 			}
 			continue
 		}
-		o := st.NewEncodedObject()
-		o.SetType(plumbing.BlobObject)
-		o.SetSize(int64(len(w.Content)))
-		wr, err := o.Writer()
-		if err != nil {
-			return plumbing.ZeroHash, false, err
+		bh := w.Object
+		if bh.IsZero() {
+			var err error
+			if bh, err = writeBlob(st, w.Content); err != nil {
+				return plumbing.ZeroHash, false, fmt.Errorf("write blob %s%s: %w", prefix, first, err)
+			}
 		}
-		if _, err := wr.Write(w.Content); err != nil {
-			return plumbing.ZeroHash, false, err
-		}
-		if err := wr.Close(); err != nil {
-			return plumbing.ZeroHash, false, err
-		}
-		bh, err := st.SetEncodedObject(o)
-		if err != nil {
-			return plumbing.ZeroHash, false, fmt.Errorf("write blob %s%s: %w", prefix, first, err)
-		}
-		mode := filemode.Regular
-		if i >= 0 && entries[i].Mode == filemode.Executable {
-			mode = filemode.Executable
+		mode := w.Mode
+		if mode == 0 {
+			mode = filemode.Regular
+			if i >= 0 && entries[i].Mode == filemode.Executable {
+				mode = filemode.Executable
+			}
 		}
 		e := object.TreeEntry{Name: first, Mode: mode, Hash: bh}
 		if i >= 0 {

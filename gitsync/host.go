@@ -43,6 +43,10 @@ type HostOptions struct {
 	MaxRequestBytes int64
 	// RequestTimeout bounds one request. Default 5 minutes.
 	RequestTimeout time.Duration
+	// ValidateTimeout bounds the validation of one push, all its refs
+	// together (refs that name one commit are validated once); refs not
+	// validated by then are refused, saying so. Default 1 minute.
+	ValidateTimeout time.Duration
 	// AllowCreate lets a push to a name that does not exist create the
 	// repository. Off by default: repositories are created with Create.
 	AllowCreate bool
@@ -97,6 +101,9 @@ func NewHost(dir string, opts HostOptions) (*Host, error) {
 	}
 	if opts.RequestTimeout <= 0 {
 		opts.RequestTimeout = 5 * time.Minute
+	}
+	if opts.ValidateTimeout <= 0 {
+		opts.ValidateTimeout = time.Minute
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 )
@@ -132,9 +133,9 @@ func mergeTrees(ctx context.Context, p *pending, base, ours, theirs plumbing.Has
 	if err != nil {
 		return mergeResult{}, err
 	}
-	ourChanged := map[string]bool{}
+	ourChanged := map[string]Change{}
 	for _, c := range ourChanges {
-		ourChanged[c.Path] = true
+		ourChanged[c.Path] = c
 	}
 	bs, err := snapshotOrEmpty(p, base)
 	if err != nil {
@@ -154,18 +155,25 @@ func mergeTrees(ctx context.Context, p *pending, base, ours, theirs plumbing.Has
 		if err := ctx.Err(); err != nil {
 			return mergeResult{}, err
 		}
-		tb, terr := ts.ReadFile(c.Path)
-		if !ourChanged[c.Path] {
+		oc, both := ourChanged[c.Path]
+		if !both {
 			if c.Kind == Deleted {
 				writes = append(writes, FileWrite{Path: c.Path, Delete: true})
 				continue
 			}
-			if terr != nil {
-				return mergeResult{}, fmt.Errorf("read %s: %w", c.Path, terr)
-			}
-			writes = append(writes, FileWrite{Path: c.Path, Content: tb})
+			// Theirs as it is: the same object and mode (a link stays a
+			// link, a gitlink a gitlink, for the validator to see).
+			writes = append(writes, FileWrite{Path: c.Path, Object: c.Hash, Mode: c.Mode})
 			continue
 		}
+		if !isFile(c) || !isFile(oc) {
+			if c.Kind == oc.Kind && c.Mode == oc.Mode && c.Hash == oc.Hash {
+				continue // the same change on both sides
+			}
+			res.Conflicts = append(res.Conflicts, MergeConflict{Path: c.Path, Why: "a link or submodule changed by you and by an agent since your base"})
+			continue
+		}
+		tb, terr := ts.ReadFile(c.Path)
 		ob, oerr := osnap.ReadFile(c.Path)
 		switch {
 		case terr != nil && oerr != nil:
@@ -187,8 +195,9 @@ func mergeTrees(ctx context.Context, p *pending, base, ours, theirs plumbing.Has
 			res.Conflicts = append(res.Conflicts, MergeConflict{Path: c.Path, Why: "a binary file changed by you and by an agent since your base"})
 			continue
 		}
+		mode := mergedMode(bs, c, oc)
 		if IsDailyLog(c.Path) {
-			writes = append(writes, FileWrite{Path: c.Path, Content: UnionEntries(bb, ob, tb)})
+			writes = append(writes, FileWrite{Path: c.Path, Content: UnionEntries(bb, ob, tb), Mode: mode})
 			continue
 		}
 		merged, conflicts := Merge3(bb, ob, tb)
@@ -196,7 +205,7 @@ func mergeTrees(ctx context.Context, p *pending, base, ours, theirs plumbing.Has
 			res.Conflicts = append(res.Conflicts, MergeConflict{Path: c.Path, Lines: conflicts, Why: "the agent changed these lines since your base"})
 			continue
 		}
-		writes = append(writes, FileWrite{Path: c.Path, Content: merged})
+		writes = append(writes, FileWrite{Path: c.Path, Content: merged, Mode: mode})
 	}
 	if len(res.Conflicts) > 0 {
 		return res, nil
@@ -215,6 +224,33 @@ func mergeTrees(ctx context.Context, p *pending, base, ours, theirs plumbing.Has
 	}
 	res.Tree = root
 	return res, nil
+}
+
+// isFile reports whether a change leaves a regular or executable file, or
+// deletes one: what merges by content.
+func isFile(c Change) bool {
+	return c.Mode == filemode.Regular || c.Mode == filemode.Executable || c.Mode == filemode.Deprecated
+}
+
+// mergedMode is the mode of a file both sides changed: theirs when only
+// they changed it from the base's, ours otherwise.
+func mergedMode(base *Snapshot, theirs, ours Change) filemode.FileMode {
+	if theirs.Mode == ours.Mode || theirs.Kind == Deleted || ours.Kind == Deleted {
+		return ours.Mode
+	}
+	baseMode := filemode.FileMode(0)
+	if base != nil {
+		if fi, err := base.Stat(theirs.Path); err == nil && fi.Mode().IsRegular() {
+			baseMode = filemode.Regular
+			if fi.Mode()&0o100 != 0 {
+				baseMode = filemode.Executable
+			}
+		}
+	}
+	if ours.Mode == baseMode {
+		return theirs.Mode
+	}
+	return ours.Mode
 }
 
 func snapshotOrEmpty(st storer.EncodedObjectStorer, h plumbing.Hash) (*Snapshot, error) {

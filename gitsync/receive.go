@@ -223,28 +223,34 @@ func (h *Host) receive(ctx context.Context, r *Repository, body io.Reader, cmds 
 	plans := make([]*livePlan, len(cmds))
 	rebase := make([]bool, len(cmds)) // a daemon's write on an older live
 	both := h.opts.Live && pushesBoth(cmds)
+	vctx, cancel := context.WithTimeout(ctx, h.opts.ValidateTimeout)
+	defer cancel()
+	memo := checkMemo{}
 	for i, c := range cmds {
-		if err := ctx.Err(); err != nil {
-			results[i].reason = "timed out"
-			continue
-		}
-		if h.opts.Live {
-			if both && (c.Name == MainRef || c.Name == LiveRef) {
-				results[i].reason = "push main and live separately"
-				continue
-			}
+		said := len(out.messages)
+		switch {
+		case vctx.Err() != nil:
+			results[i].reason = fmt.Sprintf("not validated: validating this push took longer than %s; push fewer refs at once", h.opts.ValidateTimeout)
+		case h.opts.Live && both && (c.Name == MainRef || c.Name == LiveRef):
+			results[i].reason = "push main and live separately"
+		case h.opts.Live:
 			reason, ff := h.livePolicy(ov, c)
-			if reason != "" {
-				results[i].reason = reason
-				continue
-			}
 			rebase[i] = c.Name == LiveRef && !ff
-			if c.Name == MainRef {
-				plans[i], results[i].reason = h.checkMain(ctx, r, ov, c, out)
-				continue
+			switch {
+			case reason != "":
+				results[i].reason = reason
+			case c.Name == MainRef:
+				plans[i], results[i].reason = h.checkMain(vctx, r, ov, c, out)
+			default:
+				results[i].reason = memo.check(vctx, h, ov, c, out)
 			}
+		default:
+			results[i].reason = memo.check(vctx, h, ov, c, out)
 		}
-		results[i].reason = h.check(ctx, ov, c, out)
+		if results[i].reason != "" && len(out.messages) == said {
+			// Every refusal has a remote: line saying what and where.
+			out.say("error: %s refused: %s", c.Name.Short(), results[i].reason)
+		}
 	}
 
 	// Under the writer lock: every ref must still be where the client
@@ -395,6 +401,13 @@ func (h *Host) checkMain(ctx context.Context, r *Repository, ov *overlay, c comm
 	if obj.Type() != plumbing.CommitObject {
 		return nil, "not a commit"
 	}
+	// What the person pushed, before the merge (which carries files
+	// over by content): names, links and gitlinks.
+	if pushed, err := changes(ctx, ov, commitOrZero(ov, c.Old), c.New); err == nil {
+		if reason := reportProblems(c, entryProblems(pushed), out); reason != "" {
+			return nil, reason
+		}
+	}
 	plan, tree, changed, reason := h.planLive(ctx, r, ov, c, out.url, out)
 	if reason != "" {
 		return nil, reason
@@ -404,6 +417,17 @@ func (h *Host) checkMain(ctx context.Context, r *Repository, ov *overlay, c comm
 	return plan, reportProblems(c, problems, out)
 }
 
+// commitOrZero is h when it names a commit, zero otherwise.
+func commitOrZero(ov *overlay, h plumbing.Hash) plumbing.Hash {
+	if h.IsZero() {
+		return h
+	}
+	if o, err := ov.EncodedObject(plumbing.AnyObject, h); err != nil || o.Type() != plumbing.CommitObject {
+		return plumbing.ZeroHash
+	}
+	return h
+}
+
 // repoURL is the repository's URL as the client reached it.
 func repoURL(req *http.Request, name string) string {
 	scheme := "http"
@@ -411,6 +435,37 @@ func repoURL(req *http.Request, name string) string {
 		scheme = "https"
 	}
 	return scheme + "://" + req.Host + "/" + name + ".git"
+}
+
+// checkMemo remembers what check answered for a commit, so a push of many
+// refs that name one commit (a mirror, a tag per release) validates it
+// once: a flood of refs costs one validation, not one per ref.
+type checkMemo map[checkKey]checkAnswer
+
+// checkKey is what check's answer depends on besides the objects.
+type checkKey struct {
+	old, new  plumbing.Hash
+	filesOnly bool // a ref the content checks do not apply to
+}
+
+type checkAnswer struct{ reason string }
+
+// check is h.check, answered from the memo for a ref whose commit, old
+// value and kind an earlier ref of the push had (a refusal points at the
+// earlier ref's remote: lines instead of repeating them).
+func (m checkMemo) check(ctx context.Context, h *Host, ov *overlay, c command, out *pushOutput) string {
+	k := checkKey{old: c.Old, new: c.New, filesOnly: !c.Name.IsBranch() || strings.HasPrefix(c.Name.String(), "refs/heads/proposals/")}
+	if a, ok := m[k]; ok {
+		if a.reason != "" {
+			out.say("error: %s refused: same commit as a ref refused above (%s)", c.Name.Short(), a.reason)
+		}
+		return a.reason
+	}
+	reason := h.check(ctx, ov, c, out)
+	if ctx.Err() == nil {
+		m[k] = checkAnswer{reason: reason}
+	}
+	return reason
 }
 
 // check validates one command against the old value the client sent:
@@ -440,13 +495,7 @@ func (h *Host) check(ctx context.Context, ov *overlay, c command, out *pushOutpu
 		}
 		return ""
 	}
-	var old plumbing.Hash
-	if !cur.IsZero() {
-		old = cur
-		if o, err := ov.EncodedObject(plumbing.AnyObject, old); err != nil || o.Type() != plumbing.CommitObject {
-			old = plumbing.ZeroHash
-		}
-	}
+	old := commitOrZero(ov, cur)
 	tree, err := ov.snapshot(commit)
 	if err != nil {
 		return "bad commit"

@@ -3,9 +3,13 @@ package gitsync
 import (
 	"context"
 	"fmt"
+	"io/fs"
+	"path"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/quirehq/quire/prompt/workspace"
 )
@@ -81,10 +85,10 @@ func IsContextFile(p string) bool { return workspace.IsTextFile(p) }
 
 // RepositoryChecks is the default validator: Check's file rules on every
 // added or modified file (no symbolic links, no file over MaxFileBytes,
-// text files in UTF-8).
+// text files in UTF-8) and no gitlinks.
 func RepositoryChecks() Validator {
 	return ValidatorFunc(func(ctx context.Context, _ RefUpdate, tree *Snapshot, changed []Change) []Problem {
-		return Check(ctx, tree, CheckOptions{Paths: changedPaths(changed), FilesOnly: true})
+		return append(Check(ctx, tree, CheckOptions{Paths: changedPaths(changed), FilesOnly: true}), gitlinkProblems(changed)...)
 	})
 }
 
@@ -96,9 +100,58 @@ func WorkspaceChecks(opts CheckOptions) Validator {
 		o := opts
 		o.Paths = changedPaths(changed)
 		o.FilesOnly = !ref.Name.IsBranch() || strings.HasPrefix(ref.Name.String(), "refs/heads/proposals/")
-		return Errors(Check(ctx, tree, o))
+		return append(Errors(Check(ctx, tree, o)), gitlinkProblems(changed)...)
 	})
 }
+
+// CodeGitlink is the problem code of a gitlink (a submodule entry).
+const CodeGitlink = "gitlink"
+
+// gitlinkProblems refuses the gitlinks (submodules) among the added or
+// modified entries: a Snapshot leaves them out, so the file rules never
+// see them, and a workspace holds files only.
+func gitlinkProblems(changed []Change) []Problem {
+	var out []Problem
+	for _, c := range changed {
+		if c.Kind != Deleted && c.Mode == filemode.Submodule {
+			out = append(out, Problem{Path: c.Path, Severity: workspace.SeverityError, Code: CodeGitlink,
+				Message: "is a gitlink (a submodule): a workspace holds files only; remove it (git rm --cached " + c.Path + ") and commit the files themselves"})
+		}
+	}
+	return out
+}
+
+// entryProblems applies the rules that need no content to the added or
+// modified entries of a commit as it was pushed: names (no invalid UTF-8,
+// no control characters), no symbolic links, no gitlinks. A push to main
+// is checked so before it is merged with live, so what the merge would
+// carry over or cannot read is refused with its own remote: line.
+func entryProblems(changed []Change) []Problem {
+	var out []Problem
+	for _, c := range changed {
+		if c.Kind == Deleted {
+			continue
+		}
+		if bad := workspace.CheckName(c.Path); bad != nil {
+			out = append(out, bad...)
+			continue
+		}
+		if c.Mode == filemode.Symlink {
+			out = append(out, workspace.CheckFile(c.Path, linkInfo{path.Base(c.Path)}, nil)...)
+		}
+	}
+	return append(out, gitlinkProblems(changed)...)
+}
+
+// linkInfo describes a symbolic link to workspace.CheckFile.
+type linkInfo struct{ name string }
+
+func (i linkInfo) Name() string       { return i.name }
+func (i linkInfo) Size() int64        { return 0 }
+func (i linkInfo) Mode() fs.FileMode  { return fs.ModeSymlink | 0o777 }
+func (i linkInfo) ModTime() time.Time { return time.Time{} }
+func (i linkInfo) IsDir() bool        { return false }
+func (i linkInfo) Sys() any           { return nil }
 
 func changedPaths(changed []Change) []string {
 	out := make([]string, 0, len(changed))
@@ -114,7 +167,7 @@ func changedPaths(changed []Change) []string {
 // added or modified files of a commit that is not deployed (an earlier
 // commit of a push): they would be stored and served all the same.
 func fileLimits(ctx context.Context, tree *Snapshot, changed []Change) []Problem {
-	var out []Problem
+	out := gitlinkProblems(changed)
 	for _, p := range Check(ctx, tree, CheckOptions{Paths: changedPaths(changed), FilesOnly: true}) {
 		if p.Code != workspace.CodeInvalidUTF8 {
 			out = append(out, p)

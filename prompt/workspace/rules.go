@@ -24,24 +24,55 @@ const (
 )
 
 // CheckName applies the rule on names: a path is valid UTF-8 without
-// empty, . or .. elements (fs.ValidPath), so every reader can open it and
-// every message can name it. The problem names the path up to its first
+// empty, . or .. elements (fs.ValidPath) and without control characters
+// (C0, DEL: a newline or NUL in a name breaks logs, git's plumbing and
+// what a store can hold), so every reader can open it and every message
+// can name it. The problem names the path up to its first
 // bad element (a directory with a bad name, for everything below it); a
 // path that breaks the rule gets no other check.
 func CheckName(p string) []Problem {
-	if fs.ValidPath(p) && utf8.ValidString(p) {
+	if fs.ValidPath(p) && utf8.ValidString(p) && controlAt(p) < 0 {
 		return nil
 	}
 	elems := strings.Split(p, "/")
 	for i, e := range elems {
-		if e == "" || e == "." || e == ".." || !utf8.ValidString(e) {
+		if e == "" || e == "." || e == ".." || !utf8.ValidString(e) || controlAt(e) >= 0 {
 			elems = elems[:i+1]
 			break
 		}
 	}
 	bad := strings.Join(elems, "/")
+	if utf8.ValidString(bad) {
+		if i := controlAt(bad); i >= 0 {
+			return []Problem{{Path: strings.Map(visibleControl, bad), Severity: SeverityError, Code: CodeBadName,
+				Message: fmt.Sprintf("the name %q holds a control character (U+%04X at byte %d): names must be printable text; rename it", bad, bad[i], i)}}
+		}
+	}
 	return []Problem{{Path: strings.ToValidUTF8(bad, "\uFFFD"), Severity: SeverityError, Code: CodeBadName,
 		Message: fmt.Sprintf("the name %q is not valid UTF-8: nothing can read it; rename it", bad)}}
+}
+
+// controlAt is the byte offset of the first C0 control character or DEL
+// in name, or -1.
+func controlAt(name string) int {
+	for i := 0; i < len(name); i++ {
+		if name[i] < 0x20 || name[i] == 0x7f {
+			return i
+		}
+	}
+	return -1
+}
+
+// visibleControl shows a control character as the symbol Unicode has for
+// it (U+2400 + c; U+2421 for DEL), so a path can be printed on one line.
+func visibleControl(r rune) rune {
+	switch {
+	case r < 0x20:
+		return 0x2400 + r
+	case r == 0x7f:
+		return 0x2421
+	}
+	return r
 }
 
 // CheckFile applies the rules every file of a workspace obeys, whatever
