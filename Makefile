@@ -20,7 +20,7 @@ FUZZTIME_TREE ?= 5000x
 TREE_FUZZ     := FuzzWorkspaceTree
 PKGS      := ./...
 
-.PHONY: all build serve test modules check-fmt vet unit fuzz-smoke bench bench-recall golden test-editors editor-tools test-mcp test-vscode
+.PHONY: all build serve test modules check-fmt vet unit fuzz-smoke bench bench-recall golden test-editors editor-tools test-mcp test-vscode test-openapi
 
 all: build
 
@@ -34,7 +34,7 @@ serve: build
 	@echo "==> bin/quire serve --dir examples (Ctrl-C stops it)" >&2
 	@exec bin/quire serve --dir examples
 
-test: modules check-fmt vet unit fuzz-smoke test-editors test-vscode test-mcp
+test: modules check-fmt vet unit fuzz-smoke test-editors test-vscode test-mcp test-openapi
 	@echo "make test: every check passed"
 
 modules:
@@ -128,6 +128,19 @@ test-mcp: $(MCPCLIENT)/node_modules/.installed build
 
 $(MCPCLIENT)/node_modules/.installed: $(MCPCLIENT)/package-lock.json | editor-tools
 	@$(STEP) "npm ci in $(MCPCLIENT)" sh -c 'cd $(MCPCLIENT) && npm ci --no-audit --no-fund --loglevel=error'
+	touch $@
+
+# The local API's OpenAPI document against tools nobody here wrote: Redocly
+# lints it, openapi-typescript generates a client from what a running
+# daemon serves, and openapi-fetch drives every route with it.
+OPENAPICLIENT := daemon/api/testdata/openapi-client
+
+test-openapi: $(OPENAPICLIENT)/node_modules/.installed build
+	@$(STEP) "OpenAPI: lint, generate a TypeScript client, drive every route" \
+	  sh -c 'cd $(OPENAPICLIENT) && QUIRE="$(CURDIR)/bin/quire" npm test --silent'
+
+$(OPENAPICLIENT)/node_modules/.installed: $(OPENAPICLIENT)/package-lock.json | editor-tools
+	@$(STEP) "npm ci in $(OPENAPICLIENT)" sh -c 'cd $(OPENAPICLIENT) && npm ci --no-audit --no-fund --loglevel=error'
 	touch $@
 
 # A real VS Code: code-server (from npm) with the .vsix test-editors built and
