@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -305,4 +306,13 @@ func loadConfigFile(cmd string, getenv func(string) string) (map[string]string, 
 		}
 	}
 	return out, nil
+}
+
+// writeJSON prints v as indented JSON for scripts and people: <, > and &
+// as themselves, not \u003c escapes (nothing here is HTML).
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

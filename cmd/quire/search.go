@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -140,9 +139,7 @@ func runSearch(ctx context.Context, e *env, opts any, args []string) error {
 		return err
 	}
 	if o.json {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
+		return writeJSON(e.stdout, struct {
 			Agent string       `json:"agent"`
 			Query string       `json:"query"`
 			Hits  []memory.Hit `json:"hits"`
