@@ -114,7 +114,7 @@ func runMCP(ctx context.Context, e *env, opts any, args []string) error {
 	id := mcp.Identity{Agent: o.agent, User: o.user}
 	agents, err := b.Agents(ctx)
 	if err != nil {
-		return fmt.Errorf("quire mcp: %w (is quire serve running? --dir serves a working tree without it)", err)
+		return fmt.Errorf("%w (is quire serve running? --dir serves a working tree without it)", err)
 	}
 	var names []string
 	for _, a := range agents {
@@ -126,7 +126,7 @@ func runMCP(ctx context.Context, e *env, opts any, args []string) error {
 	case id.Agent == "":
 		return usagef("%s serves %d agents (%s): choose one with --agent", where, len(names), strings.Join(names, ", "))
 	case !slices.Contains(names, id.Agent):
-		return fmt.Errorf("quire mcp: %s has no agent %q that this caller may use (it serves: %s)", where, id.Agent, strings.Join(names, ", "))
+		return fmt.Errorf("%s has no agent %q that this caller may use (it serves: %s)", where, id.Agent, strings.Join(names, ", "))
 	}
 	return mcp.Serve(ctx, b, id, mcp.Options{Version: buildVersion(), Logger: log}, e.stdin, e.stdout)
 }
