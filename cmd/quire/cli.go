@@ -7,14 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
-
-	"gopkg.in/yaml.v3"
-
-	"github.com/quirehq/quire/prompt/workspace"
 )
 
 // Exit codes (interfaces.md): 0 ok, 1 findings or errors, 2 usage.
@@ -30,6 +23,9 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	// environ lists the environment as KEY=VALUE, to warn about QUIRE_
+	// variables no flag reads; nil: no warnings.
+	environ func() []string
 }
 
 // command is one `quire` subcommand.
@@ -113,7 +109,7 @@ func run(ctx context.Context, args []string, e *env) int {
 		printUsageLine(e.stderr, c, fs)
 		return exitUsage
 	}
-	if err := applyDefaults(fs, c.name, e.getenv); err != nil {
+	if err := applyDefaults(fs, c.name, e, cmds); err != nil {
 		fmt.Fprintf(e.stderr, "quire %s: %v\n", c.name, err)
 		return exitUsage
 	}
@@ -272,7 +268,9 @@ Commands:
 Run 'quire help <command>' for a command's flags and examples.
 Flags can also be set with QUIRE_<FLAG> environment variables (e.g. QUIRE_AGENT)
 or in $XDG_CONFIG_HOME/quire/config.yaml; flags win over the environment,
-which wins over the file.
+which wins over the file. A variable or a top-level key of the file serves
+every command that has the flag; a key under a command's name (prompt:
+session: cron) serves that command only. Unknown ones are warned about.
 `)
 }
 
@@ -304,98 +302,6 @@ func printCommandHelp(w io.Writer, c *command, fs *flag.FlagSet) {
 		fs.SetOutput(w)
 		fs.PrintDefaults()
 	}
-}
-
-// applyDefaults fills flags that were not given on the command line from
-// QUIRE_<FLAG> environment variables, then from the config file
-// ($XDG_CONFIG_HOME/quire/config.yaml, or ~/.config/quire/config.yaml). The
-// file holds flag names as top-level keys, or per command under the
-// command's name:
-//
-//	user: alice
-//	prompt:
-//	  session: main
-func applyDefaults(fs *flag.FlagSet, cmd string, getenv func(string) string) error {
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	var fromFile map[string]string
-	var fileErr error
-	loaded := false
-	var outErr error
-	fs.VisitAll(func(f *flag.Flag) {
-		if set[f.Name] || outErr != nil {
-			return
-		}
-		envName := "QUIRE_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v := getenv(envName); v != "" {
-			if err := fs.Set(f.Name, v); err != nil {
-				outErr = fmt.Errorf("%s=%q: %w", envName, v, err)
-			}
-			return
-		}
-		if !loaded {
-			fromFile, fileErr = loadConfigFile(cmd, getenv)
-			loaded = true
-		}
-		if fileErr != nil {
-			outErr = fileErr
-			return
-		}
-		if v, ok := fromFile[f.Name]; ok {
-			if err := fs.Set(f.Name, v); err != nil {
-				outErr = fmt.Errorf("config file: %s: %w", f.Name, err)
-			}
-		}
-	})
-	return outErr
-}
-
-// configPath returns the config file's path, or "" when there is no home.
-func configPath(getenv func(string) string) string {
-	if p := getenv("QUIRE_CONFIG"); p != "" {
-		return p
-	}
-	dir := workspace.ConfigDir(getenv)
-	if dir == "" {
-		return ""
-	}
-	return filepath.Join(dir, "config.yaml")
-}
-
-func loadConfigFile(cmd string, getenv func(string) string) (map[string]string, error) {
-	p := configPath(getenv)
-	if p == "" {
-		return nil, nil
-	}
-	data, err := os.ReadFile(p)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read config file: %w", err)
-	}
-	var raw map[string]any
-	if err := yaml.Unmarshal(data, &raw); err != nil {
-		_, msg := workspace.YAMLMessage(err, 0)
-		return nil, fmt.Errorf("config file %s: %s", p, msg)
-	}
-	out := map[string]string{}
-	keys := make([]string, 0, len(raw))
-	for k := range raw {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if _, isMap := raw[k].(map[string]any); !isMap {
-			out[k] = fmt.Sprint(raw[k])
-		}
-	}
-	if sub, ok := raw[cmd].(map[string]any); ok {
-		for k, v := range sub {
-			out[k] = fmt.Sprint(v)
-		}
-	}
-	return out, nil
 }
 
 // writeJSON prints v as indented JSON for scripts and people: <, > and &

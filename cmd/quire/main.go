@@ -40,6 +40,6 @@ func main() {
 		fmt.Fprintf(os.Stderr, "quire: stopped by %v\n", sig)
 		os.Exit(130)
 	}()
-	code := run(ctx, os.Args[1:], &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv})
+	code := run(ctx, os.Args[1:], &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, environ: os.Environ})
 	os.Exit(code)
 }
