@@ -23,6 +23,7 @@ type mcpOptions struct {
 	socket, url, token  string
 	dir, cacheDir       string
 	skillsDir, logLevel string
+	logFormat           string
 	embedderOptions
 }
 
@@ -62,6 +63,7 @@ Examples:
 			fs.StringVar(&o.cacheDir, "cache-dir", "", "`directory` for the embedding cache with --dir (default: the user cache directory)")
 			fs.StringVar(&o.skillsDir, "skills-dir", "", "managed skills `directory` shared by every agent, with --dir")
 			fs.StringVar(&o.logLevel, "log-level", "warn", "`level`: debug, info, warn or error")
+			defineLogFormat(fs, &o.logFormat)
 			o.embedderOptions.define(fs)
 			return o
 		},
@@ -80,7 +82,7 @@ func runMCP(ctx context.Context, e *env, opts any, args []string) error {
 	if o.url != "" && o.token == "" {
 		return usagef("--url needs --token-file: the daemon's TCP listener only answers bearer tokens")
 	}
-	log, err := newLogger(e.stderr, o.logLevel)
+	log, err := newLogger(e.stderr, o.logLevel, o.logFormat)
 	if err != nil {
 		return err
 	}
