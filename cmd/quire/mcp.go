@@ -49,8 +49,8 @@ and on --api-listen: /mcp?agent=NAME&user=ID.
 Logs go to stderr, never to stdout.
 
 Examples:
-  quire mcp --agent concierge --user ines
-  quire mcp --dir ./workspace --user ines
+  quire mcp --agent concierge --user ines.carvalho
+  quire mcp --dir examples --agent concierge --user ines.carvalho
   quire mcp --url http://127.0.0.1:7481 --token-file ~/.config/quire/token --agent concierge`,
 		flags: func(fs *flag.FlagSet) any {
 			o := &mcpOptions{}

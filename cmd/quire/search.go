@@ -47,8 +47,8 @@ Without --dir, --rev and --local, a daemon answering on --socket is asked
 instead: it searches what it has deployed and indexed.
 
 Examples:
-  quire search "when do backups run" --agent concierge
-  quire search "allergies" --user alice --limit 3 --json`,
+  quire search "where is lost and found kept" --agent concierge
+  quire search "study group" --agent studybuddy --user alice --limit 3 --json`,
 		flags: func(fs *flag.FlagSet) any {
 			o := &searchOptions{}
 			fs.StringVar(&o.dir, "dir", "", "workspace `directory` (default: the current directory, or a running daemon)")

@@ -52,7 +52,7 @@ skill_unknown_keys: ignore in agent.yaml silences warnings about the others.
 
 Examples:
   quire skills list --dir examples --agent concierge
-  quire skills search "convert a pdf" --json`,
+  quire skills search "convert a pdf" --agent concierge --json`,
 		flags: func(fs *flag.FlagSet) any {
 			o := &skillsOptions{dir: ".", limit: skills.DefaultLimit}
 			o.define(fs)
