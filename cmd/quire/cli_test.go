@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -64,4 +65,81 @@ func TestErrorPrefixOnce(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHelpExamples: the examples of `quire help NAME` run from the
+// repository root (issue #22: two of them failed there). Those that need
+// a running daemon, a database or another machine are left out by name;
+// init's would write into the repository.
+func TestHelpExamples(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, ".git")); err != nil {
+		t.Skip("not in a git checkout: the examples read HEAD~1")
+	}
+	t.Chdir(root)
+	needs := regexp.MustCompile(`^quire (status|serve|init)\b|--database|--url|^quire mcp --agent`)
+	ran := 0
+	for _, c := range commands() {
+		_, examples, ok := strings.Cut(c.help, "\nExamples:\n")
+		if !ok {
+			continue
+		}
+		for _, line := range strings.Split(examples, "\n") {
+			line, _, _ = strings.Cut(strings.TrimSpace(line), "#")
+			line = strings.TrimSpace(line)
+			if !strings.HasPrefix(line, "quire ") || needs.MatchString(line) {
+				continue
+			}
+			args, err := splitWords(line)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			var out, errOut bytes.Buffer
+			if code := run(context.Background(), args[1:], &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, getenv: testEnv(t)}); code != 0 {
+				t.Errorf("%s: exit %d\n%s", line, code, errOut.String())
+			}
+			ran++
+		}
+	}
+	if ran < 10 {
+		t.Errorf("ran %d examples; the help texts have more", ran)
+	}
+}
+
+// splitWords splits a command line as a shell does words with single and
+// double quotes (no escapes, variables or globs: examples have none).
+func splitWords(s string) ([]string, error) {
+	var words []string
+	var w strings.Builder
+	inWord := false
+	var quote rune
+	for _, r := range s {
+		switch {
+		case quote != 0 && r == quote:
+			quote = 0
+		case quote != 0:
+			w.WriteRune(r)
+		case r == '\'' || r == '"':
+			quote, inWord = r, true
+		case r == ' ' || r == '\t':
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+				inWord = false
+			}
+		default:
+			w.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quote != 0 {
+		return nil, errors.New("unterminated quote")
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	return words, nil
 }
