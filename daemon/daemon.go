@@ -546,8 +546,25 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return nil
 	})
 	err = g.Wait()
-	d.log.Info("stopped")
+	d.log.Info("stopped", stopCause(ctx)...)
 	return err
+}
+
+// stopCause names what ended ctx for the "stopped" line: the signal
+// when the cause has one (as quire's main gives), else a cause other
+// than a plain cancel.
+func stopCause(ctx context.Context) []any {
+	cause := context.Cause(ctx)
+	var sig interface{ Signal() os.Signal }
+	switch {
+	case cause == nil:
+		return nil
+	case errors.As(cause, &sig):
+		return []any{"signal", sig.Signal().String()}
+	case cause != context.Canceled:
+		return []any{"cause", cause.Error()}
+	}
+	return nil
 }
 
 // quiet drops the error of a part that stopped because ctx ended.

@@ -172,8 +172,8 @@ func (rd *reader) Prompt(ctx context.Context, agent string, req api.PromptReques
 		return api.PromptResponse{}, err
 	}
 	out := api.PromptResponse{Prompt: res.Prompt, Report: res.Report, Commit: ref.dep.commit}
-	if b, err := json.Marshal(out); err == nil {
-		out.Encoded = append(b, '\n')
+	if b, err := api.Encode(out); err == nil {
+		out.Encoded = b
 		ref.dep.cachePrompt(string(key), out.Encoded)
 	}
 	return out, nil

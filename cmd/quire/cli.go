@@ -2,18 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
-
-	"gopkg.in/yaml.v3"
-
-	"github.com/quirehq/quire/prompt/workspace"
 )
 
 // Exit codes (interfaces.md): 0 ok, 1 findings or errors, 2 usage.
@@ -29,6 +23,9 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	// environ lists the environment as KEY=VALUE, to warn about QUIRE_
+	// variables no flag reads; nil: no warnings.
+	environ func() []string
 }
 
 // command is one `quire` subcommand.
@@ -56,6 +53,7 @@ func commands() []*command {
 		credentialCommand(),
 		lspCommand(),
 		versionCommand(),
+		helpCommand(),
 	}
 }
 
@@ -72,6 +70,9 @@ type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
+// run runs the command args name. What goes wrong is printed once, as
+// "quire NAME: what", so errors returned by a command never start with
+// that prefix themselves.
 func run(ctx context.Context, args []string, e *env) int {
 	cmds := commands()
 	if len(args) == 0 {
@@ -80,51 +81,35 @@ func run(ctx context.Context, args []string, e *env) int {
 	}
 	name := args[0]
 	switch name {
-	case "help", "-h", "-help", "--help":
-		if len(args) > 1 {
-			if c := find(cmds, args[1]); c != nil {
-				fs := newFlagSet(c, e.stdout)
-				if c.flags != nil {
-					c.flags(fs)
-				}
-				printCommandHelp(e.stdout, c, fs)
-				return exitOK
-			}
-			fmt.Fprintf(e.stderr, "quire: unknown command %q\n\n", args[1])
-			printOverview(e.stderr, cmds)
-			return exitUsage
-		}
-		printOverview(e.stdout, cmds)
-		return exitOK
+	case "-h", "-help", "--help":
+		name = "help"
 	case "-version", "--version":
 		name = "version"
 	}
 	c := find(cmds, name)
 	if c == nil {
-		fmt.Fprintf(e.stderr, "quire: unknown command %q\n\n", name)
-		printOverview(e.stderr, cmds)
+		unknownCommand(e.stderr, name, cmds)
 		return exitUsage
 	}
-	fs := newFlagSet(c, e.stderr)
+	// flag's own messages are not printed: a parse error is said below,
+	// with a suggestion and the synopsis, and -help prints the help once.
+	fs := newFlagSet(c, io.Discard)
 	var opts any
 	if c.flags != nil {
 		opts = c.flags(fs)
 	}
-	// flag prints a parse error itself and then calls Usage, for -help
-	// too: the help goes to stdout once, a usage error's synopsis to
-	// stderr.
 	fs.Usage = func() {}
 	positional, err := parseInterspersed(fs, args[1:])
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(e.stdout)
 			printCommandHelp(e.stdout, c, fs)
 			return exitOK
 		}
-		printCommandHelp(e.stderr, c, fs)
-		return exitUsage // flag has printed the error
+		fmt.Fprintf(e.stderr, "quire %s: %s\n", c.name, flagError(err, fs))
+		printUsageLine(e.stderr, c, fs)
+		return exitUsage
 	}
-	if err := applyDefaults(fs, c.name, e.getenv); err != nil {
+	if err := applyDefaults(fs, c.name, e, cmds); err != nil {
 		fmt.Fprintf(e.stderr, "quire %s: %v\n", c.name, err)
 		return exitUsage
 	}
@@ -135,7 +120,8 @@ func run(ctx context.Context, args []string, e *env) int {
 	case err == nil:
 		return exitOK
 	case errors.As(err, &ue):
-		fmt.Fprintf(e.stderr, "quire %s: %s\nRun 'quire help %s' for usage.\n", c.name, ue.msg, c.name)
+		fmt.Fprintf(e.stderr, "quire %s: %s\n", c.name, ue.msg)
+		printUsageLine(e.stderr, c, fs)
 		return exitUsage
 	case errors.As(err, &xe):
 		return xe.code
@@ -143,6 +129,87 @@ func run(ctx context.Context, args []string, e *env) int {
 		fmt.Fprintf(e.stderr, "quire %s: %v\n", c.name, err)
 		return exitFindings
 	}
+}
+
+// flagError says what flag.Parse refused, naming an unknown flag's
+// likely intended one.
+func flagError(err error, fs *flag.FlagSet) string {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if !ok {
+		return err.Error()
+	}
+	name = strings.TrimPrefix(name, "-")
+	msg := "unknown flag --" + name
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	if s := suggest(name, names); s != "" {
+		msg += " (did you mean --" + s + "?)"
+	}
+	return msg
+}
+
+// printUsageLine prints the command's synopsis in one line and where the
+// rest is, after a usage error.
+func printUsageLine(w io.Writer, c *command, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "usage: %s\n", synopsis(c, fs))
+	if hasFlags(fs) {
+		fmt.Fprintf(w, "Run 'quire help %s' for the flags.\n", c.name)
+	} else {
+		fmt.Fprintf(w, "Run 'quire help %s' for usage.\n", c.name)
+	}
+}
+
+// unknownCommand says that name is no command, and which one it may be.
+func unknownCommand(w io.Writer, name string, cmds []*command) {
+	var names []string
+	for _, c := range cmds {
+		names = append(names, c.name)
+	}
+	msg := fmt.Sprintf("quire: unknown command %q", name)
+	if s := suggest(name, names); s != "" {
+		msg += fmt.Sprintf(" (did you mean %s?)", s)
+	}
+	fmt.Fprintf(w, "%s\nRun 'quire help' for the commands.\n", msg)
+}
+
+func helpCommand() *command {
+	return &command{
+		name:    "help",
+		args:    "[COMMAND]",
+		summary: "list the commands, or print a command's usage, examples and flags",
+		help: `
+Without COMMAND, lists the commands. With one, prints its synopsis, what it
+does, its examples and its flags; 'quire COMMAND --help' prints the same.
+
+Examples:
+  quire help
+  quire help prompt`,
+		flags: func(*flag.FlagSet) any { return nil },
+		run:   runHelp,
+	}
+}
+
+func runHelp(ctx context.Context, e *env, _ any, args []string) error {
+	cmds := commands()
+	switch len(args) {
+	case 0:
+		printOverview(e.stdout, cmds)
+		return nil
+	case 1:
+	default:
+		return usagef("name one command, got %d arguments", len(args))
+	}
+	c := find(cmds, args[0])
+	if c == nil {
+		unknownCommand(e.stderr, args[0], cmds)
+		return exitError{exitUsage}
+	}
+	fs := newFlagSet(c, io.Discard)
+	if c.flags != nil {
+		c.flags(fs)
+	}
+	printCommandHelp(e.stdout, c, fs)
+	return nil
 }
 
 // parseInterspersed parses flags wherever they appear among the
@@ -190,119 +257,58 @@ Usage:
 
 Commands:
 `)
+	width := 0
 	for _, c := range cmds {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+		width = max(width, len(c.name))
+	}
+	for _, c := range cmds {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.summary)
 	}
 	fmt.Fprint(w, `
 Run 'quire help <command>' for a command's flags and examples.
 Flags can also be set with QUIRE_<FLAG> environment variables (e.g. QUIRE_AGENT)
 or in $XDG_CONFIG_HOME/quire/config.yaml; flags win over the environment,
-which wins over the file.
+which wins over the file. A variable or a top-level key of the file serves
+every command that has the flag; a key under a command's name (prompt:
+session: cron) serves that command only. Unknown ones are warned about.
 `)
 }
 
+// synopsis is "quire NAME [flags] ARGS", without what the command lacks.
+func synopsis(c *command, fs *flag.FlagSet) string {
+	s := "quire " + c.name
+	if hasFlags(fs) {
+		s += " [flags]"
+	}
+	if c.args != "" {
+		s += " " + c.args
+	}
+	return s
+}
+
+func hasFlags(fs *flag.FlagSet) bool {
+	has := false
+	fs.VisitAll(func(*flag.Flag) { has = true })
+	return has
+}
+
 func printCommandHelp(w io.Writer, c *command, fs *flag.FlagSet) {
-	fmt.Fprintf(w, "Usage: quire %s [flags] %s\n\n%s\n", c.name, c.args, c.summary)
+	fmt.Fprintf(w, "Usage: %s\n\n%s\n", synopsis(c, fs), c.summary)
 	if c.help != "" {
 		fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(c.help))
 	}
-	hasFlags := false
-	fs.VisitAll(func(*flag.Flag) { hasFlags = true })
-	if hasFlags {
+	if hasFlags(fs) {
 		fmt.Fprintln(w, "\nFlags:")
 		fs.SetOutput(w)
 		fs.PrintDefaults()
 	}
 }
 
-// applyDefaults fills flags that were not given on the command line from
-// QUIRE_<FLAG> environment variables, then from the config file
-// ($XDG_CONFIG_HOME/quire/config.yaml, or ~/.config/quire/config.yaml). The
-// file holds flag names as top-level keys, or per command under the
-// command's name:
-//
-//	user: alice
-//	prompt:
-//	  session: main
-func applyDefaults(fs *flag.FlagSet, cmd string, getenv func(string) string) error {
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	var fromFile map[string]string
-	var fileErr error
-	loaded := false
-	var outErr error
-	fs.VisitAll(func(f *flag.Flag) {
-		if set[f.Name] || outErr != nil {
-			return
-		}
-		envName := "QUIRE_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v := getenv(envName); v != "" {
-			if err := fs.Set(f.Name, v); err != nil {
-				outErr = fmt.Errorf("%s=%q: %w", envName, v, err)
-			}
-			return
-		}
-		if !loaded {
-			fromFile, fileErr = loadConfigFile(cmd, getenv)
-			loaded = true
-		}
-		if fileErr != nil {
-			outErr = fileErr
-			return
-		}
-		if v, ok := fromFile[f.Name]; ok {
-			if err := fs.Set(f.Name, v); err != nil {
-				outErr = fmt.Errorf("config file: %s: %w", f.Name, err)
-			}
-		}
-	})
-	return outErr
-}
-
-// configPath returns the config file's path, or "" when there is no home.
-func configPath(getenv func(string) string) string {
-	if p := getenv("QUIRE_CONFIG"); p != "" {
-		return p
-	}
-	dir := workspace.ConfigDir(getenv)
-	if dir == "" {
-		return ""
-	}
-	return filepath.Join(dir, "config.yaml")
-}
-
-func loadConfigFile(cmd string, getenv func(string) string) (map[string]string, error) {
-	p := configPath(getenv)
-	if p == "" {
-		return nil, nil
-	}
-	data, err := os.ReadFile(p)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read config file: %w", err)
-	}
-	var raw map[string]any
-	if err := yaml.Unmarshal(data, &raw); err != nil {
-		_, msg := workspace.YAMLMessage(err, 0)
-		return nil, fmt.Errorf("config file %s: %s", p, msg)
-	}
-	out := map[string]string{}
-	keys := make([]string, 0, len(raw))
-	for k := range raw {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if _, isMap := raw[k].(map[string]any); !isMap {
-			out[k] = fmt.Sprint(raw[k])
-		}
-	}
-	if sub, ok := raw[cmd].(map[string]any); ok {
-		for k, v := range sub {
-			out[k] = fmt.Sprint(v)
-		}
-	}
-	return out, nil
+// writeJSON prints v as indented JSON for scripts and people: <, > and &
+// as themselves, not \u003c escapes (nothing here is HTML).
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

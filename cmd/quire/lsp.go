@@ -6,17 +6,17 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 
 	"github.com/quirehq/quire/lsp"
 )
 
 type lspOptions struct {
-	logFile string
-	root    string
-	skills  string
-	stdio   bool
+	logFile   string
+	logFormat string
+	root      string
+	skills    string
+	stdio     bool
 }
 
 func lspCommand() *command {
@@ -38,6 +38,7 @@ shutdown or the stream ends.`,
 		flags: func(fs *flag.FlagSet) any {
 			o := &lspOptions{}
 			fs.StringVar(&o.logFile, "log", "", "append the log to `file` instead of stderr")
+			fs.StringVar(&o.logFormat, "log-format", "text", "log `format`: text or json")
 			fs.StringVar(&o.root, "root", "", "workspace `directory` (default: the folder the editor opens)")
 			fs.StringVar(&o.skills, "skills-dir", "", "managed skills `directory` shared by every agent, as the daemon's --skills-dir (also settable once as skills-dir: in the config file)")
 			fs.BoolVar(&o.stdio, "stdio", true, "talk over stdin and stdout (the only transport; accepted for editors that pass it)")
@@ -52,6 +53,9 @@ func runLSP(ctx context.Context, e *env, opts any, args []string) error {
 	if len(args) > 0 {
 		return usagef("unexpected argument %q", args[0])
 	}
+	if o.logFormat != "text" && o.logFormat != "json" {
+		return usagef("--log-format %q: use text or json", o.logFormat)
+	}
 	logTo := e.stderr
 	if o.logFile != "" {
 		f, err := os.OpenFile(o.logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -61,11 +65,17 @@ func runLSP(ctx context.Context, e *env, opts any, args []string) error {
 		defer f.Close()
 		logTo = f
 	}
-	log := slog.New(slog.NewTextHandler(logTo, nil))
-	err := lsp.Serve(ctx, stdioStream{r: e.stdin, w: e.stdout}, lsp.Options{Logger: log, Root: o.root, Watch: true, HomeDir: e.getenv("HOME"), SkillsDir: o.skills})
+	log, err := newLogger(logTo, "info", o.logFormat)
+	if err != nil {
+		return err
+	}
+	err = lsp.Serve(ctx, stdioStream{r: e.stdin, w: e.stdout}, lsp.Options{Logger: log, Root: o.root, Watch: true, HomeDir: e.getenv("HOME"), SkillsDir: o.skills})
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, lsp.ErrExitWithoutShutdown) && ctx.Err() != nil:
+		log.Info("stopped", stopSignal(ctx)...)
+		return exitError{exitFindings}
 	case errors.Is(err, lsp.ErrExitWithoutShutdown):
 		log.Info("language server stopped without shutdown")
 		return exitError{exitFindings}

@@ -24,11 +24,11 @@ const stopGrace = time.Second
 func main() {
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	graceful := len(os.Args) > 1 && (os.Args[1] == "serve" || os.Args[1] == "lsp")
 	go func() {
 		sig := <-signals
-		cancel()
+		cancel(signalStop{sig})
 		wait := time.After(stopGrace)
 		if graceful {
 			wait = nil // only a second signal
@@ -40,6 +40,15 @@ func main() {
 		fmt.Fprintf(os.Stderr, "quire: stopped by %v\n", sig)
 		os.Exit(130)
 	}()
-	code := run(ctx, os.Args[1:], &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv})
+	code := run(ctx, os.Args[1:], &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, environ: os.Environ})
 	os.Exit(code)
 }
+
+// signalStop is the cause of the context's end when a signal stopped
+// the process: the daemon logs "stopped" with the signal, at INFO, as
+// the end of a clean stop.
+type signalStop struct{ sig os.Signal }
+
+func (s signalStop) Error() string     { return "stopped by " + s.sig.String() }
+func (s signalStop) Signal() os.Signal { return s.sig }
+func (s signalStop) Unwrap() error     { return context.Canceled }

@@ -23,6 +23,7 @@ type mcpOptions struct {
 	socket, url, token  string
 	dir, cacheDir       string
 	skillsDir, logLevel string
+	logFormat           string
 	embedderOptions
 }
 
@@ -48,8 +49,8 @@ and on --api-listen: /mcp?agent=NAME&user=ID.
 Logs go to stderr, never to stdout.
 
 Examples:
-  quire mcp --agent concierge --user ines
-  quire mcp --dir ./workspace --user ines
+  quire mcp --agent concierge --user ines.carvalho
+  quire mcp --dir examples --agent concierge --user ines.carvalho
   quire mcp --url http://127.0.0.1:7481 --token-file ~/.config/quire/token --agent concierge`,
 		flags: func(fs *flag.FlagSet) any {
 			o := &mcpOptions{}
@@ -62,6 +63,7 @@ Examples:
 			fs.StringVar(&o.cacheDir, "cache-dir", "", "`directory` for the embedding cache with --dir (default: the user cache directory)")
 			fs.StringVar(&o.skillsDir, "skills-dir", "", "managed skills `directory` shared by every agent, with --dir")
 			fs.StringVar(&o.logLevel, "log-level", "warn", "`level`: debug, info, warn or error")
+			defineLogFormat(fs, &o.logFormat)
 			o.embedderOptions.define(fs)
 			return o
 		},
@@ -80,7 +82,7 @@ func runMCP(ctx context.Context, e *env, opts any, args []string) error {
 	if o.url != "" && o.token == "" {
 		return usagef("--url needs --token-file: the daemon's TCP listener only answers bearer tokens")
 	}
-	log, err := newLogger(e.stderr, o.logLevel)
+	log, err := newLogger(e.stderr, o.logLevel, o.logFormat)
 	if err != nil {
 		return err
 	}
@@ -114,7 +116,7 @@ func runMCP(ctx context.Context, e *env, opts any, args []string) error {
 	id := mcp.Identity{Agent: o.agent, User: o.user}
 	agents, err := b.Agents(ctx)
 	if err != nil {
-		return fmt.Errorf("quire mcp: %w (is quire serve running? --dir serves a working tree without it)", err)
+		return fmt.Errorf("%w (is quire serve running? --dir serves a working tree without it)", err)
 	}
 	var names []string
 	for _, a := range agents {
@@ -126,7 +128,7 @@ func runMCP(ctx context.Context, e *env, opts any, args []string) error {
 	case id.Agent == "":
 		return usagef("%s serves %d agents (%s): choose one with --agent", where, len(names), strings.Join(names, ", "))
 	case !slices.Contains(names, id.Agent):
-		return fmt.Errorf("quire mcp: %s has no agent %q that this caller may use (it serves: %s)", where, id.Agent, strings.Join(names, ", "))
+		return fmt.Errorf("%s has no agent %q that this caller may use (it serves: %s)", where, id.Agent, strings.Join(names, ", "))
 	}
 	return mcp.Serve(ctx, b, id, mcp.Options{Version: buildVersion(), Logger: log}, e.stdin, e.stdout)
 }

@@ -143,9 +143,7 @@ func runPrompt(ctx context.Context, e *env, opts any, args []string) error {
 	}
 	switch {
 	case o.json:
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		if err := writeJSON(e.stdout, res); err != nil {
 			return err
 		}
 	case o.report:

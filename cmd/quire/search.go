@@ -4,12 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/quirehq/quire/memory"
@@ -19,7 +19,8 @@ import (
 type searchOptions struct {
 	dir, agent, user, rev string
 	limit                 int
-	minScore, textWeight  float64
+	minScore              float64
+	textWeight            optionalFloat
 	rrf, json             bool
 	socket                string
 	local                 bool
@@ -46,8 +47,8 @@ Without --dir, --rev and --local, a daemon answering on --socket is asked
 instead: it searches what it has deployed and indexed.
 
 Examples:
-  quire search "when do backups run" --agent concierge
-  quire search "allergies" --user alice --limit 3 --json`,
+  quire search "where is lost and found kept" --agent concierge
+  quire search "study group" --agent studybuddy --user alice --limit 3 --json`,
 		flags: func(fs *flag.FlagSet) any {
 			o := &searchOptions{}
 			fs.StringVar(&o.dir, "dir", "", "workspace `directory` (default: the current directory, or a running daemon)")
@@ -56,7 +57,7 @@ Examples:
 			fs.StringVar(&o.rev, "rev", "", "read the workspace at git `revision` REV")
 			fs.IntVar(&o.limit, "limit", memory.DefaultLimit, "number of `hits`")
 			fs.Float64Var(&o.minScore, "min-score", 0, "drop hits scoring below `score`")
-			fs.Float64Var(&o.textWeight, "text-weight", -1, "weight of full text against vectors, `0..1` (default: the agent's memory_text_weight, else 0.9)")
+			fs.Var(&o.textWeight, "text-weight", "weight of full text against vectors, `0..1` (default: the agent's memory_text_weight, else 0.9)")
 			fs.BoolVar(&o.rrf, "rrf", false, "rank by reciprocal rank fusion instead of weighted scores")
 			fs.BoolVar(&o.json, "json", false, "print JSON")
 			fs.StringVar(&o.socket, "socket", "", "unix socket `path` of a running daemon (default $XDG_RUNTIME_DIR/quire/quire.sock)")
@@ -76,7 +77,7 @@ func runSearch(ctx context.Context, e *env, opts any, args []string) error {
 	if o.limit <= 0 {
 		return usagef("--limit must be positive")
 	}
-	if o.textWeight != -1 && !(o.textWeight >= 0 && o.textWeight <= 1) {
+	if w := o.textWeight.v; w != nil && !(*w >= 0 && *w <= 1) {
 		return usagef("--text-weight must be between 0 and 1")
 	}
 	if o.dir == "" && o.rev == "" && !o.local {
@@ -129,8 +130,8 @@ func runSearch(ctx context.Context, e *env, opts any, args []string) error {
 		fmt.Fprintf(e.stderr, "warning: %v; searching full text only\n", st.EmbedError)
 	}
 	q := memory.Query{Text: args[0], User: o.user, Limit: o.limit, MinScore: o.minScore, TextWeight: a.Config.MemoryTextWeight}
-	if o.textWeight != -1 {
-		q.TextWeight = &o.textWeight
+	if w := o.weight(); w != nil {
+		q.TextWeight = w
 	}
 	if o.rrf {
 		q.Fusion = memory.RRF
@@ -140,9 +141,7 @@ func runSearch(ctx context.Context, e *env, opts any, args []string) error {
 		return err
 	}
 	if o.json {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
+		return writeJSON(e.stdout, struct {
 			Agent string       `json:"agent"`
 			Query string       `json:"query"`
 			Hits  []memory.Hit `json:"hits"`
@@ -177,11 +176,31 @@ func joinAgent(dir, p string) string {
 
 // weight returns --text-weight, nil when it was not given.
 func (o *searchOptions) weight() *float64 {
-	if o.textWeight == -1 {
+	if o.textWeight.v == nil {
 		return nil
 	}
-	w := o.textWeight
+	w := *o.textWeight.v
 	return &w
+}
+
+// optionalFloat is a number flag that may be left out: its help shows
+// no default, and nil says it was not given.
+type optionalFloat struct{ v *float64 }
+
+func (f *optionalFloat) String() string {
+	if f == nil || f.v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*f.v, 'g', -1, 64)
+}
+
+func (f *optionalFloat) Set(s string) error {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return errors.New("not a number")
+	}
+	f.v = &v
+	return nil
 }
 
 // indexSnapshot is where `quire search` keeps the embedded index of an

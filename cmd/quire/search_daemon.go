@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -59,9 +58,7 @@ func searchDaemon(ctx context.Context, e *env, o *searchOptions, query string) (
 		return true, err
 	}
 	if o.json {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return true, enc.Encode(struct {
+		return true, writeJSON(e.stdout, struct {
 			Agent  string       `json:"agent"`
 			Query  string       `json:"query"`
 			Commit string       `json:"commit"`

@@ -5,8 +5,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -24,6 +22,7 @@ type serveOptions struct {
 	allowCreate                     bool
 	allowNonFastForward             bool
 	database, cacheDir, logLevel    string
+	logFormat                       string
 	skillsDir                       string
 	embedderOptions
 	poll         time.Duration
@@ -116,25 +115,11 @@ Examples:
 			o.embedderOptions.define(fs)
 			fs.StringVar(&o.cacheDir, "cache-dir", "", "`directory` for the embedding cache and upstream mirrors (default: the user cache directory)")
 			fs.StringVar(&o.logLevel, "log-level", "info", "`level`: debug, info, warn or error")
+			defineLogFormat(fs, &o.logFormat)
 			return o
 		},
 		run: runServe,
 	}
-}
-
-// newLogger logs text on a terminal and JSON otherwise.
-func newLogger(w io.Writer, level string) (*slog.Logger, error) {
-	var lv slog.Level
-	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		return nil, usagef("--log-level %q: use debug, info, warn or error", level)
-	}
-	opts := &slog.HandlerOptions{Level: lv}
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			return slog.New(slog.NewTextHandler(w, opts)), nil
-		}
-	}
-	return slog.New(slog.NewJSONHandler(w, opts)), nil
 }
 
 func runServe(ctx context.Context, e *env, opts any, args []string) error {
@@ -148,7 +133,7 @@ func runServe(ctx context.Context, e *env, opts any, args []string) error {
 	if o.apiListen != "" && o.tokenFile == "" {
 		return usagef("--api-listen needs --token-file: the TCP listener only answers bearer tokens")
 	}
-	log, err := newLogger(e.stderr, o.logLevel)
+	log, err := newLogger(e.stderr, o.logLevel, o.logFormat)
 	if err != nil {
 		return err
 	}

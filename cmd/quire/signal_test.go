@@ -136,6 +136,11 @@ func TestSignalStopsCommands(t *testing.T) {
 				if took := time.Since(start); took > 5*time.Second {
 					t.Errorf("stopped %v after the signal, want about a second", took)
 				}
+				// A stop is no failure: the MCP SDK's "server run
+				// cancelled" is not logged at ERROR (issue #22).
+				if strings.Contains(stderr.String(), "ERROR") {
+					t.Errorf("an ERROR logged on a clean stop:\n%s", stderr.String())
+				}
 			case <-time.After(20 * time.Second):
 				t.Fatalf("still running 20 s after %v\nstderr: %s", tt.sig, stderr.String())
 			}

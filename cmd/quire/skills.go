@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"path/filepath"
 	"text/tabwriter"
 
@@ -54,7 +52,7 @@ skill_unknown_keys: ignore in agent.yaml silences warnings about the others.
 
 Examples:
   quire skills list --dir examples --agent concierge
-  quire skills search "convert a pdf" --json`,
+  quire skills search "convert a pdf" --agent concierge --json`,
 		flags: func(fs *flag.FlagSet) any {
 			o := &skillsOptions{dir: ".", limit: skills.DefaultLimit}
 			o.define(fs)
@@ -191,12 +189,6 @@ func skillsList(e *env, o *skillsOptions, set *skills.Set, req skills.Request) e
 		fmt.Fprintln(e.stdout, p)
 	}
 	return nil
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // clip shortens s to at most n code points, marking the cut with "…".

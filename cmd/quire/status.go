@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"strings"
@@ -54,9 +53,7 @@ func runStatus(ctx context.Context, e *env, opts any, args []string) error {
 		return fmt.Errorf("%w (is `quire serve` running on %s?)", err, sock)
 	}
 	if o.json {
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(st)
+		return writeJSON(e.stdout, st)
 	}
 	fmt.Fprintf(e.stdout, "quire %s, up since %s\n\n", st.Version, st.Started.Format("2006-01-02 15:04:05 MST"))
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)

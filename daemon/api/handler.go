@@ -232,24 +232,42 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if status >= 500 {
 		h.opts.Logger.Warn("api request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", e.Message)
 	}
+	b, _ := Encode(ErrorBody{Error: *e}) // two strings: it cannot fail
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(ErrorBody{Error: *e})
+	_, _ = w.Write(b)
 }
 
 func reply(w http.ResponseWriter, v any) error {
-	b, err := json.Marshal(v)
+	b, err := Encode(v)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, append(b, '\n'))
+	writeJSON(w, b)
 	return nil
+}
+
+// Encode encodes an answer of the API as JSON ending in a newline, with
+// <, > and & as themselves rather than \u003c escapes: a prompt's tags
+// and a memory's "R&D" read as written in a terminal (curl) and in logs.
+// That is safe because answers go out as application/json with nosniff
+// (writeJSON), which no browser renders as a page.
+func Encode(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // writeJSON writes an encoded JSON answer with its length, so that it
 // goes out in one write instead of as chunks.
 func writeJSON(w http.ResponseWriter, b []byte) {
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	_, _ = w.Write(b)
 }
@@ -515,6 +533,7 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request) error {
 	}
 	flush()
 	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // as Encode
 	for ev := range ch {
 		if tok != "" && ev.Agent != "" && !h.opts.Tokens.Allows(tok, ev.Agent) {
 			continue

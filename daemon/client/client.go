@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -102,7 +103,7 @@ func (c *Client) Do(ctx context.Context, method, path string, header http.Header
 	}
 	resp, err := c.http().Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("quire daemon: %w", err)
+		return nil, unreachable(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 {
@@ -245,7 +246,7 @@ func (c *Client) Events(ctx context.Context, fn func(api.Event) bool) error {
 	}
 	resp, err := c.http().Do(req)
 	if err != nil {
-		return fmt.Errorf("quire daemon: %w", err)
+		return unreachable(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -269,4 +270,15 @@ func (c *Client) Events(ctx context.Context, fn func(api.Event) bool) error {
 		return nil
 	}
 	return sc.Err()
+}
+
+// unreachable says that the daemon did not answer, without the request
+// line net/http puts first (Get "http://quire/v1/status": …): the
+// caller names the socket or URL.
+func unreachable(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return fmt.Errorf("no answer from the daemon: %w", err)
 }
