@@ -39,10 +39,10 @@ type CheckOptions struct {
 // language server and the daemon all run it, so what one refuses the
 // others refuse too. It applies the file rules (workspace.CheckFile: no
 // symbolic links or special files, nothing over 1 MiB, text files in
-// UTF-8) and then the content checks: agent.yaml, budgets (an error under
-// the reject policy), file and user directory names, SKILL.md front
-// matter. The findings are sorted by path and line; a file the rules
-// refuse is reported once, by the rules.
+// UTF-8) and then the content checks: a tree with no agent (an error),
+// agent.yaml, budgets (an error under the reject policy), file and user
+// directory names, SKILL.md front matter. The findings are sorted by path
+// and line; a file the rules refuse is reported once, by the rules.
 func Check(ctx context.Context, fsys fs.FS, opts CheckOptions) []workspace.Problem {
 	var files []workspace.Problem
 	if opts.Paths == nil {
@@ -74,8 +74,7 @@ func Check(ctx context.Context, fsys fs.FS, opts CheckOptions) []workspace.Probl
 		ws, err = prompt.Open(content, prompt.Options{RootName: opts.RootName, Cache: opts.Cache})
 	}
 	if err != nil {
-		found = append(found, workspace.Problem{Severity: workspace.SeverityError, Code: workspace.CodeUnreadable,
-			Message: "cannot read the workspace: " + err.Error()})
+		found = append(found, openProblem(err))
 	} else {
 		found = append(found, ws.Check()...)
 		for _, a := range ws.Agents() {
@@ -89,6 +88,18 @@ func Check(ctx context.Context, fsys fs.FS, opts CheckOptions) []workspace.Probl
 		found = append(found, cancelled(ctx))
 	}
 	return merge(files, found)
+}
+
+// CodeNoAgent is the code of the problem of a tree with no agent
+// (prompt.NoAgentError): a push of it is refused.
+const CodeNoAgent = "no-agent"
+
+// openProblem is the problem of a tree prompt.Open refuses.
+func openProblem(err error) workspace.Problem {
+	if errors.Is(err, prompt.ErrNoAgent) {
+		return workspace.Problem{Severity: workspace.SeverityError, Code: CodeNoAgent, Message: err.Error()}
+	}
+	return workspace.Problem{Severity: workspace.SeverityError, Code: workspace.CodeUnreadable, Message: "cannot read the workspace: " + err.Error()}
 }
 
 func cancelled(ctx context.Context) workspace.Problem {
