@@ -298,7 +298,7 @@ func (d *Daemon) openSources(ctx context.Context, tokens *prompt.Cache) error {
 		host, err := gitsync.NewHost(d.opts.ReposDir, gitsync.HostOptions{
 			// The one validation (gitsync.Check), and no agent that
 			// another source serves already.
-			Validator:    gitsync.Validators{gitsync.WorkspaceChecks(gitsync.CheckOptions{Cache: tokens}), gitsync.ValidatorFunc(d.sources.claims)},
+			Validator:    gitsync.Validators{gitsync.WorkspaceChecks(gitsync.CheckOptions{Cache: tokens, SharedSkills: d.deployer.shared.Sources()}), gitsync.ValidatorFunc(d.sources.claims)},
 			AfterPush:    d.deployer.afterPush,
 			Authenticate: gitUser(d.opts.GitTokens),
 			AllowCreate:  d.opts.AllowCreate,

@@ -32,6 +32,11 @@ type CheckOptions struct {
 	// CheckAgent lints an agent's SKILL.md files; nil means
 	// skills.CheckAgent.
 	CheckAgent func(fsys fs.FS, agentDir string) []workspace.Problem
+	// SharedSkills are the skill tiers every agent has besides its
+	// workspace's and the built-ins (~/.agents/skills, the managed
+	// directory): a name in an allow list that matches a skill there is
+	// known. Without them such a name draws a warning.
+	SharedSkills []skills.Source
 }
 
 // Check is Quire's one validation of a workspace tree: `quire check`, the
@@ -41,8 +46,9 @@ type CheckOptions struct {
 // symbolic links or special files, nothing over 1 MiB, text files in
 // UTF-8) and then the content checks: a tree with no agent (an error),
 // agent.yaml, budgets (an error under the reject policy), file and user
-// directory names, SKILL.md front matter. The findings are sorted by path
-// and line; a file the rules refuse is reported once, by the rules.
+// directory names, SKILL.md front matter, allow-list names that match no
+// skill. The findings are sorted by path and line; a file the rules
+// refuse is reported once, by the rules.
 func Check(ctx context.Context, fsys fs.FS, opts CheckOptions) []workspace.Problem {
 	var files []workspace.Problem
 	if opts.Paths == nil {
@@ -82,6 +88,7 @@ func Check(ctx context.Context, fsys fs.FS, opts CheckOptions) []workspace.Probl
 				break
 			}
 			found = append(found, checkAgent(content, a.Dir)...)
+			found = append(found, skills.CheckAllowList(content, a, opts.SharedSkills)...)
 		}
 	}
 	if ctx.Err() != nil {

@@ -9,6 +9,7 @@ import (
 	"testing/fstest"
 
 	"github.com/quirehq/quire/prompt/workspace"
+	"github.com/quirehq/quire/skills"
 )
 
 const noAgentMessage = "no agent here: looked for agent.yaml, AGENTS.md or SOUL.md at the root and for agent.yaml in its subdirectories (create one with 'quire init')"
@@ -69,5 +70,52 @@ func TestPushWithNoAgentIsRefused(t *testing.T) {
 	git(t, work, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "agent")
 	if out, err := gitTry(work, "push", url+"/ws.git", "main"); err != nil {
 		t.Fatalf("a push with AGENTS.md was refused: %v\n%s", err, out)
+	}
+}
+
+// The names of an allow list are checked against the skills the agent
+// has: its workspace's, the shared tiers' and the built-ins. A name that
+// matches none is a warning at its line naming the known skills.
+func TestCheckAllowList(t *testing.T) {
+	shared := t.TempDir()
+	writeFiles(t, shared, map[string]string{"team-pdf/SKILL.md": "---\nname: team-pdf\ndescription: Read PDF files.\n---\nUse pdftotext.\n"})
+	const known = "known: daily-log-hygiene, durable-memory, mine, skill-authoring"
+	tests := []struct {
+		name   string
+		allow  string // the agent.yaml line, "" for none
+		shared bool   // the shared tier is given
+		want   []string
+	}{
+		{"no allow list", "", false, nil},
+		{"none allowed", "skills: []", false, nil},
+		{"known names", "skills: [mine, durable-memory]", false, nil},
+		{"an unknown name", "skills: [mine, memory-writing]", false,
+			[]string{`bot/agent.yaml:2:16: warning: skills: "memory-writing" matches no skill; ` + known}},
+		{"two unknown names on their lines", "skills:\n  - pdf\n  - Mine", false, []string{
+			`bot/agent.yaml:3:5: warning: skills: "pdf" matches no skill; ` + known,
+			`bot/agent.yaml:4:5: warning: skills: "Mine" matches no skill; ` + known}},
+		{"a shared skill, the tier unknown", "skills: [team-pdf]", false,
+			[]string{`bot/agent.yaml:2:10: warning: skills: "team-pdf" matches no skill; ` + known}},
+		{"a shared skill", "skills: [team-pdf]", true, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys := fstest.MapFS{
+				"bot/agent.yaml":           {Data: []byte("name: bot\n" + tc.allow + "\n")},
+				"bot/AGENTS.md":            {Data: []byte("# Rules\n")},
+				"bot/skills/mine/SKILL.md": {Data: []byte("---\nname: mine\ndescription: Mine.\n---\nDo it.\n")},
+			}
+			opts := CheckOptions{}
+			if tc.shared {
+				opts.SharedSkills = skills.Options{ManagedDir: shared, NoBuiltin: true}.Sources()
+			}
+			var got []string
+			for _, p := range Check(context.Background(), fsys, opts) {
+				got = append(got, p.String())
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("problems\n got %q\nwant %q", got, tc.want)
+			}
+		})
 	}
 }
