@@ -2,14 +2,17 @@ package gitsync
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
 
+	"github.com/quirehq/quire/prompt"
 	"github.com/quirehq/quire/prompt/workspace"
 	"github.com/quirehq/quire/skills"
+	"github.com/quirehq/quire/templates"
 )
 
 const noAgentMessage = "no agent here: looked for agent.yaml, AGENTS.md or SOUL.md at the root and for agent.yaml in its subdirectories (create one with 'quire init')"
@@ -117,5 +120,53 @@ func TestCheckAllowList(t *testing.T) {
 				t.Fatalf("problems\n got %q\nwant %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// The allow list the agent.yaml template suggests, uncommented, names
+// skills a new agent has: no warning, and the agent keeps skills.
+func TestTemplateAllowListNamesRealSkills(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := templates.Seed(dir, templates.AgentFiles("bot", prompt.TypePredefined)); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, prompt.ConfigFile)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	uncommented := 0
+	for i, l := range lines {
+		if rest, ok := strings.CutPrefix(l, "# skills:"); ok {
+			lines[i] = "skills:" + rest
+			uncommented++
+		}
+	}
+	if uncommented != 1 {
+		t.Fatalf("the template has %d commented skills: lines, want 1:\n%s", uncommented, data)
+	}
+	if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fsys := workspace.DirFS(dir)
+	if probs := Check(context.Background(), fsys, CheckOptions{}); len(probs) > 0 {
+		t.Fatalf("the template's allow list draws problems: %v", probs)
+	}
+	ws, err := prompt.Open(fsys, prompt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := ws.Agent("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Config.Skills) == 0 {
+		t.Fatalf("the uncommented line allows nothing: %q", a.Config.Skills)
+	}
+	set := skills.Load(1, skills.WorkspaceSources(fsys, a.Dir), nil)
+	kept := set.List(skills.Request{Agent: a.Name, Allow: a.Config.Skills})
+	if len(kept) != len(a.Config.Skills) {
+		t.Fatalf("the allow list %q keeps %d skills", a.Config.Skills, len(kept))
 	}
 }
