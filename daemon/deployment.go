@@ -170,6 +170,9 @@ func writeDeployReport(w io.Writer, prev, dep *deployment, now time.Time) {
 					name, n(len(old)), cfg.DailyLogRetentionDays, listSome(old, 5))
 			}
 		}
+		for _, p := range a.skills.UnknownAllowed(a.agent) {
+			fmt.Fprintf(w, "%s: %s\n", name, p)
+		}
 		var before []*skills.Skill
 		if prev != nil {
 			if pa, ok := prev.agents[name]; ok {

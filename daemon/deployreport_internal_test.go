@@ -35,19 +35,22 @@ func deployedWith(t *testing.T, allow string) *deployment {
 }
 
 // The deploy report's skills line lists only the skills the agent may
-// use (its allow list), not every skill it could load.
+// use (its allow list), and an allow-list name that matches no skill is
+// a warning there as in `quire check`.
 func TestDeployReportSkills(t *testing.T) {
 	none := "none" // no previous deployment
 	tests := []struct {
 		name        string
 		prev, allow string
-		want        []string // the report's skills lines
+		want        []string // the report's skills and warning lines
 	}{
 		{"first deploy, every skill", none, "", []string{"bot: skills added daily-log-hygiene, durable-memory, pdf, skill-authoring"}},
 		{"first deploy, an allow list", none, "skills: [pdf, durable-memory]", []string{"bot: skills added durable-memory, pdf"}},
 		{"first deploy, none allowed", none, "skills: []", nil},
 		{"the allow list narrows", "", "skills: [pdf]", []string{"bot: skills removed daily-log-hygiene, durable-memory, skill-authoring"}},
 		{"the allow list widens", "skills: [pdf]", "skills: [pdf, skill-authoring]", []string{"bot: skills added skill-authoring"}},
+		{"an unknown name", "skills: [pdf]", "skills: [pdf, memory-writing]",
+			[]string{`bot: bot/agent.yaml:2:15: warning: skills: "memory-writing" matches no skill; known: daily-log-hygiene, durable-memory, pdf, skill-authoring`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
