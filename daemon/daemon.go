@@ -298,7 +298,7 @@ func (d *Daemon) openSources(ctx context.Context, tokens *prompt.Cache) error {
 		host, err := gitsync.NewHost(d.opts.ReposDir, gitsync.HostOptions{
 			// The one validation (gitsync.Check), and no agent that
 			// another source serves already.
-			Validator:    gitsync.Validators{gitsync.WorkspaceChecks(gitsync.CheckOptions{Cache: tokens}), gitsync.ValidatorFunc(d.sources.claims)},
+			Validator:    gitsync.Validators{gitsync.WorkspaceChecks(gitsync.CheckOptions{Cache: tokens, SharedSkills: d.deployer.shared.Sources()}), gitsync.ValidatorFunc(d.sources.claims)},
 			AfterPush:    d.deployer.afterPush,
 			Authenticate: gitUser(d.opts.GitTokens),
 			AllowCreate:  d.opts.AllowCreate,
@@ -366,6 +366,12 @@ func (d *Daemon) openSources(ctx context.Context, tokens *prompt.Cache) error {
 	var claims []error
 	for _, s := range d.sources.all() {
 		if _, err := d.deployer.deploy(ctx, s); err != nil {
+			var none *prompt.NoAgentError
+			if s.kind == kindDir && errors.As(err, &none) {
+				// A working tree that is no workspace (a typo, the wrong
+				// directory) would serve an empty agent: refuse to start.
+				return fmt.Errorf("--dir %s: %w", d.opts.Dir, none)
+			}
 			var dup *duplicateAgentError
 			if errors.As(err, &dup) {
 				// Which of two sources would serve the agent depends on

@@ -82,6 +82,18 @@ type deployedAgent struct {
 	skills *skills.Set
 }
 
+// request is the skills request of the agent's own prompt (no user, its
+// agent.yaml allow list): the prompt the deploy report describes.
+func (a *deployedAgent) request() skills.Request {
+	return skills.Request{Agent: a.agent.Name, Allow: a.agent.Config.Skills}
+}
+
+// usable is the skills the agent may use in that prompt: those its allow
+// list (and the access rules) let it see, not every skill it could load.
+func (a *deployedAgent) usable() []*skills.Skill {
+	return a.skills.List(a.request())
+}
+
 // sameSkills reports whether every agent of a and b has the same skills,
 // problems and shadows: then b would serve exactly what a serves, and a
 // (with its cached prompts) stays.
@@ -127,7 +139,7 @@ func writeDeployReport(w io.Writer, prev, dep *deployment, now time.Time) {
 	for _, name := range dep.names {
 		a := dep.agents[name]
 		res, err := dep.ws.Assemble(prompt.Request{Agent: name, Session: prompt.SessionMain, Channel: prompt.ChannelDM,
-			Skills: a.skills.PromptSkills(skills.Request{Agent: name, Allow: a.agent.Config.Skills}), CountPromptTokens: true})
+			Skills: a.skills.PromptSkills(a.request()), CountPromptTokens: true})
 		if err != nil {
 			fmt.Fprintf(w, "%s: cannot assemble the prompt: %v\n", name, err)
 			continue
@@ -158,13 +170,16 @@ func writeDeployReport(w io.Writer, prev, dep *deployment, now time.Time) {
 					name, n(len(old)), cfg.DailyLogRetentionDays, listSome(old, 5))
 			}
 		}
-		var before *skills.Set
+		for _, p := range a.skills.UnknownAllowed(a.agent) {
+			fmt.Fprintf(w, "%s: %s\n", name, p)
+		}
+		var before []*skills.Skill
 		if prev != nil {
 			if pa, ok := prev.agents[name]; ok {
-				before = pa.skills
+				before = pa.usable()
 			}
 		}
-		added, changed, removed := skillChanges(before, a.skills)
+		added, changed, removed := skillChanges(before, a.usable())
 		var parts []string
 		for _, c := range []struct {
 			what  string
@@ -180,15 +195,13 @@ func writeDeployReport(w io.Writer, prev, dep *deployment, now time.Time) {
 	}
 }
 
-// skillChanges compares the skills of two sets by slug.
-func skillChanges(before, after *skills.Set) (added, changed, removed []string) {
+// skillChanges compares two lists of skills by slug.
+func skillChanges(before, after []*skills.Skill) (added, changed, removed []string) {
 	old := map[string]*skills.Skill{}
-	if before != nil {
-		for _, sk := range before.Skills() {
-			old[sk.Slug] = sk
-		}
+	for _, sk := range before {
+		old[sk.Slug] = sk
 	}
-	for _, sk := range after.Skills() {
+	for _, sk := range after {
 		o, ok := old[sk.Slug]
 		switch {
 		case !ok:

@@ -32,6 +32,11 @@ type CheckOptions struct {
 	// CheckAgent lints an agent's SKILL.md files; nil means
 	// skills.CheckAgent.
 	CheckAgent func(fsys fs.FS, agentDir string) []workspace.Problem
+	// SharedSkills are the skill tiers every agent has besides its
+	// workspace's and the built-ins (~/.agents/skills, the managed
+	// directory): a name in an allow list that matches a skill there is
+	// known. Without them such a name draws a warning.
+	SharedSkills []skills.Source
 }
 
 // Check is Quire's one validation of a workspace tree: `quire check`, the
@@ -39,9 +44,10 @@ type CheckOptions struct {
 // language server and the daemon all run it, so what one refuses the
 // others refuse too. It applies the file rules (workspace.CheckFile: no
 // symbolic links or special files, nothing over 1 MiB, text files in
-// UTF-8) and then the content checks: agent.yaml, budgets (an error under
-// the reject policy), file and user directory names, SKILL.md front
-// matter. The findings are sorted by path and line; a file the rules
+// UTF-8) and then the content checks: a tree with no agent (an error),
+// agent.yaml, budgets (an error under the reject policy), file and user
+// directory names, SKILL.md front matter, allow-list names that match no
+// skill. The findings are sorted by path and line; a file the rules
 // refuse is reported once, by the rules.
 func Check(ctx context.Context, fsys fs.FS, opts CheckOptions) []workspace.Problem {
 	var files []workspace.Problem
@@ -74,8 +80,7 @@ func Check(ctx context.Context, fsys fs.FS, opts CheckOptions) []workspace.Probl
 		ws, err = prompt.Open(content, prompt.Options{RootName: opts.RootName, Cache: opts.Cache})
 	}
 	if err != nil {
-		found = append(found, workspace.Problem{Severity: workspace.SeverityError, Code: workspace.CodeUnreadable,
-			Message: "cannot read the workspace: " + err.Error()})
+		found = append(found, openProblem(err))
 	} else {
 		found = append(found, ws.Check()...)
 		for _, a := range ws.Agents() {
@@ -83,12 +88,25 @@ func Check(ctx context.Context, fsys fs.FS, opts CheckOptions) []workspace.Probl
 				break
 			}
 			found = append(found, checkAgent(content, a.Dir)...)
+			found = append(found, skills.CheckAllowList(content, a, opts.SharedSkills)...)
 		}
 	}
 	if ctx.Err() != nil {
 		found = append(found, cancelled(ctx))
 	}
 	return merge(files, found)
+}
+
+// CodeNoAgent is the code of the problem of a tree with no agent
+// (prompt.NoAgentError): a push of it is refused.
+const CodeNoAgent = "no-agent"
+
+// openProblem is the problem of a tree prompt.Open refuses.
+func openProblem(err error) workspace.Problem {
+	if errors.Is(err, prompt.ErrNoAgent) {
+		return workspace.Problem{Severity: workspace.SeverityError, Code: CodeNoAgent, Message: err.Error()}
+	}
+	return workspace.Problem{Severity: workspace.SeverityError, Code: workspace.CodeUnreadable, Message: "cannot read the workspace: " + err.Error()}
 }
 
 func cancelled(ctx context.Context) workspace.Problem {

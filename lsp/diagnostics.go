@@ -14,6 +14,7 @@ import (
 
 	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/skills"
 )
 
 // diagnosticSource names Quire in every diagnostic it publishes.
@@ -113,7 +114,8 @@ func (s *server) diagnose(v view) map[uri.URI][]protocol.Diagnostic {
 	if a.ws != nil {
 		// The one validation (what `quire check` and a push run) on the
 		// editor's view of the files.
-		checked = gitsync.Check(context.Background(), v.fsys, gitsync.CheckOptions{Workspace: a.ws, CheckAgent: s.checkAgent})
+		checked = gitsync.Check(context.Background(), v.fsys, gitsync.CheckOptions{Workspace: a.ws, CheckAgent: s.checkAgent,
+			SharedSkills: skills.Options{HomeDir: s.home, ManagedDir: s.skillsDir, NoBuiltin: true}.Sources()})
 	}
 	for p, diags := range budgetDiagnostics(a, v, s.now(), checked) {
 		u, ok := byPath[p]

@@ -74,6 +74,9 @@ type Config struct {
 	// Skills is the allow list of skill slugs: nil allows every skill, an
 	// empty (non-nil) list allows none.
 	Skills []string `json:"skills"`
+	// SkillsAt is where each entry of Skills is in agent.yaml (line and
+	// column), for a problem about one of them.
+	SkillsAt []Position `json:"-"`
 	// Identity is the first line of the system prompt.
 	Identity        string `json:"identity"`
 	WriteLimitBytes int    `json:"write_limit_bytes"`
@@ -282,6 +285,10 @@ func ParseConfig(path, defaultName string, data []byte) (Config, []Problem) {
 					names = []string{}
 				}
 				cfg.Skills = names
+				cfg.SkillsAt = make([]Position, len(v.Content))
+				for i, item := range v.Content {
+					cfg.SkillsAt[i] = Position{Line: item.Line, Column: item.Column}
+				}
 			}
 		case "skill_unknown_keys":
 			var s string

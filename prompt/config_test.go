@@ -26,6 +26,12 @@ func TestParseConfig(t *testing.T) {
 					t.Fatalf("got %+v", c)
 				}
 			}},
+		{name: "skills at", yaml: "name: x\nskills:\n  - pdf\n  - web-search\n", check: func(t *testing.T, c Config) {
+			want := []Position{{Line: 3, Column: 5}, {Line: 4, Column: 5}}
+			if strings.Join(c.Skills, ",") != "pdf,web-search" || len(c.SkillsAt) != 2 || c.SkillsAt[0] != want[0] || c.SkillsAt[1] != want[1] {
+				t.Fatalf("skills %q at %+v, want at %+v", c.Skills, c.SkillsAt, want)
+			}
+		}},
 		{name: "memory text weight", yaml: "memory_text_weight: 0.5\n", check: func(t *testing.T, c Config) {
 			if c.MemoryTextWeight == nil || *c.MemoryTextWeight != 0.5 {
 				t.Fatalf("memory_text_weight: %v", c.MemoryTextWeight)

@@ -76,9 +76,10 @@ type fileEntry struct {
 }
 
 // Open discovers the agents of the workspace in fsys and returns a
-// Workspace that reads them. It fails only when fsys cannot be read at all
-// (e.g. the directory does not exist); problems with the content, such as a
-// malformed agent.yaml, are recorded on the agents and in Problems.
+// Workspace that reads them. It fails when fsys cannot be read at all
+// (e.g. the directory does not exist) and, with a *NoAgentError, when it
+// holds no agent; problems with the content, such as a malformed
+// agent.yaml, are recorded on the agents and in Problems.
 func Open(fsys fs.FS, opts Options) (*Workspace, error) {
 	w := &Workspace{
 		fsys:     fsys,
@@ -94,7 +95,7 @@ func Open(fsys fs.FS, opts Options) (*Workspace, error) {
 		w.cache = NewCache()
 	}
 	w.seed = w.cache.seed // fingerprints double as token-count keys
-	dirs, err := discover(fsys, w.dirs)
+	dirs, orphan, err := discover(fsys, w.dirs)
 	if err != nil {
 		return nil, err
 	}
@@ -103,6 +104,9 @@ func Open(fsys fs.FS, opts Options) (*Workspace, error) {
 		rootName = "default"
 	}
 	if len(dirs) == 0 {
+		if !hasPersona(w.dirs["."].entries) {
+			return nil, &NoAgentError{Orphan: orphan}
+		}
 		dirs = []string{"."}
 	}
 	for _, dir := range dirs {
@@ -148,13 +152,14 @@ func Open(fsys fs.FS, opts Options) (*Workspace, error) {
 // never another agent, and a root agent's skills/ may hold many
 // directories. Each directory is listed once; agent.yaml is looked for
 // among its entries before any subdirectory is entered.
-// Every listing it reads is kept in listed.
-func discover(fsys fs.FS, listed map[string]dirState) ([]string, error) {
+// Every listing it reads is kept in listed. orphan is the first
+// AGENTS.md or SOUL.md found in a subdirectory without agent.yaml, which
+// is no agent: NoAgentError points at it.
+func discover(fsys fs.FS, listed map[string]dirState) (dirs []string, orphan string, err error) {
 	entries, err := fs.ReadDir(fsys, ".")
 	if err != nil {
-		return nil, fmt.Errorf("read workspace: %w", err)
+		return nil, "", fmt.Errorf("read workspace: %w", err)
 	}
-	var dirs []string
 	var walk func(dir string, entries []fs.DirEntry)
 	walk = func(dir string, entries []fs.DirEntry) {
 		listed[dir] = dirState{entries: sortedEntries(entries)}
@@ -167,6 +172,13 @@ func discover(fsys fs.FS, listed map[string]dirState) ([]string, error) {
 		}
 		if agent {
 			dirs = append(dirs, dir)
+		} else if orphan == "" && dir != "." {
+			for _, e := range entries {
+				if isPersona(e) {
+					orphan = joinPath(dir, e.Name())
+					break
+				}
+			}
 		}
 		for _, e := range entries {
 			if !e.IsDir() {
@@ -191,8 +203,47 @@ func discover(fsys fs.FS, listed map[string]dirState) ([]string, error) {
 		}
 	}
 	walk(".", entries)
-	return dirs, nil
+	return dirs, orphan, nil
 }
+
+// hasPersona reports whether a listing holds AGENTS.md or SOUL.md, which
+// make the root of a tree without agent.yaml an agent.
+func hasPersona(entries []fs.DirEntry) bool {
+	return slices.ContainsFunc(entries, isPersona)
+}
+
+func isPersona(e fs.DirEntry) bool {
+	return (e.Name() == AgentsFile || e.Name() == SoulFile) && !e.IsDir()
+}
+
+// ErrNoAgent is what errors.Is finds in the error Open returns for a tree
+// that holds no agent (a *NoAgentError).
+var ErrNoAgent = errors.New("no agent here")
+
+// NoAgentError is Open's answer for a tree with no agent: no agent.yaml in
+// it (where Open looks for one), and neither AGENTS.md nor SOUL.md at its
+// root to make the root one. Every reader of a workspace (the commands,
+// the daemon, the git endpoint, the language server) refuses such a tree
+// with it rather than serve an empty agent named after the directory. A
+// caller that knows the directory's name puts it in front.
+type NoAgentError struct {
+	// Orphan is an AGENTS.md or SOUL.md found in a subdirectory without
+	// agent.yaml (e.g. "bot/SOUL.md"), "" for none: likely the agent
+	// meant, which agent.yaml beside it would make one.
+	Orphan string
+}
+
+func (e *NoAgentError) Error() string {
+	msg := "no agent here: looked for agent.yaml, AGENTS.md or SOUL.md at the root and for agent.yaml in its subdirectories"
+	if e.Orphan != "" {
+		dir, name := path.Split(e.Orphan)
+		return fmt.Sprintf("%s; %s has %s but no agent.yaml: add one there to make it an agent", msg, strings.TrimSuffix(dir, "/"), name)
+	}
+	return msg + " (create one with 'quire init')"
+}
+
+// Is makes errors.Is(err, ErrNoAgent) true.
+func (e *NoAgentError) Is(target error) bool { return target == ErrNoAgent }
 
 // FS returns the file system the workspace reads.
 func (w *Workspace) FS() fs.FS { return w.fsys }

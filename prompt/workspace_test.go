@@ -488,6 +488,59 @@ func TestDiscovery(t *testing.T) {
 	}
 }
 
+// A tree with no agent is an error, not an empty agent named after the
+// directory: no agent.yaml anywhere discovery looks, and neither AGENTS.md
+// nor SOUL.md at the root.
+func TestNoAgent(t *testing.T) {
+	const looked = "no agent here: looked for agent.yaml, AGENTS.md or SOUL.md at the root and for agent.yaml in its subdirectories"
+	tests := []struct {
+		name  string
+		files []string
+		want  string // the error, "" for an agent
+		agent string // the agent found
+	}{
+		{"empty", nil, looked + " (create one with 'quire init')", ""},
+		{"other files only", []string{"README.md", "MEMORY.md", "memory/2026-01-01.md", "skills/pdf/SKILL.md"}, looked + " (create one with 'quire init')", ""},
+		{"a persona without agent.yaml below the root", []string{"README.md", "bots/tutor/SOUL.md", "bots/tutor/AGENTS.md"},
+			looked + "; bots/tutor has AGENTS.md but no agent.yaml: add one there to make it an agent", ""},
+		{"a user's file is no hint", []string{"users/ana/SOUL.md"}, looked + " (create one with 'quire init')", ""},
+		{"a directory named SOUL.md", []string{"SOUL.md/x"}, looked + " (create one with 'quire init')", ""},
+		{"AGENTS.md at the root", []string{"AGENTS.md"}, "", "repo@."},
+		{"SOUL.md at the root", []string{"SOUL.md", "README.md"}, "", "repo@."},
+		{"agent.yaml at the root", []string{"agent.yaml"}, "", "repo@."},
+		{"agent.yaml below", []string{"README.md", "bots/tutor/agent.yaml"}, "", "tutor@bots/tutor"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys := fstest.MapFS{}
+			for _, f := range tc.files {
+				fsys[f] = &fstest.MapFile{Data: []byte("x\n")}
+			}
+			if len(tc.files) == 0 {
+				fsys["."] = &fstest.MapFile{Mode: fs.ModeDir | 0o755}
+			}
+			w, err := Open(fsys, Options{RootName: "repo"})
+			if tc.want != "" {
+				var none *NoAgentError
+				if !errors.As(err, &none) || !errors.Is(err, ErrNoAgent) || err.Error() != tc.want {
+					t.Fatalf("Open = %v (%T)\nwant %s", err, err, tc.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, a := range w.Agents() {
+				got = append(got, a.Name+"@"+a.Dir)
+			}
+			if strings.Join(got, " ") != tc.agent {
+				t.Fatalf("agents %v, want %s", got, tc.agent)
+			}
+		})
+	}
+}
+
 // readDirCounter is a real file system that counts the directories read.
 type readDirCounter struct {
 	fs.FS

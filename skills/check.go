@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"path"
 	"sort"
+	"strings"
 
 	"github.com/quirehq/quire/prompt"
 )
@@ -57,4 +58,58 @@ func CheckAgent(fsys fs.FS, agentDir string) []prompt.Problem {
 		return out[i].Line < out[j].Line
 	})
 	return out
+}
+
+// maxKnownShown bounds the skill names an unknown-name warning lists.
+const maxKnownShown = 12
+
+// CheckAllowList warns about each name in agent a's allow list (agent.yaml
+// skills:) that matches no skill the agent has: the workspace tiers of its
+// directory in fsys, the shared tiers (~/.agents/skills, the managed
+// directory; nil when unknown) and the built-in skills. Such a name allows
+// nothing, and a list of nothing else silently turns every skill off. Each
+// warning points at the name in agent.yaml and lists the known skills. An
+// agent without an allow list, or with an empty one, costs nothing.
+func CheckAllowList(fsys fs.FS, a *prompt.Agent, shared []Source) []prompt.Problem {
+	if len(a.Config.Skills) == 0 {
+		return nil
+	}
+	set := Load(0, append(WorkspaceSources(fsys, a.Dir), shared...), nil)
+	return set.UnknownAllowed(a)
+}
+
+// UnknownAllowed is CheckAllowList's warnings for an agent whose skills
+// are s (the deploy report says them too).
+func (s *Set) UnknownAllowed(a *prompt.Agent) []prompt.Problem {
+	var out []prompt.Problem
+	for i, name := range a.Config.Skills {
+		if _, ok := s.Skill(name); ok {
+			continue
+		}
+		p := prompt.Problem{Path: path.Join(a.Dir, prompt.ConfigFile), Severity: prompt.SeverityWarning, Code: "skill-unknown",
+			Message: fmt.Sprintf("skills: %q matches no skill; known: %s", name, knownSkills(s))}
+		if i < len(a.Config.SkillsAt) {
+			p.Line, p.Column = a.Config.SkillsAt[i].Line, a.Config.SkillsAt[i].Column
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// knownSkills lists the slugs of set, the first maxKnownShown of them.
+func knownSkills(set *Set) string {
+	all := set.Skills()
+	if len(all) == 0 {
+		return "none"
+	}
+	n := min(len(all), maxKnownShown)
+	names := make([]string, n)
+	for i, sk := range all[:n] {
+		names[i] = sk.Slug
+	}
+	s := strings.Join(names, ", ")
+	if len(all) > n {
+		s += fmt.Sprintf(" and %d more ('quire skills list' shows them)", len(all)-n)
+	}
+	return s
 }

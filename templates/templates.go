@@ -84,7 +84,8 @@ policy: truncate
 #   tail_ratio: 0.2
 # identity: "You are a personal assistant running inside Quire."
 # timezone: Europe/Lisbon
-# skills: [memory-writing]   # allow list; leave out for all skills, [] for none
+# skills: [durable-memory, daily-log-hygiene]   # allow list; leave out for all skills, [] for none
+#   (names of skills/<name>/ here and of Quire's built-in skills: 'quire skills list' shows them)
 # write_limit_bytes: 16384
 # daily_log_retention_days: 0   # keep every daily log; N prunes logs older than N days
 `, name, typeNote, t)

@@ -15,10 +15,12 @@ import (
 	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/skills"
 )
 
 type checkOptions struct {
-	format string
+	format    string
+	skillsDir string
 }
 
 func checkCommand() *command {
@@ -36,8 +38,11 @@ names that are not UTF-8 are errors. Then the content: agent.yaml keys and
 values, context files over their budget (an error under the reject policy,
 a warning otherwise, naming the lines that will be cut), files the total
 budget clamps or drops, misspelled context file names, user directories
-that are not encoded user ids, and SKILL.md front matter (name,
-description, limits, unknown keys) and shadowed skills.
+that are not encoded user ids, SKILL.md front matter (name, description,
+limits, unknown keys), shadowed skills, and names in an agent.yaml skills:
+allow list that match no skill (of the workspace, ~/.agents/skills,
+--skills-dir or Quire's built-ins). A directory with no agent in it is an
+error.
 
 Findings are printed as path:line: severity: message. The exit status is 1
 when there is at least one error, 0 otherwise, so check works as a
@@ -53,6 +58,7 @@ With --format json the findings are printed as one JSON object:
 		flags: func(fs *flag.FlagSet) any {
 			o := &checkOptions{}
 			fs.StringVar(&o.format, "format", "text", "output `format`: text or json")
+			fs.StringVar(&o.skillsDir, "skills-dir", "", "managed skills `directory` shared by every agent, as the daemon's --skills-dir: an allow list may name its skills (also settable once as skills-dir: in the config file)")
 			return o
 		},
 		run: runCheck,
@@ -67,9 +73,12 @@ func runCheck(ctx context.Context, e *env, opts any, args []string) error {
 	if len(args) == 0 {
 		args = []string{"."}
 	}
+	// An allow list may name a skill of the shared tiers, as `quire
+	// prompt` loads them.
+	shared := skills.Options{HomeDir: e.getenv("HOME"), ManagedDir: o.skillsDir, NoBuiltin: true}.Sources()
 	var all []prompt.Problem
 	for _, dir := range args {
-		probs, err := checkDir(ctx, dir)
+		probs, err := checkDir(ctx, dir, shared)
 		if err != nil {
 			return err
 		}
@@ -108,13 +117,13 @@ func runCheck(ctx context.Context, e *env, opts any, args []string) error {
 // checkDir checks the workspace at dir with the push validator's own
 // function (gitsync.Check: every file, then the content) and returns its
 // problems with paths relative to the current directory.
-func checkDir(ctx context.Context, dir string) ([]prompt.Problem, error) {
+func checkDir(ctx context.Context, dir string, shared []skills.Source) ([]prompt.Problem, error) {
 	ws, err := openDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	cache := prompt.NewCache()
-	probs := gitsync.Check(ctx, ws.FS(), gitsync.CheckOptions{RootName: rootName(dir), Cache: cache})
+	probs := gitsync.Check(ctx, ws.FS(), gitsync.CheckOptions{RootName: rootName(dir), Cache: cache, SharedSkills: shared})
 	for _, a := range ws.Agents() {
 		probs = append(probs, pruneWarning(ws.FS(), a, time.Now())...)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -201,7 +202,8 @@ func openWorkspaceOpts(dir, rev string, opts prompt.Options) (*prompt.Workspace,
 		}
 		abs, _ := filepath.Abs(dir)
 		opts.RootName = filepath.Base(abs)
-		return prompt.Open(workspace.DirFS(dir), opts)
+		ws, err := prompt.Open(workspace.DirFS(dir), opts)
+		return ws, naming(abs, err)
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -230,5 +232,15 @@ func openWorkspaceOpts(dir, rev string, opts prompt.Options) (*prompt.Workspace,
 		}
 	}
 	opts.RootName = name
-	return prompt.Open(fsys, opts)
+	ws, err := prompt.Open(fsys, opts)
+	return ws, naming(abs+" at "+rev, err)
+}
+
+// naming puts the directory in front of Open's error for a tree with no
+// agent, which cannot know it: "/etc: no agent here: …".
+func naming(dir string, err error) error {
+	if errors.Is(err, prompt.ErrNoAgent) {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	return err
 }
