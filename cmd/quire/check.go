@@ -15,6 +15,7 @@ import (
 	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/prompt/workspace"
 )
 
 type checkOptions struct {
@@ -38,6 +39,10 @@ a warning otherwise, naming the lines that will be cut), files the total
 budget clamps or drops, misspelled context file names, user directories
 that are not encoded user ids, and SKILL.md front matter (name,
 description, limits, unknown keys) and shadowed skills.
+
+Inside a git work tree, files git ignores (.gitignore, .git/info/exclude,
+core.excludesFile) and does not track are skipped: a push never carries
+them.
 
 Findings are printed as path:line: severity: message. The exit status is 1
 when there is at least one error, 0 otherwise, so check works as a
@@ -107,16 +112,26 @@ func runCheck(ctx context.Context, e *env, opts any, args []string) error {
 
 // checkDir checks the workspace at dir with the push validator's own
 // function (gitsync.Check: every file, then the content) and returns its
-// problems with paths relative to the current directory.
+// problems with paths relative to the current directory. Inside a git
+// work tree, the files git ignores are left out.
 func checkDir(ctx context.Context, dir string) ([]prompt.Problem, error) {
 	ws, err := openDir(dir)
 	if err != nil {
 		return nil, err
 	}
+	fsys, err := checkedTree(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	if fsys == nil {
+		fsys = ws.FS()
+	} else if ws, err = prompt.Open(fsys, prompt.Options{RootName: rootName(dir)}); err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", dir, err)
+	}
 	cache := prompt.NewCache()
-	probs := gitsync.Check(ctx, ws.FS(), gitsync.CheckOptions{RootName: rootName(dir), Cache: cache})
+	probs := gitsync.Check(ctx, fsys, gitsync.CheckOptions{RootName: rootName(dir), Cache: cache})
 	for _, a := range ws.Agents() {
-		probs = append(probs, pruneWarning(ws.FS(), a, time.Now())...)
+		probs = append(probs, pruneWarning(fsys, a, time.Now())...)
 	}
 	sort.SliceStable(probs, func(i, j int) bool {
 		if probs[i].Path != probs[j].Path {
@@ -128,6 +143,19 @@ func checkDir(ctx context.Context, dir string) ([]prompt.Problem, error) {
 		probs[i].Path = displayPath(dir, probs[i].Path)
 	}
 	return probs, nil
+}
+
+// checkedTree is the tree check reads for the workspace at dir when it is
+// not all the files on disk (nil): those files but the ones git ignores.
+func checkedTree(ctx context.Context, dir string) (fs.FS, error) {
+	ignored, err := gitsync.Ignored(ctx, dir)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: list the files git ignores: %w", dir, err)
+	}
+	if len(ignored) == 0 {
+		return nil, nil
+	}
+	return gitsync.Without(workspace.DirFS(dir), ignored), nil
 }
 
 // rootName is the name of the agent at the root of the workspace in dir
