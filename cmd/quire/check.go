@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"sort"
@@ -20,6 +22,7 @@ import (
 
 type checkOptions struct {
 	format string
+	staged bool
 }
 
 func checkCommand() *command {
@@ -42,15 +45,17 @@ description, limits, unknown keys) and shadowed skills.
 
 Inside a git work tree, files git ignores (.gitignore, .git/info/exclude,
 core.excludesFile) and does not track are skipped: a push never carries
-them.
+them. With --staged, PATH is checked as git's index holds it, which is
+what the next commit records: the staged content of each file, not the
+one on disk, and nothing untracked. Unmerged paths (a conflict) are
+errors.
 
 Findings are printed as path:line: severity: message. The exit status is 1
-when there is at least one error, 0 otherwise, so check works as a
-pre-commit hook:
+when there is at least one error, 0 otherwise, so check --staged works as
+a pre-commit hook (run in the repository; git runs hooks at its top):
 
-  # .git/hooks/pre-commit
-  #!/bin/sh
-  exec quire check
+  printf '#!/bin/sh\nexec quire check --staged\n' > .git/hooks/pre-commit
+  chmod +x .git/hooks/pre-commit
 
 With --format json the findings are printed as one JSON object:
   {"problems": [{"path", "line", "column", "severity", "code", "message"}],
@@ -58,6 +63,7 @@ With --format json the findings are printed as one JSON object:
 		flags: func(fs *flag.FlagSet) any {
 			o := &checkOptions{}
 			fs.StringVar(&o.format, "format", "text", "output `format`: text or json")
+			fs.BoolVar(&o.staged, "staged", false, "check what git's index holds (the next commit), not the files on disk")
 			return o
 		},
 		run: runCheck,
@@ -74,7 +80,7 @@ func runCheck(ctx context.Context, e *env, opts any, args []string) error {
 	}
 	var all []prompt.Problem
 	for _, dir := range args {
-		probs, err := checkDir(ctx, dir)
+		probs, err := checkDir(ctx, dir, o.staged)
 		if err != nil {
 			return err
 		}
@@ -112,14 +118,15 @@ func runCheck(ctx context.Context, e *env, opts any, args []string) error {
 
 // checkDir checks the workspace at dir with the push validator's own
 // function (gitsync.Check: every file, then the content) and returns its
-// problems with paths relative to the current directory. Inside a git
-// work tree, the files git ignores are left out.
-func checkDir(ctx context.Context, dir string) ([]prompt.Problem, error) {
+// problems with paths relative to the current directory. staged checks
+// git's index instead of the files on disk; otherwise the files git
+// ignores are left out.
+func checkDir(ctx context.Context, dir string, staged bool) ([]prompt.Problem, error) {
 	ws, err := openDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	fsys, err := checkedTree(ctx, dir)
+	fsys, probs, err := checkedTree(ctx, dir, staged)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +136,7 @@ func checkDir(ctx context.Context, dir string) ([]prompt.Problem, error) {
 		return nil, fmt.Errorf("workspace %s: %w", dir, err)
 	}
 	cache := prompt.NewCache()
-	probs := gitsync.Check(ctx, fsys, gitsync.CheckOptions{RootName: rootName(dir), Cache: cache})
+	probs = append(probs, gitsync.Check(ctx, fsys, gitsync.CheckOptions{RootName: rootName(dir), Cache: cache})...)
 	for _, a := range ws.Agents() {
 		probs = append(probs, pruneWarning(fsys, a, time.Now())...)
 	}
@@ -146,16 +153,36 @@ func checkDir(ctx context.Context, dir string) ([]prompt.Problem, error) {
 }
 
 // checkedTree is the tree check reads for the workspace at dir when it is
-// not all the files on disk (nil): those files but the ones git ignores.
-func checkedTree(ctx context.Context, dir string) (fs.FS, error) {
-	ignored, err := gitsync.Ignored(ctx, dir)
+// not the files on disk (nil): git's index, with an error for each
+// unmerged path, when staged, else the files on disk but those git
+// ignores.
+func checkedTree(ctx context.Context, dir string, staged bool) (fs.FS, []prompt.Problem, error) {
+	if !staged {
+		ignored, err := gitsync.Ignored(ctx, dir)
+		if err != nil {
+			return nil, nil, fmt.Errorf("workspace %s: list the files git ignores: %w", dir, err)
+		}
+		if len(ignored) == 0 {
+			return nil, nil, nil
+		}
+		return gitsync.Without(workspace.DirFS(dir), ignored), nil, nil
+	}
+	idx, err := gitsync.OpenStaged(ctx, dir)
+	if errors.Is(err, gitsync.ErrNotWorkTree) {
+		return nil, nil, fmt.Errorf("--staged checks git's index, and %s is not inside a git work tree: check it without --staged, or run git init there", dir)
+	}
+	if errors.Is(err, exec.ErrNotFound) {
+		return nil, nil, errors.New("--staged reads git's index with the git CLI, which is not on PATH: install git")
+	}
 	if err != nil {
-		return nil, fmt.Errorf("workspace %s: list the files git ignores: %w", dir, err)
+		return nil, nil, err
 	}
-	if len(ignored) == 0 {
-		return nil, nil
+	var probs []prompt.Problem
+	for _, p := range idx.Unmerged() {
+		probs = append(probs, prompt.Problem{Path: p, Severity: prompt.SeverityError, Code: "unmerged",
+			Message: "unmerged (a merge conflict): resolve it and git add it"})
 	}
-	return gitsync.Without(workspace.DirFS(dir), ignored), nil
+	return idx, probs, nil
 }
 
 // rootName is the name of the agent at the root of the workspace in dir
