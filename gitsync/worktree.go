@@ -95,3 +95,49 @@ func workTreeEnv(ctx context.Context) []string {
 	}
 	return out
 }
+
+// Identity is who a commit is by: its author and committer.
+type Identity struct {
+	Name, Email string
+}
+
+func (id Identity) String() string { return id.Name + " <" + id.Email + ">" }
+
+// InitWorkTree makes dir a new git work tree with a first commit: git init
+// (branch main, whatever git's default), then paths (relative to dir) added
+// and committed with message. The commit is by the identity git is
+// configured with (user.name and user.email, or the GIT_AUTHOR_* and
+// GIT_COMMITTER_* variables); when git has none, or only one that git
+// would guess from the user and host names, it is by fallback, and
+// fellBack says so. dir's .git/hooks exists afterwards, whatever git's
+// template directory holds, so a hook can be written there at once.
+func InitWorkTree(ctx context.Context, dir string, paths []string, message string, fallback Identity) (fellBack bool, err error) {
+	if _, err := workTreeGit(ctx, dir, nil, "init", "--quiet", "--initial-branch=main"); err != nil {
+		return false, err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, ".git", "hooks"), 0o755); err != nil {
+		return false, err
+	}
+	if _, err := workTreeGit(ctx, dir, nil, append([]string{"add", "--"}, paths...)...); err != nil {
+		return false, err
+	}
+	var env []string
+	if !hasIdentity(ctx, dir) {
+		fellBack = true
+		env = []string{"GIT_AUTHOR_NAME=" + fallback.Name, "GIT_AUTHOR_EMAIL=" + fallback.Email,
+			"GIT_COMMITTER_NAME=" + fallback.Name, "GIT_COMMITTER_EMAIL=" + fallback.Email}
+	}
+	_, err = workTreeGitEnv(ctx, dir, nil, env, "commit", "--quiet", "--message", message)
+	return fellBack, err
+}
+
+// hasIdentity reports whether git in dir has an author and a committer
+// that were configured, not guessed from the user and host names.
+func hasIdentity(ctx context.Context, dir string) bool {
+	for _, v := range []string{"GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"} {
+		if _, err := workTreeGit(ctx, dir, nil, "-c", "user.useConfigOnly=true", "var", v); err != nil {
+			return false
+		}
+	}
+	return true
+}
