@@ -2,10 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"sort"
@@ -15,12 +16,14 @@ import (
 	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/prompt/workspace"
 	"github.com/quirehq/quire/skills"
 )
 
 type checkOptions struct {
 	format    string
 	skillsDir string
+	staged    bool
 }
 
 func checkCommand() *command {
@@ -44,13 +47,19 @@ allow list that match no skill (of the workspace, ~/.agents/skills,
 --skills-dir or Quire's built-ins). A directory with no agent in it is an
 error.
 
-Findings are printed as path:line: severity: message. The exit status is 1
-when there is at least one error, 0 otherwise, so check works as a
-pre-commit hook:
+Inside a git work tree, files git ignores (.gitignore, .git/info/exclude,
+core.excludesFile) and does not track are skipped: a push never carries
+them. With --staged, PATH is checked as git's index holds it, which is
+what the next commit records: the staged content of each file, not the
+one on disk, and nothing untracked. Unmerged paths (a conflict) are
+errors.
 
-  # .git/hooks/pre-commit
-  #!/bin/sh
-  exec quire check
+Findings are printed as path:line: severity: message. The exit status is 1
+when there is at least one error, 0 otherwise, so check --staged works as
+a pre-commit hook (run in the repository; git runs hooks at its top):
+
+  printf '#!/bin/sh\nexec quire check --staged\n' > .git/hooks/pre-commit
+  chmod +x .git/hooks/pre-commit
 
 With --format json the findings are printed as one JSON object:
   {"problems": [{"path", "line", "column", "severity", "code", "message"}],
@@ -59,6 +68,7 @@ With --format json the findings are printed as one JSON object:
 			o := &checkOptions{}
 			fs.StringVar(&o.format, "format", "text", "output `format`: text or json")
 			fs.StringVar(&o.skillsDir, "skills-dir", "", "managed skills `directory` shared by every agent, as the daemon's --skills-dir: an allow list may name its skills (also settable once as skills-dir: in the config file)")
+			fs.BoolVar(&o.staged, "staged", false, "check what git's index holds (the next commit), not the files on disk")
 			return o
 		},
 		run: runCheck,
@@ -78,7 +88,7 @@ func runCheck(ctx context.Context, e *env, opts any, args []string) error {
 	shared := skills.Options{HomeDir: e.getenv("HOME"), ManagedDir: o.skillsDir, NoBuiltin: true}.Sources()
 	var all []prompt.Problem
 	for _, dir := range args {
-		probs, err := checkDir(ctx, dir, shared)
+		probs, err := checkDir(ctx, dir, o.staged, shared)
 		if err != nil {
 			return err
 		}
@@ -97,9 +107,7 @@ func runCheck(ctx context.Context, e *env, opts any, args []string) error {
 		if all == nil {
 			all = []prompt.Problem{}
 		}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(map[string]any{"problems": all, "errors": errs, "warnings": warns}); err != nil {
+		if err := writeJSON(e.stdout, map[string]any{"problems": all, "errors": errs, "warnings": warns}); err != nil {
 			return err
 		}
 	} else {
@@ -116,16 +124,28 @@ func runCheck(ctx context.Context, e *env, opts any, args []string) error {
 
 // checkDir checks the workspace at dir with the push validator's own
 // function (gitsync.Check: every file, then the content) and returns its
-// problems with paths relative to the current directory.
-func checkDir(ctx context.Context, dir string, shared []skills.Source) ([]prompt.Problem, error) {
+// problems with paths relative to the current directory. staged checks
+// git's index instead of the files on disk; otherwise the files git
+// ignores are left out. shared are the skill tiers an allow list may name
+// besides the workspace's own.
+func checkDir(ctx context.Context, dir string, staged bool, shared []skills.Source) ([]prompt.Problem, error) {
 	ws, err := openDir(dir)
 	if err != nil {
 		return nil, err
 	}
+	fsys, probs, err := checkedTree(ctx, dir, staged)
+	if err != nil {
+		return nil, err
+	}
+	if fsys == nil {
+		fsys = ws.FS()
+	} else if ws, err = prompt.Open(fsys, prompt.Options{RootName: rootName(dir)}); err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", dir, err)
+	}
 	cache := prompt.NewCache()
-	probs := gitsync.Check(ctx, ws.FS(), gitsync.CheckOptions{RootName: rootName(dir), Cache: cache, SharedSkills: shared})
+	probs = append(probs, gitsync.Check(ctx, fsys, gitsync.CheckOptions{RootName: rootName(dir), Cache: cache, SharedSkills: shared})...)
 	for _, a := range ws.Agents() {
-		probs = append(probs, pruneWarning(ws.FS(), a, time.Now())...)
+		probs = append(probs, pruneWarning(fsys, a, time.Now())...)
 	}
 	sort.SliceStable(probs, func(i, j int) bool {
 		if probs[i].Path != probs[j].Path {
@@ -137,6 +157,39 @@ func checkDir(ctx context.Context, dir string, shared []skills.Source) ([]prompt
 		probs[i].Path = displayPath(dir, probs[i].Path)
 	}
 	return probs, nil
+}
+
+// checkedTree is the tree check reads for the workspace at dir when it is
+// not the files on disk (nil): git's index, with an error for each
+// unmerged path, when staged, else the files on disk but those git
+// ignores.
+func checkedTree(ctx context.Context, dir string, staged bool) (fs.FS, []prompt.Problem, error) {
+	if !staged {
+		ignored, err := gitsync.Ignored(ctx, dir)
+		if err != nil {
+			return nil, nil, fmt.Errorf("workspace %s: list the files git ignores: %w", dir, err)
+		}
+		if len(ignored) == 0 {
+			return nil, nil, nil
+		}
+		return gitsync.Without(workspace.DirFS(dir), ignored), nil, nil
+	}
+	idx, err := gitsync.OpenStaged(ctx, dir)
+	if errors.Is(err, gitsync.ErrNotWorkTree) {
+		return nil, nil, fmt.Errorf("--staged checks git's index, and %s is not inside a git work tree: check it without --staged, or run git init there", dir)
+	}
+	if errors.Is(err, exec.ErrNotFound) {
+		return nil, nil, errors.New("--staged reads git's index with the git CLI, which is not on PATH: install git")
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var probs []prompt.Problem
+	for _, p := range idx.Unmerged() {
+		probs = append(probs, prompt.Problem{Path: p, Severity: prompt.SeverityError, Code: "unmerged",
+			Message: "unmerged (a merge conflict): resolve it and git add it"})
+	}
+	return idx, probs, nil
 }
 
 // rootName is the name of the agent at the root of the workspace in dir

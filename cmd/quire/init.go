@@ -6,11 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 
-	gogit "github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-
+	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/prompt"
 	"github.com/quirehq/quire/templates"
 )
@@ -18,7 +17,12 @@ import (
 type initOptions struct {
 	agent     string
 	agentType string
+	noGit     bool
 }
+
+// initIdentity is who quire init's first commit is by when git has no
+// user.name and user.email.
+var initIdentity = gitsync.Identity{Name: "Quire", Email: "quire@localhost"}
 
 func initCommand() *command {
 	return &command{
@@ -27,10 +31,17 @@ func initCommand() *command {
 		summary: "create an agent workspace from Quire's templates (never overwrites)",
 		help: `
 Creates DIR (default: the current directory) as a workspace repository with
-one agent in it, and runs 'git init' there unless DIR is already inside a git
-repository. Without --agent the agent lives at the root of DIR and is named
-after it; with --agent NAME it lives in DIR/agents/NAME, and you can run init
-again with another name to add agents.
+one agent in it. Without --agent the agent lives at the root of DIR and is
+named after it; with --agent NAME it lives in DIR/agents/NAME, and you can
+run init again with another name to add agents.
+
+Unless DIR is already inside a git work tree, init makes it a git
+repository (branch main) and commits the agent's files as its first commit,
+"quire init: agent NAME", so --rev HEAD and a pre-commit hook work at once.
+The commit is by git's user.name and user.email; when git has none, it is
+by "Quire <quire@localhost>", and init says how to set yours and take the
+commit over. Inside an existing work tree init makes no repository and no
+commit: add and commit the files yourself. --no-git makes neither.
 
 Files that already exist are left alone, so init is safe to re-run: it only
 fills in what is missing.
@@ -50,6 +61,7 @@ Examples:
 			o := &initOptions{}
 			fs.StringVar(&o.agent, "agent", "", "agent `name`; the agent is created in DIR/agents/NAME")
 			fs.StringVar(&o.agentType, "type", string(prompt.TypePredefined), "agent `type`: predefined or open")
+			fs.BoolVar(&o.noGit, "no-git", false, "make no git repository and no commit")
 			return o
 		},
 		run: runInit,
@@ -80,6 +92,11 @@ func runInit(ctx context.Context, e *env, opts any, args []string) error {
 		}
 		agentDir, name = filepath.Join(abs, "agents", o.agent), o.agent
 	}
+	if !o.noGit {
+		if _, err := exec.LookPath("git"); err != nil {
+			return fmt.Errorf("git is not on PATH: init makes %s a git repository with a first commit; install git, or run init with --no-git", dir)
+		}
+	}
 	if err := os.MkdirAll(agentDir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", agentDir, err)
 	}
@@ -93,17 +110,42 @@ func runInit(ctx context.Context, e *env, opts any, args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := gogit.PlainOpenWithOptions(abs, &gogit.PlainOpenOptions{DetectDotGit: true}); errors.Is(err, gogit.ErrRepositoryNotExists) {
-		// main is the branch the daemon deploys, whatever git's default.
-		if _, err := gogit.PlainInitWithOptions(abs, &gogit.PlainInitOptions{
-			InitOptions: gogit.InitOptions{DefaultBranch: plumbing.Main},
-		}); err != nil {
-			return fmt.Errorf("git init %s: %w", abs, err)
+	if !o.noGit {
+		if err := initGit(ctx, e, abs, name, append(res.Created, res.Kept...)); err != nil {
+			return err
 		}
-		fmt.Fprintf(e.stdout, "initialised a git repository in %s\n", abs)
 	}
 	fmt.Fprintf(e.stdout, "\nAgent %q (%s) is ready. Next:\n  edit %s\n  quire check %s\n  quire prompt --dir %s --agent %s\n",
 		name, t, rel(abs, filepath.Join(agentDir, prompt.SoulFile)), dir, dir, name)
+	return nil
+}
+
+// initGit makes abs a git repository whose first commit holds files,
+// unless abs is inside a work tree already, and says what it did.
+func initGit(ctx context.Context, e *env, abs, name string, files []string) error {
+	root, err := gitsync.WorkTreeRoot(ctx, abs)
+	if err == nil {
+		fmt.Fprintf(e.stdout, "inside the git repository at %s: no new repository and no commit (add and commit the files yourself)\n", root)
+		return nil
+	}
+	if !errors.Is(err, gitsync.ErrNotWorkTree) {
+		return fmt.Errorf("git in %s: %w", abs, err)
+	}
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = filepath.ToSlash(rel(abs, f))
+	}
+	msg := "quire init: agent " + name
+	fellBack, err := gitsync.InitWorkTree(ctx, abs, paths, msg, initIdentity)
+	if err != nil {
+		return fmt.Errorf("make %s a git repository: %w", abs, err)
+	}
+	fmt.Fprintf(e.stdout, "initialised a git repository in %s (branch main) with a first commit: %s\n", abs, msg)
+	if fellBack {
+		fmt.Fprintf(e.stdout, "git has no user.name and user.email here, so the commit is by %s; set yours and take the commit over:\n"+
+			"  git config --global user.name \"Your Name\"\n  git config --global user.email you@example.com\n"+
+			"  git -C %s commit --amend --reset-author --no-edit\n", initIdentity, abs)
+	}
 	return nil
 }
 
