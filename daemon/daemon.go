@@ -58,8 +58,15 @@ type Options struct {
 	// write, never loses history either way).
 	AllowNonFastForward bool
 	// Upstream is a remote to follow, fetched every Poll (default 30 s).
+	// User information in its URL is taken out of it at once and used as
+	// the credential (with a warning: see UpstreamCredential); the URL
+	// is shown without it everywhere (gitsync.Remote).
 	Upstream string
 	Poll     time.Duration
+	// UpstreamCredential is the upstream's credential, "USER:TOKEN" or a
+	// token alone; it replaces one in the URL. Without either, git's own
+	// credential helpers answer.
+	UpstreamCredential string
 	// FetchTimeout bounds one fetch of the upstream (default 1 min): an
 	// upstream that stops answering is reported in the status while the
 	// last good commit is served.
@@ -136,6 +143,9 @@ type Daemon struct {
 	// are their addresses.
 	ready            chan struct{}
 	gitAddr, apiAddr string
+
+	// upstream is Options.Upstream with its credential (zero without).
+	upstream gitsync.Remote
 }
 
 // Ready is closed once Run listens on every address.
@@ -194,6 +204,10 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 		opts.Embedder = memory.Builtin{}
 	}
 	log := opts.Logger
+	upstream, err := parseUpstream(&opts, log)
+	if err != nil {
+		return nil, err
+	}
 	started := opts.Now()
 	sources := &sourceSet{log: log}
 	store, err := openStore(ctx, opts, sources.olderCommit)
@@ -224,6 +238,7 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 		metrics: m,
 		ready:   make(chan struct{}),
 	}
+	d.upstream = upstream
 	if err := d.openSources(ctx, tokens); err != nil {
 		d.store.Close()
 		return nil, err
@@ -325,23 +340,23 @@ func (d *Daemon) openSources(ctx context.Context, tokens *prompt.Cache) error {
 			}
 		}
 	}
-	if d.opts.Upstream != "" {
+	if up := d.upstream; !up.IsZero() {
 		mirrors, err := gitsync.NewHost(filepath.Join(d.opts.CacheDir, "upstream"), gitsync.HostOptions{})
 		if err != nil {
 			return fmt.Errorf("upstream mirror: %w", err)
 		}
-		name := "u-" + memory.Hash([]byte(d.opts.Upstream))[:16]
+		name := "u-" + memory.Hash([]byte(up.String()))[:16]
 		repo, err := mirrors.Create(name)
 		if err != nil {
 			return fmt.Errorf("upstream mirror: %w", err)
 		}
-		root := strings.TrimSuffix(pathBase(d.opts.Upstream), ".git")
-		s := d.sources.add(&source{kind: kindUpstream, name: d.opts.Upstream, rootName: root, repo: repo,
+		root := strings.TrimSuffix(pathBase(up.String()), ".git")
+		s := d.sources.add(&source{kind: kindUpstream, name: up.String(), remote: up, rootName: root, repo: repo,
 			refs: []string{upstreamLive.String(), upstreamMain.String(), "refs/remotes/upstream/master"}})
 		// A fetch's follow-up (merge main into live, deploy) runs in Run's
 		// loop, not in the fetch: a writer that fetches holds s.writeMu.
 		s.fetched = make(chan struct{}, 1)
-		s.follower = gitsync.NewFollower(repo, d.opts.Upstream, func(gitsync.Event) {
+		s.follower = gitsync.NewFollower(repo, up, func(gitsync.Event) {
 			select {
 			case s.fetched <- struct{}{}:
 			default:
@@ -359,7 +374,7 @@ func (d *Daemon) openSources(ctx context.Context, tokens *prompt.Cache) error {
 		}
 		fctx, cancel := context.WithTimeout(ctx, first)
 		if _, err := s.follower.Fetch(fctx); err != nil {
-			d.log.Warn("first fetch of the upstream failed; serving the mirror", "url", d.opts.Upstream, "err", err)
+			d.log.Warn("first fetch of the upstream failed; serving the mirror", "url", up, "err", err)
 		}
 		cancel()
 	}

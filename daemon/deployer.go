@@ -288,7 +288,7 @@ func (dp *deployer) mergeUpstreamMain(ctx context.Context, s *source) error {
 	}
 	pctx, cancel := context.WithTimeout(ctx, upstreamWriteFor)
 	defer cancel()
-	if _, err := s.repo.PushCAS(pctx, s.name, gitsync.LiveRef, live, m); err != nil {
+	if _, err := s.repo.PushCAS(pctx, s.remote, gitsync.LiveRef, live, m); err != nil {
 		if errors.Is(err, gitsync.ErrStale) {
 			s.follower.Trigger() // another daemon merged or wrote first
 			return nil

@@ -39,8 +39,10 @@ type source struct {
 	queue    writeQueue // API writes waiting for their commit
 	seq      atomic.Uint64
 
-	// follower fetches an upstream source (nil otherwise).
+	// follower fetches an upstream source (nil otherwise), remote; name
+	// is remote's URL, which prints without the credential.
 	follower *gitsync.Follower
+	remote   gitsync.Remote
 	fetched  chan struct{} // a fetch moved refs
 
 	mu       sync.Mutex

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"time"
 
@@ -83,7 +84,7 @@ func (wr *writer) commitUpstream(ctx context.Context, s *source, sig object.Sign
 		if err != nil {
 			return "", nil, err
 		}
-		now, err := s.repo.PushCAS(ctx, s.name, gitsync.LiveRef, lease, h)
+		now, err := s.repo.PushCAS(ctx, s.remote, gitsync.LiveRef, lease, h)
 		if err == nil && now != h {
 			// The upstream (a quire host) merged the write onto a live
 			// that had moved: the answer names live as it is now. The
@@ -168,3 +169,39 @@ func upstreamUnavailable(s *source, err error) error {
 	return api.Errorf(api.CodeUpstreamUnavailable,
 		"the upstream %s did not take the write: %v; nothing was acknowledged, retry", s.name, err)
 }
+
+// parseUpstream reads opts.Upstream and opts.UpstreamCredential into a
+// gitsync.Remote and leaves in opts the URL without the credential, so
+// that nothing kept holds it in a string that prints. A credential in
+// the URL is used, with a warning: the URL was given where others read
+// it.
+func parseUpstream(opts *Options, log *slog.Logger) (gitsync.Remote, error) {
+	if opts.Upstream == "" {
+		if opts.UpstreamCredential != "" {
+			return gitsync.Remote{}, errors.New("an upstream credential without --upstream: give the URL to follow")
+		}
+		return gitsync.Remote{}, nil
+	}
+	up, err := gitsync.ParseRemote(opts.Upstream)
+	if err != nil {
+		return gitsync.Remote{}, fmt.Errorf("--upstream: %w", err)
+	}
+	opts.Upstream = up.String()
+	if up.CredentialInURL() {
+		log.Warn(upstreamInURLWarning, "url", up)
+	}
+	if opts.UpstreamCredential != "" {
+		if up, err = up.WithCredential(opts.UpstreamCredential); err != nil {
+			return gitsync.Remote{}, fmt.Errorf("the upstream credential: %w", err)
+		}
+		opts.UpstreamCredential = ""
+	}
+	return up, nil
+}
+
+// upstreamInURLWarning is logged when --upstream's URL holds a user name
+// or password.
+const upstreamInURLWarning = "the --upstream URL holds a user name or password: it is taken out of the URL and shown nowhere, " +
+	"but every local user can read a command line (ps, /proc/PID/cmdline) and it cannot be hidden once given: " +
+	"give the URL without it, and the credential (USER:TOKEN or a token) with --upstream-credential-file FILE " +
+	"(a file only this user can read) or in $QUIRE_UPSTREAM_TOKEN"

@@ -24,8 +24,8 @@ import (
 type Follower struct {
 	// Repository receives the fetched objects and refs.
 	Repository *Repository
-	// URL is the upstream remote.
-	URL string
+	// Remote is the upstream (its URL prints without a credential).
+	Remote Remote
 	// RefSpecs say what to fetch where; default
 	// "+refs/heads/*:refs/remotes/upstream/*".
 	RefSpecs []string
@@ -45,9 +45,9 @@ type Follower struct {
 	trigger chan struct{}
 }
 
-// NewFollower follows url into r, reporting moves to onEvent.
-func NewFollower(r *Repository, url string, onEvent func(Event)) *Follower {
-	return &Follower{Repository: r, URL: url, OnEvent: onEvent, trigger: make(chan struct{}, 1)}
+// NewFollower follows remote into r, reporting moves to onEvent.
+func NewFollower(r *Repository, remote Remote, onEvent func(Event)) *Follower {
+	return &Follower{Repository: r, Remote: remote, OnEvent: onEvent, trigger: make(chan struct{}, 1)}
 }
 
 // Trigger asks a running follower to fetch now. It never blocks; several
@@ -74,7 +74,7 @@ func (f *Follower) Run(ctx context.Context) error {
 	defer t.Stop()
 	for {
 		if _, err := f.Fetch(ctx); err != nil && ctx.Err() == nil {
-			log.Warn("fetch upstream", "url", f.URL, "repo", f.Repository.Path(), "err", err)
+			log.Warn("fetch upstream", "url", f.Remote, "repo", f.Repository.Path(), "err", err)
 		}
 		select {
 		case <-ctx.Done():
@@ -135,7 +135,7 @@ func (f *Follower) Fetch(ctx context.Context) ([]RefUpdate, error) {
 		f.OnFetch(err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("fetch %s into %s: %w", f.URL, r.path, err)
+		return nil, f.Remote.scrubErr(fmt.Errorf("fetch %s into %s: %w", f.Remote, r.path, err))
 	}
 	if r.PacksWritten() >= PacksPerRepack {
 		// Each fetch is one pack; roll them up (no locks held).
@@ -264,8 +264,8 @@ func (f *Follower) gitFetch(ctx context.Context, specs []string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	args := append([]string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", f.URL}, specs...)
-	if err := runGit(ctx, f.Repository, args...); err != nil {
+	args := append([]string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", f.Remote.String()}, specs...)
+	if _, _, err := gitRun(ctx, f.Repository, f.Remote, args...); err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("no answer within %s: %w", timeout, err)
 		}
@@ -274,40 +274,34 @@ func (f *Follower) gitFetch(ctx context.Context, specs []string) error {
 	return nil
 }
 
-// runGit runs the git CLI on r (durable settings: packs kept, objects and
-// refs synced) and returns its error with git's last message.
-func runGit(ctx context.Context, r *Repository, args ...string) error {
-	_, err := gitOutput(ctx, r, args...)
-	return err
-}
-
-func gitOutput(ctx context.Context, r *Repository, args ...string) (string, error) {
-	out, _, err := gitRun(ctx, r, args...)
-	return out, err
-}
-
-// gitRun runs git in r and returns its standard output and standard
-// error (both bounded); the error says what git said when it failed.
-func gitRun(ctx context.Context, r *Repository, args ...string) (string, string, error) {
+// gitRun runs the git CLI in r (durable settings: packs kept, objects
+// and refs synced), talking to remote (zero: none) with its credential,
+// and returns its standard output and standard error (both bounded, and
+// scrubbed of the credential); the error says what git said when it
+// failed.
+func gitRun(ctx context.Context, r *Repository, remote Remote, args ...string) (string, string, error) {
 	base := []string{"-c", "fetch.unpackLimit=1", "-c", "transfer.unpackLimit=1", "-c", "receive.unpackLimit=1",
 		"-c", "core.fsync=objects,reference", "-c", "core.fsyncMethod=fsync", "-c", "gc.auto=0", "-c", "credential.interactive=never"}
+	authArgs, authEnv := remote.gitAuth()
+	base = append(base, authArgs...)
 	cmd := exec.CommandContext(ctx, "git", append(base, args...)...)
 	cmd.Dir = r.st.refs.commonDir
-	cmd.Env = gitEnv("GIT_DIR="+r.st.refs.commonDir, "GIT_TERMINAL_PROMPT=0")
+	cmd.Env = append(gitEnv("GIT_DIR="+r.st.refs.commonDir, "GIT_TERMINAL_PROMPT=0"), authEnv...)
 	cmd.WaitDelay = 5 * time.Second
 	var out, stderr bytes.Buffer
 	cmd.Stdout = &limitedBuffer{b: &out, n: 64 << 10}
 	cmd.Stderr = &limitedBuffer{b: &stderr, n: 8 << 10}
 	err := cmd.Run()
+	stdout, errText := remote.scrub(out.String()), remote.scrub(stderr.String())
 	if err != nil {
-		msg := strings.TrimSpace(stderr.String())
+		msg := strings.TrimSpace(errText)
 		if i := strings.LastIndex(msg, "fatal: "); i >= 0 {
 			msg = msg[i+len("fatal: "):]
 		}
 		if msg == "" {
 			msg = err.Error()
 		}
-		return out.String(), stderr.String(), fmt.Errorf("git %s: %s", args[0], oneLine(msg))
+		return stdout, errText, fmt.Errorf("git %s: %s", args[0], oneLine(msg))
 	}
-	return out.String(), stderr.String(), nil
+	return stdout, errText, nil
 }

@@ -18,7 +18,7 @@ func TestFollower(t *testing.T) {
 		t.Fatal(err)
 	}
 	events := make(chan Event, 10)
-	f := NewFollower(r, url+"/up.git", func(e Event) { events <- e })
+	f := NewFollower(r, mustRemote(t, url+"/up.git"), func(e Event) { events <- e })
 	ctx := context.Background()
 
 	for i, want := range []string{"v1", "v2", "v2"} {

@@ -22,3 +22,13 @@ func newWorkRepo(t testing.TB, files map[string]string) string {
 	t.Helper()
 	return testenv.NewWorkTree(t, files, "first")
 }
+
+// mustRemote parses raw as a Remote.
+func mustRemote(t testing.TB, raw string) Remote {
+	t.Helper()
+	r, err := ParseRemote(raw)
+	if err != nil {
+		t.Fatalf("ParseRemote: %v", err)
+	}
+	return r
+}

@@ -119,7 +119,7 @@ func TestPushCAS(t *testing.T) {
 			// accepted without a merge.
 			pushed := write(appendLog("## 10:01\n\nfrom a follower\n"))
 			packsBefore := packIndexes(t, up.Path())
-			now, err := mirror.PushCAS(ctx, url, LiveRef, base, pushed)
+			now, err := mirror.PushCAS(ctx, mustRemote(t, url), LiveRef, base, pushed)
 			if !rm.merges {
 				if !errors.Is(err, ErrStale) {
 					t.Fatalf("push on an older live: %v, want ErrStale", err)
@@ -160,7 +160,7 @@ func TestPushCAS(t *testing.T) {
 			// MEMORY.md moved on live meanwhile: a write to it from the
 			// old base is stale (its If-Match no longer holds).
 			agentWrite(t, up, map[string]string{"MEMORY.md": "# Memory\n\nhost\n"})
-			_, err = mirror.PushCAS(ctx, url, LiveRef, base, write(map[string]string{"MEMORY.md": "# Memory\n\nfollower\n"}))
+			_, err = mirror.PushCAS(ctx, mustRemote(t, url), LiveRef, base, write(map[string]string{"MEMORY.md": "# Memory\n\nfollower\n"}))
 			if !errors.Is(err, ErrStale) {
 				t.Fatalf("a conflicting write on an older live: %v, want ErrStale", err)
 			}

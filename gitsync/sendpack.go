@@ -151,13 +151,14 @@ func (a *advertisedRefs) known() map[plumbing.Hash]bool {
 	return out
 }
 
-// sendLive pushes new to live of the quire host at rawURL over smart
+// sendLive pushes new to live of the quire host remote over smart
 // HTTP, with live's current value (from the advertisement) as the old
 // value: the host decides a write made on an older live itself, as with
 // git push --force. It returns what PushCAS returns; errUseCLI (wrapped)
 // when git push must do it, nothing having been applied.
-func (r *Repository) sendLive(ctx context.Context, rawURL string, new plumbing.Hash) (plumbing.Hash, error) {
-	client, base, auth, ok := httpRemote(rawURL, sendPackAgent)
+func (r *Repository) sendLive(ctx context.Context, remote Remote, new plumbing.Hash) (plumbing.Hash, error) {
+	rawURL := remote.String() // the key of what is remembered per remote
+	client, base, auth, ok := httpRemote(remote, sendPackAgent)
 	if !ok {
 		return plumbing.ZeroHash, fmt.Errorf("%w: not an http(s) remote", errUseCLI)
 	}
@@ -265,26 +266,22 @@ func (r *Repository) sendLive(ctx context.Context, rawURL string, new plumbing.H
 	return now, nil
 }
 
-// httpRemote splits a smart-HTTP remote's URL into its base (without
-// credentials) and a function that sets a request's basic auth (from
-// the URL's credentials) and User-Agent; ok is false for any other URL.
-func httpRemote(rawURL, agent string) (client *http.Client, base string, auth func(*http.Request), ok bool) {
-	u, err := url.Parse(rawURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+// httpRemote returns a smart-HTTP remote's base URL (it holds no
+// credential: see Remote) and a function that sets a request's basic
+// auth (from remote's credential) and User-Agent; ok is false for any
+// other remote.
+func httpRemote(remote Remote, agent string) (client *http.Client, base string, auth func(*http.Request), ok bool) {
+	u, err := url.Parse(remote.String())
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.User != nil {
 		return nil, "", nil, false
 	}
-	user := u.User
-	u.User = nil
 	client = &http.Client{
 		// git would follow a redirect and keep the new base URL for the
 		// push; git push does that here.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	auth = func(req *http.Request) {
-		if user != nil {
-			pw, _ := user.Password()
-			req.SetBasicAuth(user.Username(), pw)
-		}
+		remote.setAuth(req)
 		req.Header.Set("User-Agent", agent)
 	}
 	return client, strings.TrimSuffix(u.String(), "/"), auth, true

@@ -53,7 +53,7 @@ func BenchmarkPushLive(b *testing.B) {
 			self0, child0 := cpuTimes()
 			start := time.Now()
 			b.StartTimer()
-			now, err := lr.mirror.PushCAS(ctx, lr.url, LiveRef, base, pushed)
+			now, err := lr.mirror.PushCAS(ctx, lr.remote, LiveRef, base, pushed)
 			b.StopTimer()
 			p.wall += time.Since(start)
 			self1, child1 := cpuTimes()

@@ -21,6 +21,7 @@ import (
 // wrap, when set), and a follower's mirror of it.
 type liveRemote struct {
 	url    string      // the repository's URL
+	remote Remote      // the same, as a Remote
 	up     *Repository // the host's repository
 	mirror *Repository // a bare clone of it, at live
 }
@@ -50,7 +51,7 @@ func newLiveRemote(t testing.TB, wrap func(http.Handler) http.Handler) *liveRemo
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &liveRemote{url: url, up: up, mirror: mirror}
+	return &liveRemote{url: url, remote: mustRemote(t, url), up: up, mirror: mirror}
 }
 
 // write commits files on parent in the mirror, as a daemon's write.
@@ -108,7 +109,7 @@ func TestSendLiveObjects(t *testing.T) {
 	} {
 		pushed := lr.write(t, base, files)
 		before := packIndexes(t, lr.up.Path())
-		now, err := lr.mirror.PushCAS(ctx, lr.url, LiveRef, base, pushed)
+		now, err := lr.mirror.PushCAS(ctx, lr.remote, LiveRef, base, pushed)
 		if err != nil || now != pushed {
 			t.Fatalf("write %d: PushCAS = %s, %v; want %s", i, now, err, pushed)
 		}
@@ -132,7 +133,7 @@ func TestSendLiveObjects(t *testing.T) {
 	lr.paths(t, 2, 0)
 
 	// Pushing what live already is: nothing to send.
-	if now, err := lr.mirror.PushCAS(ctx, lr.url, LiveRef, base, base); err != nil || now != base {
+	if now, err := lr.mirror.PushCAS(ctx, lr.remote, LiveRef, base, base); err != nil || now != base {
 		t.Fatalf("pushing live's own value: %s, %v", now, err)
 	}
 }
@@ -174,7 +175,7 @@ func TestSendLiveStale(t *testing.T) {
 		"a person's commit":   lr.writeAs(t, person, base, map[string]string{"AGENTS.md": "v1\n"}),
 		"a conflicting write": lr.write(t, base, map[string]string{"MEMORY.md": "# Memory\n\nfollower\n"}),
 	} {
-		now, err := lr.mirror.PushCAS(ctx, lr.url, LiveRef, base, pushed)
+		now, err := lr.mirror.PushCAS(ctx, lr.remote, LiveRef, base, pushed)
 		var rej *PushRejectedError
 		if !errors.As(err, &rej) || !rej.Stale || !errors.Is(err, ErrStale) || !now.IsZero() {
 			t.Errorf("%s on an older live: %s, %v; want a stale refusal", name, now, err)
@@ -187,7 +188,7 @@ func TestSendLiveStale(t *testing.T) {
 
 	// A refusal of the content is not stale.
 	git(t, lr.mirror.Path(), "fetch", "-q", "origin", "+live:live")
-	now, err := lr.mirror.PushCAS(ctx, lr.url, LiveRef, cur, lr.write(t, cur, map[string]string{"MEMORY.md": strings.Repeat("x", MaxFileBytes+1)}))
+	now, err := lr.mirror.PushCAS(ctx, lr.remote, LiveRef, cur, lr.write(t, cur, map[string]string{"MEMORY.md": strings.Repeat("x", MaxFileBytes+1)}))
 	var rej *PushRejectedError
 	if !errors.As(err, &rej) || rej.Stale || !now.IsZero() {
 		t.Fatalf("a file over the limit: %s, %v; want a refusal that is not stale", now, err)
@@ -207,7 +208,7 @@ func TestSendLiveMergedParent(t *testing.T) {
 	base := lr.live(t)
 	agentWrite(t, lr.up, map[string]string{"memory/2026-01-02.md": log + "\n## 10:00\n\nfrom the host\n"})
 	w1 := lr.write(t, base, map[string]string{"memory/2026-01-02.md": log + "\n## 10:01\n\nfollower one\n"})
-	m1, err := lr.mirror.PushCAS(ctx, lr.url, LiveRef, base, w1)
+	m1, err := lr.mirror.PushCAS(ctx, lr.remote, LiveRef, base, w1)
 	if err != nil || m1 != lr.live(t) || m1 == w1 {
 		t.Fatalf("a write on an older live: %s, %v; want the host's merge %s", m1, err, lr.live(t))
 	}
@@ -215,7 +216,7 @@ func TestSendLiveMergedParent(t *testing.T) {
 	// host moves on.
 	agentWrite(t, lr.up, map[string]string{"AGENTS.md": "v2\n"})
 	w2 := lr.write(t, w1, map[string]string{"USER.md": "follower two\n"})
-	m2, err := lr.mirror.PushCAS(ctx, lr.url, LiveRef, w1, w2)
+	m2, err := lr.mirror.PushCAS(ctx, lr.remote, LiveRef, w1, w2)
 	if err != nil || m2 != lr.live(t) {
 		t.Fatalf("a write on the previous merged write: %s, %v; want %s", m2, err, lr.live(t))
 	}
@@ -231,7 +232,7 @@ func TestSendLiveMergedParent(t *testing.T) {
 	}
 	agentWrite(t, lr.up, map[string]string{"AGENTS.md": "v3\n"})
 	w3 := lr.writeAs(t, agentSig, w2, map[string]string{"SOUL.md": "three\n"})
-	if _, err := other.PushCAS(ctx, lr.url, LiveRef, w2, w3); err != nil {
+	if _, err := other.PushCAS(ctx, lr.remote, LiveRef, w2, w3); err != nil {
 		t.Fatalf("a write on a parent only git push can prove: %v", err)
 	}
 	if n, c := other.sp.native.Load(), other.sp.cli.Load(); n != 0 || c != 1 {
@@ -273,7 +274,7 @@ func TestSendLiveFallback(t *testing.T) {
 			base := lr.live(t)
 			cur := agentWrite(t, lr.up, map[string]string{"AGENTS.md": "v1\n"})
 			pushed := lr.write(t, base, map[string]string{"USER.md": "a user\n"})
-			now, err := lr.mirror.PushCAS(ctx, lr.url, LiveRef, base, pushed)
+			now, err := lr.mirror.PushCAS(ctx, lr.remote, LiveRef, base, pushed)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -320,7 +321,7 @@ func TestSendLiveOutcomeUnknown(t *testing.T) {
 			})
 			base := lr.live(t)
 			pushed := lr.write(t, base, map[string]string{"USER.md": "a user\n"})
-			now, err := lr.mirror.PushCAS(ctx, lr.url, LiveRef, base, pushed)
+			now, err := lr.mirror.PushCAS(ctx, lr.remote, LiveRef, base, pushed)
 			if !errors.Is(err, ErrPushOutcomeUnknown) || errors.Is(err, ErrStale) || !now.IsZero() {
 				t.Fatalf("a push without a report: %s, %v; want ErrPushOutcomeUnknown", now, err)
 			}
@@ -469,7 +470,7 @@ func TestSendLiveProvenAncestor(t *testing.T) {
 	git(t, lr.mirror.Path(), "fetch", "-q", "origin", "+live:live")
 	cur := lr.live(t)
 	pushed := lr.write(t, base, map[string]string{"SOUL.md": "a soul\n"})
-	now, err := lr.mirror.PushCAS(ctx, lr.url, LiveRef, base, pushed)
+	now, err := lr.mirror.PushCAS(ctx, lr.remote, LiveRef, base, pushed)
 	if err != nil || now != lr.live(t) {
 		t.Fatalf("a write on a live %d moves old: %s, %v", recentLiveHaves+6, now, err)
 	}

@@ -123,7 +123,7 @@ func (e *PushRejectedError) Error() string {
 // Is makes a stale rejection match ErrStale.
 func (e *PushRejectedError) Is(target error) bool { return e.Stale && target == ErrStale }
 
-// PushCAS pushes commit new to ref of the remote url only if the remote's
+// PushCAS pushes commit new to ref of remote only if the remote's
 // ref is still old (zero: must not exist): compare-and-swap on the
 // server (git push --force-with-lease). It returns nil once the remote
 // accepted, a *PushRejectedError when it refused, another error when it
@@ -143,17 +143,24 @@ func (e *PushRejectedError) Is(target error) bool { return e.Stale && target == 
 // Such a push goes from this process over smart HTTP when it can (see
 // sendLive), with git push otherwise. A push that was sent and got no
 // report back is an error matching ErrPushOutcomeUnknown.
-func (r *Repository) PushCAS(ctx context.Context, url string, ref plumbing.ReferenceName, old, new plumbing.Hash) (now plumbing.Hash, err error) {
-	live := ref == LiveRef && !old.IsZero() && r.decidesLive(ctx, url)
+//
+// The credential of remote goes to the remote alone; no error carries it.
+func (r *Repository) PushCAS(ctx context.Context, remote Remote, ref plumbing.ReferenceName, old, new plumbing.Hash) (now plumbing.Hash, err error) {
+	now, err = r.pushCAS(ctx, remote, ref, old, new)
+	return now, remote.scrubErr(err)
+}
+
+func (r *Repository) pushCAS(ctx context.Context, remote Remote, ref plumbing.ReferenceName, old, new plumbing.Hash) (now plumbing.Hash, err error) {
+	live := ref == LiveRef && !old.IsZero() && r.decidesLive(ctx, remote)
 	if live && !r.sp.gitOnly.Load() {
-		now, err := r.sendLive(ctx, url, new)
+		now, err := r.sendLive(ctx, remote, new)
 		if !errors.Is(err, errUseCLI) {
 			r.sp.native.Add(1)
 			return now, err
 		}
 		r.sp.fellBack(err)
 		// sendLive forgets a host that stopped deciding live.
-		live = r.decidesLive(ctx, url)
+		live = r.decidesLive(ctx, remote)
 	}
 	r.sp.cli.Add(1)
 	args := []string{"push", "--porcelain", "--no-verify"}
@@ -166,8 +173,8 @@ func (r *Repository) PushCAS(ctx context.Context, url string, ref plumbing.Refer
 		}
 		args = append(args, lease)
 	}
-	args = append(args, "--", url, new.String()+":"+ref.String())
-	out, stderr, err := gitRun(ctx, r, args...)
+	args = append(args, "--", remote.String(), new.String()+":"+ref.String())
+	out, stderr, err := gitRun(ctx, r, remote, args...)
 	merged := false
 	for _, line := range strings.Split(out, "\n") {
 		// "<flag>\t<from>:<to>\t<summary> (<reason>)"
@@ -186,7 +193,7 @@ func (r *Repository) PushCAS(ctx context.Context, url string, ref plumbing.Refer
 		return plumbing.ZeroHash, &PushRejectedError{Ref: ref, Reason: f[2], Stale: staleReason(f[2])}
 	}
 	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("push %s to %s: %w", ref.Short(), url, err)
+		return plumbing.ZeroHash, fmt.Errorf("push %s to %s: %w", ref.Short(), remote, err)
 	}
 	now = new
 	if m := mergedInto(stderr); live && !m.IsZero() {
@@ -197,7 +204,7 @@ func (r *Repository) PushCAS(ctx context.Context, url string, ref plumbing.Refer
 		now = plumbing.ZeroHash // merged, but the host did not say into what
 	}
 	if live {
-		r.sp.remember(url, new, now)
+		r.sp.remember(remote.String(), new, now)
 	}
 	return now, nil
 }
@@ -224,26 +231,26 @@ func mergedInto(stderr string) plumbing.Hash {
 	return h
 }
 
-// decidesLive reports whether the remote at rawURL is a quire host with
-// two branches: its receive-pack advertisement carries the quire-live
-// capability. Only HTTP(S) remotes are asked (with the URL's
-// credentials); a definite answer is remembered per URL, an unreachable
-// or refusing remote counts as a plain one this time and is asked again
-// later.
-func (r *Repository) decidesLive(ctx context.Context, rawURL string) bool {
-	if v, ok := r.liveHosts.Load(rawURL); ok {
+// decidesLive reports whether remote is a quire host with two branches:
+// its receive-pack advertisement carries the quire-live capability. Only
+// HTTP(S) remotes are asked (with remote's credential); a definite answer
+// is remembered per URL, an unreachable or refusing remote counts as a
+// plain one this time and is asked again later.
+func (r *Repository) decidesLive(ctx context.Context, remote Remote) bool {
+	key := remote.String()
+	if v, ok := r.liveHosts.Load(key); ok {
 		return v.(bool)
 	}
-	client, base, auth, ok := httpRemote(rawURL, "git/quire")
+	client, base, auth, ok := httpRemote(remote, "git/quire")
 	if !ok {
-		r.liveHosts.Store(rawURL, false)
+		r.liveHosts.Store(key, false)
 		return false
 	}
 	adv, err := fetchAdvertisement(ctx, client, base, auth)
 	if err != nil {
 		return false
 	}
-	r.liveHosts.Store(rawURL, adv.caps.has(liveCap))
+	r.liveHosts.Store(key, adv.caps.has(liveCap))
 	return adv.caps.has(liveCap)
 }
 

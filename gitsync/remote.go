@@ -1,0 +1,253 @@
+package gitsync
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// Remote is a git remote: its URL, which never holds a password or a
+// token, and apart from it the credential that reaches it. Every way of
+// printing a Remote (String, any fmt verb, JSON, text, slog) shows the URL
+// alone, so a status, a log line or an error cannot show the credential
+// whoever builds it. The credential goes only to what authenticates: the
+// git CLI, through a credential helper that reads it from the process's
+// environment (never from its command line), and the native send-pack's
+// requests, as basic auth.
+//
+// Without a credential, git's own credential helpers (git config
+// credential.helper) answer for the git CLI, as for any git command.
+type Remote struct {
+	url string // no password; no user information at all for http(s)
+	// cred is nil when the remote has no credential of its own and its
+	// URL held no user information. Behind a pointer, it is not even
+	// reached by fmt printing a struct that holds a Remote unexported.
+	cred *credential
+}
+
+// credential is what authenticates to a remote, and what the URL held.
+// Its strings never print.
+type credential struct {
+	user, password secret // "" and "": none
+	// urlUser is the user name the URL held (a user name, or a token
+	// given as one); inURL says the URL held user information.
+	urlUser secret
+	inURL   bool
+}
+
+// secret is a string that never prints.
+type secret string
+
+func (secret) String() string               { return "***" }
+func (secret) GoString() string             { return `"***"` }
+func (secret) MarshalText() ([]byte, error) { return []byte("***"), nil }
+func (secret) LogValue() slog.Value         { return slog.StringValue("***") }
+
+// DefaultCredentialUser is the user name sent with a credential that is
+// a token alone (and a URL without a user name): a quire host, GitHub,
+// GitLab and Gitea take any user name with a token.
+const DefaultCredentialUser = "quire"
+
+// ParseRemote reads a remote's URL (http(s), ssh, git, file or a path, or
+// git's scp-like user@host:path). User information in an http(s) URL is
+// taken out of the URL and kept as the credential (CredentialInURL
+// reports it; a user name alone is sent with an empty password, as git
+// does when no credential helper has one: https://TOKEN@host/… works
+// so); a password in another URL is dropped (git's ssh has no use for
+// it). The error never quotes the URL.
+func ParseRemote(raw string) (Remote, error) {
+	if raw == "" {
+		return Remote{}, errors.New("no URL")
+	}
+	if strings.ContainsFunc(raw, isControl) {
+		return Remote{}, errors.New("the URL holds a control character")
+	}
+	if !strings.Contains(raw, "://") {
+		return Remote{url: raw}, nil // a path or scp-like: no password there
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // without the URL, which may hold a password
+		}
+		return Remote{}, fmt.Errorf("not a URL: %v", err)
+	}
+	if u.User == nil {
+		return Remote{url: raw}, nil
+	}
+	name := u.User.Username()
+	pw, hasPW := u.User.Password()
+	if u.Scheme != "http" && u.Scheme != "https" {
+		// ssh://git@host/…: the user name is how to log in, not a secret.
+		u.User = url.User(name)
+		if !hasPW {
+			return Remote{url: u.String()}, nil
+		}
+		return Remote{url: u.String(), cred: &credential{inURL: true}}, nil
+	}
+	u.User = nil
+	return Remote{url: u.String(), cred: &credential{user: secret(name), password: secret(pw), urlUser: secret(name), inURL: true}}, nil
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
+// WithCredential returns r with the credential s: "USER:TOKEN", or a
+// token alone (sent with the user name r's URL held, else
+// DefaultCredentialUser). It replaces a credential the URL held. The
+// error never quotes s.
+func (r Remote) WithCredential(s string) (Remote, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return r, errors.New("the credential is empty")
+	}
+	if strings.ContainsFunc(s, isControl) {
+		return r, errors.New("the credential holds a line break or another control character: give one line, USER:TOKEN or a token")
+	}
+	c := credential{}
+	if r.cred != nil {
+		c = *r.cred
+	}
+	user, token, ok := strings.Cut(s, ":")
+	if !ok {
+		user, token = DefaultCredentialUser, s
+		if c.urlUser != "" {
+			user = string(c.urlUser) // http://follower@host/… with the token apart
+		}
+	}
+	if user == "" || token == "" {
+		return r, errors.New("the credential has an empty user name or token: give USER:TOKEN or a token")
+	}
+	c.user, c.password = secret(user), secret(token)
+	r.cred = &c
+	return r, nil
+}
+
+// HasCredential reports whether r carries a credential of its own.
+func (r Remote) HasCredential() bool {
+	return r.cred != nil && (r.cred.user != "" || r.cred.password != "")
+}
+
+// CredentialInURL reports whether the URL r was parsed from held user
+// information (taken out of it, or dropped): the URL was given where
+// others may read it (a command line, a configuration file).
+func (r Remote) CredentialInURL() bool { return r.cred != nil && r.cred.inURL }
+
+// IsZero reports whether r is no remote.
+func (r Remote) IsZero() bool { return r.url == "" }
+
+// String is the URL without a credential.
+func (r Remote) String() string { return r.url }
+
+// GoString is the URL without a credential, quoted.
+func (r Remote) GoString() string { return fmt.Sprintf("gitsync.Remote(%q)", r.url) }
+
+// Format prints the URL without a credential for every verb (%q quotes
+// it): fmt never reaches the fields.
+func (r Remote) Format(f fmt.State, verb rune) {
+	if verb == 'q' {
+		fmt.Fprintf(f, "%q", r.url)
+		return
+	}
+	io.WriteString(f, r.url)
+}
+
+// MarshalText is the URL without a credential (JSON too).
+func (r Remote) MarshalText() ([]byte, error) { return []byte(r.url), nil }
+
+// LogValue is the URL without a credential.
+func (r Remote) LogValue() slog.Value { return slog.StringValue(r.url) }
+
+// httpCredential is the user name and password for basic auth to r
+// (ok false without a credential).
+func (r Remote) httpCredential() (user, password string, ok bool) {
+	if !r.HasCredential() {
+		return "", "", false
+	}
+	return string(r.cred.user), string(r.cred.password), true
+}
+
+// setAuth sets req's basic auth from r's credential, if any.
+func (r Remote) setAuth(req *http.Request) {
+	if user, pw, ok := r.httpCredential(); ok {
+		req.SetBasicAuth(user, pw)
+	}
+}
+
+// Environment variables through which the git CLI's credential helper
+// (credentialHelper) gets r's credential.
+const (
+	credUserEnv     = "QUIRE_GIT_CREDENTIAL_USERNAME"
+	credPasswordEnv = "QUIRE_GIT_CREDENTIAL_PASSWORD"
+)
+
+// credentialHelper is a git credential helper that answers get with the
+// credential in the environment of git (credUserEnv, credPasswordEnv),
+// and store and erase with nothing: the credential is never written
+// anywhere. A shell function: its command line holds no secret.
+const credentialHelper = `!f() { test "$1" = get || exit 0; while read -r l && test -n "$l"; do :; done; ` +
+	`printf 'username=%s\npassword=%s\n' "$` + credUserEnv + `" "$` + credPasswordEnv + `"; }; f`
+
+// gitAuth returns the git options and environment that hand r's
+// credential to the git CLI: the credential helpers configured anywhere
+// else are reset and credentialHelper answers, for r's scheme, host and
+// port only (a redirect to another host gets nothing). Without a
+// credential both are empty: git's own helpers answer.
+func (r Remote) gitAuth() (args, env []string) {
+	user, pw, ok := r.httpCredential()
+	if !ok {
+		return nil, nil
+	}
+	u, err := url.Parse(r.url)
+	if err != nil {
+		return nil, nil
+	}
+	origin := u.Scheme + "://" + u.Host
+	args = []string{"-c", "credential.helper=", "-c", "credential." + origin + ".helper=" + credentialHelper}
+	return args, []string{credUserEnv + "=" + user, credPasswordEnv + "=" + pw}
+}
+
+// scrub replaces r's password (or a token given as the user name), as is and URL-escaped, in s
+// with ***: a message of git or of a server that echoed it. The URLs
+// given to git and to the HTTP client hold no credential, so their
+// messages have none to echo: this is the second line.
+func (r Remote) scrub(s string) string {
+	if !r.HasCredential() {
+		return s
+	}
+	// The password, or the user name when there is none (a token given
+	// as the user name).
+	pw := string(r.cred.password)
+	if pw == "" {
+		pw = string(r.cred.user)
+	}
+	for _, v := range []string{pw, url.QueryEscape(pw), url.PathEscape(pw)} {
+		s = strings.ReplaceAll(s, v, "***")
+	}
+	return s
+}
+
+// scrubErr is err with r's secrets replaced in its message (see scrub);
+// errors.Is and errors.As see through it to err.
+func (r Remote) scrubErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if msg := err.Error(); r.scrub(msg) != msg {
+		return &scrubbedError{msg: r.scrub(msg), err: err}
+	}
+	return err
+}
+
+// scrubbedError is an error whose message had a credential taken out.
+type scrubbedError struct {
+	msg string
+	err error
+}
+
+func (e *scrubbedError) Error() string { return e.msg }
+func (e *scrubbedError) Unwrap() error { return e.err }
