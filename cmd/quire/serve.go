@@ -5,7 +5,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 
@@ -18,6 +20,7 @@ type serveOptions struct {
 	socket, apiListen, tokenFile    string
 	gitTokenFile, stateDir          string
 	webhookSecretFile               string
+	upstreamCredentialFile          string
 	allowedHosts                    []string
 	allowCreate                     bool
 	allowNonFastForward             bool
@@ -42,7 +45,11 @@ Sources of truth (one or more):
                     only with --allow-create). main is people's, live the
                     daemon's: agents write on live, main is merged into it
   --upstream URL    a remote to follow, fetched every --poll; agent writes
-                    are pushed to its live with compare-and-swap
+                    are pushed to its live with compare-and-swap. Its
+                    credential (USER:TOKEN or a token) comes from
+                    --upstream-credential-file, else $QUIRE_UPSTREAM_TOKEN,
+                    else git's credential helpers; not from the URL: the
+                    command line is visible to every local user
 
 Every agent's skills come from its workspace (skills/, .agents/skills/),
 then ~/.agents/skills of the user running the daemon, the managed directory
@@ -103,7 +110,8 @@ Examples:
 			})
 			fs.BoolVar(&o.allowCreate, "allow-create", false, "let a push to a new name create a hosted repository (default: only existing ones accept pushes)")
 			fs.BoolVar(&o.allowNonFastForward, "allow-non-fast-forward", false, "let a push move main to a commit that does not descend from it (live keeps every agent write either way)")
-			fs.StringVar(&o.upstream, "upstream", "", "follow the remote at `URL`")
+			fs.StringVar(&o.upstream, "upstream", "", "follow the remote at `URL` (without a credential in it: see --upstream-credential-file)")
+			fs.StringVar(&o.upstreamCredentialFile, "upstream-credential-file", "", "the upstream's credential: `file` with \"USER:TOKEN\" or a token, readable by this user only (default $QUIRE_UPSTREAM_TOKEN, else git's credential helpers)")
 			fs.DurationVar(&o.poll, "poll", 30*time.Second, "fetch the upstream every `interval`")
 			fs.DurationVar(&o.fetchTimeout, "fetch-timeout", time.Minute, "give up a fetch of the upstream that has not finished after `duration` (the last good commit is served meanwhile; status shows the failure)")
 			fs.StringVar(&o.webhookSecretFile, "webhook-secret-file", "", "turn on POST /v1/hooks/git: push webhooks signed with the secret in `file` make the upstream fetch at once")
@@ -129,6 +137,9 @@ func runServe(ctx context.Context, e *env, opts any, args []string) error {
 	}
 	if o.dir == "" && o.repos == "" && o.upstream == "" {
 		return usagef("give a source of truth: --dir, --repos or --upstream")
+	}
+	if o.upstreamCredentialFile != "" && o.upstream == "" {
+		return usagef("--upstream-credential-file needs --upstream: the credential is the upstream's")
 	}
 	if o.apiListen != "" && o.tokenFile == "" {
 		return usagef("--api-listen needs --token-file: the TCP listener only answers bearer tokens")
@@ -183,8 +194,12 @@ func runServe(ctx context.Context, e *env, opts any, args []string) error {
 			return err
 		}
 	}
+	upstreamCredential, err := readUpstreamCredential(o.upstream, o.upstreamCredentialFile, e.getenv)
+	if err != nil {
+		return err
+	}
 	d, err := daemon.New(ctx, daemon.Options{
-		Dir: o.dir, ReposDir: o.repos, GitListen: o.gitListen, GitTokens: gitTokens, AllowedHosts: o.allowedHosts, AllowCreate: o.allowCreate, AllowNonFastForward: o.allowNonFastForward, Upstream: o.upstream, Poll: o.poll, FetchTimeout: o.fetchTimeout,
+		Dir: o.dir, ReposDir: o.repos, GitListen: o.gitListen, GitTokens: gitTokens, AllowedHosts: o.allowedHosts, AllowCreate: o.allowCreate, AllowNonFastForward: o.allowNonFastForward, Upstream: o.upstream, UpstreamCredential: upstreamCredential, Poll: o.poll, FetchTimeout: o.fetchTimeout,
 		Socket: socket, APIListen: o.apiListen, Tokens: tokens, DatabaseURL: o.database, DatabaseWait: true,
 		Embedder: emb, CacheDir: o.cacheDir, Version: buildVersion(), Logger: log,
 		SkillsDir: o.skillsDir, HomeDir: e.getenv("HOME"), WebhookSecret: webhookSecret,
@@ -207,6 +222,48 @@ func readWebhookSecret(path string) ([]byte, error) {
 		return nil, fmt.Errorf("--webhook-secret-file %s is empty: write the webhook's secret in it", path)
 	}
 	return []byte(secret), nil
+}
+
+// upstreamTokenEnv is the environment variable that holds the
+// upstream's credential when --upstream-credential-file is not given.
+const upstreamTokenEnv = "QUIRE_UPSTREAM_TOKEN"
+
+// readUpstreamCredential reads the credential of upstream (none without
+// one): the file given with --upstream-credential-file, which only its
+// owner may read or write (it holds a token), else $QUIRE_UPSTREAM_TOKEN;
+// "" leaves it to git's credential helpers (or the URL). Errors never
+// quote the credential.
+func readUpstreamCredential(upstream, path string, getenv func(string) string) (string, error) {
+	if upstream == "" {
+		return "", nil
+	}
+	if path == "" {
+		return strings.TrimSpace(getenv(upstreamTokenEnv)), nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("--upstream-credential-file: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", fmt.Errorf("--upstream-credential-file: %w", err)
+	}
+	if perm := st.Mode().Perm(); perm&0o077 != 0 && runtime.GOOS != "windows" {
+		return "", fmt.Errorf("--upstream-credential-file %s can be read or written by others (mode %v): it holds a token; chmod 600 %s", path, perm, path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 4<<10))
+	if err != nil {
+		return "", fmt.Errorf("--upstream-credential-file: %w", err)
+	}
+	cred := strings.TrimSpace(string(b))
+	switch {
+	case cred == "":
+		return "", fmt.Errorf("--upstream-credential-file %s is empty: write USER:TOKEN or a token in it", path)
+	case strings.ContainsAny(cred, "\r\n"):
+		return "", fmt.Errorf("--upstream-credential-file %s holds more than one line: write one, USER:TOKEN or a token", path)
+	}
+	return cred, nil
 }
 
 // readGitTokens reads --git-token-file: "USER TOKEN [REPO...]" per line
