@@ -286,7 +286,8 @@ func gitRun(ctx context.Context, r *Repository, remote Remote, args ...string) (
 	base = append(base, authArgs...)
 	cmd := exec.CommandContext(ctx, "git", append(base, args...)...)
 	cmd.Dir = r.st.refs.commonDir
-	cmd.Env = append(gitEnv("GIT_DIR="+r.st.refs.commonDir, "GIT_TERMINAL_PROMPT=0"), authEnv...)
+	// Nothing prompts for a credential: no terminal, no askpass program.
+	cmd.Env = append(gitEnv("GIT_DIR="+r.st.refs.commonDir, "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS="), authEnv...)
 	cmd.WaitDelay = 5 * time.Second
 	var out, stderr bytes.Buffer
 	cmd.Stdout = &limitedBuffer{b: &out, n: 64 << 10}

@@ -1,13 +1,18 @@
 package gitsync
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os/exec"
 	"strings"
+	"time"
 )
 
 // Remote is a git remote: its URL, which never holds a password or a
@@ -251,3 +256,53 @@ type scrubbedError struct {
 
 func (e *scrubbedError) Error() string { return e.msg }
 func (e *scrubbedError) Unwrap() error { return e.err }
+
+// errUnauthorized is a remote's 401: the request had no credential it
+// takes.
+var errUnauthorized = errors.New("401 Unauthorized")
+
+// helperRemote is remote with the credential git's credential helpers
+// gave for it last (see fillCredential), when it has none of its own;
+// remote itself otherwise.
+func (r *Repository) helperRemote(remote Remote) Remote {
+	if remote.HasCredential() {
+		return remote
+	}
+	if v, ok := r.sp.helperCreds.Load(remote.String()); ok {
+		return v.(Remote)
+	}
+	return remote
+}
+
+// fillCredential asks git's credential helpers (git credential fill, as
+// git push does) for a credential for remote, which has none of its
+// own, so that the native send-pack authenticates as git push would; ok
+// is false when none answers. Nothing prompts: no terminal, no askpass.
+func (r *Repository) fillCredential(ctx context.Context, remote Remote) (Remote, bool) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "-c", "credential.interactive=never", "credential", "fill")
+	cmd.Dir = r.st.refs.commonDir
+	cmd.Env = gitEnv("GIT_DIR="+r.st.refs.commonDir, "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=")
+	cmd.Stdin = strings.NewReader("url=" + remote.String() + "\n\n")
+	cmd.WaitDelay = time.Second
+	out, err := cmd.Output()
+	if err != nil {
+		return remote, false
+	}
+	var c credential
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		k, v, _ := strings.Cut(sc.Text(), "=")
+		switch k {
+		case "username":
+			c.user = secret(v)
+		case "password":
+			c.password = secret(v)
+		}
+	}
+	if c.user == "" && c.password == "" {
+		return remote, false
+	}
+	return Remote{url: remote.url, cred: &c}, true
+}

@@ -259,8 +259,8 @@ func TestRemoteCredentialAuthenticates(t *testing.T) {
 
 // TestRemoteWithGitsHelpers: without a credential of its own, the
 // follower's git gets one from the git credential helpers the user
-// configured, as any git command does; the native send-pack, which has
-// none, leaves the push to git.
+// configured, as any git command does, and so does the native send-pack
+// (git credential fill).
 func TestRemoteWithGitsHelpers(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
@@ -288,5 +288,11 @@ func TestRemoteWithGitsHelpers(t *testing.T) {
 	}
 	if got, _ := ah.up.Resolve("live"); got != h {
 		t.Fatalf("the host's live is %s, want %s", got, h)
+	}
+	if n, c := mirror.sp.native.Load(), mirror.sp.cli.Load(); n != 1 || c != 0 {
+		t.Errorf("%d native pushes and %d with git, want 1 and 0 (last fallback: %v)", n, c, mirror.sp.lastFallback)
+	}
+	if strings.Contains(printed(mirror.helperRemote(r)), remoteToken) {
+		t.Error("the Remote with the helper's credential prints it")
 	}
 }

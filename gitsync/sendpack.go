@@ -92,6 +92,10 @@ type sendPackState struct {
 	// lastFallback is why the native send-pack last left a push to git.
 	mu           sync.Mutex
 	lastFallback error
+	// helperCreds remembers per URL the Remote with the credential git's
+	// credential helpers gave for a remote that has none of its own
+	// (see helperRemote).
+	helperCreds sync.Map
 }
 
 // ackedCommits is a small ring of commits one remote acknowledged.
@@ -217,7 +221,9 @@ func (r *Repository) sendLive(ctx context.Context, remote Remote, new plumbing.H
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden,
 		resp.StatusCode >= 300 && resp.StatusCode < 400:
-		// Refused before receive-pack ran.
+		// Refused before receive-pack ran. A credential from git's
+		// helpers is asked for again next time.
+		r.sp.helperCreds.Delete(rawURL)
 		return plumbing.ZeroHash, fmt.Errorf("%w: git-receive-pack: %s", errUseCLI, resp.Status)
 	case resp.StatusCode != http.StatusOK:
 		// A proxy's 502 may come after the host applied the push.
@@ -301,6 +307,9 @@ func fetchAdvertisement(ctx context.Context, client *http.Client, base string, a
 		return nil, err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusUnauthorized {
+		return nil, fmt.Errorf("git-receive-pack advertisement: %w", errUnauthorized)
+	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("git-receive-pack advertisement: %s", resp.Status)
 	}

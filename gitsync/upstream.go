@@ -153,7 +153,7 @@ func (r *Repository) PushCAS(ctx context.Context, remote Remote, ref plumbing.Re
 func (r *Repository) pushCAS(ctx context.Context, remote Remote, ref plumbing.ReferenceName, old, new plumbing.Hash) (now plumbing.Hash, err error) {
 	live := ref == LiveRef && !old.IsZero() && r.decidesLive(ctx, remote)
 	if live && !r.sp.gitOnly.Load() {
-		now, err := r.sendLive(ctx, remote, new)
+		now, err := r.sendLive(ctx, r.helperRemote(remote), new)
 		if !errors.Is(err, errUseCLI) {
 			r.sp.native.Add(1)
 			return now, err
@@ -241,12 +241,21 @@ func (r *Repository) decidesLive(ctx context.Context, remote Remote) bool {
 	if v, ok := r.liveHosts.Load(key); ok {
 		return v.(bool)
 	}
-	client, base, auth, ok := httpRemote(remote, "git/quire")
+	client, base, auth, ok := httpRemote(r.helperRemote(remote), "git/quire")
 	if !ok {
 		r.liveHosts.Store(key, false)
 		return false
 	}
 	adv, err := fetchAdvertisement(ctx, client, base, auth)
+	if errors.Is(err, errUnauthorized) && !remote.HasCredential() {
+		// Ask git's credential helpers, as git push would.
+		r.sp.helperCreds.Delete(key)
+		if filled, ok := r.fillCredential(ctx, remote); ok {
+			r.sp.helperCreds.Store(key, filled)
+			client, base, auth, _ = httpRemote(filled, "git/quire")
+			adv, err = fetchAdvertisement(ctx, client, base, auth)
+		}
+	}
 	if err != nil {
 		return false
 	}
