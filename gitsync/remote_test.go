@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -204,6 +205,21 @@ func TestRemoteCredentialAuthenticates(t *testing.T) {
 		t.Fatal(err)
 	}
 	ah := newAuthHost(t, "follower", remoteToken)
+	// From here every git command line is noted: none may hold the token
+	// (every local user can read a command line).
+	realGit, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, argv := filepath.Join(home, "bin"), filepath.Join(home, "argv")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	wrapper := fmt.Sprintf("#!/bin/sh\nprintf '%%s\\n' \"$*\" >> %s\nexec %s \"$@\"\n", argv, realGit)
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(wrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	ctx := context.Background()
 	r, err := ParseRemote(ah.url)
 	if err != nil {
@@ -234,6 +250,11 @@ func TestRemoteCredentialAuthenticates(t *testing.T) {
 	}
 	if b, err := os.ReadFile(asked); err == nil {
 		t.Errorf("the user's credential helper was asked: %s", b)
+	}
+	if b, err := os.ReadFile(argv); err != nil || !strings.Contains(string(b), "fetch") || !strings.Contains(string(b), "push") {
+		t.Errorf("git's command lines were not noted (%v): %s", err, b)
+	} else if strings.Contains(string(b), remoteToken) {
+		t.Errorf("a git command line holds the token:\n%s", b)
 	}
 
 	// A wrong token: refused, and no error shows it.
