@@ -85,8 +85,9 @@ of a quarter of the machine's memory (GOMEMLIMIT); set either variable to
 choose otherwise.
 
 Examples:
-  quire serve --repos ./repos
-  git push http://127.0.0.1:7480/examples.git main
+  quire serve --repos ./repos --allow-create
+  # in a workspace's repository (e.g. a copy of examples/agents, committed):
+  git push http://127.0.0.1:7480/agents.git main
   curl --unix-socket $XDG_RUNTIME_DIR/quire/quire.sock -d '{"user":"ines"}' \
     http://quire/v1/agents/concierge/prompt
   quire serve --dir examples --socket /tmp/quire.sock`,
