@@ -37,7 +37,11 @@ type Options struct {
 	// writes go to its files (not committed).
 	Dir string
 	// ReposDir holds the bare repositories the daemon hosts and accepts
-	// pushes for (<name>.git), served over smart HTTP on GitListen.
+	// pushes for (<name>.git), served over smart HTTP on GitListen. One
+	// daemon at a time: New takes a lock file there (holding its pid)
+	// and refuses a directory another daemon holds. ReposDir and
+	// Upstream need the git CLI (gitsync.MinGitVersion or later) on
+	// PATH; New checks it.
 	ReposDir string
 	// GitListen is the address of the git endpoint (default
 	// 127.0.0.1:7480 when ReposDir is set).
@@ -131,6 +135,9 @@ type Daemon struct {
 	webhook  *webhook
 	events   *broker
 	metrics  *metrics
+	// lock is the hold on ReposDir (nil without it), released when Run
+	// returns.
+	lock *reposLock
 
 	// ready is closed once every listener listens; gitAddr and apiAddr
 	// are their addresses.
@@ -195,9 +202,21 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	}
 	log := opts.Logger
 	started := opts.Now()
+	if err := checkGit(ctx, opts); err != nil {
+		return nil, err
+	}
+	var lock *reposLock
+	if opts.ReposDir != "" {
+		l, err := lockRepos(opts.ReposDir)
+		if err != nil {
+			return nil, err
+		}
+		lock = l
+	}
 	sources := &sourceSet{log: log}
 	store, err := openStore(ctx, opts, sources.olderCommit)
 	if err != nil {
+		lock.release()
 		return nil, err
 	}
 	tokens := prompt.NewCache()
@@ -222,10 +241,12 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 		webhook: &webhook{secret: opts.WebhookSecret, sources: sources, metrics: m, log: log},
 		events:  events,
 		metrics: m,
+		lock:    lock,
 		ready:   make(chan struct{}),
 	}
 	if err := d.openSources(ctx, tokens); err != nil {
 		d.store.Close()
+		lock.release()
 		return nil, err
 	}
 	return d, nil
@@ -441,6 +462,7 @@ func gitUser(tokens []GitToken) func(user, token string) bool {
 // pushes, commits and API requests finish, the socket is closed and
 // removed, the store is closed.
 func (d *Daemon) Run(ctx context.Context) error {
+	defer d.lock.release()
 	defer d.store.Close()
 	g, gctx := errgroup.WithContext(ctx)
 
