@@ -25,8 +25,8 @@ import (
 	"github.com/quirehq/quire/skills"
 )
 
-// Options configure a Daemon. At least one source (Dir, ReposDir or
-// Upstream) is required.
+// Options configure a Daemon. At least one source (Dir or Dirs, ReposDir
+// or Upstream) is required.
 type Options struct {
 	// SkillsDir is the managed skills directory (tier 4 of every agent's
 	// skills); HomeDir, when set, adds HomeDir/.agents/skills (tier 3).
@@ -34,8 +34,11 @@ type Options struct {
 	SkillsDir string
 	HomeDir   string
 	// Dir is a working tree served in dev mode: watched for changes,
-	// writes go to its files (not committed).
-	Dir string
+	// writes go to its files (not committed). Dirs are more, each served
+	// the same way (quire serve --dir, repeated); an agent two of them
+	// define stops the start.
+	Dir  string
+	Dirs []string
 	// ReposDir holds the bare repositories the daemon hosts and accepts
 	// pushes for (<name>.git), served over smart HTTP on GitListen. One
 	// daemon at a time: New takes a lock file there (holding its pid)
@@ -158,7 +161,7 @@ func (d *Daemon) APIAddr() string { return d.apiAddr }
 // New builds a daemon from opts: it opens the store, the hosted
 // repositories and the upstream mirror, and deploys what they hold.
 func New(ctx context.Context, opts Options) (*Daemon, error) {
-	if opts.Dir == "" && opts.ReposDir == "" && opts.Upstream == "" {
+	if opts.Dir == "" && len(opts.Dirs) == 0 && opts.ReposDir == "" && opts.Upstream == "" {
 		return nil, errors.New("no source of truth: give --dir, --repos or --upstream")
 	}
 	if opts.Logger == nil {
@@ -305,15 +308,20 @@ func safeName(s string) string {
 // openSources adds the sources of opts (the working tree, the hosted
 // repositories and the upstream mirror, fetched once) and deploys each.
 func (d *Daemon) openSources(ctx context.Context, tokens *prompt.Cache) error {
-	if d.opts.Dir != "" {
-		abs, err := filepath.Abs(d.opts.Dir)
+	given := map[string]string{} // a working tree's path → as the user gave it
+	for _, dir := range append([]string{d.opts.Dir}, d.opts.Dirs...) {
+		if dir == "" {
+			continue
+		}
+		abs, err := filepath.Abs(dir)
 		if err != nil {
-			return fmt.Errorf("--dir %s: %w", d.opts.Dir, err)
+			return fmt.Errorf("--dir %s: %w", dir, err)
 		}
 		if st, err := os.Stat(abs); err != nil || !st.IsDir() {
-			return fmt.Errorf("--dir %s: not a directory", d.opts.Dir)
+			return fmt.Errorf("--dir %s: not a directory", dir)
 		}
 		d.sources.add(&source{kind: kindDir, name: abs, rootName: filepath.Base(abs), dir: abs})
+		given[abs] = dir
 	}
 	if d.opts.ReposDir != "" {
 		host, err := gitsync.NewHost(d.opts.ReposDir, gitsync.HostOptions{
@@ -391,7 +399,7 @@ func (d *Daemon) openSources(ctx context.Context, tokens *prompt.Cache) error {
 			if s.kind == kindDir && errors.As(err, &none) {
 				// A working tree that is no workspace (a typo, the wrong
 				// directory) would serve an empty agent: refuse to start.
-				return fmt.Errorf("--dir %s: %w", d.opts.Dir, none)
+				return fmt.Errorf("--dir %s: %w", given[s.dir], none)
 			}
 			var dup *duplicateAgentError
 			if errors.As(err, &dup) {

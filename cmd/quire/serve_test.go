@@ -182,3 +182,48 @@ func TestServeRefusesToStart(t *testing.T) {
 	})
 }
 
+// TestServeSeveralDirs: --dir given twice serves both working trees.
+func TestServeSeveralDirs(t *testing.T) {
+	tmp, err := os.MkdirTemp("", "qd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	writeTestFiles(t, filepath.Join(tmp, "a"), map[string]string{"agent.yaml": "name: ann\n"})
+	writeTestFiles(t, filepath.Join(tmp, "b"), map[string]string{"agent.yaml": "name: ben\n"})
+	sock := filepath.Join(tmp, "run", "q.sock")
+	getenv := func(k string) string {
+		if k == "XDG_RUNTIME_DIR" || k == "HOME" {
+			return tmp
+		}
+		return ""
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var serveErr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--dir", filepath.Join(tmp, "a"), "--dir", filepath.Join(tmp, "b"), "--socket", sock,
+			"--cache-dir", filepath.Join(tmp, "cache"), "--log-level", "warn"}, &env{stdout: &bytes.Buffer{}, stderr: &serveErr, getenv: getenv})
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	var out bytes.Buffer
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		out.Reset()
+		code := run(context.Background(), []string{"status", "--socket", sock}, &env{stdout: &out, stderr: &bytes.Buffer{}, getenv: getenv})
+		if code == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the daemon did not start: %s", serveErr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, want := range []string{"ann", "ben", "dir:" + filepath.Join(tmp, "a"), "dir:" + filepath.Join(tmp, "b")} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("status does not show %q:\n%s", want, out.String())
+		}
+	}
+}
