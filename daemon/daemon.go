@@ -25,8 +25,8 @@ import (
 	"github.com/quirehq/quire/skills"
 )
 
-// Options configure a Daemon. At least one source (Dir, ReposDir or
-// Upstream) is required.
+// Options configure a Daemon. At least one source (Dir or Dirs, ReposDir
+// or Upstream) is required.
 type Options struct {
 	// SkillsDir is the managed skills directory (tier 4 of every agent's
 	// skills); HomeDir, when set, adds HomeDir/.agents/skills (tier 3).
@@ -34,10 +34,17 @@ type Options struct {
 	SkillsDir string
 	HomeDir   string
 	// Dir is a working tree served in dev mode: watched for changes,
-	// writes go to its files (not committed).
-	Dir string
+	// writes go to its files (not committed). Dirs are more, each served
+	// the same way (quire serve --dir, repeated); an agent two of them
+	// define stops the start.
+	Dir  string
+	Dirs []string
 	// ReposDir holds the bare repositories the daemon hosts and accepts
-	// pushes for (<name>.git), served over smart HTTP on GitListen.
+	// pushes for (<name>.git), served over smart HTTP on GitListen. One
+	// daemon at a time: New takes a lock file there (holding its pid)
+	// and refuses a directory another daemon holds. ReposDir and
+	// Upstream need the git CLI (gitsync.MinGitVersion or later) on
+	// PATH; New checks it.
 	ReposDir string
 	// GitListen is the address of the git endpoint (default
 	// 127.0.0.1:7480 when ReposDir is set).
@@ -138,6 +145,9 @@ type Daemon struct {
 	webhook  *webhook
 	events   *broker
 	metrics  *metrics
+	// lock is the hold on ReposDir (nil without it), released when Run
+	// returns.
+	lock *reposLock
 
 	// ready is closed once every listener listens; gitAddr and apiAddr
 	// are their addresses.
@@ -161,7 +171,7 @@ func (d *Daemon) APIAddr() string { return d.apiAddr }
 // New builds a daemon from opts: it opens the store, the hosted
 // repositories and the upstream mirror, and deploys what they hold.
 func New(ctx context.Context, opts Options) (*Daemon, error) {
-	if opts.Dir == "" && opts.ReposDir == "" && opts.Upstream == "" {
+	if opts.Dir == "" && len(opts.Dirs) == 0 && opts.ReposDir == "" && opts.Upstream == "" {
 		return nil, errors.New("no source of truth: give --dir, --repos or --upstream")
 	}
 	if opts.Logger == nil {
@@ -209,9 +219,21 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 		return nil, err
 	}
 	started := opts.Now()
+	if err := checkGit(ctx, opts); err != nil {
+		return nil, err
+	}
+	var lock *reposLock
+	if opts.ReposDir != "" {
+		l, err := lockRepos(opts.ReposDir)
+		if err != nil {
+			return nil, err
+		}
+		lock = l
+	}
 	sources := &sourceSet{log: log}
 	store, err := openStore(ctx, opts, sources.olderCommit)
 	if err != nil {
+		lock.release()
 		return nil, err
 	}
 	tokens := prompt.NewCache()
@@ -236,11 +258,13 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 		webhook: &webhook{secret: opts.WebhookSecret, sources: sources, metrics: m, log: log},
 		events:  events,
 		metrics: m,
+		lock:    lock,
 		ready:   make(chan struct{}),
 	}
 	d.upstream = upstream
 	if err := d.openSources(ctx, tokens); err != nil {
 		d.store.Close()
+		lock.release()
 		return nil, err
 	}
 	return d, nil
@@ -299,15 +323,20 @@ func safeName(s string) string {
 // openSources adds the sources of opts (the working tree, the hosted
 // repositories and the upstream mirror, fetched once) and deploys each.
 func (d *Daemon) openSources(ctx context.Context, tokens *prompt.Cache) error {
-	if d.opts.Dir != "" {
-		abs, err := filepath.Abs(d.opts.Dir)
+	given := map[string]string{} // a working tree's path → as the user gave it
+	for _, dir := range append([]string{d.opts.Dir}, d.opts.Dirs...) {
+		if dir == "" {
+			continue
+		}
+		abs, err := filepath.Abs(dir)
 		if err != nil {
-			return fmt.Errorf("--dir %s: %w", d.opts.Dir, err)
+			return fmt.Errorf("--dir %s: %w", dir, err)
 		}
 		if st, err := os.Stat(abs); err != nil || !st.IsDir() {
-			return fmt.Errorf("--dir %s: not a directory", d.opts.Dir)
+			return fmt.Errorf("--dir %s: not a directory", dir)
 		}
 		d.sources.add(&source{kind: kindDir, name: abs, rootName: filepath.Base(abs), dir: abs})
+		given[abs] = dir
 	}
 	if d.opts.ReposDir != "" {
 		host, err := gitsync.NewHost(d.opts.ReposDir, gitsync.HostOptions{
@@ -385,7 +414,7 @@ func (d *Daemon) openSources(ctx context.Context, tokens *prompt.Cache) error {
 			if s.kind == kindDir && errors.As(err, &none) {
 				// A working tree that is no workspace (a typo, the wrong
 				// directory) would serve an empty agent: refuse to start.
-				return fmt.Errorf("--dir %s: %w", d.opts.Dir, none)
+				return fmt.Errorf("--dir %s: %w", given[s.dir], none)
 			}
 			var dup *duplicateAgentError
 			if errors.As(err, &dup) {
@@ -456,6 +485,7 @@ func gitUser(tokens []GitToken) func(user, token string) bool {
 // pushes, commits and API requests finish, the socket is closed and
 // removed, the store is closed.
 func (d *Daemon) Run(ctx context.Context) error {
+	defer d.lock.release()
 	defer d.store.Close()
 	g, gctx := errgroup.WithContext(ctx)
 

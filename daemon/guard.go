@@ -80,7 +80,7 @@ func (a *gitAccess) handler(next http.Handler) http.Handler {
 		switch {
 		case !known:
 			w.Header().Set("WWW-Authenticate", `Basic realm="quire"`)
-			http.Error(w, "authentication required: use a token of the daemon (git config credential.helper '!quire git-credential' on the daemon's machine, or one from --git-token-file)", http.StatusUnauthorized)
+			http.Error(w, "authentication required: use a token of the daemon (git config --global credential.helper '!quire git-credential' on the daemon's machine, or one from --git-token-file)", http.StatusUnauthorized)
 		case !allowed:
 			http.Error(w, fmt.Sprintf("this token may not use the repository %q", repo), http.StatusForbidden)
 		default:

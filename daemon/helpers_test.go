@@ -125,7 +125,7 @@ func shortTempDir(t testing.TB) string {
 func startDaemon(t testing.TB, opts daemon.Options) *testDaemon {
 	t.Helper()
 	tmp := shortTempDir(t)
-	if opts.ReposDir == "" && opts.Dir == "" && opts.Upstream == "" {
+	if opts.ReposDir == "" && opts.Dir == "" && len(opts.Dirs) == 0 && opts.Upstream == "" {
 		opts.ReposDir = filepath.Join(tmp, "repos")
 	}
 	if opts.GitListen == "" {

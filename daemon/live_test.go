@@ -131,7 +131,7 @@ func TestPushConflictWithAgent(t *testing.T) {
 	if err == nil {
 		t.Fatalf("conflicting push accepted:\n%s", out)
 	}
-	want := "! [remote rejected] main -> main (MEMORY.md: the agent changed these lines since your base; git pull " + url + " live, merge, push again)"
+	want := "! [remote rejected] main -> main (MEMORY.md: the agent changed these lines since your base; git pull --no-rebase " + url + " live, resolve, commit, push again)"
 	if !strings.Contains(out, want) || !strings.Contains(out, "remote: error:   MEMORY.md: your line 3, live's line 3") {
 		t.Fatalf("refusal:\n%s\nwant\n%s", out, want)
 	}

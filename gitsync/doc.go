@@ -4,10 +4,11 @@
 // before any ref moves, following an upstream remote and watching a working
 // tree.
 //
-// Reads and the daemon's commits go through go-git; the git CLI (2.39 or
-// later) is a run-time dependency for three things it does better: serving
-// fetches (git upload-pack), indexing pushed packs (git index-pack) and
-// consolidating packs (git repack --geometric).
+// Reads and the daemon's commits go through go-git; the git CLI
+// (MinGitVersion or later; CheckGit checks it) is a run-time dependency
+// for what it does better: serving fetches (git upload-pack), indexing
+// pushed packs (git index-pack), consolidating packs (git repack
+// --geometric) and fetching from and pushing to an upstream.
 //
 // Nothing acknowledged is lost on a crash (kill -9, power loss):
 //

@@ -277,6 +277,17 @@ func (h *Host) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 }
 
+// notFound answers a request for a repository that is not hosted here.
+// git shows the body of this answer (a 404 to info/refs, text/plain) as
+// "remote:" lines, so it says how to get one.
+func (h *Host) notFound(w http.ResponseWriter, name string, push bool) {
+	msg := fmt.Sprintf("repository %q does not exist on this daemon", name+".git")
+	if push && !h.opts.AllowCreate {
+		msg += "; a push creates it only when the daemon runs with quire serve --allow-create"
+	}
+	http.Error(w, msg, http.StatusNotFound)
+}
+
 // splitGitPath splits "/<name>.git/<action>".
 func splitGitPath(p string) (name, action string, ok bool) {
 	p = strings.TrimPrefix(p, "/")
@@ -347,8 +358,15 @@ func (h *Host) serveRefs(w http.ResponseWriter, req *http.Request, name string) 
 		return
 	}
 	r, err := h.Repository(name)
-	if err != nil && !(errors.Is(err, ErrNoRepository) && service == "git-receive-pack" && h.opts.AllowCreate) {
-		http.Error(w, "repository not found", http.StatusNotFound)
+	switch {
+	case errors.Is(err, ErrNoRepository) && service == "git-receive-pack" && h.opts.AllowCreate:
+		// A push creates it.
+	case errors.Is(err, ErrNoRepository):
+		h.notFound(w, name, service == "git-receive-pack")
+		return
+	case err != nil:
+		h.opts.Logger.Error("open repository", "repo", name, "err", err)
+		http.Error(w, "cannot open repository", http.StatusInternalServerError)
 		return
 	}
 	if service == "git-upload-pack" {

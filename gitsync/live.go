@@ -92,7 +92,7 @@ func (h *Host) livePolicy(ov *overlay, c command) (reason string, ff bool) {
 		}
 		return "non-fast-forward: live only moves forward (it holds the agents' writes); fetch live, build on it, push again", false
 	}
-	return "non-fast-forward: main only moves forward on this server; pull, merge, push again", false
+	return "non-fast-forward: main only moves forward on this server; git pull --no-rebase, then push again without --force", false
 }
 
 // planLive merges a pushed main (c.New) into the current live, in memory,
@@ -179,7 +179,7 @@ func conflictReason(cs []MergeConflict, url string, out *pushOutput) string {
 	if url == "" {
 		url = "<this remote>"
 	}
-	out.say("error: to resolve: git pull %s live, merge, push again", url)
+	out.say("error: to resolve: git pull --no-rebase %s live, fix the conflicts, git commit -a --no-edit, push again", url)
 	var paths []string
 	for _, c := range cs {
 		paths = append(paths, c.Path)
@@ -189,7 +189,7 @@ func conflictReason(cs []MergeConflict, url string, out *pushOutput) string {
 	if len(cs) > 1 {
 		why += fmt.Sprintf(" (and %d more: %s)", len(cs)-1, strings.Join(paths[1:], ", "))
 	}
-	return fmt.Sprintf("%s: %s; git pull %s live, merge, push again", first.Path, why, url)
+	return fmt.Sprintf("%s: %s; git pull --no-rebase %s live, resolve, commit, push again", first.Path, why, url)
 }
 
 func lineRange(l LineRange) string {
@@ -212,7 +212,7 @@ func (e *MergeConflictError) Error() string {
 	for _, c := range e.Conflicts {
 		parts = append(parts, c.Path+": "+c.Why)
 	}
-	return "main does not merge into live: " + strings.Join(parts, "; ") + "; pull live into main, merge, push main again"
+	return "main does not merge into live: " + strings.Join(parts, "; ") + "; on main, git pull --no-rebase <url> live, resolve, commit, push main again"
 }
 
 // MergeMain merges main into live when live does not hold it yet: main

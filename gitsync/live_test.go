@@ -101,22 +101,26 @@ func TestLiveBranch(t *testing.T) {
 	if err == nil {
 		t.Fatalf("a conflicting push was accepted:\n%s", out)
 	}
-	want := "! [remote rejected] main -> main (MEMORY.md: the agent changed these lines since your base; git pull " + repoURL + " live, merge, push again)"
+	want := "! [remote rejected] main -> main (MEMORY.md: the agent changed these lines since your base; git pull --no-rebase " + repoURL + " live, resolve, commit, push again)"
 	if !strings.Contains(out, want) {
 		t.Errorf("refusal:\n%s\nwant a line\n%s", out, want)
 	}
 	if !strings.Contains(out, "remote: error:   MEMORY.md: your line 3, live's line 3") {
 		t.Errorf("no remote: line names the file and lines:\n%s", out)
 	}
+	hint := "remote: error: to resolve: git pull --no-rebase " + repoURL + " live, fix the conflicts, git commit -a --no-edit, push again"
+	if !strings.Contains(out, hint) {
+		t.Errorf("refusal:\n%s\nwant a line\n%s", out, hint)
+	}
 	if m, l := git(t, bare, "rev-parse", "main"), git(t, bare, "rev-parse", "live"); m != beforeMain || l != beforeLive {
 		t.Errorf("a refused push moved main or live")
 	}
-	// Resolution: pull live, merge (the person's line wins), push.
+	// Resolution as the hint says: pull live, fix, commit, push.
 	if out, err := gitTry(person, "pull", "--no-rebase", "-q", repoURL, "live"); err == nil {
 		t.Fatalf("pull should report the conflict:\n%s", out)
 	}
 	writeFiles(t, person, map[string]string{"MEMORY.md": "# Memory\n\nline two (both)\nline three\nline four\n"})
-	git(t, person, "commit", "-q", "-am", "merge live")
+	git(t, person, "commit", "-q", "-a", "--no-edit")
 	if out, err := gitTry(person, "push", "origin", "main"); err != nil {
 		t.Fatalf("push after merging live refused:\n%s", out)
 	}

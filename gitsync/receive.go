@@ -44,7 +44,7 @@ func (h *Host) serveReceivePack(ctx context.Context, w http.ResponseWriter, req 
 	}
 	_, existed := h.existing(name)
 	if !existed && !h.opts.AllowCreate {
-		http.Error(w, "repository not found", http.StatusNotFound)
+		h.notFound(w, name, true)
 		return
 	}
 	if !h.acquirePush(ctx) {

@@ -171,8 +171,13 @@ func (h *Host) serveUploadRefs(w http.ResponseWriter, req *http.Request, r *Repo
 // pack once the client is done).
 func (h *Host) serveUploadPack(ctx context.Context, w http.ResponseWriter, req *http.Request, name string) {
 	r, err := h.Repository(name)
+	if errors.Is(err, ErrNoRepository) {
+		h.notFound(w, name, false)
+		return
+	}
 	if err != nil {
-		http.Error(w, "repository not found", http.StatusNotFound)
+		h.opts.Logger.Error("open repository", "repo", name, "err", err)
+		http.Error(w, "cannot open repository", http.StatusInternalServerError)
 		return
 	}
 	body, err := h.body(w, req)

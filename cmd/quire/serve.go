@@ -16,17 +16,18 @@ import (
 )
 
 type serveOptions struct {
-	dir, repos, gitListen, upstream string
-	socket, apiListen, tokenFile    string
-	gitTokenFile, stateDir          string
-	webhookSecretFile               string
-	upstreamCredentialFile          string
-	allowedHosts                    []string
-	allowCreate                     bool
-	allowNonFastForward             bool
-	database, cacheDir, logLevel    string
-	logFormat                       string
-	skillsDir                       string
+	dirs                         []string
+	repos, gitListen, upstream   string
+	socket, apiListen, tokenFile string
+	gitTokenFile, stateDir       string
+	webhookSecretFile            string
+	upstreamCredentialFile       string
+	allowedHosts                 []string
+	allowCreate                  bool
+	allowNonFastForward          bool
+	database, cacheDir, logLevel string
+	logFormat                    string
+	skillsDir                    string
 	embedderOptions
 	poll         time.Duration
 	fetchTimeout time.Duration
@@ -39,7 +40,8 @@ func serveCommand() *command {
 		help: `
 Sources of truth (one or more):
   --dir PATH        a working tree, watched for changes (dev mode; API writes
-                    go to its files and are not committed)
+                    go to its files and are not committed); repeat it to
+                    serve several
   --repos DIR       bare repositories the daemon hosts: push to
                     http://<git-listen>/<name>.git to deploy (a new name
                     only with --allow-create). main is people's, live the
@@ -92,14 +94,18 @@ of a quarter of the machine's memory (GOMEMLIMIT); set either variable to
 choose otherwise.
 
 Examples:
-  quire serve --repos ./repos
-  git push http://127.0.0.1:7480/examples.git main
+  quire serve --repos ./repos --allow-create
+  # in a workspace's repository (e.g. a copy of examples/agents, committed):
+  git push http://127.0.0.1:7480/agents.git main
   curl --unix-socket $XDG_RUNTIME_DIR/quire/quire.sock -d '{"user":"ines"}' \
     http://quire/v1/agents/concierge/prompt
   quire serve --dir examples --socket /tmp/quire.sock`,
 		flags: func(fs *flag.FlagSet) any {
 			o := &serveOptions{}
-			fs.StringVar(&o.dir, "dir", "", "serve the working tree in `directory` (dev mode)")
+			fs.Func("dir", "serve the working tree in `directory` (dev mode; repeatable)", func(v string) error {
+				o.dirs = append(o.dirs, v)
+				return nil
+			})
 			fs.StringVar(&o.repos, "repos", "", "host the bare repositories in `directory` and accept pushes")
 			fs.StringVar(&o.gitListen, "git-listen", "127.0.0.1:7480", "`address` of the git endpoint (with --repos)")
 			fs.StringVar(&o.gitTokenFile, "git-token-file", "", "more git endpoint tokens: `file` with \"USER TOKEN [REPO...]\" per line")
@@ -135,7 +141,7 @@ func runServe(ctx context.Context, e *env, opts any, args []string) error {
 	if len(args) > 0 {
 		return usagef("unexpected argument %q", args[0])
 	}
-	if o.dir == "" && o.repos == "" && o.upstream == "" {
+	if len(o.dirs) == 0 && o.repos == "" && o.upstream == "" {
 		return usagef("give a source of truth: --dir, --repos or --upstream")
 	}
 	if o.upstreamCredentialFile != "" && o.upstream == "" {
@@ -199,7 +205,7 @@ func runServe(ctx context.Context, e *env, opts any, args []string) error {
 		return err
 	}
 	d, err := daemon.New(ctx, daemon.Options{
-		Dir: o.dir, ReposDir: o.repos, GitListen: o.gitListen, GitTokens: gitTokens, AllowedHosts: o.allowedHosts, AllowCreate: o.allowCreate, AllowNonFastForward: o.allowNonFastForward, Upstream: o.upstream, UpstreamCredential: upstreamCredential, Poll: o.poll, FetchTimeout: o.fetchTimeout,
+		Dirs: o.dirs, ReposDir: o.repos, GitListen: o.gitListen, GitTokens: gitTokens, AllowedHosts: o.allowedHosts, AllowCreate: o.allowCreate, AllowNonFastForward: o.allowNonFastForward, Upstream: o.upstream, UpstreamCredential: upstreamCredential, Poll: o.poll, FetchTimeout: o.fetchTimeout,
 		Socket: socket, APIListen: o.apiListen, Tokens: tokens, DatabaseURL: o.database, DatabaseWait: true,
 		Embedder: emb, CacheDir: o.cacheDir, Version: buildVersion(), Logger: log,
 		SkillsDir: o.skillsDir, HomeDir: e.getenv("HOME"), WebhookSecret: webhookSecret,

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,5 +97,133 @@ func TestServeStatusSearch(t *testing.T) {
 	}
 	if code, _, errOut := quire("serve"); code != 2 || !strings.Contains(errOut, "source of truth") {
 		t.Fatalf("serve without a source: %d %s", code, errOut)
+	}
+}
+
+// TestServeRefusesToStart: `quire serve --repos` does not start without a
+// usable git, nor on a directory another daemon serves; each says why in
+// one line and exits 1.
+func TestServeRefusesToStart(t *testing.T) {
+	tmp, err := os.MkdirTemp("", "qr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	getenv := func(k string) string {
+		if k == "XDG_RUNTIME_DIR" || k == "HOME" {
+			return tmp
+		}
+		return ""
+	}
+	serve := func(ctx context.Context, repos, listen, sock string, stderr *bytes.Buffer) int {
+		return run(ctx, []string{"serve", "--repos", repos, "--git-listen", listen, "--socket", sock,
+			"--cache-dir", filepath.Join(tmp, "cache"), "--log-level", "warn"}, &env{stdout: &bytes.Buffer{}, stderr: stderr, getenv: getenv})
+	}
+	fakeGit := filepath.Join(tmp, "bin", "git")
+	for _, tc := range []struct {
+		name, script, want string
+	}{
+		{"no git on PATH", "",
+			"quire serve: --repos REPOS runs git (fetches, pushed packs, repacks): git 2.36 or later is needed on PATH, and none was found (Debian: apt-get install git)\n"},
+		{"old git", "echo 'git version 2.30.2'",
+			"quire serve: --repos REPOS runs git (fetches, pushed packs, repacks): git 2.36 or later is needed, and the git on PATH (" + fakeGit + ") is 2.30.2\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			os.RemoveAll(filepath.Dir(fakeGit))
+			os.MkdirAll(filepath.Dir(fakeGit), 0o755)
+			if tc.script != "" {
+				if err := os.WriteFile(fakeGit, []byte("#!/bin/sh\n"+tc.script+"\n"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Setenv("PATH", filepath.Dir(fakeGit))
+			repos := filepath.Join(tmp, "repos-"+strings.ReplaceAll(tc.name, " ", "-"))
+			var stderr bytes.Buffer
+			code := serve(context.Background(), repos, "127.0.0.1:0", filepath.Join(tmp, "run", "q.sock"), &stderr)
+			if want := strings.ReplaceAll(tc.want, "REPOS", repos); code != 1 || stderr.String() != want {
+				t.Fatalf("serve: exit %d, stderr\n%s\nwant exit 1 and\n%s", code, stderr.String(), want)
+			}
+		})
+	}
+
+	t.Run("repos held by another daemon", func(t *testing.T) {
+		repos := filepath.Join(tmp, "repos")
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		ctx, cancel := context.WithCancel(context.Background())
+		var firstErr bytes.Buffer
+		done := make(chan int, 1)
+		go func() { done <- serve(ctx, repos, addr, filepath.Join(tmp, "run", "first.sock"), &firstErr) }()
+		defer func() {
+			cancel()
+			<-done
+		}()
+		for deadline := time.Now().Add(15 * time.Second); ; {
+			if c, err := net.Dial("tcp", addr); err == nil {
+				c.Close()
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the first daemon never listened: %s", firstErr.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		var stderr bytes.Buffer
+		code := serve(context.Background(), repos, "127.0.0.1:0", filepath.Join(tmp, "run", "second.sock"), &stderr)
+		want := fmt.Sprintf("quire serve: --repos %s is in use by another quire serve (pid %d): two daemons on one directory would serve stale data; stop it, or give this one another --repos (lock file %s)\n",
+			repos, os.Getpid(), filepath.Join(repos, ".quire-serve.lock"))
+		if code != 1 || stderr.String() != want {
+			t.Fatalf("second serve: exit %d, stderr\n%s\nwant exit 1 and\n%s", code, stderr.String(), want)
+		}
+	})
+}
+
+// TestServeSeveralDirs: --dir given twice serves both working trees.
+func TestServeSeveralDirs(t *testing.T) {
+	tmp, err := os.MkdirTemp("", "qd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	writeTestFiles(t, filepath.Join(tmp, "a"), map[string]string{"agent.yaml": "name: ann\n"})
+	writeTestFiles(t, filepath.Join(tmp, "b"), map[string]string{"agent.yaml": "name: ben\n"})
+	sock := filepath.Join(tmp, "run", "q.sock")
+	getenv := func(k string) string {
+		if k == "XDG_RUNTIME_DIR" || k == "HOME" {
+			return tmp
+		}
+		return ""
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var serveErr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--dir", filepath.Join(tmp, "a"), "--dir", filepath.Join(tmp, "b"), "--socket", sock,
+			"--cache-dir", filepath.Join(tmp, "cache"), "--log-level", "warn"}, &env{stdout: &bytes.Buffer{}, stderr: &serveErr, getenv: getenv})
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	var out bytes.Buffer
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		out.Reset()
+		code := run(context.Background(), []string{"status", "--socket", sock}, &env{stdout: &out, stderr: &bytes.Buffer{}, getenv: getenv})
+		if code == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the daemon did not start: %s", serveErr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, want := range []string{"ann", "ben", "dir:" + filepath.Join(tmp, "a"), "dir:" + filepath.Join(tmp, "b")} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("status does not show %q:\n%s", want, out.String())
+		}
 	}
 }

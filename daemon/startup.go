@@ -1,0 +1,100 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/quirehq/quire/gitsync"
+)
+
+// checkGit refuses a start whose sources run the git CLI (hosted
+// repositories, an upstream) when git is missing from PATH or older than
+// gitsync.MinGitVersion: pushes would fail later with "unpacker error"
+// and clones with git's "check your access rights".
+func checkGit(ctx context.Context, opts Options) error {
+	var who, why string
+	switch {
+	case opts.ReposDir != "":
+		who, why = "--repos "+opts.ReposDir, "fetches, pushed packs, repacks"
+	case opts.Upstream != "":
+		who, why = "--upstream "+opts.Upstream, "fetch, push"
+	default:
+		return nil
+	}
+	v, err := gitsync.CheckGit(ctx)
+	if err != nil {
+		return fmt.Errorf("%s runs git (%s): %w", who, why, err)
+	}
+	opts.Logger.Debug("git CLI", "version", v)
+	return nil
+}
+
+// reposLockFile is the lock file a daemon holds in its --repos directory.
+const reposLockFile = ".quire-serve.lock"
+
+// reposLock is a daemon's hold on its --repos directory: an exclusive
+// flock on the lock file there, which holds the daemon's pid. The kernel
+// drops the lock when the process ends however it ends, so a file left
+// by a crash never blocks the next start.
+type reposLock struct{ f *os.File }
+
+// reposHeldError is a --repos directory another daemon holds.
+type reposHeldError struct {
+	Dir  string
+	File string // the lock file
+	PID  int    // the holder's pid (0 when it has not written it yet)
+}
+
+func (e *reposHeldError) Error() string {
+	holder := "another quire serve"
+	if e.PID > 0 {
+		holder = fmt.Sprintf("another quire serve (pid %d)", e.PID)
+	}
+	return fmt.Sprintf("--repos %s is in use by %s: two daemons on one directory would serve stale data; stop it, or give this one another --repos (lock file %s)", e.Dir, holder, e.File)
+}
+
+// lockRepos takes dir (creating it, private, when it is missing) for
+// this process, or returns a *reposHeldError naming the holder.
+func lockRepos(dir string) (*reposLock, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("--repos %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, reposLockFile)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("--repos %s: lock: %w", dir, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		defer f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			b, _ := os.ReadFile(path)
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			return nil, &reposHeldError{Dir: dir, File: path, PID: pid}
+		}
+		return nil, fmt.Errorf("--repos %s: lock %s: %w", dir, path, err)
+	}
+	err = f.Truncate(0)
+	if err == nil {
+		_, err = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--repos %s: write lock file %s: %w", dir, path, err)
+	}
+	return &reposLock{f: f}, nil
+}
+
+// release lets another daemon take the directory; nil-safe.
+func (l *reposLock) release() {
+	if l == nil || l.f == nil {
+		return
+	}
+	l.f.Close() // closing the last descriptor drops the flock
+	l.f = nil
+}
