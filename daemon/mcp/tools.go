@@ -78,7 +78,7 @@ type appendIn struct {
 type writeIn struct {
 	Path    string `json:"path" jsonschema:"file to write: MEMORY.md, memory/....md, or the user's USER.md or BOOTSTRAP.md; AGENTS.md, SOUL.md, IDENTITY.md and TOOLS.md become a proposal for a person to review"`
 	Content string `json:"content" jsonschema:"the whole new content of the file (writing BOOTSTRAP.md empty deletes it)"`
-	IfMatch string `json:"if_match" jsonschema:"the etag memory_get (or the last write, or the resource's _meta) returned for this file, or * to write whatever is there now or create it; a stale etag is refused"`
+	IfMatch string `json:"if_match" jsonschema:"the etag memory_get (or the last write, or the resource's _meta) returned for this file in the same scope, or * to create a file that does not exist yet; an etag the file no longer has is refused with code stale, * on a file that exists with code exists"`
 	Scope   string `json:"scope,omitempty" jsonschema:"whose file: user (this session's user's own copy; the default when the session has a user) or agent (the agent's shared copy; the default otherwise). memory_get and memory_write default alike; pass the scope memory_get returned"`
 }
 
@@ -149,7 +149,8 @@ func (s *server) addTools() {
 		Name:  "memory_write",
 		Title: "Write a memory file",
 		Description: "Replace the whole content of one of agent " + a + "'s memory files (or the user's USER.md / BOOTSTRAP.md). " +
-			"Read the file with memory_get first and pass its etag as if_match (or * to create a file): a write that would overwrite someone else's change is refused with code stale. " +
+			"Read the file with memory_get first and pass the etag and scope it returned as if_match and scope; if_match * creates a file that does not exist yet (refused with code exists when it does). " +
+			"A write that would overwrite someone else's change is refused with code stale: read the file again and redo the change. " +
 			"Persona files (AGENTS.md, SOUL.md, IDENTITY.md, TOOLS.md) are not changed: the write becomes a proposal branch for a person to review. " +
 			"Content over the agent's write limit is refused, never cut. Prefer memory_append for new facts.",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: new(true), IdempotentHint: true},
