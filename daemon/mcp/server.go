@@ -75,6 +75,7 @@ func NewServer(ctx context.Context, b Backend, id Identity, opts Options) *sdk.S
 	if opts.Observe != nil {
 		s.srv.AddReceivingMiddleware(observe(opts.Observe))
 	}
+	s.srv.AddReceivingMiddleware(rpcErrors) // outside observe, which counts API statuses
 	s.addPrompt()
 	s.addResources(ctx)
 	go s.watch(ctx)
