@@ -18,7 +18,6 @@ package mcp
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -103,23 +102,6 @@ func instructions(id Identity) string {
 	}
 	return s
 }
-
-// Serve runs one MCP session for id on r and w (stdio: newline-delimited
-// JSON-RPC) until the client closes r or ctx is done.
-func Serve(ctx context.Context, b Backend, id Identity, opts Options, r io.Reader, w io.Writer) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	srv := NewServer(ctx, b, id, opts)
-	err := srv.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(r), Writer: nopCloser{w}})
-	if ctx.Err() != nil || errors.Is(err, io.EOF) {
-		return nil
-	}
-	return err
-}
-
-type nopCloser struct{ io.Writer }
-
-func (nopCloser) Close() error { return nil }
 
 // apiErrors gives the tool errors the SDK makes itself (arguments that
 // do not match a tool's schema) the API's error body, code bad_request,
