@@ -1,10 +1,14 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"sort"
@@ -13,6 +17,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/quirehq/quire/daemon/api"
@@ -90,7 +95,69 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r = r.WithContext(context.WithValue(r.Context(), identityKey{}, id))
+	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+		h.bound.ServeHTTP(w, r)
+		return
+	}
+	// No session yet: what may come before initialize goes on.
+	req, ok := h.firstMessage(w, r)
+	if !ok {
+		return
+	}
+	if e := beforeInitializeHTTP(req); e != nil {
+		answer(w, http.StatusBadRequest, req.ID, e)
+		return
+	}
 	h.bound.ServeHTTP(w, r)
+}
+
+// maxFirstMessage bounds the body of a request without a session that
+// is read before the SDK reads it, as the SDK bounds every body.
+const maxFirstMessage = sdk.DefaultMaxRequestBodyBytes
+
+// firstMessage reads r's body, puts it back for the SDK, and returns the
+// request it holds when it is one (nil for anything else, which the SDK
+// answers). A batch is answered here: false.
+func (h *handler) firstMessage(w http.ResponseWriter, r *http.Request) (*jsonrpc.Request, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxFirstMessage))
+	r.Body.Close()
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			http.Error(w, fmt.Sprintf("request body over %d bytes", tooLarge.Limit), http.StatusRequestEntityTooLarge)
+		} else {
+			http.Error(w, "reading the request: "+err.Error(), http.StatusBadRequest)
+		}
+		return nil, false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '[' && json.Valid(trimmed) {
+		answer(w, http.StatusBadRequest, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+			Message: "invalid request: a JSON-RPC batch, which MCP has not had since " + versionNoBatches + ": send initialize alone"})
+		return nil, false
+	}
+	msg, err := jsonrpc.DecodeMessage(body)
+	if err != nil {
+		return nil, true
+	}
+	req, _ := msg.(*jsonrpc.Request)
+	return req, true
+}
+
+// beforeInitializeHTTP is beforeInitialize for a request without a
+// session; nil for what is not a request.
+func beforeInitializeHTTP(req *jsonrpc.Request) *jsonrpc.Error {
+	if req == nil {
+		return nil
+	}
+	return beforeInitialize(req)
+}
+
+// answer writes a JSON-RPC error response with status.
+func answer(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(errorResponse(id, e))
 }
 
 func fail(w http.ResponseWriter, err error) {
