@@ -112,6 +112,10 @@ type Options struct {
 	// request whole within BodyTimeout (default 30 s; git pushes are
 	// bounded by the git endpoint itself).
 	HeaderTimeout, BodyTimeout time.Duration
+	// MCPSessions bounds the MCP sessions of streamable HTTP, on the
+	// socket and the TCP listener together; zero fields are mcp's
+	// defaults.
+	MCPSessions mcp.SessionLimits
 }
 
 // Daemon is `quire serve`, the composition root: it builds the parts
@@ -136,6 +140,8 @@ type Daemon struct {
 	// are their addresses.
 	ready            chan struct{}
 	gitAddr, apiAddr string
+
+	mcpSessions *mcp.Sessions // shared by the listeners' /mcp
 }
 
 // Ready is closed once Run listens on every address.
@@ -223,6 +229,8 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 		events:  events,
 		metrics: m,
 		ready:   make(chan struct{}),
+
+		mcpSessions: mcp.NewSessions(opts.MCPSessions),
 	}
 	if err := d.openSources(ctx, tokens); err != nil {
 		d.store.Close()
@@ -401,7 +409,7 @@ func (d *Daemon) Handler(tokens api.Tokens) http.Handler {
 	b := d.Backend()
 	mux.Handle("POST "+HookPath, d.webhook) // HMAC, not a bearer token
 	mux.Handle("/", api.Handler(b, api.Options{Tokens: tokens, Logger: d.log, Observe: d.metrics.observeRequest}))
-	mux.Handle(mcp.Path, mcp.Handler(mcp.Local(b), mcp.HTTPOptions{Options: mcp.Options{Version: d.opts.Version, Logger: d.log, Observe: d.metrics.observeRequest}, Tokens: tokens}))
+	mux.Handle(mcp.Path, mcp.Handler(mcp.Local(b), mcp.HTTPOptions{Options: mcp.Options{Version: d.opts.Version, Logger: d.log, Observe: d.metrics.observeRequest}, Tokens: tokens, Sessions: d.mcpSessions}))
 	return mux
 }
 

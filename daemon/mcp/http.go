@@ -14,7 +14,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -35,8 +34,9 @@ type HTTPOptions struct {
 	// then bound to its token, agent and user. Nil trusts every caller
 	// (the unix socket).
 	Tokens api.Tokens
-	// SessionTimeout closes sessions idle that long (default 30 min).
-	SessionTimeout time.Duration
+	// Sessions bounds the sessions; handlers that share one share its
+	// limits. Nil means limits of their own, the defaults.
+	Sessions *Sessions
 }
 
 // maxIdleServers bounds the servers kept for identities without a live
@@ -51,14 +51,16 @@ func Handler(b Backend, opts HTTPOptions) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if opts.SessionTimeout <= 0 {
-		opts.SessionTimeout = 30 * time.Minute
+	if opts.Sessions == nil {
+		opts.Sessions = NewSessions(SessionLimits{})
 	}
 	h := &handler{b: b, opts: opts, servers: map[Identity]*entry{}}
 	h.mcp = sdk.NewStreamableHTTPHandler(h.server, &sdk.StreamableHTTPOptions{
-		JSONResponse:   true,
-		Logger:         sdkLogger(opts.Logger),
-		SessionTimeout: opts.SessionTimeout,
+		JSONResponse: true,
+		Logger:       sdkLogger(opts.Logger),
+		// The timer of real time; Sessions also closes the idle ones
+		// by its clock when a session would be over a limit.
+		SessionTimeout: opts.Sessions.lim.Idle,
 		// The SDK's DNS rebinding protection stays on: on a loopback
 		// listener a Host that is not loopback is refused (the unix
 		// socket has no address it applies to).
@@ -95,21 +97,51 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r = r.WithContext(context.WithValue(r.Context(), identityKey{}, id))
-	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+	if r.Method == http.MethodDelete {
+		h.bound.ServeHTTP(w, r)
+		if sid := r.Header.Get("Mcp-Session-Id"); sid != "" && h.session(id, sid) == nil {
+			h.opts.Sessions.closed(sid) // its slot is free at once
+		}
+		return
+	}
+	if r.Method != http.MethodPost {
 		h.bound.ServeHTTP(w, r)
 		return
 	}
-	// No session yet: what may come before initialize goes on.
+	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
+		h.opts.Sessions.begin(sid)
+		defer h.opts.Sessions.end(sid)
+		h.bound.ServeHTTP(w, r)
+		return
+	}
+	// No session yet: an initialize opens one, within the limits.
 	req, ok := h.firstMessage(w, r)
 	if !ok {
 		return
 	}
-	if e := beforeInitializeHTTP(req); e != nil {
-		answer(w, http.StatusBadRequest, req.ID, e)
+	if req == nil || req.Method != "initialize" {
+		if e := beforeInitializeHTTP(req); e != nil {
+			answer(w, http.StatusBadRequest, req.ID, e)
+			return
+		}
+		h.bound.ServeHTTP(w, r)
+		return
+	}
+	caller := h.caller(r)
+	if err := h.opts.Sessions.reserve(caller); err != nil {
+		full := err.(*fullError)
+		data, _ := json.Marshal(rpcErrorData{Code: "too_many_sessions"})
+		h.opts.Logger.Warn("mcp: session refused", "agent", id.Agent, "err", full.msg)
+		answer(w, full.status, req.ID, &jsonrpc.Error{Code: codeTooManySessions, Message: full.msg, Data: data})
 		return
 	}
 	h.bound.ServeHTTP(w, r)
+	h.opts.Sessions.opened(caller, h.session(id, w.Header().Get("Mcp-Session-Id")))
 }
+
+// codeTooManySessions is the JSON-RPC code (one of the implementation's
+// own, -32000 to -32099) of an initialize over a session limit.
+const codeTooManySessions = -32000
 
 // maxFirstMessage bounds the body of a request without a session that
 // is read before the SDK reads it, as the SDK bounds every body.
@@ -158,6 +190,36 @@ func answer(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) 
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(errorResponse(id, e))
+}
+
+// caller is whose session limit a request counts against: its token's
+// (hashed), or "" on the unix socket.
+func (h *handler) caller(r *http.Request) string {
+	tok, _ := h.token(r)
+	if tok == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(tok))
+	return hex.EncodeToString(sum[:])
+}
+
+// session returns the open session sid of id's server, or nil.
+func (h *handler) session(id Identity, sid string) *sdk.ServerSession {
+	if sid == "" {
+		return nil
+	}
+	h.mu.Lock()
+	e := h.servers[id]
+	h.mu.Unlock()
+	if e == nil {
+		return nil
+	}
+	for ss := range e.srv.Sessions() {
+		if ss.ID() == sid {
+			return ss
+		}
+	}
+	return nil
 }
 
 func fail(w http.ResponseWriter, err error) {
