@@ -403,13 +403,14 @@ func pathBase(u string) string {
 func (d *Daemon) Socket() string { return d.opts.Socket }
 
 // Handler is the local API handler, and MCP's streamable HTTP transport
-// at /mcp, with the given token scopes (nil for the unix socket).
+// at /mcp (with its OAuth resource metadata), with the given token
+// scopes (nil for the unix socket).
 func (d *Daemon) Handler(tokens api.Tokens) http.Handler {
 	mux := http.NewServeMux()
 	b := d.Backend()
 	mux.Handle("POST "+HookPath, d.webhook) // HMAC, not a bearer token
 	mux.Handle("/", api.Handler(b, api.Options{Tokens: tokens, Logger: d.log, Observe: d.metrics.observeRequest}))
-	mux.Handle(mcp.Path, mcp.Handler(mcp.Local(b), mcp.HTTPOptions{Options: mcp.Options{Version: d.opts.Version, Logger: d.log, Observe: d.metrics.observeRequest}, Tokens: tokens, Sessions: d.mcpSessions}))
+	mcp.Mount(mux, mcp.Local(b), mcp.HTTPOptions{Options: mcp.Options{Version: d.opts.Version, Logger: d.log, Observe: d.metrics.observeRequest}, Tokens: tokens, Sessions: d.mcpSessions})
 	return mux
 }
 

@@ -93,7 +93,7 @@ type identityKey struct{}
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id, err := h.identify(r)
 	if err != nil {
-		fail(w, err)
+		fail(w, r, err)
 		return
 	}
 	r = r.WithContext(context.WithValue(r.Context(), identityKey{}, id))
@@ -222,14 +222,23 @@ func (h *handler) session(id Identity, sid string) *sdk.ServerSession {
 	return nil
 }
 
-func fail(w http.ResponseWriter, err error) {
+// fail answers err with the API's error body; a 401 says where the
+// metadata of this protected resource is (RFC 9728), so that an MCP
+// client shows the message rather than start an OAuth flow blind.
+func fail(w http.ResponseWriter, r *http.Request, err error) {
 	e := api.AsError(err)
 	w.Header().Set("Content-Type", "application/json")
 	if e.Code == api.CodeUnauthorized {
-		w.Header().Set("WWW-Authenticate", "Bearer")
+		challenge := fmt.Sprintf("Bearer resource_metadata=%q", origin(r)+MetadataPath+Path)
+		if r.Header.Get("Authorization") != "" {
+			challenge += `, error="invalid_token"`
+		}
+		w.Header().Set("WWW-Authenticate", challenge)
 	}
 	w.WriteHeader(api.StatusOf(e))
-	_ = json.NewEncoder(w).Encode(api.ErrorBody{Error: *e})
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // bridges show the body as it is
+	_ = enc.Encode(api.ErrorBody{Error: *e})
 }
 
 func (h *handler) token(r *http.Request) (string, error) {
