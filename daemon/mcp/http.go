@@ -46,7 +46,9 @@ const maxIdleServers = 256
 // Handler serves MCP's streamable HTTP transport at Path. The session's
 // identity comes from the query: /mcp?agent=A&user=U (agent may be left
 // out when the caller may use exactly one agent). A request for an agent
-// the token may not use is answered 403 with the API's error body.
+// the token may not use is answered 403 with the API's error body; an
+// initialize past opts.Sessions' limits 429 or 503 with a JSON-RPC
+// error that names the limit.
 func Handler(b Backend, opts HTTPOptions) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)

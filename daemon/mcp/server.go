@@ -9,7 +9,8 @@
 // fixed when the session starts (flags of `quire mcp`, the query of
 // /mcp). No tool takes an agent or a user, so a session never reaches
 // another agent's files, nor another user's. Errors are tool errors whose
-// text is the local API's error body, {"error":{"code","message"}}.
+// text is the local API's error body, {"error":{"code","message"}};
+// those of prompts and resources are JSON-RPC errors (rpcerrors.go).
 //
 // The package calls a Backend: the daemon in process (Local), or a
 // running daemon through daemon/client (Remote).
