@@ -133,7 +133,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := h.opts.Sessions.reserve(caller); err != nil {
 		full := err.(*fullError)
 		data, _ := json.Marshal(rpcErrorData{Code: "too_many_sessions"})
-		h.opts.Logger.Warn("mcp: session refused", "agent", id.Agent, "err", full.msg)
+		level := slog.LevelDebug
+		if full.first {
+			level = slog.LevelWarn // later refusals, until a session opens, at debug
+		}
+		h.opts.Logger.Log(r.Context(), level, "mcp: session refused", "agent", id.Agent, "err", full.msg)
 		answer(w, full.status, req.ID, &jsonrpc.Error{Code: codeTooManySessions, Message: full.msg, Data: data})
 		return
 	}

@@ -42,6 +42,7 @@ type Sessions struct {
 	open     map[string]*openSession // by session ID
 	byCaller map[string]int          // open and reserved, by caller
 	reserved int                     // initializes under way
+	refused  map[string]bool         // a limit refused since it last let one open: the caller's, "" for the total
 }
 
 type openSession struct {
@@ -66,7 +67,7 @@ func NewSessions(lim SessionLimits) *Sessions {
 	if lim.Now == nil {
 		lim.Now = time.Now
 	}
-	return &Sessions{lim: lim, open: map[string]*openSession{}, byCaller: map[string]int{}}
+	return &Sessions{lim: lim, open: map[string]*openSession{}, byCaller: map[string]int{}, refused: map[string]bool{}}
 }
 
 // Open is the number of sessions open.
@@ -76,10 +77,13 @@ func (s *Sessions) Open() int {
 	return len(s.open)
 }
 
-// fullError is the answer to an initialize over a limit.
+// fullError is the answer to an initialize over a limit; first is set
+// for the first refusal since the limit last let a session open (the
+// one worth a warning: a flood is not a flood of log lines).
 type fullError struct {
 	status int
 	msg    string
+	first  bool
 }
 
 func (e *fullError) Error() string { return e.msg }
@@ -97,16 +101,26 @@ func (s *Sessions) reserve(caller string) error {
 	if caller != "" && s.byCaller[caller] >= s.lim.PerToken {
 		return &fullError{http.StatusTooManyRequests, fmt.Sprintf(
 			"this token has %d MCP sessions open, the most quire serve --mcp-sessions-per-token allows: close one (DELETE %s with its Mcp-Session-Id) or reuse it; a session closes after %v without a request (--mcp-session-idle)",
-			s.byCaller[caller], Path, s.lim.Idle)}
+			s.byCaller[caller], Path, s.lim.Idle), s.refuse(caller)}
 	}
 	if len(s.open)+s.reserved >= s.lim.Total {
 		return &fullError{http.StatusServiceUnavailable, fmt.Sprintf(
 			"the daemon has %d MCP sessions open, the most quire serve --mcp-sessions allows: retry when one closes (after %v without a request, --mcp-session-idle) or raise --mcp-sessions",
-			len(s.open)+s.reserved, s.lim.Idle)}
+			len(s.open)+s.reserved, s.lim.Idle), s.refuse("")}
 	}
+	delete(s.refused, caller)
+	delete(s.refused, "")
 	s.byCaller[caller]++
 	s.reserved++
 	return nil
+}
+
+// refuse notes a refusal by limit ("" the total) and reports whether it
+// is the first since the limit last let a session open; s.mu is held.
+func (s *Sessions) refuse(limit string) bool {
+	first := !s.refused[limit]
+	s.refused[limit] = true
+	return first
 }
 
 // expire forgets the sessions idle for lim.Idle and returns them, to be

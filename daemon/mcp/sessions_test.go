@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -38,7 +39,15 @@ func TestSessionFlood(t *testing.T) {
 	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	const perToken, total = 4, 6
 	sessions := NewSessions(SessionLimits{PerToken: perToken, Total: total, Idle: time.Hour, Now: clock.Now})
-	h := Handler(&fakeBackend{}, HTTPOptions{Tokens: api.Tokens{"tok-a": {"alpha"}, "tok-b": {"alpha"}, "tok-c": {"alpha"}}, Sessions: sessions}).(*handler)
+	var logged strings.Builder
+	lw := &lockedWriter{w: &logged}
+	log := slog.New(slog.NewTextHandler(lw, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	warnings := func() int {
+		lw.mu.Lock()
+		defer lw.mu.Unlock()
+		return strings.Count(logged.String(), "session refused")
+	}
+	h := Handler(&fakeBackend{}, HTTPOptions{Options: Options{Logger: log}, Tokens: api.Tokens{"tok-a": {"alpha"}, "tok-b": {"alpha"}, "tok-c": {"alpha"}}, Sessions: sessions}).(*handler)
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	url := srv.URL + Path
@@ -70,6 +79,9 @@ func TestSessionFlood(t *testing.T) {
 	if len(opened) != perToken {
 		t.Errorf("the flood opened %d sessions, want %d (the per-token limit)", len(opened), perToken)
 	}
+	if n := warnings(); n != 1 {
+		t.Errorf("the flood logged %d warnings, want 1 (the rest at debug)", n)
+	}
 
 	// Another token still gets sessions, up to the total.
 	var bSessions []string
@@ -83,6 +95,9 @@ func TestSessionFlood(t *testing.T) {
 	if a := initialize(t, url, "tok-c"); a.status != http.StatusServiceUnavailable ||
 		!strings.Contains(a.body, "the daemon has 6 MCP sessions open, the most quire serve --mcp-sessions allows") {
 		t.Errorf("initialize past the total: %d %s", a.status, a.body)
+	}
+	if n := warnings(); n != 2 {
+		t.Errorf("%d warnings after the total was reached too, want 2", n)
 	}
 	if n, open := liveSessions(h), sessions.Open(); n != total || open != total {
 		t.Errorf("%d SDK sessions live, %d counted; want %d: what is refused must hold nothing", n, open, total)
