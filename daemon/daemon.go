@@ -126,6 +126,10 @@ type Options struct {
 	// request whole within BodyTimeout (default 30 s; git pushes are
 	// bounded by the git endpoint itself).
 	HeaderTimeout, BodyTimeout time.Duration
+	// MCPSessions bounds the MCP sessions of streamable HTTP, on the
+	// socket and the TCP listener together; zero fields are mcp's
+	// defaults.
+	MCPSessions mcp.SessionLimits
 }
 
 // Daemon is `quire serve`, the composition root: it builds the parts
@@ -156,6 +160,8 @@ type Daemon struct {
 
 	// upstream is Options.Upstream with its credential (zero without).
 	upstream gitsync.Remote
+
+	mcpSessions *mcp.Sessions // shared by the listeners' /mcp
 }
 
 // Ready is closed once Run listens on every address.
@@ -260,6 +266,8 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 		metrics: m,
 		lock:    lock,
 		ready:   make(chan struct{}),
+
+		mcpSessions: mcp.NewSessions(opts.MCPSessions),
 	}
 	d.upstream = upstream
 	if err := d.openSources(ctx, tokens); err != nil {
@@ -445,13 +453,14 @@ func pathBase(u string) string {
 func (d *Daemon) Socket() string { return d.opts.Socket }
 
 // Handler is the local API handler, and MCP's streamable HTTP transport
-// at /mcp, with the given token scopes (nil for the unix socket).
+// at /mcp (with its OAuth resource metadata), with the given token
+// scopes (nil for the unix socket).
 func (d *Daemon) Handler(tokens api.Tokens) http.Handler {
 	mux := http.NewServeMux()
 	b := d.Backend()
 	mux.Handle("POST "+HookPath, d.webhook) // HMAC, not a bearer token
 	mux.Handle("/", api.Handler(b, api.Options{Tokens: tokens, Logger: d.log, Observe: d.metrics.observeRequest}))
-	mux.Handle(mcp.Path, mcp.Handler(mcp.Local(b), mcp.HTTPOptions{Options: mcp.Options{Version: d.opts.Version, Logger: d.log, Observe: d.metrics.observeRequest}, Tokens: tokens}))
+	mcp.Mount(mux, mcp.Local(b), mcp.HTTPOptions{Options: mcp.Options{Version: d.opts.Version, Logger: d.log, Observe: d.metrics.observeRequest}, Tokens: tokens, Sessions: d.mcpSessions})
 	return mux
 }
 

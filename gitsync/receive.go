@@ -105,10 +105,13 @@ func (h *Host) serveReceivePack(ctx context.Context, w http.ResponseWriter, req 
 	if len(out.messages) > 0 {
 		_, _ = writeSideband(w, bandProgress, out.messages)
 	}
-	_, _ = writeSideband(w, bandData, report)
+	// The deploy report goes before the status report: a client may
+	// stop reading at the status report's end (go-git does; git push
+	// reads on to the final flush and shows both either way).
 	if len(updates) > 0 && h.opts.AfterPush != nil {
 		h.opts.AfterPush(ctx, Event{Source: SourcePush, Name: name, Repository: r, User: user, Refs: updates}, &remoteWriter{w: w})
 	}
+	_, _ = writeSideband(w, bandData, report)
 	_, _ = w.Write([]byte("0000"))
 }
 

@@ -73,22 +73,28 @@ func (s *server) CodeLens(ctx context.Context, params *protocol.CodeLensParams) 
 // Hover implements protocol.Server: the file's budget figures, its place
 // in the order, and what is cut (more about the cut inside a cut range).
 func (s *server) Hover(ctx context.Context, params *protocol.HoverParams) (*protocol.Hover, error) {
+	s.mu.Lock()
+	w := &hoverText{kind: s.hoverKind}
+	s.mu.Unlock()
+	if w.kind == "" {
+		w.kind = protocol.MarkupKindMarkdown // before initialize
+	}
 	b, ok := s.budgetFor(params.TextDocument)
 	if !ok {
 		if b.doc != nil {
-			return keyHover(b.doc, params.Position), nil
+			return keyHover(w, b.doc, params.Position), nil
 		}
 		return nil, nil
 	}
 	f, rep := b.file, b.rep
 	m := newMapper(b.doc.text)
 	off := m.offset(params.Position)
-	var w strings.Builder
-	fmt.Fprintf(&w, "**%s** — %s, %s of %d files charged against the total budget\n\n", f.Name, f.Status, ordinal(f.Order), len(rep.Files))
-	fmt.Fprintf(&w, "| | chars | tokens |\n|---|---:|---:|\n")
-	fmt.Fprintf(&w, "| file | %s | %s |\n", prompt.GroupThousands(f.OriginalChars), prompt.GroupThousands(f.OriginalTokens))
-	fmt.Fprintf(&w, "| in the prompt | %s | %s |\n\n", prompt.GroupThousands(f.InjectedChars), prompt.GroupThousands(f.InjectedTokens))
-	fmt.Fprintf(&w, "Per-file budget %s chars: the file is %d %% of it. Total budget %s chars: this file takes %d %%, all context files %d %% (%s left).\n\n",
+	w.printf("%s — %s, %s of %d files charged against the total budget\n\n", w.strong(f.Name), f.Status, ordinal(f.Order), len(rep.Files))
+	w.table([]string{"", "chars", "tokens"}, [][]string{
+		{"file", prompt.GroupThousands(f.OriginalChars), prompt.GroupThousands(f.OriginalTokens)},
+		{"in the prompt", prompt.GroupThousands(f.InjectedChars), prompt.GroupThousands(f.InjectedTokens)},
+	})
+	w.printf("Per-file budget %s chars: the file is %d %% of it. Total budget %s chars: this file takes %d %%, all context files %d %% (%s left).\n\n",
 		prompt.GroupThousands(rep.Budget.PerFileChars), percent(f.OriginalChars, rep.Budget.PerFileChars),
 		prompt.GroupThousands(rep.Budget.TotalChars), percent(f.InjectedChars, rep.Budget.TotalChars),
 		percent(rep.InjectedChars, rep.Budget.TotalChars), prompt.GroupThousands(rep.RemainingChars))
@@ -97,25 +103,25 @@ func (s *server) Hover(ctx context.Context, params *protocol.HoverParams) (*prot
 		start, end := int(r.Start.Offset), int(r.End.Offset)
 		cut := utf8.RuneCountInString(safeSlice(b.doc.text, start, end))
 		first, last := r.Lines()
-		fmt.Fprintf(&w, "Cut: lines %d–%d, %s chars.", first, last, prompt.GroupThousands(cut))
+		w.printf("Cut: lines %d–%d, %s chars.", first, last, prompt.GroupThousands(cut))
 		if len(f.UsedBy) > 0 {
-			fmt.Fprintf(&w, " The total budget was used by %s.", usedByText(f.UsedBy))
+			w.printf(" The total budget was used by %s.", usedByText(f.UsedBy))
 		}
-		w.WriteString("\n\n")
+		w.write("\n\n")
 		if off >= start && off < end {
 			rg := m.lspRange(start, end)
 			hoverRange = &rg
-			w.WriteString("_This text does not reach the prompt._\n\n")
+			w.write(w.em("This text does not reach the prompt.") + "\n\n")
 		}
 	}
 	if f.Note != "" {
-		w.WriteString(f.Note + "\n")
+		w.write(f.Note + "\n")
 	}
-	fmt.Fprintf(&w, "\nFor %s · session %s · channel %s", rep.Agent, rep.Session, rep.Channel)
+	w.printf("\nFor %s · session %s · channel %s", rep.Agent, rep.Session, rep.Channel)
 	if rep.User != "" {
-		fmt.Fprintf(&w, " · user %s", rep.User)
+		w.printf(" · user %s", rep.User)
 	}
-	return &protocol.Hover{Contents: &protocol.MarkupContent{Kind: protocol.MarkupKindMarkdown, Value: w.String()}, Range: hoverRange}, nil
+	return &protocol.Hover{Contents: w.content(), Range: hoverRange}, nil
 }
 
 // InlayHint implements protocol.Server: a hint where the prompt's copy of
@@ -168,8 +174,8 @@ func ordinal(n int) string {
 }
 
 // keyHover explains the agent.yaml or SKILL.md front-matter key under the
-// cursor.
-func keyHover(doc *document, pos protocol.Position) *protocol.Hover {
+// cursor, in w's markup.
+func keyHover(w *hoverText, doc *document, pos protocol.Position) *protocol.Hover {
 	m := newMapper(doc.text)
 	if int(pos.Line) >= m.lineCount() {
 		return nil
@@ -203,7 +209,8 @@ func keyHover(doc *document, pos protocol.Position) *protocol.Hover {
 	for _, k := range keys {
 		if k.name == key {
 			r := m.lspRange(start+indent, start+indent+len(key))
-			return &protocol.Hover{Contents: &protocol.MarkupContent{Kind: protocol.MarkupKindMarkdown, Value: "`" + k.name + "`: " + k.doc}, Range: &r}
+			w.write(w.code(k.name) + ": " + k.doc)
+			return &protocol.Hover{Contents: w.content(), Range: &r}
 		}
 	}
 	return nil

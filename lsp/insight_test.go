@@ -323,3 +323,67 @@ func TestPreviewWithSkillsDir(t *testing.T) {
 		t.Errorf("preview with SkillsDir (%d bytes) differs from the assembly with the managed tier (%d bytes):\n%s", len(got), len(want.Prompt), got)
 	}
 }
+
+// TestHoverContentFormat: hovers come in the first markup of the
+// client's textDocument.hover.contentFormat; in plain text the budget
+// table is aligned columns and no Markdown mark is left.
+func TestHoverContentFormat(t *testing.T) {
+	root := writeFiles(t, map[string]string{"AGENTS.md": "# Agents\n", "SOUL.md": "x\n", "agent.yaml": "name: a\n"})
+	soul := longText(25000)
+	plainTable := "                chars  tokens\nfile           25,000  "
+	for _, c := range []struct {
+		name   string
+		format []protocol.MarkupKind // nil: no hover capabilities at all
+		kind   protocol.MarkupKind
+		has    []string
+	}{
+		{"no preference", nil, protocol.MarkupKindMarkdown, []string{"**SOUL.md** — truncated", "| file | 25,000 |", "_This text does not reach the prompt._"}},
+		{"markdown first", []protocol.MarkupKind{protocol.MarkupKindMarkdown, protocol.MarkupKindPlainText}, protocol.MarkupKindMarkdown, []string{"| in the prompt | "}},
+		{"plain text only (Emacs without markdown-mode)", []protocol.MarkupKind{protocol.MarkupKindPlainText}, protocol.MarkupKindPlainText, []string{"SOUL.md — truncated", plainTable, "\nin the prompt  ", "This text does not reach the prompt."}},
+		{"plain text first", []protocol.MarkupKind{protocol.MarkupKindPlainText, protocol.MarkupKindMarkdown}, protocol.MarkupKindPlainText, []string{plainTable}},
+		{"an unknown kind, then plain text", []protocol.MarkupKind{"asciidoc", protocol.MarkupKindPlainText}, protocol.MarkupKindPlainText, []string{plainTable}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var caps protocol.ClientCapabilities
+			if c.format != nil {
+				caps.TextDocument = &protocol.TextDocumentClientCapabilities{Hover: &protocol.HoverClientCapabilities{ContentFormat: c.format}}
+			}
+			s := startSessionCaps(t, root, Options{}, caps)
+			s.open("SOUL.md", soul)
+			s.open("agent.yaml", "name: a\nbudget:\n  per_file: 1000\n")
+			diags := s.diagnostics("SOUL.md")
+			inside := diags[0].Range.Start
+			inside.Line++
+			h, err := s.server.Hover(context.Background(), &protocol.HoverParams{TextDocumentPositionParams: protocol.TextDocumentPositionParams{TextDocument: docID(s, "SOUL.md"), Position: inside}})
+			if err != nil || h == nil {
+				t.Fatalf("hover = %v, %v", h, err)
+			}
+			mc := h.Contents.(*protocol.MarkupContent)
+			if mc.Kind != c.kind {
+				t.Errorf("kind %s, want %s", mc.Kind, c.kind)
+			}
+			for _, want := range c.has {
+				if !strings.Contains(mc.Value, want) {
+					t.Errorf("hover lacks %q:\n%s", want, mc.Value)
+				}
+			}
+			key, err := s.server.Hover(context.Background(), &protocol.HoverParams{TextDocumentPositionParams: protocol.TextDocumentPositionParams{TextDocument: docID(s, "agent.yaml"), Position: protocol.Position{Line: 1, Character: 2}}})
+			if err != nil || key == nil {
+				t.Fatalf("key hover = %v, %v", key, err)
+			}
+			keyText := key.Contents.(*protocol.MarkupContent)
+			if c.kind == protocol.MarkupKindPlainText {
+				for _, mark := range []string{"|", "**", "`", "_This"} {
+					if strings.Contains(mc.Value, mark) || strings.Contains(keyText.Value, mark) {
+						t.Errorf("plain text holds the Markdown mark %q:\n%s\n%s", mark, mc.Value, keyText.Value)
+					}
+				}
+				if keyText.Kind != c.kind || !strings.HasPrefix(keyText.Value, "budget: per_file, total") {
+					t.Errorf("key hover %+v, want plain text budget: per_file, total…", keyText)
+				}
+			} else if keyText.Kind != c.kind || !strings.HasPrefix(keyText.Value, "`budget`: ") {
+				t.Errorf("key hover %+v, want Markdown", keyText)
+			}
+		})
+	}
+}

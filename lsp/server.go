@@ -174,8 +174,9 @@ type server struct {
 	published   map[uri.URI][]protocol.Diagnostic
 	initialized bool
 	shutdown    bool
-	lensRefresh bool // the client re-asks for code lenses when told
-	hintRefresh bool // the same for inlay hints
+	lensRefresh bool                // the client re-asks for code lenses when told
+	hintRefresh bool                // the same for inlay hints
+	hoverKind   protocol.MarkupKind // the markup the client shows hovers in
 	watcher     *watcher
 
 	analyses   analyses
@@ -352,6 +353,7 @@ func (s *server) Initialize(ctx context.Context, params *protocol.InitializePara
 	if s.root == "" {
 		s.setRoot(rootFromParams(params))
 	}
+	s.hoverKind = hoverKind(params.Capabilities)
 	if ws := params.Capabilities.Workspace; ws != nil {
 		s.lensRefresh = ws.CodeLens != nil && ws.CodeLens.RefreshSupport != nil && *ws.CodeLens.RefreshSupport
 		s.hintRefresh = ws.InlayHint != nil && ws.InlayHint.RefreshSupport != nil && *ws.InlayHint.RefreshSupport

@@ -31,6 +31,7 @@ type serveOptions struct {
 	embedderOptions
 	poll         time.Duration
 	fetchTimeout time.Duration
+	mcpSessions  mcpSessionFlags
 }
 
 func serveCommand() *command {
@@ -130,6 +131,7 @@ Examples:
 			fs.StringVar(&o.cacheDir, "cache-dir", "", "`directory` for the embedding cache and upstream mirrors (default: the user cache directory)")
 			fs.StringVar(&o.logLevel, "log-level", "info", "`level`: debug, info, warn or error")
 			defineLogFormat(fs, &o.logFormat)
+			o.mcpSessions.define(fs)
 			return o
 		},
 		run: runServe,
@@ -209,6 +211,7 @@ func runServe(ctx context.Context, e *env, opts any, args []string) error {
 		Socket: socket, APIListen: o.apiListen, Tokens: tokens, DatabaseURL: o.database, DatabaseWait: true,
 		Embedder: emb, CacheDir: o.cacheDir, Version: buildVersion(), Logger: log,
 		SkillsDir: o.skillsDir, HomeDir: e.getenv("HOME"), WebhookSecret: webhookSecret,
+		MCPSessions: o.mcpSessions.lim,
 	})
 	if err != nil {
 		return err

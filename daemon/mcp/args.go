@@ -47,13 +47,23 @@ func argsOf[T any]() args[T] {
 }
 
 // decode validates raw against the schema and decodes it: arguments the
-// schema refuses are the API's bad_request.
+// schema refuses are the API's bad_request. A null argument is an absent
+// one (clients that make every property nullable send null for "not
+// given"), and so are null arguments as a whole.
 func (a args[T]) decode(raw json.RawMessage) (T, error) {
 	var in T
-	m := map[string]any{}
+	var m map[string]any
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &m); err != nil {
 			return in, badRequest("validating \"arguments\": unmarshaling arguments: %v", err)
+		}
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	for name, v := range m {
+		if v == nil {
+			delete(m, name)
 		}
 	}
 	if !a.quick.valid(m) {

@@ -186,3 +186,29 @@ func FuzzQuickCheck(f *testing.F) {
 		}
 	})
 }
+
+// TestNullIsAbsent: null for an argument is the argument left out, for
+// optional and required ones alike, and never an <invalid reflect.Value>.
+func TestNullIsAbsent(t *testing.T) {
+	for _, c := range []struct {
+		raw  string
+		want getIn
+		err  string
+	}{
+		{`{"path":"MEMORY.md","scope":null,"from":null,"lines":null}`, getIn{Path: "MEMORY.md"}, ""},
+		{`{"path":"MEMORY.md","from":2,"scope":"agent"}`, getIn{Path: "MEMORY.md", From: 2, Scope: "agent"}, ""},
+		{`{"path":null}`, getIn{}, `missing properties: ["path"]`},
+		{`null`, getIn{}, `missing properties: ["path"]`},
+		{`{"path":"MEMORY.md","colour":null}`, getIn{Path: "MEMORY.md"}, ""},
+	} {
+		got, err := getArgs.decode(json.RawMessage(c.raw))
+		switch {
+		case c.err == "" && (err != nil || got != c.want):
+			t.Errorf("%s: %+v, %v; want %+v", c.raw, got, err, c.want)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s: %v, want an error saying %s", c.raw, err, c.err)
+		case err != nil && strings.Contains(err.Error(), "invalid reflect.Value"):
+			t.Errorf("%s: %v", c.raw, err)
+		}
+	}
+}

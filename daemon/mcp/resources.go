@@ -40,7 +40,7 @@ func (s *server) getPrompt(ctx context.Context, req *sdk.GetPromptRequest) (*sdk
 	}
 	res, err := s.b.Prompt(ctx, s.id.Agent, api.PromptRequest{User: user, Session: prompt.Session(args["session"]), Channel: prompt.Channel(args["channel"])})
 	if err != nil {
-		return nil, api.AsError(err)
+		return nil, err // rpcErrors gives it its JSON-RPC code
 	}
 	return &sdk.GetPromptResult{
 		Description: "System prompt of agent " + s.id.Agent + " at commit " + res.Commit,
@@ -104,10 +104,7 @@ func (s *server) readResource(ctx context.Context, req *sdk.ReadResourceRequest)
 	}
 	f, err := s.b.ReadFile(ctx, s.id.Agent, user, p)
 	if err != nil {
-		if errCode(err) == "not_found" {
-			return nil, sdk.ResourceNotFoundError(uri)
-		}
-		return nil, api.AsError(err)
+		return nil, err // rpcErrors gives it its JSON-RPC code
 	}
 	// The ETag rides along for memory_write's if_match.
 	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: mimeType(p), Text: f.Content,

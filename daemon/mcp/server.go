@@ -9,7 +9,8 @@
 // fixed when the session starts (flags of `quire mcp`, the query of
 // /mcp). No tool takes an agent or a user, so a session never reaches
 // another agent's files, nor another user's. Errors are tool errors whose
-// text is the local API's error body, {"error":{"code","message"}}.
+// text is the local API's error body, {"error":{"code","message"}};
+// those of prompts and resources are JSON-RPC errors (rpcerrors.go).
 //
 // The package calls a Backend: the daemon in process (Local), or a
 // running daemon through daemon/client (Remote).
@@ -18,7 +19,6 @@ package mcp
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -75,6 +75,7 @@ func NewServer(ctx context.Context, b Backend, id Identity, opts Options) *sdk.S
 	if opts.Observe != nil {
 		s.srv.AddReceivingMiddleware(observe(opts.Observe))
 	}
+	s.srv.AddReceivingMiddleware(rpcErrors) // outside observe, which counts API statuses
 	s.addPrompt()
 	s.addResources(ctx)
 	go s.watch(ctx)
@@ -102,23 +103,6 @@ func instructions(id Identity) string {
 	}
 	return s
 }
-
-// Serve runs one MCP session for id on r and w (stdio: newline-delimited
-// JSON-RPC) until the client closes r or ctx is done.
-func Serve(ctx context.Context, b Backend, id Identity, opts Options, r io.Reader, w io.Writer) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	srv := NewServer(ctx, b, id, opts)
-	err := srv.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(r), Writer: nopCloser{w}})
-	if ctx.Err() != nil || errors.Is(err, io.EOF) {
-		return nil
-	}
-	return err
-}
-
-type nopCloser struct{ io.Writer }
-
-func (nopCloser) Close() error { return nil }
 
 // apiErrors gives the tool errors the SDK makes itself (arguments that
 // do not match a tool's schema) the API's error body, code bad_request,

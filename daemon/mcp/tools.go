@@ -56,7 +56,7 @@ type getIn struct {
 	Path  string `json:"path" jsonschema:"a memory file: MEMORY.md or memory/....md (the path of a memory_search hit)"`
 	From  int    `json:"from,omitempty" jsonschema:"first line to return, counting from 1 (default 1)"`
 	Lines int    `json:"lines,omitempty" jsonschema:"how many lines to return (default: to the end of the file)"`
-	Scope string `json:"scope,omitempty" jsonschema:"whose file: user (this session's user) or agent (shared); default: the user's copy when it exists, else the agent's"`
+	Scope string `json:"scope,omitempty" jsonschema:"whose file: user (this session's user's own copy; the default when the session has a user) or agent (the agent's shared copy; the default otherwise). memory_get and memory_write default alike; a memory_search hit says its scope"`
 }
 
 type getOut struct {
@@ -78,8 +78,8 @@ type appendIn struct {
 type writeIn struct {
 	Path    string `json:"path" jsonschema:"file to write: MEMORY.md, memory/....md, or the user's USER.md or BOOTSTRAP.md; AGENTS.md, SOUL.md, IDENTITY.md and TOOLS.md become a proposal for a person to review"`
 	Content string `json:"content" jsonschema:"the whole new content of the file (writing BOOTSTRAP.md empty deletes it)"`
-	IfMatch string `json:"if_match" jsonschema:"the etag memory_get (or the last write, or the resource's _meta) returned for this file, or * to write whatever is there now or create it; a stale etag is refused"`
-	Scope   string `json:"scope,omitempty" jsonschema:"whose file: user (this session's user; the default when the session has one) or agent (shared)"`
+	IfMatch string `json:"if_match" jsonschema:"the etag memory_get (or the last write, or the resource's _meta) returned for this file in the same scope, or * to create a file that does not exist yet; an etag the file no longer has is refused with code stale, * on a file that exists with code exists"`
+	Scope   string `json:"scope,omitempty" jsonschema:"whose file: user (this session's user's own copy; the default when the session has a user) or agent (the agent's shared copy; the default otherwise). memory_get and memory_write default alike; pass the scope memory_get returned"`
 }
 
 type skillSearchIn struct {
@@ -135,7 +135,7 @@ func (s *server) addTools() {
 		Title: "Read memory",
 		Description: "Read lines of one of agent " + a + "'s memory files (MEMORY.md, memory/YYYY-MM-DD.md, memory/....md), e.g. around a memory_search hit. " +
 			fmt.Sprintf("At most %d bytes come back at once: when truncated is true, call again with from set to next_from. ", MaxGetBytes) +
-			"The etag it returns is what memory_write needs as if_match.",
+			"The etag and scope it returns are what memory_write needs as if_match and scope.",
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true},
 	}, getArgs, s.memoryGet)
 	addTool(s, &sdk.Tool{
@@ -149,7 +149,8 @@ func (s *server) addTools() {
 		Name:  "memory_write",
 		Title: "Write a memory file",
 		Description: "Replace the whole content of one of agent " + a + "'s memory files (or the user's USER.md / BOOTSTRAP.md). " +
-			"Read the file with memory_get first and pass its etag as if_match (or * to create a file): a write that would overwrite someone else's change is refused with code stale. " +
+			"Read the file with memory_get first and pass the etag and scope it returned as if_match and scope; if_match * creates a file that does not exist yet (refused with code exists when it does). " +
+			"A write that would overwrite someone else's change is refused with code stale: read the file again and redo the change. " +
 			"Persona files (AGENTS.md, SOUL.md, IDENTITY.md, TOOLS.md) are not changed: the write becomes a proposal branch for a person to review. " +
 			"Content over the agent's write limit is refused, never cut. Prefer memory_append for new facts.",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: new(true), IdempotentHint: true},
@@ -311,26 +312,41 @@ func (s *server) memoryGet(ctx context.Context, in getIn) (any, error) {
 	if in.From < 0 || in.Lines < 0 {
 		return nil, badRequest("from and lines count from 1")
 	}
-	var f api.File
-	if in.Scope == "" && s.id.User != "" {
-		f, err = s.b.ReadFile(ctx, s.id.Agent, s.id.User, p)
-		in.Scope = scopeUser
-		if errCode(err) == "not_found" {
-			f, err = s.b.ReadFile(ctx, s.id.Agent, "", p)
-			in.Scope = scopeAgent
-		}
-	} else {
-		user, uerr := s.scopeUser(in.Scope)
-		if uerr != nil {
-			return nil, uerr
-		}
-		in.Scope = scopeName(user)
-		f, err = s.b.ReadFile(ctx, s.id.Agent, user, p)
-	}
+	user, err := s.scopeUser(in.Scope)
 	if err != nil {
 		return nil, err
 	}
+	in.Scope = scopeName(user)
+	f, err := s.b.ReadFile(ctx, s.id.Agent, user, p)
+	if err != nil {
+		return nil, s.inScope(ctx, err, p, user)
+	}
 	return window(f, p, in), nil
+}
+
+// inScope names the scope in err, an error about path p of user's
+// ("" the agent's), when the session has a user (a path names two files
+// then) and the error depends on which file it is. A missing copy of
+// the user's own says whether the agent's shared one exists.
+func (s *server) inScope(ctx context.Context, err error, p, user string) error {
+	e := api.AsError(err)
+	switch e.Code {
+	case api.CodeNotFound, api.CodeStale, api.CodeExists, api.CodePathConflict:
+	default:
+		return err
+	}
+	if s.id.User == "" {
+		return err
+	}
+	if user == "" {
+		return api.Errorf(e.Code, "scope agent (the agent's shared files): %s", e.Message)
+	}
+	if e.Code == api.CodeNotFound {
+		if _, aerr := s.b.ReadFile(ctx, s.id.Agent, "", p); aerr == nil {
+			return api.Errorf(e.Code, "scope user: user %s has no %s of their own; the agent's shared %s is read with scope agent", s.id.User, p, p)
+		}
+	}
+	return api.Errorf(e.Code, "scope user (user %s's own files; the agent's shared files are scope agent): %s", s.id.User, e.Message)
 }
 
 // window cuts the lines in.From.. of f, at most in.Lines of them and at
@@ -401,7 +417,7 @@ func (s *server) memoryWrite(ctx context.Context, in writeIn) (any, error) {
 	}
 	res, err := s.b.WriteFile(ctx, s.id.Agent, user, p, in.IfMatch, []byte(in.Content))
 	if err != nil {
-		return nil, err
+		return nil, s.inScope(ctx, err, p, user)
 	}
 	return res, nil
 }

@@ -5,7 +5,10 @@
 // the prompt (equal to the API's and `quire prompt`'s), read a resource,
 // and receive a change notification after a git push. Then the scope
 // rules: a token for agent alpha cannot use beta; user alice never sees
-// user bob's memory.
+// user bob's memory. Last, mcp-remote (the stdio bridge desktop hosts use
+// for remote servers) in front of --api-listen: with a token it serves
+// the tools; with a wrong one it shows Quire's message, not a failure of
+// OAuth discovery.
 //
 // QUIRE is the quire binary (default ../../../bin/quire).
 import { spawn, execFileSync } from 'node:child_process';
@@ -25,6 +28,7 @@ import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 const here = dirname(fileURLToPath(import.meta.url));
 const QUIRE = resolve(process.env.QUIRE || join(here, '../../../bin/quire'));
 const TOOLS = ['memory_append', 'memory_get', 'memory_search', 'memory_write', 'skill_get', 'skill_search'];
+const MCP_REMOTE = join(here, 'node_modules/mcp-remote/dist/proxy.js');
 
 const alphaFiles = {
   'agent.yaml': 'name: alpha\ntype: predefined\n',
@@ -314,6 +318,33 @@ async function run(root, d) {
     }
     await assert.rejects(c.readResource({ uri: 'quire://alpha/users/bob/MEMORY.md' }));
     await assert.rejects(c.getPrompt({ name: 'system_prompt', arguments: { user: 'bob' } }));
+  });
+
+  // mcp-remote keeps what it learns of OAuth under its config directory.
+  const bridge = (token) => new StdioClientTransport({
+    command: process.execPath,
+    args: [MCP_REMOTE, `http://${d.addrs.api}/mcp?agent=alpha&user=alice`, '--header', `Authorization: Bearer ${token}`],
+    env: { ...process.env, HOME: root, MCP_REMOTE_CONFIG_DIR: join(root, 'mcp-auth') },
+    stderr: 'pipe',
+  });
+  await check('mcp-remote with a token bridges --api-listen', async () => {
+    const c = await connect(bridge('tok-alpha'));
+    sessions.push(c);
+    const { tools } = await c.listTools();
+    assert.deepEqual(tools.map((t) => t.name).sort(), TOOLS);
+    const found = await callOK(c, 'memory_search', { query: 'what does alice drink in the morning', limit: 3 });
+    assert.ok(found.hits.length > 0 && found.hits[0].text.includes('ALICE-MARK'), JSON.stringify(found));
+  });
+  await check('mcp-remote with a wrong token shows Quire\'s message', async () => {
+    const t = bridge('wrong');
+    let said = '';
+    t.stderr.on('data', (b) => { said += b.toString(); });
+    await assert.rejects(connect(t));
+    // Without an authorization server in the resource metadata it falls
+    // back to registering a client at the origin: that answer says how
+    // to authenticate.
+    assert.match(said, /send the header Authorization: Bearer <token> with a token from the daemon's --token-file/, said);
+    assert.doesNotMatch(said, /no route POST/, said);
   });
 
   for (const c of sessions) await c.close().catch(() => {});
