@@ -14,6 +14,8 @@ import (
 
 	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/memory"
+	"github.com/quirehq/quire/memory/pgstore"
 )
 
 // The rule's wording, as every refusal ends.
@@ -191,5 +193,99 @@ func TestMCPWritesRefuseControlCharacters(t *testing.T) {
 	var eb api.ErrorBody
 	if status != http.StatusBadRequest || json.Unmarshal([]byte(body), &eb) != nil || eb.Error.Code != api.CodeBadUser || eb.Error.Message != want {
 		t.Errorf("MCP session for user a\\x00b: %d %s\nwant 400 bad_user %q", status, body, want)
+	}
+}
+
+// TestNULDailyLogIndexed: a daily log holding a NUL that reached live
+// before the rules (committed with git itself, past the daemon) leaves
+// the rest of the agent searchable, on either store, and status names it
+// until the file is fixed.
+func TestNULDailyLogIndexed(t *testing.T) {
+	stores := map[string]func(t *testing.T) memory.Store{
+		"embedded": func(*testing.T) memory.Store { return nil },
+		"postgres": func(t *testing.T) memory.Store {
+			dbURL, schema := pgSchema(t)
+			s, err := pgstore.Open(context.Background(), pgstore.Options{URL: dbURL, Schema: schema, Embedder: memory.Builtin{}, MaxConns: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		},
+	}
+	for name, open := range stores {
+		t.Run(name, func(t *testing.T) {
+			testNULDailyLog(t, open)
+		})
+	}
+}
+
+func testNULDailyLog(t *testing.T, open func(t *testing.T) memory.Store) {
+	ctx := context.Background()
+	td := startDaemon(t, daemon.Options{})
+	wt := newWorkTree(t, botFiles)
+	td.push(t, wt, "bot")
+	td.stop()
+
+	// Past the daemon: a commit on main and live of the hosted
+	// repository, made and pushed by git alone.
+	bare := filepath.Join(td.repos, "bot.git")
+	writeFiles(t, wt, map[string]string{
+		"memory/2026-01-02.md": "# 2026-01-02\n\n## 10:00\n\nMet Ana\x00 at the harbour.\n",
+		"memory/2026-01-03.md": "# 2026-01-03\n\n## 11:00\n\nThe lighthouse keeper waved.\n",
+	})
+	git(t, wt, "add", "-A")
+	git(t, wt, "commit", "-q", "-m", "a NUL, past the rules")
+	git(t, wt, "push", "-q", "file://"+bare, "main:main", "main:live")
+	head := strings.TrimSpace(git(t, wt, "rev-parse", "HEAD"))
+
+	var opts daemon.Options
+	opts.ReposDir = td.repos
+	if s := open(t); s != nil {
+		opts.Store = s
+	}
+	td2 := startDaemon(t, opts)
+	const notIndexed = "index: memory/2026-01-02.md:5: not indexed: holds the control character U+0000 at byte 31, which no store can hold; remove it"
+	var st api.Status
+	waitFor(t, "the commit indexed", func() bool {
+		st, _ = td2.c.Status(ctx)
+		return len(st.Agents) == 1 && st.Agents[0].Indexed == head
+	})
+	if a := st.Agents[0]; a.Deployed != head || a.LastError != notIndexed {
+		t.Errorf("status: deployed %s, last_error %q; want %s, %q", a.Deployed, a.LastError, head, notIndexed)
+	}
+	for q, want := range map[string]string{"wifi fridge": "MEMORY.md", "lighthouse keeper": "memory/2026-01-03.md"} {
+		res, err := td2.c.MemorySearch(ctx, "bot", api.SearchRequest{Query: q})
+		if err != nil || len(res.Hits) == 0 || res.Hits[0].Path != want || res.Commit != head {
+			t.Errorf("search %q: %+v %v; want %s first, at %s", q, res, err, want, head)
+		}
+	}
+	res, err := td2.c.MemorySearch(ctx, "bot", api.SearchRequest{Query: "harbour"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range res.Hits {
+		if h.Path == "memory/2026-01-02.md" {
+			t.Errorf("search harbour: %+v; the skipped log was indexed", h)
+		}
+	}
+
+	// Fixed through the API, the log is indexed and status is clear.
+	f, err := td2.c.ReadFile(ctx, "bot", "memory/2026-01-02.md", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := td2.c.WriteFile(ctx, "bot", "memory/2026-01-02.md", "", f.ETag, []byte(strings.ReplaceAll(f.Content, "\x00", "")))
+	if err != nil {
+		t.Fatalf("fix the log: %v", err)
+	}
+	waitFor(t, "the fix indexed", func() bool {
+		st, _ = td2.c.Status(ctx)
+		return len(st.Agents) == 1 && st.Agents[0].Indexed == w.Commit
+	})
+	if a := st.Agents[0]; a.LastError != "" {
+		t.Errorf("status after the fix: last_error %q, want none", a.LastError)
+	}
+	if res, err := td2.c.MemorySearch(ctx, "bot", api.SearchRequest{Query: "harbour"}); err != nil || len(res.Hits) == 0 || res.Hits[0].Path != "memory/2026-01-02.md" {
+		t.Errorf("search harbour after the fix: %+v %v", res, err)
 	}
 }
