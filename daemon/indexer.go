@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -113,6 +114,7 @@ func (ix *indexer) index(ctx context.Context, s *source, dep *deployment) bool {
 		for _, p := range problems {
 			ix.log.Warn("memory document skipped", "agent", name, "problem", p.String())
 		}
+		notIndexed := notIndexedError(problems)
 		var stats memory.IndexStats
 		if err == nil {
 			// A store that stops answering (a blackholed connection) must
@@ -136,6 +138,11 @@ func (ix *indexer) index(ctx context.Context, s *source, dep *deployment) bool {
 		}
 		ix.metrics.indexed(time.Since(start), err)
 		s.mu.Lock()
+		if notIndexed != "" {
+			s.notIndexed[name] = notIndexed
+		} else {
+			delete(s.notIndexed, name)
+		}
 		if err != nil {
 			s.indexErr[name] = err.Error()
 		} else {
@@ -187,4 +194,27 @@ func (ix *indexer) retryAll() {
 			ix.enqueue(s, dep)
 		}
 	}
+}
+
+// maxNotIndexedShown bounds the files status names as not indexed.
+const maxNotIndexedShown = 3
+
+// notIndexedError is what status says of the memory files an index run
+// left out (memory.CodeNotIndexed: content no store can hold, pushed
+// before the rules or in a --dir working tree): each file with its line
+// and why, "" when there are none.
+func notIndexedError(problems []memory.Problem) string {
+	var files []string
+	for _, p := range problems {
+		if p.Code != memory.CodeNotIndexed {
+			continue
+		}
+		if len(files) == maxNotIndexedShown {
+			files = append(files, "… (the daemon log names every file)")
+			break
+		}
+		p.Severity = "" // path:line: message
+		files = append(files, p.String())
+	}
+	return strings.Join(files, "; ")
 }

@@ -90,6 +90,12 @@ func (rd *reader) Status(ctx context.Context) api.Status {
 			if e := s.indexErr[name]; e != "" {
 				a.LastError = "index: " + e
 			}
+			if n := s.notIndexed[name]; n != "" {
+				if a.LastError != "" {
+					a.LastError += "; "
+				}
+				a.LastError += "index: " + n
+			}
 			st.Agents = append(st.Agents, a)
 		}
 		s.mu.Unlock()

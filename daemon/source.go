@@ -51,6 +51,9 @@ type source struct {
 	indexed  map[string]string            // agent → indexed commit
 	stats    map[string]memory.IndexStats // agent → stats of the last index run
 	indexErr map[string]string            // agent → last index error
+	// notIndexed is, per agent, the memory files the last index run
+	// left out (notIndexedError).
+	notIndexed map[string]string
 	// unindexedSince is, per agent, when the oldest deployment not yet
 	// indexed was deployed: the lag that status reports, which a newer
 	// deployment does not reset.
@@ -62,6 +65,7 @@ func (s *source) init() {
 	s.indexed = map[string]string{}
 	s.stats = map[string]memory.IndexStats{}
 	s.indexErr = map[string]string{}
+	s.notIndexed = map[string]string{}
 	s.unindexedSince = map[string]time.Time{}
 	s.notify = make(chan struct{})
 }

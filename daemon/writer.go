@@ -73,6 +73,9 @@ func (wr *writer) WriteFile(ctx context.Context, agent, user, p, ifMatch string,
 	if !utf8.Valid(content) {
 		return api.WriteResponse{}, api.Errorf(api.CodeNotUTF8, "%s must be valid UTF-8", rel)
 	}
+	if err := workspace.CheckText("content", content); err != nil {
+		return api.WriteResponse{}, api.Errorf(api.CodeBadRequest, "%v", err)
+	}
 	full := joinSlash(ref.ag.agent.Dir, sc, rel)
 	del := templates.DeletesWhenEmpty(path.Base(rel), content)
 	build := func(fsys fs.FS) ([]gitsync.FileWrite, error) {
@@ -144,6 +147,9 @@ func (wr *writer) MemoryAppend(ctx context.Context, agent string, req api.Append
 	}
 	if !utf8.ValidString(req.Text) {
 		return api.WriteResponse{}, api.Errorf(api.CodeNotUTF8, "text must be valid UTF-8")
+	}
+	if err := workspace.CheckText("text", req.Text); err != nil {
+		return api.WriteResponse{}, api.Errorf(api.CodeBadRequest, "%v", err)
 	}
 	now := wr.now()
 	if req.Now != nil {

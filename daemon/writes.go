@@ -35,10 +35,15 @@ const (
 // ETag returns the entity tag of content: its memory hash, quoted.
 func ETag(content []byte) string { return `"` + memory.Hash(content) + `"` }
 
-// cleanPath checks a file path of the API: relative, slash-separated,
-// without . or .. elements. A path that tries to escape is a 400.
+// cleanPath checks a file path of the API: printable (no control
+// character: the path goes into the commit message and the tree),
+// relative, slash-separated, without . or .. elements. A path that tries
+// to escape is a 400.
 func cleanPath(p string) (string, error) {
-	if p == "" || strings.Contains(p, `\`) || strings.ContainsRune(p, 0) || !fs.ValidPath(p) || p == "." {
+	if err := workspace.CheckLine("path", p); err != nil {
+		return "", api.Errorf(api.CodeBadPath, "%v", err)
+	}
+	if p == "" || strings.Contains(p, `\`) || !fs.ValidPath(p) || p == "." {
 		return "", api.Errorf(api.CodeBadPath, "path %q is not a clean relative path inside the agent workspace", p)
 	}
 	for _, el := range strings.Split(p, "/") {
@@ -72,12 +77,18 @@ func classify(rel string, perUser bool) (fileClass, string) {
 }
 
 // scope returns the directory of the request's files relative to the
-// agent directory: "" for agent-level files, users/<dir> for a user's.
+// agent directory: "" for agent-level files, users/<dir> for a user's. A
+// user id that cannot name a directory (or holds a control character,
+// which would reach the commit's Quire-User trailer) is a 400.
 func scope(user string) (string, error) {
 	if user == "" {
 		return "", nil
 	}
 	enc, err := prompt.EncodeID(user)
+	var te *workspace.TextError
+	if errors.As(err, &te) {
+		return "", api.Errorf(api.CodeBadUser, "user: %v", te)
+	}
 	if err != nil {
 		return "", api.Errorf(api.CodeBadUser, "user %q cannot name a directory: %v", user, err)
 	}

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -25,10 +26,19 @@ type Document struct {
 	Hash string
 }
 
-// Problem is something wrong in a workspace that Documents skipped: a
-// warning in workspace's one finding type, its Path relative to the agent
-// directory.
+// Problem is something wrong in a workspace that Documents skipped, in
+// workspace's one finding type, its Path relative to the agent directory:
+// a warning for a directory that is not a user's, an error (CodeNotIndexed)
+// for a memory file no store can hold.
 type Problem = workspace.Problem
+
+// CodeNotIndexed is the code of the error Documents reports for a memory
+// file it leaves out of the index: its content is not valid, printable
+// UTF-8 (workspace.CheckText: a NUL cannot be stored in PostgreSQL), or
+// its name or its user's id holds a control character. Such a file got
+// past the rules (pushed before them, or in a --dir working tree); it is
+// skipped so that the rest of the agent's memory is indexed.
+const CodeNotIndexed = "memory-not-indexed"
 
 // NewDocument returns the document at path for user with text and its hash.
 func NewDocument(path, user, text string) Document {
@@ -38,16 +48,18 @@ func NewDocument(path, user, text string) Document {
 // Documents returns the memory documents of the agent workspace at dir in
 // fsys ("." for the root): MEMORY.md (memory.md when MEMORY.md is missing)
 // and memory/**/*.md, for the agent and for every users/<dir>/ whose name
-// decodes to a user id. User directories that do not decode are skipped and
-// reported as problems. The result is sorted by user, then path.
+// decodes to a user id. User directories that do not decode and files no
+// store can hold (CodeNotIndexed) are skipped and reported as problems. The
+// result is sorted by user, then path.
 func Documents(fsys fs.FS, dir string) ([]Document, []Problem, error) {
 	var docs []Document
 	var problems []Problem
-	agentDocs, err := scopeDocuments(fsys, dir, "")
+	agentDocs, probs, err := scopeDocuments(fsys, dir, "", "")
 	if err != nil {
 		return nil, nil, err
 	}
 	docs = append(docs, agentDocs...)
+	problems = append(problems, probs...)
 	usersDir := path.Join(dir, "users")
 	entries, err := fs.ReadDir(fsys, usersDir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -57,17 +69,28 @@ func Documents(fsys fs.FS, dir string) ([]Document, []Problem, error) {
 		if !e.IsDir() {
 			continue
 		}
+		scope := workspace.UsersDir + "/" + e.Name()
+		if bad := workspace.CheckName(scope); bad != nil {
+			problems = append(problems, notIndexed(bad[0].Path, "%s", bad[0].Message))
+			continue
+		}
 		user, err := prompt.DecodeID(e.Name())
+		var te *workspace.TextError
+		if errors.As(err, &te) {
+			problems = append(problems, notIndexed(scope, "the directory's user id holds a %v", te))
+			continue
+		}
 		if err != nil {
-			problems = append(problems, Problem{Path: workspace.UsersDir + "/" + e.Name(), Severity: workspace.SeverityWarning, Code: "user-dir-name",
+			problems = append(problems, Problem{Path: scope, Severity: workspace.SeverityWarning, Code: "user-dir-name",
 				Message: fmt.Sprintf("not a user directory, skipped: %v", err)})
 			continue
 		}
-		userDocs, err := scopeDocuments(fsys, path.Join(usersDir, e.Name()), user)
+		userDocs, probs, err := scopeDocuments(fsys, path.Join(usersDir, e.Name()), scope, user)
 		if err != nil {
 			return nil, nil, err
 		}
 		docs = append(docs, userDocs...)
+		problems = append(problems, probs...)
 	}
 	sort.Slice(docs, func(i, j int) bool {
 		if docs[i].User != docs[j].User {
@@ -78,9 +101,11 @@ func Documents(fsys fs.FS, dir string) ([]Document, []Problem, error) {
 	return docs, problems, nil
 }
 
-// scopeDocuments reads the memory documents directly under root.
-func scopeDocuments(fsys fs.FS, root, user string) ([]Document, error) {
+// scopeDocuments reads the memory documents directly under root, whose
+// path relative to the agent directory is scope ("" for the agent's own).
+func scopeDocuments(fsys fs.FS, root, scope, user string) ([]Document, []Problem, error) {
 	var docs []Document
+	var problems []Problem
 	read := func(rel string) (bool, error) {
 		b, err := fs.ReadFile(fsys, path.Join(root, rel))
 		if errors.Is(err, fs.ErrNotExist) {
@@ -88,6 +113,10 @@ func scopeDocuments(fsys fs.FS, root, user string) ([]Document, error) {
 		}
 		if err != nil {
 			return false, fmt.Errorf("read %s: %w", path.Join(root, rel), err)
+		}
+		if p, bad := checkDocument(path.Join(scope, rel), b); bad {
+			problems = append(problems, p)
+			return true, nil
 		}
 		docs = append(docs, NewDocument(rel, user, string(b)))
 		return true, nil
@@ -98,7 +127,7 @@ func scopeDocuments(fsys fs.FS, root, user string) ([]Document, error) {
 			continue
 		}
 		if ok, err := read(name); err != nil {
-			return nil, err
+			return nil, nil, err
 		} else if ok {
 			break
 		}
@@ -111,18 +140,55 @@ func scopeDocuments(fsys fs.FS, root, user string) ([]Document, error) {
 			}
 			return err
 		}
-		if !d.Type().IsRegular() || !strings.HasSuffix(d.Name(), ".md") {
-			return nil
-		}
 		rel := p
 		if root != "." {
 			rel = strings.TrimPrefix(p, root+"/")
+		}
+		if d.IsDir() {
+			// A directory with a bad name: nothing below it is read.
+			if bad := workspace.CheckName(path.Join(scope, rel)); bad != nil {
+				problems = append(problems, notIndexed(bad[0].Path, "%s", bad[0].Message))
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || !strings.HasSuffix(d.Name(), ".md") {
+			return nil
 		}
 		_, err = read(rel)
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("walk %s: %w", memDir, err)
+		return nil, nil, fmt.Errorf("walk %s: %w", memDir, err)
 	}
-	return docs, nil
+	return docs, problems, nil
+}
+
+// checkDocument applies the rules a memory file obeys to be indexed, p
+// being its path relative to the agent directory: a printable name
+// (workspace.CheckName) and valid, printable UTF-8 content
+// (workspace.CheckText). It returns the problem of a file that breaks
+// them.
+func checkDocument(p string, b []byte) (Problem, bool) {
+	if bad := workspace.CheckName(p); bad != nil {
+		return notIndexed(bad[0].Path, "%s", bad[0].Message), true
+	}
+	if off := workspace.FirstInvalidUTF8(b); off >= 0 {
+		prob := notIndexed(p, "not valid UTF-8 (first bad byte at offset %d), which no store can hold; re-save the file as UTF-8", off)
+		prob.Line = 1 + bytes.Count(b[:off], []byte{'\n'})
+		return prob, true
+	}
+	if err := workspace.CheckText("", b); err != nil {
+		te := err.(*workspace.TextError)
+		prob := notIndexed(p, "holds the control character U+%04X at byte %d, which no store can hold; remove it", te.Rune, te.Offset)
+		prob.Line = 1 + bytes.Count(b[:te.Offset], []byte{'\n'})
+		return prob, true
+	}
+	return Problem{}, false
+}
+
+// notIndexed is the CodeNotIndexed error about path p.
+func notIndexed(p, format string, args ...any) Problem {
+	return Problem{Path: p, Severity: workspace.SeverityError, Code: CodeNotIndexed,
+		Message: "not indexed: " + fmt.Sprintf(format, args...)}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/fstest"
 
 	"github.com/quirehq/quire/memory"
 )
@@ -51,6 +52,7 @@ func Run(t *testing.T, open Open) {
 		{"RecallAt3", testRecall},
 		{"DateQuestion", testDateQuestion},
 		{"WordForms", testWordForms},
+		{"UnstorableDocumentSkipped", testUnstorable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open) })
@@ -370,5 +372,36 @@ func testWordForms(t *testing.T, open Open) {
 	}
 	if hits := search(t, s, "a", memory.Query{Text: "hiking"}); len(hits) != 1 || hits[0].Path != "memory/a.md" {
 		t.Errorf("hiking found %s; want memory/a.md (hikes)", describe(hits))
+	}
+}
+
+// testUnstorable: a workspace whose daily log holds a NUL (pushed before
+// the text rules) is indexed all the same, that log left out: a NUL in a
+// text column fails PostgreSQL's whole index run.
+func testUnstorable(t *testing.T, open Open) {
+	s := open(t, memory.Builtin{})
+	fsys := fstest.MapFS{
+		"MEMORY.md":                        {Data: []byte("The wifi password is on the fridge.\n")},
+		"memory/2026-01-02.md":             {Data: []byte("# 2026-01-02\n\n## 10:00\n\nMet Ana\x00 at the harbour.\n")},
+		"users/alice/memory/2026-01-02.md": {Data: []byte("Alice \x1b[31m likes the harbour.\n")},
+		"users/alice/MEMORY.md":            {Data: []byte("Alice walks to the harbour daily.\n")},
+	}
+	docs, problems, err := memory.Documents(fsys, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) != 2 || len(problems) != 2 {
+		t.Fatalf("Documents: %d documents, problems %v; want 2 and 2", len(docs), problems)
+	}
+	index(t, s, "a", "c1", docs...)
+	if commit, err := s.IndexedCommit(context.Background(), "a"); commit != "c1" || err != nil {
+		t.Errorf("indexed commit %q, %v; want c1", commit, err)
+	}
+	if hits := search(t, s, "a", memory.Query{Text: "wifi fridge"}); len(hits) != 1 || hits[0].Path != "MEMORY.md" {
+		t.Errorf("wifi fridge: %s; want MEMORY.md", describe(hits))
+	}
+	hits := search(t, s, "a", memory.Query{Text: "harbour", User: "alice"})
+	if len(hits) != 1 || hits[0].User != "alice" || hits[0].Path != "MEMORY.md" {
+		t.Errorf("harbour: %s; want alice's MEMORY.md alone, not the skipped logs", describe(hits))
 	}
 }

@@ -11,7 +11,9 @@ import (
 const maxEncodedBytes = 255
 
 // ErrBadID is returned for a user or room id that cannot name a directory:
-// empty, too long once encoded, or (when decoding) not produced by EncodeID.
+// empty, holding a control character (CheckLine: the id goes into commit
+// trailers and the memory index), too long once encoded, or (when
+// decoding) not produced by EncodeID.
 var ErrBadID = errors.New("bad id")
 
 // EncodeID turns an opaque user or room id into a single path-safe directory
@@ -24,6 +26,9 @@ var ErrBadID = errors.New("bad id")
 func EncodeID(id string) (string, error) {
 	if id == "" {
 		return "", fmt.Errorf("%w: id is empty", ErrBadID)
+	}
+	if err := CheckLine("", id); err != nil {
+		return "", fmt.Errorf("%w: %w", ErrBadID, err)
 	}
 	var b strings.Builder
 	b.Grow(len(id))
@@ -45,8 +50,8 @@ func EncodeID(id string) (string, error) {
 }
 
 // DecodeID reverses EncodeID. It rejects any name EncodeID would not have
-// produced, so a hand-made directory such as "..", "Alice" or "a%2f" is
-// reported instead of being mistaken for a user.
+// produced, so a hand-made directory such as "..", "Alice", "a%2f" or
+// "a%00" is reported instead of being mistaken for a user.
 func DecodeID(name string) (string, error) {
 	if name == "" || len(name) > maxEncodedBytes {
 		return "", fmt.Errorf("%w: %q is not an encoded id", ErrBadID, name)
@@ -76,6 +81,9 @@ func DecodeID(name string) (string, error) {
 		default:
 			return "", fmt.Errorf("%w: %q contains %q, which EncodeID never produces", ErrBadID, name, string(rune(c)))
 		}
+	}
+	if err := CheckLine("", b.String()); err != nil {
+		return "", fmt.Errorf("%w: %q decodes to an id EncodeID refuses: %w", ErrBadID, name, err)
 	}
 	return b.String(), nil
 }

@@ -21,6 +21,7 @@ const (
 	CodeInvalidUTF8  = "invalid-utf8"
 	CodeUnreadable   = "read"
 	CodeBadName      = "file-name-encoding"
+	CodeControlChar  = "control-character"
 )
 
 // CheckName applies the rule on names: a path is valid UTF-8 without
@@ -56,7 +57,7 @@ func CheckName(p string) []Problem {
 // in name, or -1.
 func controlAt(name string) int {
 	for i := 0; i < len(name); i++ {
-		if name[i] < 0x20 || name[i] == 0x7f {
+		if isControl(name[i]) {
 			return i
 		}
 	}
@@ -77,8 +78,9 @@ func visibleControl(r rune) rune {
 
 // CheckFile applies the rules every file of a workspace obeys, whatever
 // reads it: it is a regular file (no symbolic link, FIFO, device or
-// socket), at most MaxFileBytes long, and valid UTF-8 when it is a text
-// file (IsTextFile). p is the file's slash path; info describes it
+// socket), at most MaxFileBytes long, and valid, printable UTF-8 when it
+// is a text file (IsTextFile): no control character but tab, CR and LF
+// (CheckText). p is the file's slash path; info describes it
 // without following a link (Dir's Stat and a git snapshot's do); read
 // returns its content and is only called for a text file within the size
 // limit. Every finding is an error: `quire check`, the git endpoint and
@@ -110,7 +112,20 @@ func CheckFile(p string, info fs.FileInfo, read func() ([]byte, error)) []Proble
 		line := 1 + bytes.Count(b[:off], []byte{'\n'})
 		return errorf(CodeInvalidUTF8, line, "not valid UTF-8 (first bad byte at offset %d); context files must be UTF-8 text: re-save the file as UTF-8", off)
 	}
+	if err := CheckText("", b); err != nil {
+		return []Problem{controlProblem(p, b, err.(*TextError))}
+	}
 	return nil
+}
+
+// controlProblem is the error CheckFile reports for the control character
+// te found in the file p holding b: its line, column and byte offset.
+func controlProblem(p string, b []byte, te *TextError) Problem {
+	before := b[:te.Offset]
+	start := bytes.LastIndexByte(before, '\n') + 1
+	return Problem{Path: p, Line: 1 + bytes.Count(before, []byte{'\n'}), Column: 1 + utf8.RuneCount(before[start:]),
+		Severity: SeverityError, Code: CodeControlChar,
+		Message: fmt.Sprintf("holds the control character U+%04X at byte %d: context files must be printable text (tab, CR and LF are allowed); remove it", te.Rune, te.Offset)}
 }
 
 // FirstInvalidUTF8 is the offset of the first byte of b that is not part
