@@ -169,7 +169,7 @@ func changedPaths(changed []Change) []string {
 func fileLimits(ctx context.Context, tree *Snapshot, changed []Change) []Problem {
 	out := gitlinkProblems(changed)
 	for _, p := range Check(ctx, tree, CheckOptions{Paths: changedPaths(changed), FilesOnly: true}) {
-		if p.Code != workspace.CodeInvalidUTF8 {
+		if p.Code != workspace.CodeInvalidUTF8 && p.Code != workspace.CodeControlChar {
 			out = append(out, p)
 		}
 	}
