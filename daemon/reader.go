@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"strings"
 	"sync"
 	"time"
 
@@ -167,7 +168,8 @@ func (rd *reader) Prompt(ctx context.Context, agent string, req api.PromptReques
 	})
 	if err != nil {
 		if errors.Is(err, prompt.ErrBadRequest) || errors.Is(err, prompt.ErrBadID) {
-			return api.PromptResponse{}, badRequest("%v", err)
+			// The code says "bad request" already.
+			return api.PromptResponse{}, badRequest("%s", strings.TrimPrefix(err.Error(), prompt.ErrBadRequest.Error()+": "))
 		}
 		if errors.Is(err, prompt.ErrUnknownAgent) {
 			return api.PromptResponse{}, api.Errorf(api.CodeUnknownAgent, "%v", err)

@@ -82,7 +82,7 @@ func TestWritesRefuseControlCharacters(t *testing.T) {
 		{"prompt user NUL", "POST", "/v1/agents/bot/prompt", jsonHeader, `{"user":"a\u0000b"}`,
 			api.CodeBadRequest, `user "a\x00b": bad id: control character U+0000 at byte 1: ` + lineRule},
 		{"prompt room NUL", "POST", "/v1/agents/bot/prompt", jsonHeader, `{"channel":"group","room":"r\u0000"}`,
-			api.CodeBadRequest, `bad request: room: bad id: control character U+0000 at byte 1: ` + lineRule},
+			api.CodeBadRequest, `room: bad id: control character U+0000 at byte 1: ` + lineRule},
 		{"search user NUL", "POST", "/v1/agents/bot/memory/search", jsonHeader, `{"query":"wifi","user":"a\u0000b"}`,
 			api.CodeBadRequest, `user "a\x00b": bad id: control character U+0000 at byte 1: ` + lineRule},
 		{"flush-plan user NUL", "POST", "/v1/agents/bot/memory/flush-plan", jsonHeader, `{"user":"a\u0000b","context_window":1000,"total_tokens":10}`,
