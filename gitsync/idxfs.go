@@ -3,15 +3,20 @@ package gitsync
 import (
 	"bytes"
 	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-billy/v5"
 )
 
 // idxFS is the repository's file system as go-git reads it, except that a
-// pack index (.idx) is read whole at once when opened: go-git decodes an
-// index with small unbuffered reads (a system call per fan-out entry),
-// and it reads every index again each time the pack directory changes.
+// pack index (.idx) is read whole at once when opened (go-git decodes an
+// index with small unbuffered reads, a system call per fan-out entry, and
+// it reads every index again each time the pack directory changes), and
+// that a pack is listed only once its index is there.
 type idxFS struct {
 	billy.Filesystem
 }
@@ -38,6 +43,32 @@ func (fs idxFS) Open(name string) (billy.File, error) {
 		return f, nil
 	}
 	return &idxFile{File: f, r: bytes.NewReader(b)}, nil
+}
+
+// packDir is the pack directory as go-git names it.
+const packDir = "objects/pack"
+
+// ReadDir lists a directory. In the pack directory, a pack whose index is
+// not there is left out: git and this package install a pack by renaming
+// the pack, then its index, into place, and go-git, listing the pack in
+// between, failed reads with "packfile not found" (it loads the index of
+// every pack listed) and, keeping the indexes loaded before that failure
+// as the whole list, missed objects until it listed again.
+func (fs idxFS) ReadDir(p string) ([]os.FileInfo, error) {
+	infos, err := fs.Filesystem.ReadDir(p)
+	if err != nil || path.Clean(filepath.ToSlash(p)) != packDir {
+		return infos, err
+	}
+	idx := map[string]bool{}
+	for _, fi := range infos {
+		if base, ok := strings.CutSuffix(fi.Name(), ".idx"); ok {
+			idx[base] = true
+		}
+	}
+	return slices.DeleteFunc(infos, func(fi os.FileInfo) bool {
+		base, ok := strings.CutSuffix(fi.Name(), ".pack")
+		return ok && !idx[base]
+	}), nil
 }
 
 // idxFile is an index file read into memory; closing it closes the file.

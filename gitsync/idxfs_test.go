@@ -1,8 +1,15 @@
 package gitsync
 
 import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // TestIdxFSReadsWhole: a pack index opened through a repository's file
@@ -30,5 +37,71 @@ func TestIdxFSReadsWhole(t *testing.T) {
 	}
 	if _, err := r.Resolve("HEAD"); err != nil {
 		t.Fatalf("objects through the read-whole index: %v", err)
+	}
+}
+
+// commitPacks commits n files to main of r, one pack each.
+func commitPacks(t testing.TB, r *Repository, prefix string, n int) {
+	t.Helper()
+	for i := range n {
+		if _, err := r.Commit(context.Background(), CommitRequest{Ref: "main", Author: object.Signature{Name: "A", Email: "a@agents.invalid"},
+			Message: "append", Writes: []FileWrite{{Path: fmt.Sprintf("%s/%d/%d.md", prefix, i%7, i), Content: []byte(randomText(300))}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// readAll reads every file of main through r, as the daemon's requests
+// do.
+func readAll(r *Repository) (int, error) {
+	s, err := r.Snapshot("main")
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	err = fs.WalkDir(s, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		n++
+		_, err = s.ReadFile(p)
+		return err
+	})
+	return n, err
+}
+
+// TestPackWithoutIndexIsNotListed: a pack whose index is not there yet
+// (being installed, or left so by a crash between the two renames) is
+// not listed, and every read goes on; go-git listed it, failed to load
+// its index, and every read failed with "packfile not found".
+func TestPackWithoutIndexIsNotListed(t *testing.T) {
+	dir := newBare(t)
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commitPacks(t, r, "m", 3)
+	packs, _ := filepath.Glob(filepath.Join(dir, "objects", "pack", "pack-*.pack"))
+	b, err := os.ReadFile(packs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphan := filepath.Join(dir, "objects", "pack", "pack-0123456789abcdef0123456789abcdef01234567.pack")
+	if err := os.WriteFile(orphan, b, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	r2, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := readAll(r2); err != nil || n != 3 {
+		t.Fatalf("reads next to a pack without index: %d files, %v", n, err)
+	}
+	infos, err := r2.st.Storage.Filesystem().ReadDir("objects/pack")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.ContainsFunc(infos, func(fi os.FileInfo) bool { return fi.Name() == filepath.Base(orphan) }) {
+		t.Fatalf("the pack without index is listed: %v", infos)
 	}
 }
