@@ -21,10 +21,14 @@ import (
 )
 
 // TestMain lets the test binary run as the crash test's helper process
-// when QUIRE_GITSYNC_CRASH_HELPER names a repository directory.
+// when QUIRE_GITSYNC_CRASH_HELPER names a repository directory, and as
+// TestRepackLeftRunning's with QUIRE_GITSYNC_REPACK_HELPER.
 func TestMain(m *testing.M) {
 	if dir := os.Getenv("QUIRE_GITSYNC_CRASH_HELPER"); dir != "" {
 		os.Exit(crashHelper(dir))
+	}
+	if dir := os.Getenv("QUIRE_GITSYNC_REPACK_HELPER"); dir != "" {
+		os.Exit(repackHelper(dir))
 	}
 	os.Exit(m.Run())
 }
@@ -79,7 +83,8 @@ func crashHelper(dir string) int {
 
 // TestCrashKill9 kills a process that commits and accepts pushes with
 // SIGKILL at random moments (QUIRE_CRASH_MOMENTS, default 6; the issue's
-// acceptance run uses 50). After every kill: each acknowledged commit and
+// acceptance run uses 50), every other time without its git children.
+// After every kill: each acknowledged commit and
 // each acknowledged push is in the history, git fsck is clean, the
 // repository opens with no broken ref, and the restarted process serves
 // HEAD to a clone.
@@ -100,9 +105,8 @@ func TestCrashKill9(t *testing.T) {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), "QUIRE_GITSYNC_CRASH_HELPER="+dir)
 		cmd.Stderr = os.Stderr
-		// Its own process group: the kill takes its git children
-		// (repack, index-pack, upload-pack) with it, as a power loss
-		// would.
+		// Its own process group, so that a kill can take its git
+		// children (repack, index-pack, upload-pack) with it.
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
@@ -187,7 +191,15 @@ func TestCrashKill9(t *testing.T) {
 			}
 		}
 		time.Sleep(time.Duration(50+rand.IntN(700)) * time.Millisecond)
-		if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		// Even rounds take the git children along, as a power loss
+		// would; odd rounds kill the process alone, as the OOM killer or
+		// a kill -9 of its pid does: a git repack it started runs on
+		// while the next process starts and reads.
+		victim := -cmd.Process.Pid
+		if round%2 == 1 {
+			victim = cmd.Process.Pid
+		}
+		if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
 		cmd.Wait()

@@ -1,9 +1,16 @@
 package gitsync
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -31,15 +38,25 @@ func (r *Repository) LooseObjects() (int, error) {
 // repository (one per commit, push or fetch) since the last Repack.
 func (r *Repository) PacksWritten() int64 { return r.st.packs.Load() }
 
-// Repack consolidates the repository with `git repack -d --geometric=2`:
+// Repack consolidates the repository with `git repack --geometric=2`:
 // the small packs (one per commit) and the loose objects are rolled into
 // one pack, so that there are few packs, each at least twice the size of
-// the ones after it. It holds none of the repository's locks, so commits
-// and pushes go on meanwhile: git never deletes a pack it did not roll
-// up, packs written during the repack are left alone, and objects are
-// never dropped (unreachable ones are kept, which also keeps objects a
-// concurrent push is about to reference). Reads that miss a removed pack
-// re-read the pack directory.
+// the ones after it. It holds none of the repository's locks while git
+// runs, so commits and pushes go on meanwhile.
+//
+// git only adds the new pack (no -d): the packs it made redundant, and
+// loose objects now in a pack, are deleted here, under the storage lock,
+// and the pack list is re-read before the lock is released. So no read
+// ever finds a pack gone that its pack list still names. With -d, git
+// itself deleted them while this process (or a restarted one, when the
+// daemon was killed and its git repack ran on) read with an older list:
+// reads failed with "packfile not found" until a retry happened to see
+// the new list.
+//
+// git runs holding an flock on quire-repack.lock in the repository
+// (inherited, so the lock lives as long as git does, also when this
+// process is killed): while a repack left running by another process
+// holds it, Repack does nothing.
 //
 // Only bare repositories are repacked.
 func (r *Repository) Repack() error {
@@ -63,17 +80,163 @@ func (r *Repository) RepackContext(ctx context.Context) error {
 	if !bare {
 		return fmt.Errorf("repack %s: not a bare repository", r.path)
 	}
-	before := r.st.packs.Load()
-	cmd := backgroundGit(ctx, "repack", "-d", "-q", "--geometric=2")
+	r.repackMu.Lock()
+	defer r.repackMu.Unlock()
+	lock, err := takeRepackLock(r.st.refs.commonDir)
+	if err != nil {
+		return fmt.Errorf("repack %s: %w", r.path, err)
+	}
+	if lock == nil {
+		return nil // another process's repack runs: it does the work
+	}
+	defer lock.Close()
+	before, err := listPacks(r.st.packDir)
+	if err != nil {
+		return fmt.Errorf("repack %s: %w", r.path, err)
+	}
+	written := r.st.packs.Load()
+	cmd := backgroundGit(ctx, "repack", "-q", "--geometric=2")
 	cmd.Dir = r.st.refs.commonDir
 	cmd.Env = gitEnv("GIT_DIR=" + r.st.refs.commonDir)
 	cmd.WaitDelay = 5 * time.Second
+	cmd.ExtraFiles = []*os.File{lock}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("repack %s: git repack: %w: %s", r.path, err, oneLine(strings.TrimSpace(string(out))))
 	}
-	r.st.packs.Add(-before)
-	r.mu.Lock()
-	r.reindex()
-	r.mu.Unlock()
+	r.st.packs.Add(-written)
+	if err := r.dropRedundant(before); err != nil {
+		return fmt.Errorf("repack %s: %w", r.path, err)
+	}
 	return nil
+}
+
+// repackLockName is the file in a repository's common directory that a
+// running repack holds an flock on.
+const repackLockName = "quire-repack.lock"
+
+// takeRepackLock opens the repository's repack lock and locks it; nil
+// when another open file holds the lock (a repack of another process, or
+// one left running by a process that was killed).
+func takeRepackLock(commonDir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(commonDir, repackLockName), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open the repack lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
+	}
+	return f, nil
+}
+
+// packExtensions are the files of a pack, the index first: without it
+// neither git nor go-git sees the others.
+var packExtensions = []string{".idx", ".pack", ".rev", ".bitmap", ".mtimes", ".promisor"}
+
+// dropRedundant deletes the packs of before (those there when the repack
+// began) whose every object is in another pack that stays, and the loose
+// objects that are in a pack, under the storage lock; then go-git
+// re-reads the pack directory.
+//
+// Indexes are read without the lock: packs only appear meanwhile (a
+// commit's, a push's), which can only make an object look rarer than it
+// is, never drop a pack whose objects are nowhere else.
+func (r *Repository) dropRedundant(before []string) error {
+	dir := r.st.packDir
+	now, err := listPacks(dir)
+	if err != nil {
+		return err
+	}
+	type cand struct {
+		base string
+		size int64
+		idx  *packIndex
+	}
+	count := map[plumbing.Hash]int{}
+	var cands []cand
+	for _, base := range now {
+		idx, err := readPackIndex(filepath.Join(dir, base+".idx"))
+		if err != nil {
+			continue // a damaged index counts for nothing and stays (Verify names it)
+		}
+		for _, h := range idx.hashes {
+			count[h]++
+		}
+		if !slices.Contains(before, base) {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, base+".keep")); err == nil {
+			continue
+		}
+		if fi, err := os.Stat(filepath.Join(dir, base+".pack")); err == nil {
+			cands = append(cands, cand{base, fi.Size(), idx})
+		}
+	}
+	// Smallest first; a pack is dropped only when each of its objects is
+	// in a pack not dropped (so two copies of one pack lose one).
+	slices.SortFunc(cands, func(a, b cand) int { return cmp.Compare(a.size, b.size) })
+	var drop []string
+	for _, c := range cands {
+		if !slices.ContainsFunc(c.idx.hashes, func(h plumbing.Hash) bool { return count[h] < 2 }) {
+			drop = append(drop, c.base)
+			for _, h := range c.idx.hashes {
+				count[h]--
+			}
+		}
+	}
+	loose := packedLoose(filepath.Join(r.st.refs.commonDir, "objects"), count)
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var errs []error
+	for _, base := range drop {
+		for _, ext := range packExtensions {
+			if err := os.Remove(filepath.Join(dir, base+ext)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	for _, p := range loose {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	if len(drop) > 0 {
+		if err := syncDir(dir); err != nil {
+			errs = append(errs, err)
+		}
+		// Let go of the dropped packs' descriptors (the others reopen
+		// on demand).
+		_ = r.st.Storage.Close()
+	}
+	r.reindex()
+	return errors.Join(errs...)
+}
+
+// packedLoose returns the loose objects under objects whose hash count
+// says is in a pack.
+func packedLoose(objects string, count map[plumbing.Hash]int) []string {
+	des, err := os.ReadDir(objects)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, de := range des {
+		if len(de.Name()) != 2 || !de.IsDir() {
+			continue
+		}
+		files, err := os.ReadDir(filepath.Join(objects, de.Name()))
+		if err != nil {
+			continue
+		}
+		for _, f := range files {
+			if h, ok := parseHash(de.Name() + f.Name()); ok && count[h] > 0 {
+				out = append(out, filepath.Join(objects, de.Name(), f.Name()))
+			}
+		}
+	}
+	return out
 }

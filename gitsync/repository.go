@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/go-git/go-billy/v5"
 	gogit "github.com/go-git/go-git/v5"
@@ -38,6 +37,8 @@ type Repository struct {
 	// fetchMu makes fetches from an upstream one at a time (see
 	// Follower.Fetch); it is never held with writeMu waiting on it.
 	fetchMu sync.Mutex
+	// repackMu makes repacks one at a time (see RepackContext).
+	repackMu sync.Mutex
 
 	// trees caches decoded trees for snapshots.
 	trees treeCache
@@ -124,21 +125,17 @@ func (r *Repository) reindex() {
 }
 
 // withStore runs fn with the object storage under the storage lock. When
-// fn fails because an object is missing, the pack index is reloaded and fn
-// runs once more: another process may have repacked the repository.
+// fn fails because an object is missing, go-git re-reads the pack
+// directory and fn runs once more: another process (git fetch, git
+// index-pack, a push of another daemon) may have added a pack. A pack
+// never vanishes under a read: repacks delete packs under this lock (see
+// RepackContext), and a pack is not listed before its index is there
+// (see idxFS.ReadDir).
 func (r *Repository) withStore(fn func(storer.EncodedObjectStorer) error) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	err := fn(r.store())
-	// A repack that removes packs between go-git's listing and its read
-	// can make a retry miss again: a few tries.
-	for try := 0; try < 4 && err != nil && isNotFound(err); try++ {
-		if try > 0 {
-			// Let a running repack finish moving its packs.
-			r.mu.Unlock()
-			time.Sleep(time.Duration(try*try) * 5 * time.Millisecond)
-			r.mu.Lock()
-		}
+	if err != nil && isNotFound(err) {
 		r.reindex()
 		err = fn(r.store())
 	}

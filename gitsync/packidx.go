@@ -1,0 +1,99 @@
+package gitsync
+
+import (
+	"bytes"
+	"crypto/sha1"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// packIndex is a pack's index (.idx, version 2) as read from disk: the
+// objects of the pack, sorted, with their offsets in it, and the
+// checksum of the pack it indexes.
+type packIndex struct {
+	hashes  []plumbing.Hash
+	offsets []int64
+	pack    plumbing.Hash
+}
+
+// errIdxFormat is an index that is not a version 2 pack index.
+var errIdxFormat = errors.New("not a version 2 pack index")
+
+// readPackIndex reads and checks the index at path: its layout, and its
+// own checksum (the last 20 bytes, over everything before them).
+func readPackIndex(path string) (*packIndex, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return parsePackIndex(b)
+}
+
+func parsePackIndex(b []byte) (*packIndex, error) {
+	const header = 8 + 256*4
+	if len(b) < header+2*20 || !bytes.Equal(b[:4], []byte("\xfftOc")) || binary.BigEndian.Uint32(b[4:8]) != 2 {
+		return nil, errIdxFormat
+	}
+	if sum := sha1.Sum(b[:len(b)-20]); !bytes.Equal(sum[:], b[len(b)-20:]) {
+		return nil, fmt.Errorf("its checksum does not match its content (%d bytes)", len(b))
+	}
+	n := int(binary.BigEndian.Uint32(b[header-4 : header]))
+	// Names, CRCs, 4-byte offsets, then the 8-byte offsets those point
+	// to, then the two checksums.
+	small := header + n*(20+4+4)
+	if n < 0 || small+2*20 > len(b) {
+		return nil, fmt.Errorf("%w: %d objects do not fit in %d bytes", errIdxFormat, n, len(b))
+	}
+	large := b[small : len(b)-40]
+	x := &packIndex{hashes: make([]plumbing.Hash, n), offsets: make([]int64, n)}
+	for i := range n {
+		copy(x.hashes[i][:], b[header+i*20:])
+		off := binary.BigEndian.Uint32(b[header+n*24+i*4:])
+		if off&0x80000000 == 0 {
+			x.offsets[i] = int64(off)
+			continue
+		}
+		j := int(off&0x7fffffff) * 8
+		if j+8 > len(large) {
+			return nil, fmt.Errorf("%w: a large offset lies outside the file", errIdxFormat)
+		}
+		x.offsets[i] = int64(binary.BigEndian.Uint64(large[j:]))
+	}
+	copy(x.pack[:], b[len(b)-40:])
+	return x, nil
+}
+
+// contains reports whether the pack holds h.
+func (x *packIndex) contains(h plumbing.Hash) bool {
+	_, ok := slices.BinarySearchFunc(x.hashes, h, func(a, b plumbing.Hash) int { return bytes.Compare(a[:], b[:]) })
+	return ok
+}
+
+// listPacks lists the packs in dir that have their index, by base name
+// ("pack-<sum>"): a pack without its index is being installed (or was
+// left by a crash before its index); neither git nor go-git reads it.
+func listPacks(dir string) ([]string, error) {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	idx := map[string]bool{}
+	for _, de := range des {
+		if base, ok := strings.CutSuffix(de.Name(), ".idx"); ok {
+			idx[base] = true
+		}
+	}
+	var out []string
+	for _, de := range des {
+		if base, ok := strings.CutSuffix(de.Name(), ".pack"); ok && strings.HasPrefix(base, "pack-") && idx[base] {
+			out = append(out, base)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,220 @@
+package gitsync
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// readers runs readAll on r in a few goroutines until stop is closed and
+// returns the number of reads and the first failure.
+func readers(r *Repository, stop <-chan struct{}) func() (int64, error) {
+	var wg sync.WaitGroup
+	var reads atomic.Int64
+	var first atomic.Pointer[error]
+	for range 3 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				n, err := readAll(r)
+				reads.Add(int64(n))
+				if err != nil {
+					first.CompareAndSwap(nil, &err)
+				}
+			}
+		})
+	}
+	return func() (int64, error) {
+		wg.Wait()
+		if e := first.Load(); e != nil {
+			return reads.Load(), *e
+		}
+		return reads.Load(), nil
+	}
+}
+
+// TestRepackNeverPullsAPackFromUnderARead: repacks while commits write a
+// pack each and readers read every file: no read fails (the packs a
+// repack makes redundant are deleted under the storage lock), the packs
+// are rolled up, and git fsck is clean.
+func TestRepackNeverPullsAPackFromUnderARead(t *testing.T) {
+	dir := newBare(t)
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commitPacks(t, r, "a", 40)
+	stop := make(chan struct{})
+	wait := readers(r, stop)
+	var writes sync.WaitGroup
+	writes.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			commitPacks(t, r, fmt.Sprintf("b%d", i), 1)
+		}
+	})
+	for range 8 {
+		if err := r.Repack(); err != nil {
+			t.Error(err)
+		}
+	}
+	close(stop)
+	writes.Wait()
+	n, err := wait()
+	if err != nil {
+		t.Fatalf("a read failed during repacks (after %d reads): %v", n, err)
+	}
+	if err := r.Repack(); err != nil {
+		t.Fatal(err)
+	}
+	// A geometric progression of ~100 packs of one commit each.
+	if packs := packFiles(t, dir); packs > 8 {
+		t.Errorf("%d packs after the last repack", packs)
+	}
+	git(t, dir, "fsck", "--strict", "--no-dangling")
+	t.Logf("%d reads during 8 repacks", n)
+}
+
+// TestRepackLeftRunning: a daemon killed with SIGKILL while its git
+// repack runs leaves git running (an orphan). The restarted daemon's
+// reads must never fail because of it. git now deletes no pack (the
+// killed process would have, under its own lock), so the orphan only
+// adds one; while it holds the repack lock, the new process does not
+// repack. Before, git repack -d removed the
+// packs the new process's pack list named, and its reads failed with
+// "packfile not found" until a retry happened to see the new list.
+func TestRepackLeftRunning(t *testing.T) {
+	realGit, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git")
+	}
+	dir := newBare(t)
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commitPacks(t, r, "a", 30)
+	before, err := listPacks(r.st.packDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// git, started by the helper, waits before it repacks: long enough
+	// to kill the helper and to read meanwhile.
+	shim := t.TempDir()
+	started := filepath.Join(shim, "started")
+	script := fmt.Sprintf("#!/bin/sh\ntouch %s\nsleep 2\nexec %s \"$@\"\n", started, realGit)
+	if err := os.WriteFile(filepath.Join(shim, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	helper := exec.Command(os.Args[0], "-test.run=^$")
+	helper.Env = append(os.Environ(), "QUIRE_GITSYNC_REPACK_HELPER="+dir, "PATH="+shim+string(os.PathListSeparator)+os.Getenv("PATH"))
+	helper.Stderr = os.Stderr
+	// Its own process group, so that the cleanup takes the orphan too.
+	helper.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := helper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(-helper.Process.Pid, syscall.SIGKILL) })
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the helper's git repack did not start")
+		}
+	}
+	// Only the daemon dies; its git lives on.
+	if err := helper.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	helper.Wait()
+
+	// The restarted daemon.
+	r2, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	running := func() bool {
+		lock, err := takeRepackLock(r2.st.refs.commonDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lock != nil {
+			lock.Close()
+		}
+		return lock == nil
+	}
+	if !running() {
+		t.Fatal("the orphaned repack does not hold the repack lock")
+	}
+	if err := r2.Repack(); err != nil {
+		t.Fatalf("Repack while another process's repack runs: %v", err)
+	}
+	stop := make(chan struct{})
+	wait := readers(r2, stop)
+	commits := 0
+	for deadline := time.Now().Add(30 * time.Second); running(); commits++ {
+		if time.Now().After(deadline) {
+			t.Fatal("the orphaned repack did not finish")
+		}
+		commitPacks(t, r2, fmt.Sprintf("b%d", commits), 1)
+	}
+	close(stop)
+	n, err := wait()
+	if err != nil {
+		t.Fatalf("a read failed while the orphaned repack ran (after %d reads): %v", n, err)
+	}
+	after, err := listPacks(r2.st.packDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range before {
+		if !slices.Contains(after, p) {
+			t.Fatalf("the orphaned git repack deleted %s, which the restarted process may be reading", p)
+		}
+	}
+	if len(after) <= len(before)+commits {
+		t.Fatalf("the orphaned repack wrote no pack: %d packs before, %d commits, %d after", len(before), commits, len(after))
+	}
+	// Now the restarted daemon repacks: the rolled-up packs go.
+	if err := r2.Repack(); err != nil {
+		t.Fatal(err)
+	}
+	if packs := packFiles(t, dir); packs > 8 {
+		t.Errorf("%d packs after the restarted daemon's repack", packs)
+	}
+	if n, err := readAll(r2); err != nil || n != 30+commits {
+		t.Fatalf("after the repack: %d files, %v", n, err)
+	}
+	git(t, dir, "fsck", "--strict", "--no-dangling")
+	t.Logf("%d reads and %d commits while the orphaned repack ran", n, commits)
+}
+
+// repackHelper repacks dir, for TestRepackLeftRunning, which kills it.
+func repackHelper(dir string) int {
+	r, err := Open(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := r.Repack(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
