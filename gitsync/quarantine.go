@@ -201,17 +201,76 @@ func (q *quarantine) close() {
 	os.RemoveAll(q.dir)
 }
 
-// removeStaleQuarantines removes quarantines and temporary pack files
-// left by a crash (older than a day: a running push or git may still use
-// a recent one).
-func removeStaleQuarantines(commonDir string) {
+// Temporary files in a pack directory: git's ("tmp_pack_XXXXXX" and the
+// like from pack-objects and index-pack, ".tmp-<pid>-pack-…" from
+// repack) and this package's own (ownTemporary, written and renamed or
+// removed within one call).
+const ownTemporary = "tmp_quire_"
+
+func isGitTemporary(name string) bool {
+	return strings.HasPrefix(name, "tmp_") && !strings.HasPrefix(name, ownTemporary) || strings.HasPrefix(name, ".tmp-")
+}
+
+func isTemporary(name string) bool {
+	return strings.HasPrefix(name, "tmp_") || strings.HasPrefix(name, ".tmp-")
+}
+
+// Ages past which what a crash left is removed when a repository is
+// opened: a temporary pack file that no running repack of ours writes
+// (a fetch's git writes one for at most its timeout), and a push's
+// quarantine (a push lasts at most the host's request timeout, 5
+// minutes by default).
+const (
+	staleTemporary  = 5 * time.Minute
+	staleQuarantine = time.Hour
+)
+
+// removeStaleTemporaries removes the quarantines and temporary pack files
+// a crash (or a kill -9) left in the repository at commonDir.
+func removeStaleTemporaries(commonDir, packDir string) {
 	ms, _ := filepath.Glob(filepath.Join(commonDir, quarantinePrefix+"*"))
-	tmp, _ := filepath.Glob(filepath.Join(commonDir, "objects", "pack", "tmp_*"))
-	for _, m := range append(ms, tmp...) {
-		if st, err := os.Stat(m); err == nil && time.Since(st.ModTime()) > 24*time.Hour {
+	for _, m := range ms {
+		if st, err := os.Stat(m); err == nil && time.Since(st.ModTime()) > staleQuarantine {
 			os.RemoveAll(m)
 		}
 	}
+	sweepTemporaries(commonDir, packDir, staleTemporary, 0, isTemporary)
+}
+
+// sweepTemporaries removes the temporary files of r's pack directory
+// that which selects and that are older than minAge; it returns how many.
+// While a repack holds the repository's repack lock (one of another
+// process, or one a killed process left running) nothing is removed: it
+// may be writing them. It waits up to wait for the lock.
+func (r *Repository) sweepTemporaries(minAge, wait time.Duration, which func(string) bool) int {
+	return sweepTemporaries(r.st.refs.commonDir, r.st.packDir, minAge, wait, which)
+}
+
+func sweepTemporaries(commonDir, packDir string, minAge, wait time.Duration, which func(string) bool) int {
+	lock, err := takeRepackLock(commonDir)
+	for deadline := time.Now().Add(wait); err == nil && lock == nil && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		lock, err = takeRepackLock(commonDir)
+	}
+	if err != nil || lock == nil {
+		return 0
+	}
+	defer lock.Close()
+	des, err := os.ReadDir(packDir)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, de := range des {
+		if !which(de.Name()) {
+			continue
+		}
+		p := filepath.Join(packDir, de.Name())
+		if fi, err := de.Info(); err == nil && time.Since(fi.ModTime()) >= minAge && os.RemoveAll(p) == nil {
+			n++
+		}
+	}
+	return n
 }
 
 // gitEnv is the environment of a git child process: this process's

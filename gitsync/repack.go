@@ -56,7 +56,7 @@ func (r *Repository) PacksWritten() int64 { return r.st.packs.Load() }
 // git runs holding an flock on quire-repack.lock in the repository
 // (inherited, so the lock lives as long as git does, also when this
 // process is killed): while a repack left running by another process
-// holds it, Repack does nothing.
+// holds it, Repack does nothing, and temporary files are not swept.
 //
 // Only bare repositories are repacked.
 func (r *Repository) Repack() error {
@@ -101,6 +101,11 @@ func (r *Repository) RepackContext(ctx context.Context) error {
 	cmd.WaitDelay = 5 * time.Second
 	cmd.ExtraFiles = []*os.File{lock}
 	if out, err := cmd.CombinedOutput(); err != nil {
+		// Its temporary packs go now, not after git's two weeks, once
+		// no child of git holds the lock any more (one git started
+		// may outlive it briefly).
+		lock.Close()
+		r.sweepTemporaries(0, 5*time.Second, isGitTemporary)
 		return fmt.Errorf("repack %s: git repack: %w: %s", r.path, err, oneLine(strings.TrimSpace(string(out))))
 	}
 	r.st.packs.Add(-written)

@@ -94,8 +94,8 @@ func TestRepackNeverPullsAPackFromUnderARead(t *testing.T) {
 // repack runs leaves git running (an orphan). The restarted daemon's
 // reads must never fail because of it. git now deletes no pack (the
 // killed process would have, under its own lock), so the orphan only
-// adds one; while it holds the repack lock, the new process does not
-// repack. Before, git repack -d removed the
+// adds one; while it holds the repack lock, the new process neither
+// repacks nor removes temporary files. Before, git repack -d removed the
 // packs the new process's pack list named, and its reads failed with
 // "packfile not found" until a retry happened to see the new list.
 func TestRepackLeftRunning(t *testing.T) {
@@ -144,10 +144,22 @@ func TestRepackLeftRunning(t *testing.T) {
 	}
 	helper.Wait()
 
+	// A temporary pack a crash left long ago: kept while the orphan may
+	// be writing such files.
+	stale := filepath.Join(r.st.packDir, "tmp_pack_Ab12Cd")
+	if err := os.WriteFile(stale, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(stale, old, old)
+
 	// The restarted daemon.
 	r2, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); err != nil {
+		t.Fatalf("a temporary file was removed while a repack ran: %v", err)
 	}
 	running := func() bool {
 		lock, err := takeRepackLock(r2.st.refs.commonDir)
@@ -202,6 +214,12 @@ func TestRepackLeftRunning(t *testing.T) {
 		t.Fatalf("after the repack: %d files, %v", n, err)
 	}
 	git(t, dir, "fsck", "--strict", "--no-dangling")
+	if _, err := Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Fatalf("the stale temporary file is still there once no repack runs: %v", err)
+	}
 	t.Logf("%d reads and %d commits while the orphaned repack ran", n, commits)
 }
 
@@ -217,4 +235,66 @@ func repackHelper(dir string) int {
 		return 1
 	}
 	return 0
+}
+
+// TestStaleTemporaries: opening a repository removes what a crash left
+// (temporary pack files older than a few minutes, quarantines older than
+// an hour) and keeps what may be in use; while a repack holds the repack
+// lock, no temporary pack file is removed.
+func TestStaleTemporaries(t *testing.T) {
+	dir := newBare(t)
+	old := time.Now().Add(-2 * time.Hour)
+	files := []struct {
+		path  string // the file written
+		stale bool   // its age is past the limit: it goes on open
+		what  string // what is removed: the file or its quarantine
+	}{
+		{"objects/pack/tmp_pack_Ab12Cd", true, ""},
+		{"objects/pack/tmp_idx_Ab12Cd", true, ""},
+		{"objects/pack/tmp_quire_pack_1234", true, ""},
+		{"objects/pack/.tmp-123-pack-abc.pack", true, ""},
+		{"objects/pack/tmp_pack_fresh1", false, ""},
+		{"quire-incoming-old/objects/pack/tmp.pack", true, "quire-incoming-old"},
+		{"quire-incoming-new/objects/pack/tmp.pack", false, "quire-incoming-new"},
+	}
+	for _, f := range files {
+		p := filepath.Join(dir, filepath.FromSlash(f.path))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if f.stale {
+			os.Chtimes(p, old, old)
+			if f.what != "" {
+				os.Chtimes(filepath.Join(dir, f.what), old, old)
+			}
+		}
+	}
+	// A repack runs (another process's: its lock is held).
+	lock, err := takeRepackLock(dir)
+	if err != nil || lock == nil {
+		t.Fatalf("take the repack lock: %v", err)
+	}
+	if _, err := Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if _, err := os.Stat(filepath.Join(dir, f.path)); err != nil && f.what == "" {
+			t.Errorf("%s removed while a repack runs", f.path)
+		}
+	}
+	lock.Close()
+	if _, err := Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		what := f.path
+		if f.what != "" {
+			what = f.what
+		}
+		_, err := os.Stat(filepath.Join(dir, filepath.FromSlash(what)))
+		if gone := os.IsNotExist(err); gone != f.stale {
+			t.Errorf("%s: removed %v, want %v", what, gone, f.stale)
+		}
+	}
 }

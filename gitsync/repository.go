@@ -93,7 +93,7 @@ func Open(path string) (*Repository, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open git repository %s: %w", path, err)
 	}
-	removeStaleQuarantines(commonDir)
+	removeStaleTemporaries(commonDir, st.packDir)
 	return &Repository{path: path, repo: r, st: st}, nil
 }
 

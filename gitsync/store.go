@@ -169,7 +169,7 @@ func (s *gitStorage) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, 
 // PackfileWriter receives a fetched pack: it is written to a temporary
 // file, indexed, synced and only then made visible.
 func (s *gitStorage) PackfileWriter() (io.WriteCloser, error) {
-	f, err := os.CreateTemp(s.packDir, "tmp_pack_")
+	f, err := os.CreateTemp(s.packDir, ownTemporary+"pack_")
 	if err != nil {
 		return nil, fmt.Errorf("write pack: %w", err)
 	}
@@ -236,7 +236,7 @@ func installPack(packDir, tmp string) (sum plumbing.Hash, err error) {
 	// append's latency is mostly such waits).
 	packSynced := make(chan error, 1)
 	go func() { packSynced <- f.Sync() }()
-	xf, err := os.CreateTemp(packDir, "tmp_idx_")
+	xf, err := os.CreateTemp(packDir, ownTemporary+"idx_")
 	if err != nil {
 		<-packSynced
 		return sum, fmt.Errorf("write pack index: %w", err)
@@ -287,7 +287,7 @@ func (s *gitStorage) writePending(p *pending) error {
 	if len(p.order) == 0 {
 		return nil
 	}
-	f, err := os.CreateTemp(s.packDir, "tmp_pack_")
+	f, err := os.CreateTemp(s.packDir, ownTemporary+"pack_")
 	if err != nil {
 		return fmt.Errorf("write pack: %w", err)
 	}
