@@ -1,7 +1,6 @@
 package gitsync
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -19,15 +18,27 @@ import (
 var ErrBrokenRef = errors.New("broken ref")
 
 // BrokenRefError is a ref whose file is empty or does not hold a ref
-// (left by a crash of an older version, or damaged on disk).
+// (left by a crash of an older version, or damaged on disk), or a line
+// of packed-refs that is not one: git then reads no ref of that file
+// (every clone and fetch fails), so it is damage all the same.
 type BrokenRefError struct {
-	Name   plumbing.ReferenceName
-	File   string
+	// Name is the ref; "" for a packed-refs line that names none.
+	Name plumbing.ReferenceName
+	File string
+	// Line is the line of packed-refs (1-based); 0 for a loose ref.
+	Line   int
 	Reason string
 }
 
 func (e *BrokenRefError) Error() string {
-	return fmt.Sprintf("ref %s is broken (%s, in %s): restore it from a backup or push it again", e.Name, e.Reason, e.File)
+	switch {
+	case e.Line == 0:
+		return fmt.Sprintf("ref %s is broken (%s, in %s): restore it from a backup or push it again", e.Name, e.Reason, e.File)
+	case e.Name == "":
+		return fmt.Sprintf("line %d of %s is broken (%s): delete that line (git reads no ref of the file while it is there)", e.Line, e.File, e.Reason)
+	default:
+		return fmt.Sprintf("ref %s is broken (line %d of %s: %s): delete that line (git reads no ref of the file while it is there), then push the ref again", e.Name, e.Line, e.File, e.Reason)
+	}
 }
 
 // Is makes a BrokenRefError match ErrBrokenRef.
@@ -101,12 +112,17 @@ func (rs *refStore) read(name plumbing.ReferenceName) (*plumbing.Reference, erro
 		}
 		return nil, fmt.Errorf("read ref %s: %w", name, err)
 	}
-	packed, err := rs.readPacked()
+	packed, broken, err := rs.readPacked()
 	if err != nil {
 		return nil, err
 	}
 	if h, ok := packed[name]; ok {
 		return plumbing.NewHashReference(name, h), nil
+	}
+	for _, b := range broken {
+		if b.Name == name {
+			return nil, b
+		}
 	}
 	return nil, plumbing.ErrReferenceNotFound
 }
@@ -116,35 +132,82 @@ func isNotDirErr(err error) bool {
 	return errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "not a directory")
 }
 
-// readPacked reads packed-refs (empty when there is none).
-func (rs *refStore) readPacked() (map[plumbing.ReferenceName]plumbing.Hash, error) {
-	b, err := os.ReadFile(filepath.Join(rs.commonDir, "packed-refs"))
+// readPacked reads packed-refs (empty when there is none): the refs of
+// its good lines, and a *BrokenRefError for each line git would refuse.
+func (rs *refStore) readPacked() (map[plumbing.ReferenceName]plumbing.Hash, []*BrokenRefError, error) {
+	file := filepath.Join(rs.commonDir, "packed-refs")
+	b, err := os.ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read packed-refs: %w", err)
+		return nil, nil, fmt.Errorf("read packed-refs: %w", err)
 	}
+	refs, broken := parsePacked(file, b)
+	return refs, broken, nil
+}
+
+// parsePacked parses the content of packed-refs as git does: an optional
+// "# pack-refs with:" header first, then "<commit id> <ref name>" lines,
+// each optionally followed by a "^<commit id>" peeled line.
+func parsePacked(file string, b []byte) (map[plumbing.ReferenceName]plumbing.Hash, []*BrokenRefError) {
 	out := map[plumbing.ReferenceName]plumbing.Hash{}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || line[0] == '#' || line[0] == '^' {
-			continue
-		}
-		hs, n, ok := strings.Cut(line, " ")
-		h, hok := parseHash(hs)
-		if !ok || !hok {
-			continue
-		}
-		out[plumbing.ReferenceName(n)] = h
+	var broken []*BrokenRefError
+	bad := func(n int, name plumbing.ReferenceName, format string, args ...any) {
+		broken = append(broken, &BrokenRefError{Name: name, File: file, Line: n, Reason: fmt.Sprintf(format, args...)})
 	}
-	return out, sc.Err()
+	afterRef := false
+	n := 0
+	for line := range bytes.Lines(b) {
+		n++
+		s, complete := strings.CutSuffix(string(line), "\n")
+		switch {
+		case !complete:
+			bad(n, "", "the file ends in the middle of this line: %q", shorten(s))
+		case n == 1 && strings.HasPrefix(s, "# pack-refs with:"):
+		case strings.HasPrefix(s, "^"):
+			if _, ok := parseHash(strings.ToLower(s[1:])); !ok || !afterRef {
+				bad(n, "", "not a peeled commit id after a ref: %q", shorten(s))
+			}
+			afterRef = false
+			continue
+		default:
+			hs, name, ok := strings.Cut(s, " ")
+			h, hok := parseHash(strings.ToLower(hs))
+			ref := plumbing.ReferenceName(name)
+			switch {
+			case !ok || slices.Contains(strings.Split(name, "/"), ".."):
+				bad(n, "", "not \"<commit id> <ref name>\": %q", shorten(s))
+			case !strings.HasPrefix(name, "refs/") && (!hok || h.IsZero()):
+				bad(n, "", "not \"<commit id> <ref name>\": %q", shorten(s))
+			case !hok || h.IsZero():
+				bad(n, ref, "not a commit id: %q", shorten(hs))
+			case !validRefName(ref):
+				// git ignores it, with a warning: so does this.
+				afterRef = true
+				continue
+			default:
+				out[ref] = h
+				afterRef = true
+				continue
+			}
+		}
+		afterRef = false
+	}
+	return out, broken
+}
+
+// shorten cuts s for an error message.
+func shorten(s string) string {
+	if len(s) > 60 {
+		return s[:60] + "…"
+	}
+	return s
 }
 
 // list returns every ref under refs/ (loose and packed; loose wins).
-// Broken loose refs are skipped and returned as errors.
+// Broken loose refs and broken lines of packed-refs are skipped and
+// returned as errors.
 func (rs *refStore) list() ([]*plumbing.Reference, []error, error) {
 	seen := map[plumbing.ReferenceName]bool{}
 	var refs []*plumbing.Reference
@@ -184,9 +247,12 @@ func (rs *refStore) list() ([]*plumbing.Reference, []error, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("list refs: %w", err)
 	}
-	packed, err := rs.readPacked()
+	packed, brokenPacked, err := rs.readPacked()
 	if err != nil {
 		return nil, nil, err
+	}
+	for _, b := range brokenPacked {
+		broken = append(broken, b)
 	}
 	for n, h := range packed {
 		if !seen[n] {
