@@ -39,6 +39,8 @@ type Repository struct {
 	fetchMu sync.Mutex
 	// repackMu makes repacks one at a time (see RepackContext).
 	repackMu sync.Mutex
+	// ver is what Verify remembers between checks.
+	ver verifyState
 
 	// trees caches decoded trees for snapshots.
 	trees treeCache
