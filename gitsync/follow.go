@@ -131,6 +131,7 @@ func (f *Follower) Fetch(ctx context.Context) ([]RefUpdate, error) {
 	if err == nil {
 		updates, err = f.adopt(refSpecs, stagedSpecs, before)
 	}
+	updates, err = f.checkFetched(ctx, updates, err)
 	if f.OnFetch != nil {
 		f.OnFetch(err)
 	}
