@@ -2,6 +2,7 @@ package gitsync
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -47,7 +48,9 @@ func (h *Host) packWritten(r *Repository) {
 // Maintain repacks hosted repositories until ctx is done: every interval
 // each one holding more than threshold loose objects, and, as soon as a
 // repository has written PacksPerRepack packs, that one. Repacks do not
-// block commits or pushes (see Repack). Failures are logged.
+// block commits or pushes (see Repack). Every interval, each open
+// repository is verified too (see Verify): damage found since the last
+// check is logged at ERROR. Failures are logged.
 func (h *Host) Maintain(ctx context.Context, interval time.Duration, threshold int) error {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -93,6 +96,7 @@ func (h *Host) repackAll(ctx context.Context, threshold int, all bool) {
 		loose := 0
 		if all {
 			loose, _ = r.LooseObjects()
+			h.verify(ctx, name, r)
 		}
 		if packs < PacksPerRepack && !(all && (loose > threshold || packs > int64(threshold))) {
 			continue
@@ -103,5 +107,43 @@ func (h *Host) repackAll(ctx context.Context, threshold int, all bool) {
 			continue
 		}
 		h.opts.Logger.Debug("repacked", "repo", name, "packs", packs, "loose", loose, "took", time.Since(start))
+	}
+}
+
+// RepairHosted is what a damaged hosted repository's log lines say to
+// do; reposDir is the directory of the hosted repositories.
+func RepairHosted(reposDir string) string {
+	return "stop quire serve, then run quire doctor --repos " + reposDir + " for how to repair it"
+}
+
+// Verify checks the hosted repository name (see Repository.Verify),
+// logs its damage at ERROR when it differs from what the last check
+// found (and at INFO when it is gone), and returns it.
+func (h *Host) Verify(ctx context.Context, name string) error {
+	r, err := h.Repository(name)
+	if err != nil {
+		return err
+	}
+	h.verify(ctx, name, r)
+	if d := r.Damage(); d != nil {
+		return d
+	}
+	return nil
+}
+
+// verify is Verify of r, the repository name.
+func (h *Host) verify(ctx context.Context, name string, r *Repository) {
+	prev := r.Damage()
+	err := r.Verify(ctx, VerifyOptions{})
+	var d *DamageError
+	switch {
+	case errors.As(err, &d):
+		if prev == nil || prev.Error() != d.Error() {
+			d.LogTo(h.opts.Logger, RepairHosted(h.dir), "repo", name)
+		}
+	case err == nil && prev != nil:
+		h.opts.Logger.Info("repository is no longer damaged", "repo", name)
+	case err != nil && ctx.Err() == nil:
+		h.opts.Logger.Error("cannot verify repository", "repo", name, "err", err)
 	}
 }

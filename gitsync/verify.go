@@ -218,7 +218,7 @@ func (v *verifyRun) refFaults() {
 			continue
 		}
 		reason := br.Reason
-		if br.Name != "" {
+		if br.Line > 0 && br.Name != "" {
 			reason = fmt.Sprintf("ref %s: %s", br.Name, br.Reason)
 		}
 		v.faults = append(v.faults, Fault{File: v.rel(br.File), Line: br.Line, Ref: string(br.Name), Reason: reason})
@@ -329,7 +329,10 @@ func (v *verifyRun) objectFaults() {
 		if err != nil {
 			return // refFaults reported it
 		}
-		tips = refs
+		// A fetch's staging refs name what the branches name.
+		tips = slices.DeleteFunc(refs, func(ref *plumbing.Reference) bool {
+			return strings.HasPrefix(ref.Name().String(), stagingPrefix)
+		})
 	} else {
 		for _, n := range servedRefs {
 			if ref, err := v.r.st.refs.read(n); err == nil && ref.Type() == plumbing.HashReference {
