@@ -84,7 +84,7 @@ func (dp *deployer) deployLogged(ctx context.Context, s *source, level slog.Leve
 			}
 			return nil, fmt.Errorf("resolve %s: %w", s.refs[0], err)
 		}
-		if cur := s.cur.Load(); cur != nil && cur.commit == h.String() {
+		if cur := s.cur.Load(); cur != nil && cur.commit == h.String() && !cur.damaged {
 			return cur, nil
 		}
 		snap, err := s.repo.SnapshotOf(h)
@@ -99,6 +99,7 @@ func (dp *deployer) deployLogged(ctx context.Context, s *source, level slog.Leve
 		return nil, err
 	}
 	dep.logLevel = level
+	dep.damaged = s.repo != nil && s.repo.Damage() != nil
 	// An agent belongs to the first source that deployed it: another
 	// source defining the same name is not deployed (it would take over
 	// the agent's prompt and memory index), and says why in status.
@@ -204,6 +205,10 @@ func (dp *deployer) afterPush(ctx context.Context, e gitsync.Event, remote io.Wr
 	if err != nil {
 		fmt.Fprintf(remote, "quire: cannot deploy %s: %v\n", e.Name, err)
 		return
+	}
+	if s.repo.Damage() != nil {
+		// The push may have replaced what was damaged (a broken ref).
+		_ = dp.sources.host.Verify(ctx, e.Name)
 	}
 	moved := false
 	for _, r := range e.Refs {

@@ -34,6 +34,9 @@ type deployment struct {
 	at     time.Time
 	// logLevel is the level its deploy and index lines are logged at.
 	logLevel slog.Level
+	// damaged: its repository was damaged when it was built (it may
+	// lack an agent); the same commit is built again once it is not.
+	damaged bool
 
 	// prompts caches encoded prompt responses by agent, day and request:
 	// assembly is deterministic, and a deployment never changes.

@@ -63,8 +63,11 @@ const (
 func (rd *reader) Status(ctx context.Context) api.Status {
 	st := api.Status{Version: rd.version, Started: rd.started, Agents: []api.AgentStatus{}}
 	now := rd.now()
+	var damaged []api.AgentStatus // agents damage hides, repositories' faults
 	for _, s := range rd.sources.all() {
 		dep := s.cur.Load()
+		notes, hidden, repoDamage := damageStatus(s, dep)
+		damaged = append(damaged, hidden...)
 		s.mu.Lock()
 		lastErr := s.lastErr
 		if s.fetchErr != "" {
@@ -76,11 +79,14 @@ func (rd *reader) Status(ctx context.Context) api.Status {
 			lastErr += "upstream: " + s.fetchErr
 		}
 		if dep == nil {
-			if lastErr != "" {
-				st.Agents = append(st.Agents, api.AgentStatus{Source: s.id(), LastError: lastErr})
+			if e := joinErrors(lastErr, repoDamage); e != "" {
+				st.Agents = append(st.Agents, api.AgentStatus{Source: s.id(), LastError: e})
 			}
 			s.mu.Unlock()
 			continue
+		}
+		if repoDamage != "" {
+			damaged = append(damaged, api.AgentStatus{Source: s.id(), LastError: repoDamage})
 		}
 		for _, name := range dep.names {
 			a := api.AgentStatus{Name: name, Source: s.id(), Deployed: dep.commit, DeployAt: dep.at, Indexed: s.indexed[name]}
@@ -97,10 +103,12 @@ func (rd *reader) Status(ctx context.Context) api.Status {
 				}
 				a.LastError += "index: " + n
 			}
+			a.LastError = joinErrors(a.LastError, notes[name])
 			st.Agents = append(st.Agents, a)
 		}
 		s.mu.Unlock()
 	}
+	st.Agents = append(st.Agents, damaged...)
 	if rd.sources.host != nil {
 		for _, p := range rd.sources.host.LastPushes() {
 			ps := api.PushStatus{Repo: p.Repo, User: p.User, At: p.At, Result: p.Result, Unpack: p.Unpack}

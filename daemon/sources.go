@@ -69,11 +69,10 @@ func (ss *sourceSet) hosted(name string) (*source, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := repo.Check(); err != nil {
-		// A damaged ref (left by a crash of an older version): deploying
-		// it fails and /v1/status shows the error; a push can replace it.
-		ss.log.Error("hosted repository has broken refs", "repo", name, "err", err)
-	}
+	// Damage (a broken ref, a pack with bytes changed on disk, an
+	// object an agent's directory needs) is named now, in the log and
+	// in /v1/status (see damageStatus); a push can replace a broken ref.
+	_ = ss.host.Verify(context.Background(), name)
 	// The upgrade of a repository from before live: live starts at
 	// main, nothing is rewritten.
 	if created, err := repo.EnsureBranch(gitsync.LiveRef, gitsync.MainRef); err != nil {
