@@ -50,6 +50,7 @@ func commands() []*command {
 		serveCommand(),
 		indexCommand(),
 		statusCommand(),
+		doctorCommand(),
 		credentialCommand(),
 		lspCommand(),
 		versionCommand(),
