@@ -46,16 +46,23 @@ const largeObject = 1 << 20
 // with `git index-pack --stdin --fix-thin --strict`: bytes go to disk as
 // they arrive, thin-pack bases are completed from the repository, every
 // object is checked (fsck) and every object it names must exist. More than
-// limit bytes of pack are refused while they arrive.
+// limit bytes of pack are refused while they arrive. A file system that is
+// full is a *DiskFullError naming the repository.
 func receivePack(ctx context.Context, r *Repository, body io.Reader, limit int64) (*quarantine, error) {
 	dir, err := os.MkdirTemp(r.st.refs.commonDir, quarantinePrefix)
 	if err != nil {
+		if df := DiskFull(err); df != nil {
+			return nil, df
+		}
 		return nil, fmt.Errorf("create quarantine: %w", err)
 	}
 	q := &quarantine{dir: dir}
 	packDir := filepath.Join(dir, "objects", "pack")
 	if err := os.MkdirAll(packDir, 0o755); err != nil {
 		q.close()
+		if df := DiskFull(err); df != nil {
+			return nil, df
+		}
 		return nil, fmt.Errorf("create quarantine: %w", err)
 	}
 	tmp := filepath.Join(packDir, "tmp.pack")
@@ -90,6 +97,9 @@ func receivePack(ctx context.Context, r *Repository, body io.Reader, limit int64
 	}
 	if waitErr != nil {
 		q.close()
+		if df := gitDiskFull(stderr.String(), r.st.refs.commonDir); df != nil {
+			return nil, df
+		}
 		msg := strings.TrimSpace(stderr.String())
 		if i := strings.LastIndex(msg, "fatal: "); i >= 0 {
 			msg = msg[i+len("fatal: "):]
