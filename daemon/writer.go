@@ -193,9 +193,9 @@ func (wr *writer) MemoryAppend(ctx context.Context, agent string, req api.Append
 // the branch.
 func (wr *writer) commitChange(ctx context.Context, ref agentRef, user, message string, build buildFunc) (string, string, error) {
 	if ref.src.kind != kindDir {
-		return wr.groupCommit(ctx, ref, user, message, build)
+		return diskFull(wr.groupCommit(ctx, ref, user, message, build))
 	}
-	return wr.writeWorkTree(ctx, ref, user, build)
+	return diskFull(wr.writeWorkTree(ctx, ref, user, build))
 }
 
 // writeWorkTree writes a change into a --dir source's working tree and
@@ -235,6 +235,9 @@ func (wr *writer) writeWorkTree(ctx context.Context, ref agentRef, user string, 
 			return "", "", err
 		}
 		if err := root.WriteFile(p, w.Content, 0o644); err != nil {
+			if gitsync.DiskFull(err) != nil {
+				return "", "", err // 507 (see diskFull)
+			}
 			return "", "", api.Errorf(api.CodeBadPath, "write %s: %v", w.Path, err)
 		}
 	}

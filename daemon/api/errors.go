@@ -76,6 +76,9 @@ const (
 	CodeStoreUnavailable Code = "store_unavailable"
 	// CodeUpstreamUnavailable: the upstream did not take a write in time.
 	CodeUpstreamUnavailable Code = "upstream_unavailable"
+	// CodeInsufficientStorage: the file system a write goes to is full
+	// (or the quota used up): the message names the path.
+	CodeInsufficientStorage Code = "insufficient_storage"
 	// CodeUnreadable: a file of the served workspace that is not read (a
 	// symbolic link, a FIFO or a device in a --dir working tree): the
 	// message names it.
@@ -116,6 +119,7 @@ var statuses = map[Code]int{
 	CodePreconditionRequired: http.StatusPreconditionRequired,
 	CodeStoreUnavailable:     http.StatusServiceUnavailable,
 	CodeUpstreamUnavailable:  http.StatusServiceUnavailable,
+	CodeInsufficientStorage:  http.StatusInsufficientStorage,
 	CodeUnreadable:           http.StatusInternalServerError,
 	CodeInternal:             http.StatusInternalServerError,
 }
