@@ -73,6 +73,7 @@ func (ss *sourceSet) hosted(name string) (*source, error) {
 	// object an agent's directory needs) is named now, in the log and
 	// in /v1/status (see damageStatus); a push can replace a broken ref.
 	_ = ss.host.Verify(context.Background(), name)
+	repo.RemoveTemporaries() // what a killed daemon left
 	// The upgrade of a repository from before live: live starts at
 	// main, nothing is rewritten.
 	if created, err := repo.EnsureBranch(gitsync.LiveRef, gitsync.MainRef); err != nil {

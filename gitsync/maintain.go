@@ -50,7 +50,8 @@ func (h *Host) packWritten(r *Repository) {
 // repository has written PacksPerRepack packs, that one. Repacks do not
 // block commits or pushes (see Repack). Every interval, each open
 // repository is verified too (see Verify): damage found since the last
-// check is logged at ERROR. Failures are logged.
+// check is logged at ERROR; and what a crash left is removed (see
+// RemoveTemporaries). Failures are logged.
 func (h *Host) Maintain(ctx context.Context, interval time.Duration, threshold int) error {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -97,6 +98,7 @@ func (h *Host) repackAll(ctx context.Context, threshold int, all bool) {
 		if all {
 			loose, _ = r.LooseObjects()
 			h.verify(ctx, name, r)
+			r.RemoveTemporaries()
 		}
 		if packs < PacksPerRepack && !(all && (loose > threshold || packs > int64(threshold))) {
 			continue

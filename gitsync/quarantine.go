@@ -225,26 +225,37 @@ func isTemporary(name string) bool {
 	return strings.HasPrefix(name, "tmp_") || strings.HasPrefix(name, ".tmp-")
 }
 
-// Ages past which what a crash left is removed when a repository is
-// opened: a temporary pack file that no running repack of ours writes
-// (a fetch's git writes one for at most its timeout), and a push's
-// quarantine (a push lasts at most the host's request timeout, 5
-// minutes by default).
+// Ages past which RemoveTemporaries removes what a crash left: a
+// temporary pack file that no running repack of ours writes (a fetch's
+// git writes one for at most its timeout), and a push's quarantine (a
+// push lasts at most the host's request timeout, 5 minutes by default).
+// Open, which also opens repositories no daemon runs in (a work tree of
+// quire prompt --rev, where the owner's git may run for long), removes
+// only what is older than a day.
 const (
 	staleTemporary  = 5 * time.Minute
 	staleQuarantine = time.Hour
+	staleAtOpen     = 24 * time.Hour
 )
 
-// removeStaleTemporaries removes the quarantines and temporary pack files
-// a crash (or a kill -9) left in the repository at commonDir.
-func removeStaleTemporaries(commonDir, packDir string) {
+// RemoveTemporaries removes the temporary pack files older than a few
+// minutes and the push quarantines older than an hour that a crash (or a
+// kill -9) left in a repository the daemon keeps, and returns how many;
+// no temporary pack file while a repack holds the repack lock (one a
+// killed daemon left running).
+func (r *Repository) RemoveTemporaries() int {
+	return removeStaleTemporaries(r.st.refs.commonDir, r.st.packDir, staleTemporary, staleQuarantine)
+}
+
+func removeStaleTemporaries(commonDir, packDir string, temporary, quarantine time.Duration) int {
+	n := 0
 	ms, _ := filepath.Glob(filepath.Join(commonDir, quarantinePrefix+"*"))
 	for _, m := range ms {
-		if st, err := os.Stat(m); err == nil && time.Since(st.ModTime()) > staleQuarantine {
-			os.RemoveAll(m)
+		if st, err := os.Stat(m); err == nil && time.Since(st.ModTime()) > quarantine && os.RemoveAll(m) == nil {
+			n++
 		}
 	}
-	sweepTemporaries(commonDir, packDir, staleTemporary, 0, isTemporary)
+	return n + sweepTemporaries(commonDir, packDir, temporary, 0, isTemporary)
 }
 
 // sweepTemporaries removes the temporary files of r's pack directory

@@ -17,7 +17,7 @@ const repairEvery = time.Minute
 
 // checkFetched is what Fetch does after every fetch (err is the fetch's
 // outcome, updates the refs it moved): a failed fetch's temporary packs
-// are removed, the mirror is verified, damage is logged at ERROR when it
+// are removed (and those a crash left), the mirror is verified, damage is logged at ERROR when it
 // is new, and a damaged mirror is fetched again whole from the upstream
 // into a new repository that takes its place (the damaged one is moved
 // aside). After such a repair it returns every ref of the new mirror as
@@ -34,6 +34,7 @@ func (f *Follower) checkFetched(ctx context.Context, updates []RefUpdate, err er
 	if err != nil {
 		r.sweepTemporaries(0, 0, isGitTemporary)
 	}
+	r.RemoveTemporaries() // what a killed daemon's fetch left
 	prev := r.Damage()
 	var d *DamageError
 	if verr := r.Verify(ctx, VerifyOptions{}); !errors.As(verr, &d) {

@@ -158,6 +158,9 @@ func TestRepackLeftRunning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if n := r2.RemoveTemporaries(); n != 0 {
+		t.Errorf("RemoveTemporaries removed %d files while a repack ran", n)
+	}
 	if _, err := os.Stat(stale); err != nil {
 		t.Fatalf("a temporary file was removed while a repack ran: %v", err)
 	}
@@ -214,8 +217,8 @@ func TestRepackLeftRunning(t *testing.T) {
 		t.Fatalf("after the repack: %d files, %v", n, err)
 	}
 	git(t, dir, "fsck", "--strict", "--no-dangling")
-	if _, err := Open(dir); err != nil {
-		t.Fatal(err)
+	if n := r2.RemoveTemporaries(); n != 1 {
+		t.Errorf("RemoveTemporaries removed %d files once no repack runs, want 1", n)
 	}
 	if _, err := os.Stat(stale); !os.IsNotExist(err) {
 		t.Fatalf("the stale temporary file is still there once no repack runs: %v", err)
@@ -237,25 +240,27 @@ func repackHelper(dir string) int {
 	return 0
 }
 
-// TestStaleTemporaries: opening a repository removes what a crash left
+// TestStaleTemporaries: RemoveTemporaries removes what a crash left
 // (temporary pack files older than a few minutes, quarantines older than
 // an hour) and keeps what may be in use; while a repack holds the repack
-// lock, no temporary pack file is removed.
+// lock, no temporary pack file is removed. Open removes only what is
+// older than a day.
 func TestStaleTemporaries(t *testing.T) {
 	dir := newBare(t)
-	old := time.Now().Add(-2 * time.Hour)
 	files := []struct {
-		path  string // the file written
-		stale bool   // its age is past the limit: it goes on open
-		what  string // what is removed: the file or its quarantine
+		path string        // the file written
+		age  time.Duration // how old it is
+		gone bool          // RemoveTemporaries removes it
+		what string        // what is removed: the file or its quarantine
 	}{
-		{"objects/pack/tmp_pack_Ab12Cd", true, ""},
-		{"objects/pack/tmp_idx_Ab12Cd", true, ""},
-		{"objects/pack/tmp_quire_pack_1234", true, ""},
-		{"objects/pack/.tmp-123-pack-abc.pack", true, ""},
-		{"objects/pack/tmp_pack_fresh1", false, ""},
-		{"quire-incoming-old/objects/pack/tmp.pack", true, "quire-incoming-old"},
-		{"quire-incoming-new/objects/pack/tmp.pack", false, "quire-incoming-new"},
+		{"objects/pack/tmp_pack_Ab12Cd", time.Hour, true, ""},
+		{"objects/pack/tmp_idx_Ab12Cd", time.Hour, true, ""},
+		{"objects/pack/tmp_quire_pack_1234", time.Hour, true, ""},
+		{"objects/pack/.tmp-123-pack-abc.pack", time.Hour, true, ""},
+		{"objects/pack/tmp_pack_fresh1", time.Minute, false, ""},
+		{"objects/pack/tmp_pack_Old123", 25 * time.Hour, true, ""},
+		{"quire-incoming-old/objects/pack/tmp.pack", 2 * time.Hour, true, "quire-incoming-old"},
+		{"quire-incoming-new/objects/pack/tmp.pack", time.Minute, false, "quire-incoming-new"},
 	}
 	for _, f := range files {
 		p := filepath.Join(dir, filepath.FromSlash(f.path))
@@ -263,11 +268,23 @@ func TestStaleTemporaries(t *testing.T) {
 		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if f.stale {
-			os.Chtimes(p, old, old)
-			if f.what != "" {
-				os.Chtimes(filepath.Join(dir, f.what), old, old)
-			}
+		at := time.Now().Add(-f.age)
+		os.Chtimes(p, at, at)
+		if f.what != "" {
+			os.Chtimes(filepath.Join(dir, f.what), at, at)
+		}
+	}
+	exists := func(f string) bool {
+		_, err := os.Stat(filepath.Join(dir, filepath.FromSlash(f)))
+		return err == nil
+	}
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if old := f.age > 24*time.Hour; exists(f.path) == old {
+			t.Errorf("Open: %s (%s old) there %v", f.path, f.age, !old)
 		}
 	}
 	// A repack runs (another process's: its lock is held).
@@ -275,26 +292,21 @@ func TestStaleTemporaries(t *testing.T) {
 	if err != nil || lock == nil {
 		t.Fatalf("take the repack lock: %v", err)
 	}
-	if _, err := Open(dir); err != nil {
-		t.Fatal(err)
-	}
+	r.RemoveTemporaries()
 	for _, f := range files {
-		if _, err := os.Stat(filepath.Join(dir, f.path)); err != nil && f.what == "" {
+		if f.what == "" && f.age < 24*time.Hour && !exists(f.path) {
 			t.Errorf("%s removed while a repack runs", f.path)
 		}
 	}
 	lock.Close()
-	if _, err := Open(dir); err != nil {
-		t.Fatal(err)
-	}
+	r.RemoveTemporaries()
 	for _, f := range files {
 		what := f.path
 		if f.what != "" {
 			what = f.what
 		}
-		_, err := os.Stat(filepath.Join(dir, filepath.FromSlash(what)))
-		if gone := os.IsNotExist(err); gone != f.stale {
-			t.Errorf("%s: removed %v, want %v", what, gone, f.stale)
+		if exists(what) == f.gone {
+			t.Errorf("%s: removed %v, want %v", what, !exists(what), f.gone)
 		}
 	}
 }

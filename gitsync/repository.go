@@ -95,7 +95,7 @@ func Open(path string) (*Repository, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open git repository %s: %w", path, err)
 	}
-	removeStaleTemporaries(commonDir, st.packDir)
+	removeStaleTemporaries(commonDir, st.packDir, staleAtOpen, staleAtOpen)
 	return &Repository{path: path, repo: r, st: st}, nil
 }
 
