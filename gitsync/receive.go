@@ -213,6 +213,9 @@ func (h *Host) receive(ctx context.Context, r *Repository, body io.Reader, cmds 
 		q, err = receivePack(ctx, r, body, h.opts.MaxRequestBytes)
 		if err != nil {
 			out.unpack = "unpack " + oneLine(err.Error())
+			// Every refusal has a remote: line (git shows the unpack
+			// status only as "remote unpack failed").
+			out.say("error: the pack was not stored: %s", oneLine(err.Error()))
 			return refuseAll("unpacker error")
 		}
 		defer q.close()
