@@ -60,14 +60,14 @@ unit:
 # the push validator agree) gets FUZZTIME_TREE.
 fuzz-smoke:
 	@echo "==> fuzz smoke: a short run of every fuzz target (about 2 min)" >&2
-	@set -e; start=$$SECONDS; for pkg in $$($(GO) list $(PKGS)); do \
+	@set -e; start=$$(date +%s); for pkg in $$($(GO) list $(PKGS)); do \
 	  for target in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz' || true); do \
 	    budget=$(FUZZTIME); \
 	    case " $(TREE_FUZZ) " in *" $$target "*) budget=$(FUZZTIME_TREE);; esac; \
 	    echo "fuzz $$pkg $$target ($$budget)"; \
 	    $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $$budget $$pkg; \
 	  done; \
-	done; echo "<== fuzz smoke: done in $$((SECONDS - start))s" >&2
+	done; echo "<== fuzz smoke: done in $$(( $$(date +%s) - start ))s" >&2
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
