@@ -141,11 +141,12 @@ func (r *Repository) Commit(ctx context.Context, req CommitRequest) (plumbing.Ha
 	if req.Author.Name == "" {
 		return plumbing.ZeroHash, fmt.Errorf("commit on %s: no author", ref)
 	}
-	r.writeMu.Lock()
-	defer r.writeMu.Unlock()
-	if err := ctx.Err(); err != nil {
-		return plumbing.ZeroHash, err
+	// Waiting for the writer lock counts against ctx: a write that
+	// cannot start in time is not made.
+	if err := r.writeMu.LockContext(ctx); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("commit on %s: waiting for the writer lock: %w", ref, err)
 	}
+	defer r.writeMu.Unlock()
 	var h plumbing.Hash
 	err := r.withStore(func(st storer.EncodedObjectStorer) error {
 		cur, err := r.refValue(ref)

@@ -116,7 +116,11 @@ func (f *Follower) Fetch(ctx context.Context) ([]RefUpdate, error) {
 	// One fetch at a time; the storage lock (readers) and the writer
 	// lock are only taken to read and move refs, never across the
 	// network.
-	r.fetchMu.Lock()
+	// Waiting for a fetch in progress counts against ctx (a write's
+	// deadline).
+	if err := r.fetchMu.LockContext(ctx); err != nil {
+		return nil, fmt.Errorf("fetch %s into %s: waiting for the fetch in progress: %w", f.URL, r.path, err)
+	}
 	defer r.fetchMu.Unlock()
 	var before map[plumbing.ReferenceName]plumbing.Hash
 	err := r.locked(func(storer.EncodedObjectStorer) error {

@@ -26,11 +26,10 @@ func (r *Repository) CommitOn(ctx context.Context, parent plumbing.Hash, req Com
 	if req.Author.Name == "" {
 		return plumbing.ZeroHash, errors.New("commit: no author")
 	}
-	r.writeMu.Lock()
-	defer r.writeMu.Unlock()
-	if err := ctx.Err(); err != nil {
-		return plumbing.ZeroHash, err
+	if err := r.writeMu.LockContext(ctx); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("commit on %s: waiting for the writer lock: %w", parent, err)
 	}
+	defer r.writeMu.Unlock()
 	var h plumbing.Hash
 	err := r.withStore(func(st storer.EncodedObjectStorer) error {
 		var p *pending
