@@ -705,7 +705,7 @@ func pktLen(h []byte) (int, error) {
 func staleReason(reason string) bool {
 	lower := strings.ToLower(reason)
 	for _, s := range []string{"stale info", "non-fast-forward", "fetch first", "failed to lock",
-		"cannot lock", "failed to update ref", "incorrect old value"} {
+		"cannot lock", "failed to update ref", "incorrect old value", alreadyInLive} {
 		if strings.Contains(lower, s) {
 			return true
 		}
