@@ -76,6 +76,13 @@ const (
 	CodeStoreUnavailable Code = "store_unavailable"
 	// CodeUpstreamUnavailable: the upstream did not take a write in time.
 	CodeUpstreamUnavailable Code = "upstream_unavailable"
+	// CodeOutcomeUnknown: a write that may or may not have been applied
+	// (its push was cut off, timed out or its answer lost): retry with
+	// the same Idempotency-Key.
+	CodeOutcomeUnknown Code = "outcome_unknown"
+	// CodeWriteTimeout: a write that waited past its deadline for the
+	// writer and was not applied.
+	CodeWriteTimeout Code = "write_timeout"
 	// CodeUnreadable: a file of the served workspace that is not read (a
 	// symbolic link, a FIFO or a device in a --dir working tree): the
 	// message names it.
@@ -116,6 +123,8 @@ var statuses = map[Code]int{
 	CodePreconditionRequired: http.StatusPreconditionRequired,
 	CodeStoreUnavailable:     http.StatusServiceUnavailable,
 	CodeUpstreamUnavailable:  http.StatusServiceUnavailable,
+	CodeWriteTimeout:         http.StatusServiceUnavailable,
+	CodeOutcomeUnknown:       http.StatusGatewayTimeout,
 	CodeUnreadable:           http.StatusInternalServerError,
 	CodeInternal:             http.StatusInternalServerError,
 }
