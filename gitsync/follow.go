@@ -296,6 +296,7 @@ func gitRun(ctx context.Context, r *Repository, args ...string) (string, string,
 	base := []string{"-c", "fetch.unpackLimit=1", "-c", "transfer.unpackLimit=1", "-c", "receive.unpackLimit=1",
 		"-c", "core.fsync=objects,reference", "-c", "core.fsyncMethod=fsync", "-c", "gc.auto=0", "-c", "credential.interactive=never"}
 	cmd := exec.CommandContext(ctx, "git", append(base, args...)...)
+	killGroupOnCancel(cmd)
 	cmd.Dir = r.st.refs.commonDir
 	cmd.Env = gitEnv("GIT_DIR="+r.st.refs.commonDir, "GIT_TERMINAL_PROMPT=0")
 	cmd.WaitDelay = 5 * time.Second
