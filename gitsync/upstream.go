@@ -154,6 +154,9 @@ func (r *Repository) PushCAS(ctx context.Context, url string, ref plumbing.Refer
 		// sendLive forgets a host that stopped deciding live.
 		live = r.decidesLive(ctx, url)
 	}
+	if err := ctx.Err(); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("push %s to %s: %w: %w", ref.Short(), url, ErrPushNotSent, err)
+	}
 	r.sp.cli.Add(1)
 	args := []string{"push", "--porcelain", "--no-verify"}
 	if live {
@@ -184,6 +187,9 @@ func (r *Repository) PushCAS(ctx context.Context, url string, ref plumbing.Refer
 		}
 		return plumbing.ZeroHash, &PushRejectedError{Ref: ref, Reason: f[2], Stale: staleReason(f[2])}
 	}
+	if err != nil && notSent(stderr) {
+		return plumbing.ZeroHash, fmt.Errorf("push %s to %s: %w: %w", ref.Short(), url, ErrPushNotSent, err)
+	}
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("push %s to %s: %w", ref.Short(), url, err)
 	}
@@ -199,6 +205,19 @@ func (r *Repository) PushCAS(ctx context.Context, url string, ref plumbing.Refer
 		r.sp.remember(url, new, now)
 	}
 	return now, nil
+}
+
+// notSent reports whether git push's messages say it never reached the
+// remote's receive-pack: no connection, or a client error (4xx) on the
+// way there. Anything else may have been applied.
+func notSent(stderr string) bool {
+	for _, s := range []string{"Could not resolve host", "Failed to connect to", "Connection refused",
+		"Couldn't connect to server", "The requested URL returned error: 4"} {
+		if strings.Contains(stderr, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // liveIsNow introduces, in a host's remote: message, the commit live is
