@@ -66,14 +66,18 @@ func (rd *reader) Status(ctx context.Context) api.Status {
 		dep := s.cur.Load()
 		s.mu.Lock()
 		lastErr := s.lastErr
-		if s.fetchErr != "" {
+		for _, e := range []string{s.fetchErr, s.writeErr} {
+			if e == "" {
+				continue
+			}
 			// A stuck upstream: prompts are served from the last good
 			// commit meanwhile.
 			if lastErr != "" {
 				lastErr += "; "
 			}
-			lastErr += "upstream: " + s.fetchErr
+			lastErr += "upstream: " + e
 		}
+		lag := s.upstreamLag()
 		if dep == nil {
 			if lastErr != "" {
 				st.Agents = append(st.Agents, api.AgentStatus{Source: s.id(), LastError: lastErr})
@@ -86,6 +90,7 @@ func (rd *reader) Status(ctx context.Context) api.Status {
 			if since, ok := s.unindexedSince[name]; ok && a.Indexed != a.Deployed {
 				a.LagSeconds = now.Sub(since).Seconds()
 			}
+			a.LagSeconds = max(a.LagSeconds, lag.Seconds())
 			a.LastError = lastErr
 			if e := s.indexErr[name]; e != "" {
 				a.LastError = "index: " + e
