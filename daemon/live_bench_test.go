@@ -188,7 +188,11 @@ func BenchmarkFollowersUnderBusyHost(b *testing.B) {
 	var wg sync.WaitGroup
 	var hostOps, hostErrs atomic.Int64
 	// The busy host: 11 clients, each going round four kinds of request.
-	for c := range 11 {
+	hostClients := 11
+	if s := os.Getenv("QUIRE_BENCH_HOST_CLIENTS"); s != "" {
+		hostClients, _ = strconv.Atoi(s)
+	}
+	for c := range hostClients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
