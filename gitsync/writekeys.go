@@ -92,20 +92,25 @@ type KeyedCommit struct {
 // ends before stop (a merge of stop ends it after the merge), or after
 // limit commits.
 func (r *Repository) RecentWriteKeys(head, stop plumbing.Hash, limit int) ([]KeyedCommit, error) {
-	var out []KeyedCommit
-	err := r.locked(func(st storer.EncodedObjectStorer) error {
-		var err error
-		out, err = writeKeysSince(st, head, stop, limit)
-		return err
-	})
-	return out, err
+	// The storage lock is taken per commit: a long walk (the first after
+	// a start) does not hold up reads.
+	return writeKeysSince(func(h plumbing.Hash) (*object.Commit, error) {
+		var c *object.Commit
+		err := r.locked(func(st storer.EncodedObjectStorer) error {
+			var err error
+			c, err = object.GetCommit(st, h)
+			return err
+		})
+		return c, err
+	}, head, stop, limit)
 }
 
-func writeKeysSince(st storer.EncodedObjectStorer, head, stop plumbing.Hash, limit int) ([]KeyedCommit, error) {
+// writeKeysSince is RecentWriteKeys reading commits with get.
+func writeKeysSince(get func(plumbing.Hash) (*object.Commit, error), head, stop plumbing.Hash, limit int) ([]KeyedCommit, error) {
 	var out []KeyedCommit
 	h := head
 	for n := 0; n < limit && !h.IsZero() && h != stop; n++ {
-		c, err := object.GetCommit(st, h)
+		c, err := get(h)
 		if err != nil {
 			return out, fmt.Errorf("read commit %s: %w", h, err)
 		}
@@ -117,7 +122,7 @@ func writeKeysSince(st storer.EncodedObjectStorer, head, stop plumbing.Hash, lim
 		if len(c.ParentHashes) > 1 {
 			second := c.ParentHashes[1]
 			end = second == stop
-			if w, err := object.GetCommit(st, second); err == nil && len(w.ParentHashes) == 1 && byQuire(w) {
+			if w, err := get(second); err == nil && len(w.ParentHashes) == 1 && byQuire(w) {
 				keys = append(keys, WriteKeys(w.Message)...)
 			}
 		}
@@ -159,7 +164,8 @@ func duplicateWrite(st storer.EncodedObjectStorer, write, base, cur plumbing.Has
 	for _, k := range keys {
 		want[k.ID] = true
 	}
-	since, _ := writeKeysSince(st, cur, base, maxKeyWalk)
+	get := func(h plumbing.Hash) (*object.Commit, error) { return object.GetCommit(st, h) }
+	since, _ := writeKeysSince(get, cur, base, maxKeyWalk)
 	for _, kc := range since {
 		for _, k := range kc.Keys {
 			if want[k.ID] {
