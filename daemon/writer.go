@@ -384,6 +384,9 @@ func (wr *writer) propose(ctx context.Context, ref agentRef, user, message strin
 			break
 		}
 	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return committed{}, wr.notApplied(s) // the writer lock came too late
+	}
 	if err != nil {
 		return committed{}, err
 	}
