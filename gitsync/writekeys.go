@@ -84,13 +84,13 @@ type KeyedCommit struct {
 	Keys   []WriteKey
 }
 
-// RecentWriteKeys walks live's history from head back and returns the
-// commits that brought write keys, newest first: each commit on head's
-// first-parent line that a daemon made, and for a merge the daemon's
-// write it merged (its second parent: a follower's write a quire host
-// merged onto a live that had moved), under the merge's hash. The walk
-// ends before stop (a merge of stop ends it after the merge), or after
-// limit commits.
+// RecentWriteKeys returns the commits of live's history from head back
+// that brought write keys, newest first: the commits on head's
+// first-parent line (live's values) that are not on stop's (the last
+// commit looked at; zero for none), each with its keys when a daemon made
+// it, and for a merge the keys of the daemon's write it merged (its
+// second parent: a follower's write a quire host merged onto a live that
+// had moved). At most limit commits of each line are read.
 func (r *Repository) RecentWriteKeys(head, stop plumbing.Hash, limit int) ([]KeyedCommit, error) {
 	// The storage lock is taken per commit: a long walk (the first after
 	// a start) does not hold up reads.
@@ -107,34 +107,68 @@ func (r *Repository) RecentWriteKeys(head, stop plumbing.Hash, limit int) ([]Key
 
 // writeKeysSince is RecentWriteKeys reading commits with get.
 func writeKeysSince(get func(plumbing.Hash) (*object.Commit, error), head, stop plumbing.Hash, limit int) ([]KeyedCommit, error) {
+	line, err := firstParentsSince(get, head, stop, limit)
 	var out []KeyedCommit
-	h := head
-	for n := 0; n < limit && !h.IsZero() && h != stop; n++ {
-		c, err := get(h)
-		if err != nil {
-			return out, fmt.Errorf("read commit %s: %w", h, err)
-		}
+	for _, c := range line {
 		var keys []WriteKey
 		if byQuire(c) {
 			keys = WriteKeys(c.Message)
 		}
-		end := len(c.ParentHashes) == 0
 		if len(c.ParentHashes) > 1 {
-			second := c.ParentHashes[1]
-			end = second == stop
-			if w, err := get(second); err == nil && len(w.ParentHashes) == 1 && byQuire(w) {
+			if w, err := get(c.ParentHashes[1]); err == nil && len(w.ParentHashes) == 1 && byQuire(w) {
 				keys = append(keys, WriteKeys(w.Message)...)
 			}
 		}
 		if len(keys) > 0 {
-			out = append(out, KeyedCommit{Commit: h, Keys: keys})
+			out = append(out, KeyedCommit{Commit: c.Hash, Keys: keys})
 		}
-		if end {
-			break
-		}
-		h = c.ParentHashes[0]
 	}
-	return out, nil
+	return out, err
+}
+
+// firstParentsSince returns the commits on head's first-parent line that
+// are not on stop's, newest first. Both lines are walked in step, so the
+// walk is about twice as long as the lines are apart (at most limit
+// commits each): stop is usually live a few writes ago, or a write that
+// was merged onto live since.
+func firstParentsSince(get func(plumbing.Hash) (*object.Commit, error), head, stop plumbing.Hash, limit int) ([]*object.Commit, error) {
+	var line []*object.Commit
+	onHead := map[plumbing.Hash]int{} // commit → its index in line
+	onStop := map[plumbing.Hash]bool{}
+	a, b := head, stop
+	for n := 0; n < limit && !(a.IsZero() && b.IsZero()); n++ {
+		if !a.IsZero() {
+			if onStop[a] {
+				return line, nil
+			}
+			c, err := get(a)
+			if err != nil {
+				return line, fmt.Errorf("read commit %s: %w", a, err)
+			}
+			onHead[a] = len(line)
+			line = append(line, c)
+			a = firstParent(c)
+		}
+		if !b.IsZero() {
+			if i, ok := onHead[b]; ok {
+				return line[:i], nil
+			}
+			onStop[b] = true
+			c, err := get(b)
+			if err != nil {
+				return line, fmt.Errorf("read commit %s: %w", b, err)
+			}
+			b = firstParent(c)
+		}
+	}
+	return line, nil
+}
+
+func firstParent(c *object.Commit) plumbing.Hash {
+	if len(c.ParentHashes) == 0 {
+		return plumbing.ZeroHash
+	}
+	return c.ParentHashes[0]
 }
 
 func byQuire(c *object.Commit) bool { return strings.HasSuffix(c.Author.Email, "@quire.invalid") }

@@ -83,7 +83,8 @@ func TestRecentWriteKeys(t *testing.T) {
 	person := object.Signature{Name: "Ines", Email: "ines@example.com", When: time.Now()}
 	c1 := keyed(plumbing.ZeroHash, "k1", agentSig)
 	c2 := keyed(c1, "k2", agentSig)
-	forged := keyed(c2, "forged", person)
+	w1 := keyed(c2, "w1", agentSig) // another daemon's write, on live first
+	forged := keyed(w1, "forged", person)
 	side := keyed(c2, "k3", agentSig) // a follower's write on an older live
 	merge, err := r.MergeOn(ctx, side, forged)
 	if err != nil {
@@ -94,7 +95,7 @@ func TestRecentWriteKeys(t *testing.T) {
 		var b []string
 		for _, kc := range kcs {
 			for _, k := range kc.Keys {
-				name := map[plumbing.Hash]string{c1: "c1", c2: "c2", merge: "merge", c4: "c4"}[kc.Commit]
+				name := map[plumbing.Hash]string{c1: "c1", c2: "c2", w1: "w1", merge: "merge", c4: "c4"}[kc.Commit]
 				b = append(b, k.ID+"@"+name)
 			}
 		}
@@ -106,9 +107,12 @@ func TestRecentWriteKeys(t *testing.T) {
 		limit int
 		want  string
 	}{
-		{"all", plumbing.ZeroHash, 100, "k4@c4 k3@merge k2@c2 k1@c1"},
-		{"to c2", c2, 100, "k4@c4 k3@merge"},
-		{"to the merged write", side, 100, "k4@c4 k3@merge"},
+		{"all", plumbing.ZeroHash, 100, "k4@c4 k3@merge w1@w1 k2@c2 k1@c1"},
+		{"to c2", c2, 100, "k4@c4 k3@merge w1@w1"},
+		{"to the merge", merge, 100, "k4@c4"},
+		// The follower that wrote side has not seen w1, which live took
+		// before the merge.
+		{"to the merged write", side, 100, "k4@c4 k3@merge w1@w1"},
 		{"limit", plumbing.ZeroHash, 2, "k4@c4 k3@merge"},
 	}
 	for _, tt := range tests {
@@ -182,6 +186,25 @@ func TestPushDuplicateWrite(t *testing.T) {
 			log, _ := snap.ReadFile("memory/2026-01-02.md")
 			if n := strings.Count(string(log), "ONCE"); n != 1 || !strings.Contains(string(log), "from the host") {
 				t.Errorf("live's log holds the write %d times:\n%s", n, log)
+			}
+			// The first daemon's next write goes on its own write (its
+			// mirror's live after the merge) and carries the key the
+			// second daemon's write brought to live before that merge.
+			own, err := mirrors[0].CommitOn(ctx, base, CommitRequest{Author: agentSig, Message: "another", Keys: []WriteKey{{ID: "bot::other", Path: "MEMORY.md"}},
+				Writes: []FileWrite{{Path: "MEMORY.md", Content: []byte("# Memory\n")}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := mirrors[0].PushCAS(ctx, url, LiveRef, base, own); err != nil {
+				t.Fatalf("the first daemon's other write: %v", err)
+			}
+			again, err := mirrors[0].CommitOn(ctx, own, CommitRequest{Author: agentSig, Message: "append again", Keys: key,
+				Writes: []FileWrite{{Path: "memory/2026-01-02.md", Content: []byte("# 2026-01-02\n\n## 09:00\n\nfirst\n\n## 11:02\n\nONCE\n")}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := mirrors[0].PushCAS(ctx, url, LiveRef, own, again); !errors.Is(err, ErrStale) || !strings.Contains(err.Error(), "already in live") {
+				t.Fatalf("a retry pushed on the daemon's own merged write: %v, want it refused as already in live", err)
 			}
 			git(t, filepath.Dir(up.Path()), "--git-dir="+up.Path(), "fsck", "--no-dangling")
 		})
