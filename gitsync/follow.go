@@ -141,8 +141,10 @@ func (f *Follower) Fetch(ctx context.Context) ([]RefUpdate, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fetch %s into %s: %w", f.URL, r.path, err)
 	}
-	if r.PacksWritten() >= PacksPerRepack {
-		// Each fetch is one pack; roll them up (no locks held).
+	if _, bounded := ctx.Deadline(); !bounded && r.PacksWritten() >= PacksPerRepack {
+		// Each fetch is one pack; roll them up (no locks held). Not in
+		// a fetch with a deadline (a write's, after its push was
+		// refused): the next fetch of Run's does it.
 		if err := r.RepackContext(ctx); err != nil && f.Logger != nil {
 			f.Logger.Warn("repack", "repo", r.path, "err", err)
 		}
