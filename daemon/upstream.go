@@ -44,9 +44,9 @@ func (s *source) upstreamHead() (head, lease plumbing.Hash, err error) {
 // ETag), with backoff, until ctx's deadline. It returns only once the
 // upstream accepted the writes ("" when none was left to write). A push
 // that went unanswered may have landed: the writes' keys (every write to
-// an upstream has one) tell after a fetch, and the upstream refuses a
-// second copy; until then the writes' outcome is unknown. Callers hold
-// s.writeMu.
+// an upstream has one) tell after a fetch, and a second copy is refused
+// (by a quire host for its keys, by any other for its lease); until then
+// the writes' outcome is unknown. Callers hold s.writeMu.
 func (wr *writer) commitUpstream(ctx context.Context, s *source, batch []*writeReq) (string, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
