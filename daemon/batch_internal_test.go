@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"log/slog"
 	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
 
+	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/prompt"
 )
@@ -68,7 +70,7 @@ func TestApplyBatch(t *testing.T) {
 			return nil, nil
 		}),
 	}
-	changes := applyBatch(base, batch)
+	changes := applyBatch(base, batch, nil)
 	got := map[string]string{}
 	for _, w := range changes {
 		if w.Delete {
@@ -119,7 +121,7 @@ func TestApplyBatchSeeds(t *testing.T) {
 		batchReq(ctx, "u1", "one", appendTo(log, "one")),
 		batchReq(ctx, "u1", "two", appendTo(log, "two")),
 	}
-	changes := applyBatch(base, batch)
+	changes := applyBatch(base, batch, nil)
 	seen := map[string]int{}
 	for _, w := range changes {
 		seen[w.Path]++
@@ -153,5 +155,73 @@ func TestBatchMessage(t *testing.T) {
 	}
 	if strings.Contains(msg, "carol") || user != "" || sig.Name != "bot" {
 		t.Errorf("batch message %q user %q author %q", msg, user, sig.Name)
+	}
+}
+
+// TestApplyBatchKeys: a write whose key live holds is answered with that
+// commit and not applied; a second write of the batch with the key of an
+// earlier one rides on it; a write its caller gave up is left out; once
+// the commit is made, each gets its answer.
+func TestApplyBatchKeys(t *testing.T) {
+	ctx := context.Background()
+	base := fstest.MapFS{"memory/2026-01-01.md": {Data: []byte("old\n")}}
+	log := "memory/2026-01-01.md"
+	keyed := func(id, line string) *writeReq {
+		r := batchReq(ctx, "", line, appendTo(log, line))
+		r.key = gitsync.WriteKey{ID: id, Path: log}
+		return r
+	}
+	landed := keyed("bot::landed", "landed")
+	first := keyed("bot::twice", "twice")
+	copied := keyed("bot::twice", "twice")
+	gone := keyed("bot::gone", "gone")
+	gone.state.Store(reqAbandoned)
+	plain := keyed("", "plain")
+	batch := []*writeReq{landed, first, copied, gone, plain}
+	known := func(id string) (keyHit, bool) {
+		if id == "bot::landed" {
+			return keyHit{commit: "c0", path: log}, true
+		}
+		return keyHit{}, false
+	}
+	changes := applyBatch(base, batch, known)
+	if len(changes) != 1 || string(changes[0].Content) != "old\ntwice\nplain\n" {
+		t.Fatalf("changes %+v, want the log with twice and plain once each", changes)
+	}
+	if landed.replay == nil || landed.replay.commit != "c0" || landed.writes != nil {
+		t.Errorf("the write live holds: replay %+v, writes %v", landed.replay, landed.writes)
+	}
+	if copied.dupOf != first || copied.writes != nil {
+		t.Errorf("the copy: dupOf %p (first %p), writes %v", copied.dupOf, first, copied.writes)
+	}
+	if gone.err == nil || gone.writes != nil {
+		t.Errorf("the abandoned write: err %v, writes %v", gone.err, gone.writes)
+	}
+	if keys := batchKeys(batch); len(keys) != 1 || keys[0].ID != "bot::twice" {
+		t.Errorf("the commit's keys: %+v, want bot::twice only", keys)
+	}
+	for _, r := range []*writeReq{landed, first, copied, plain} {
+		if r.state.Load() != reqClaimed {
+			t.Errorf("write %q is not claimed: its caller could be told nothing was written", r.message)
+		}
+	}
+
+	wr := &writer{log: slog.New(slog.DiscardHandler), events: &broker{}, writeTimeout: time.Second}
+	s := &source{kind: kindRepo, name: "bot"}
+	wr.settle(s, batch, "c1", "live", nil)
+	want := map[*writeReq]string{landed: "c0", first: "c1", copied: "c1", plain: "c1"}
+	for r, c := range want {
+		if r.err != nil || r.commit != c || r.branch != "live" {
+			t.Errorf("write %q answered %q on %q (%v), want %s on live", r.message, r.commit, r.branch, r.err, c)
+		}
+	}
+	if copied.replay == nil || copied.replay.commit != "c1" {
+		t.Errorf("the copy is not answered as a retry: %+v", copied.replay)
+	}
+	if e := api.AsError(gone.err); e.Code != api.CodeWriteTimeout {
+		t.Errorf("the abandoned write answered %v, want write_timeout", gone.err)
+	}
+	if h, ok := s.keys.lookup("bot::twice"); !ok || h.commit != "c1" {
+		t.Errorf("the index has bot::twice at %+v, %v", h, ok)
 	}
 }

@@ -78,6 +78,11 @@ type Options struct {
 	// upstream that stops answering is reported in the status while the
 	// last good commit is served.
 	FetchTimeout time.Duration
+	// WriteTimeout bounds an API write from its arrival, waiting for
+	// other writes and a fetch included (default DefaultWriteTimeout):
+	// it is answered by then and a second at most (outcome_unknown when
+	// it may have been applied).
+	WriteTimeout time.Duration
 	// WebhookSecret, when set, turns on POST /v1/hooks/git: a push
 	// webhook (GitHub, Gitea) signed with it makes the followed upstream
 	// it names fetch at once.
@@ -256,7 +261,7 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 		sources:  sources,
 		deployer: dp,
 		writer: &writer{sources: sources, deployer: dp, tokens: tokens, events: events, log: log, now: opts.Now,
-			pruneInterval: opts.PruneInterval},
+			pruneInterval: opts.PruneInterval, writeTimeout: opts.WriteTimeout},
 		reader: &reader{sources: sources, store: store, events: events, metrics: m, version: opts.Version, started: started, now: opts.Now,
 			flushed: map[string]int{}},
 		indexer: ix,

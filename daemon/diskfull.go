@@ -9,9 +9,9 @@ import (
 // EDQUOT: a pack, a ref or a working tree's file could not be written)
 // with 507 insufficient_storage naming the path; commit, branch and any
 // other error pass through.
-func diskFull(commit, branch string, err error) (string, string, error) {
+func diskFull(c committed, err error) (committed, error) {
 	if df := gitsync.DiskFull(err); df != nil {
-		return commit, branch, api.Errorf(api.CodeInsufficientStorage, "%v", df)
+		return c, api.Errorf(api.CodeInsufficientStorage, "%v", df)
 	}
-	return commit, branch, err
+	return c, err
 }

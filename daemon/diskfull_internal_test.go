@@ -26,9 +26,9 @@ func TestDiskFullIs507(t *testing.T) {
 		{api.Errorf(api.CodeStale, "x"), 409, ""},
 		{errors.New("boom"), 500, ""},
 	} {
-		c1, b, err := diskFull("c", "b", c.err)
-		if c1 != "c" || b != "b" || api.StatusOf(err) != c.want {
-			t.Errorf("diskFull(%v) = %q %q %v (%d), want %d", c.err, c1, b, err, api.StatusOf(err), c.want)
+		c1, err := diskFull(committed{commit: "c", branch: "b"}, c.err)
+		if c1.commit != "c" || c1.branch != "b" || api.StatusOf(err) != c.want {
+			t.Errorf("diskFull(%v) = %+v %v (%d), want %d", c.err, c1, err, api.StatusOf(err), c.want)
 		}
 		if c.path != "" && (api.AsError(err).Code != api.CodeInsufficientStorage || !strings.Contains(err.Error(), " writing "+c.path+": free space on its file system, then retry")) {
 			t.Errorf("diskFull(%v) = %v, want insufficient_storage naming %s", c.err, err, c.path)

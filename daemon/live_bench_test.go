@@ -3,7 +3,9 @@ package daemon_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -152,4 +154,138 @@ func BenchmarkAppendSerial(b *testing.B) {
 	}
 	b.StopTimer()
 	pct(b, ds)
+}
+
+// BenchmarkFollowersUnderBusyHost: a --repos host kept busy by 11 mixed
+// clients (appends, prompts, If-Match file writes, searches) and a
+// person's push to main every 10 s, and two --upstream followers with
+// 4 clients each appending as fast as they are acknowledged. Reports,
+// per follower, acknowledged appends a second, the p99 latency and the
+// failures; fairness is the lower follower's rate over the higher one's
+// (the target: at least 0.5). The window is 30 s (QUIRE_BENCH_SECONDS
+// changes it); run with -benchtime=1x.
+func BenchmarkFollowersUnderBusyHost(b *testing.B) {
+	ctx := context.Background()
+	window := 30 * time.Second
+	if s := os.Getenv("QUIRE_BENCH_SECONDS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			b.Fatalf("QUIRE_BENCH_SECONDS: %v", err)
+		}
+		window = time.Duration(n) * time.Second
+	}
+	host := startDaemon(b, daemon.Options{})
+	wt := newWorkTree(b, botFiles)
+	host.push(b, wt, "bot")
+	var followers []*testDaemon
+	for range 2 {
+		f := startDaemon(b, daemon.Options{Upstream: host.remote + "/bot.git", Poll: time.Second})
+		waitFor(b, "a follower to deploy", func() bool { _, err := f.c.Prompt(ctx, "bot", api.PromptRequest{}); return err == nil })
+		followers = append(followers, f)
+	}
+	wctx, cancel := context.WithTimeout(ctx, window)
+	defer cancel()
+	var wg sync.WaitGroup
+	var hostOps, hostErrs atomic.Int64
+	// The busy host: 11 clients, each going round four kinds of request.
+	hostClients := 11
+	if s := os.Getenv("QUIRE_BENCH_HOST_CLIENTS"); s != "" {
+		hostClients, _ = strconv.Atoi(s)
+	}
+	for c := range hostClients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; wctx.Err() == nil; i++ {
+				var err error
+				switch (c + i) % 4 {
+				case 0:
+					_, err = host.c.MemoryAppend(wctx, "bot", api.AppendRequest{Text: fmt.Sprintf("host-%d-%d", c, i)})
+				case 1:
+					_, err = host.c.Prompt(wctx, "bot", api.PromptRequest{User: fmt.Sprintf("u%d", c)})
+				case 2:
+					var f api.File
+					if f, err = host.c.ReadFile(wctx, "bot", "MEMORY.md", ""); err == nil {
+						_, err = host.c.WriteFile(wctx, "bot", "MEMORY.md", "", f.ETag, []byte(fmt.Sprintf("# Memory\n\nFact %d-%d.\n", c, i)))
+					}
+				case 3:
+					_, err = host.c.MemorySearch(wctx, "bot", api.SearchRequest{Query: "wifi password"})
+				}
+				hostOps.Add(1)
+				if err != nil && wctx.Err() == nil && apiStatus(err) != 409 {
+					if hostErrs.Add(1) <= 3 {
+						b.Logf("host client: %v", err)
+					}
+				}
+			}
+		}()
+	}
+	// A person pushes to main every 10 s.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(10 * time.Second)
+		defer t.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-wctx.Done():
+				return
+			case <-t.C:
+			}
+			writeFiles(b, wt, map[string]string{"SOUL.md": fmt.Sprintf("# Soul\n\nCalm and exact. MARKER-ONE push %d\n", i)})
+			git(b, wt, "commit", "-qam", fmt.Sprintf("soul %d", i))
+			if out, err := gitMay(wt, "push", "-q", host.remote+"/bot.git", "main"); err != nil {
+				b.Logf("push to main: %v\n%s", err, out)
+			}
+		}
+	}()
+	type result struct {
+		mu    sync.Mutex
+		lat   []time.Duration
+		fails int
+	}
+	res := make([]*result, len(followers))
+	start := time.Now()
+	for fi, f := range followers {
+		res[fi] = &result{}
+		for c := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; wctx.Err() == nil; i++ {
+					t0 := time.Now()
+					_, err := f.c.MemoryAppend(ctx, "bot", api.AppendRequest{Text: fmt.Sprintf("f%d-%d-%d", fi, c, i)})
+					r := res[fi]
+					r.mu.Lock()
+					if err != nil {
+						r.fails++
+					} else {
+						r.lat = append(r.lat, time.Since(t0))
+					}
+					r.mu.Unlock()
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	el := time.Since(start)
+	b.StopTimer()
+	var rates []float64
+	for fi, r := range res {
+		rate := float64(len(r.lat)) / el.Seconds()
+		rates = append(rates, rate)
+		slices.Sort(r.lat)
+		p99 := time.Duration(0)
+		if len(r.lat) > 0 {
+			p99 = r.lat[len(r.lat)*99/100]
+		}
+		b.ReportMetric(rate, fmt.Sprintf("f%d-appends/s", fi+1))
+		b.ReportMetric(float64(p99)/float64(time.Millisecond), fmt.Sprintf("f%d-p99-ms", fi+1))
+		b.ReportMetric(float64(r.fails), fmt.Sprintf("f%d-failed", fi+1))
+	}
+	if hi := max(rates[0], rates[1]); hi > 0 {
+		b.ReportMetric(min(rates[0], rates[1])/hi, "fairness")
+	}
+	b.ReportMetric(float64(hostOps.Load())/el.Seconds(), "host-ops/s")
+	b.ReportMetric(float64(hostErrs.Load()), "host-failed")
 }

@@ -70,14 +70,18 @@ func (rd *reader) Status(ctx context.Context) api.Status {
 		damaged = append(damaged, hidden...)
 		s.mu.Lock()
 		lastErr := s.lastErr
-		if s.fetchErr != "" {
+		for _, e := range []string{s.fetchErr, s.writeErr} {
+			if e == "" {
+				continue
+			}
 			// A stuck upstream: prompts are served from the last good
 			// commit meanwhile.
 			if lastErr != "" {
 				lastErr += "; "
 			}
-			lastErr += "upstream: " + s.fetchErr
+			lastErr += "upstream: " + e
 		}
+		lag := s.upstreamLag()
 		if dep == nil {
 			if e := joinErrors(lastErr, repoDamage); e != "" {
 				st.Agents = append(st.Agents, api.AgentStatus{Source: s.id(), LastError: e})
@@ -93,6 +97,7 @@ func (rd *reader) Status(ctx context.Context) api.Status {
 			if since, ok := s.unindexedSince[name]; ok && a.Indexed != a.Deployed {
 				a.LagSeconds = now.Sub(since).Seconds()
 			}
+			a.LagSeconds = max(a.LagSeconds, lag.Seconds())
 			a.LastError = lastErr
 			if e := s.indexErr[name]; e != "" {
 				a.LastError = "index: " + e

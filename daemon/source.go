@@ -35,9 +35,12 @@ type source struct {
 	cur atomic.Pointer[deployment]
 
 	deployMu sync.Mutex // one deploy at a time
-	writeMu  sync.Mutex // one commit by the daemon at a time
-	queue    writeQueue // API writes waiting for their commit
-	seq      atomic.Uint64
+	// writeMu: one commit by the daemon at a time, granted in arrival
+	// order; a write's wait for it counts against its deadline.
+	writeMu gitsync.QueueLock
+	queue   writeQueue // API writes waiting for their commit
+	keys    writeKeys  // the write keys in live's recent history
+	seq     atomic.Uint64
 
 	// follower fetches an upstream source (nil otherwise), remote; name
 	// is remote's URL, which prints without the credential.
@@ -48,12 +51,16 @@ type source struct {
 	mu       sync.Mutex
 	lastErr  string
 	fetchErr string                       // the last fetch's error ("" when it worked)
+	writeErr string                       // the last write's upstream error ("" when it worked)
 	indexed  map[string]string            // agent → indexed commit
 	stats    map[string]memory.IndexStats // agent → stats of the last index run
 	indexErr map[string]string            // agent → last index error
 	// notIndexed is, per agent, the memory files the last index run
 	// left out (notIndexedError).
 	notIndexed map[string]string
+	// answered is when the upstream last answered a fetch or took a
+	// write: while it does not, what is served lags it by that much.
+	answered time.Time
 	// unindexedSince is, per agent, when the oldest deployment not yet
 	// indexed was deployed: the lag that status reports, which a newer
 	// deployment does not reset.
@@ -68,6 +75,7 @@ func (s *source) init() {
 	s.notIndexed = map[string]string{}
 	s.unindexedSince = map[string]time.Time{}
 	s.notify = make(chan struct{})
+	s.answered = time.Now() // until it fails, as of the start
 }
 
 func (s *source) id() string { return string(s.kind) + ":" + s.name }
@@ -82,10 +90,34 @@ func (s *source) setFetchError(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err == nil {
-		s.fetchErr = ""
+		s.fetchErr, s.writeErr = "", ""
+		s.answered = time.Now()
 	} else {
 		s.fetchErr = err.Error()
 	}
+}
+
+// setWriteError records the outcome of a write to the upstream: an
+// error that says it did not answer shows in the status at once, without
+// waiting for the next fetch to fail.
+func (s *source) setWriteError(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err == nil {
+		s.writeErr = ""
+		s.answered = time.Now()
+	} else {
+		s.writeErr = err.Error()
+	}
+}
+
+// upstreamLag is how long the upstream has not answered while its
+// fetches or writes fail (0 when it answers). Callers hold s.mu.
+func (s *source) upstreamLag() time.Duration {
+	if s.kind != kindUpstream || s.fetchErr == "" && s.writeErr == "" {
+		return 0
+	}
+	return max(time.Since(s.answered), time.Millisecond)
 }
 
 func (s *source) setError(err error) {

@@ -9,14 +9,15 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/gitsync"
 )
 
 // Bounds of a write to an upstream: how many times a write is re-applied
-// after the upstream's live moved, and how long it may take in all.
+// after the upstream's live moved, and how long it may take in all when
+// it has no deadline of its own (an API write's is Options.WriteTimeout
+// from its arrival).
 const (
 	upstreamAttempts = 30
 	upstreamWriteFor = 30 * time.Second
@@ -36,20 +37,25 @@ func (s *source) upstreamHead() (head, lease plumbing.Hash, err error) {
 	return h, plumbing.ZeroHash, nil
 }
 
-// commitUpstream commits a write on the upstream's live: the commit goes
-// on live as last fetched and is pushed with compare-and-swap; when
-// another daemon moved live first, it fetches and re-applies the write as
-// an operation (build runs again on the new live: an append appends, an
-// If-Match write re-checks its ETag), with backoff. It returns only once
-// the upstream accepted the write. Callers hold s.writeMu.
-func (wr *writer) commitUpstream(ctx context.Context, s *source, sig object.Signature, user, message string, build func(plumbing.Hash) ([]gitsync.FileWrite, error)) (string, []gitsync.FileWrite, error) {
-	ctx, cancel := context.WithTimeout(ctx, upstreamWriteFor)
-	defer cancel()
+// commitUpstream commits batch's writes on the upstream's live and
+// returns the commit: the commit goes on live as last fetched and is
+// pushed with compare-and-swap; when another daemon moved live first, it
+// fetches and re-applies the writes as operations (each build runs again
+// on the new live: an append appends, an If-Match write re-checks its
+// ETag), with backoff, until ctx's deadline. It returns only once the
+// upstream accepted the writes ("" when none was left to write). A push
+// that went unanswered may have landed: the writes' keys (every write to
+// an upstream has one) tell after a fetch, and a second copy is refused
+// (by a quire host for its keys, by any other for its lease); until then
+// the writes' outcome is unknown. Callers hold s.writeMu.
+func (wr *writer) commitUpstream(ctx context.Context, s *source, batch []*writeReq) (string, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, upstreamWriteFor)
+		defer cancel()
+	}
 	var last error
-	// Pushes with no answer (a connection cut after the pack was sent):
-	// each may have landed, with the writes it carried.
-	var unknown []plumbing.Hash
-	var unknownWrites []gitsync.FileWrite
+	unanswered := false // a push went unanswered: its writes may be in the upstream
 	for attempt := 0; attempt < upstreamAttempts; attempt++ {
 		if attempt > 0 {
 			// Backoff with jitter, so that daemons racing for live
@@ -59,91 +65,109 @@ func (wr *writer) commitUpstream(ctx context.Context, s *source, sig object.Sign
 			select {
 			case <-time.After(wait):
 			case <-ctx.Done():
-				return "", nil, upstreamUnavailable(s, fmt.Errorf("%w (last: %v)", ctx.Err(), last))
+				return "", wr.upstreamFailed(s, unanswered, fmt.Errorf("%w (last: %v)", ctx.Err(), last))
 			}
 			if _, err := s.follower.Fetch(ctx); err != nil {
 				last = err
+				if ctx.Err() != nil {
+					return "", wr.upstreamFailed(s, unanswered, err)
+				}
 				continue
-			}
-			// A push whose answer was lost may have landed: the write is
-			// then in live, and re-applying it would write it twice.
-			if live, ok := wr.landed(s, unknown); ok {
-				return live, unknownWrites, nil
 			}
 		}
 		head, lease, err := s.upstreamHead()
 		if err != nil {
-			return "", nil, err
+			return "", err
 		}
-		writes, err := build(head)
-		if err != nil || len(writes) == 0 {
-			return "", nil, err
-		}
-		h, err := s.repo.CommitOn(ctx, head, gitsync.CommitRequest{Writes: writes,
-			Author: sig, User: user, Message: message})
+		snap, err := s.repo.SnapshotOf(head)
 		if err != nil {
-			return "", nil, err
+			return "", err
+		}
+		// A write whose key live holds (a push that went unanswered
+		// landed, or a retry of a write another daemon took) is
+		// answered with that commit instead.
+		writes := applyBatch(snap, batch, wr.knownKeys(s, head))
+		if len(writes) == 0 {
+			return "", nil
+		}
+		sig, user, msg := batchMessage(batch, wr.now())
+		h, err := s.repo.CommitOn(ctx, head, gitsync.CommitRequest{Writes: writes,
+			Author: sig, User: user, Message: msg, Keys: batchKeys(batch)})
+		if err != nil {
+			if ctx.Err() != nil {
+				return "", wr.upstreamFailed(s, unanswered, err)
+			}
+			return "", err
 		}
 		now, err := s.repo.PushCAS(ctx, s.remote, gitsync.LiveRef, lease, h)
-		if err == nil && now != h {
-			// The upstream (a quire host) merged the write onto a live
-			// that had moved: the answer names live as it is now. The
-			// mirror goes to the write (what it has the objects of) and
-			// fetches the merge in the background.
-			if err := s.repo.UpdateRef(upstreamLive, lease, h); err != nil {
-				wr.log.Debug("mirror's live moved meanwhile; the next fetch settles it", "err", err)
-			}
-			s.follower.Trigger()
-			if now.IsZero() {
-				return wr.mergedLive(ctx, s, h), writes, nil
-			}
-			return now.String(), writes, nil
-		}
 		if err == nil {
-			// The upstream holds it: the mirror's live follows (a fetch
-			// that got there first is fine too).
-			if err := s.repo.UpdateRef(upstreamLive, lease, h); err != nil {
-				wr.log.Debug("mirror's live moved meanwhile; the next fetch settles it", "err", err)
-			}
-			return h.String(), writes, nil
+			s.setWriteError(nil)
+			return wr.pushed(ctx, s, lease, h, now), nil
 		}
 		last = err
 		var rej *gitsync.PushRejectedError
-		if errors.As(err, &rej) && !rej.Stale {
-			return "", nil, api.Errorf(api.CodeUpstreamRefused, "%v; nothing was written", err)
-		}
-		if rej == nil {
+		switch {
+		case errors.As(err, &rej) && !rej.Stale && !unanswered:
+			return "", api.Errorf(api.CodeUpstreamRefused, "%v; nothing was written", err)
+		case rej == nil && !errors.Is(err, gitsync.ErrPushNotSent):
 			// Not refused: maybe not taken, maybe taken with the answer
-			// lost. The next fetch tells.
-			unknown = append(unknown, h)
-			unknownWrites = writes
+			// lost. The writes' keys tell after the next fetch.
+			unanswered = true
+			for _, r := range batch {
+				if r.err == nil && len(r.writes) > 0 {
+					r.maybeSent = true
+				}
+			}
+		}
+		if ctx.Err() != nil || rej != nil && !rej.Stale {
+			return "", wr.upstreamFailed(s, unanswered, err)
+		}
+		// Certainly not applied (unless an earlier push went
+		// unanswered): a caller whose deadline passes meanwhile is told
+		// nothing was written.
+		for _, r := range batch {
+			r.unclaim()
 		}
 		wr.log.Debug("upstream write re-applied", "source", s.id(), "attempt", attempt+1, "err", err)
 	}
-	if len(unknown) > 0 {
-		return "", nil, api.Errorf(api.CodeUpstreamUnavailable,
-			"the upstream %s did not answer whether it took the write (%v): it may hold it; read the file before writing it again", s.name, last)
-	}
-	return "", nil, upstreamUnavailable(s, last)
+	return "", wr.upstreamFailed(s, unanswered, last)
 }
 
-// landed reports whether one of the commits pushed without an answer is
-// in the upstream's live as last fetched, and live then.
-func (wr *writer) landed(s *source, pushed []plumbing.Hash) (string, bool) {
-	if len(pushed) == 0 {
-		return "", false
+// pushed settles the mirror after the upstream took commit h pushed on
+// lease, and returns the commit that answers the write: live as the
+// upstream says it is now.
+func (wr *writer) pushed(ctx context.Context, s *source, lease, h, now plumbing.Hash) string {
+	// The mirror's live goes to the write (what it has the objects of; a
+	// fetch that got there first is fine too).
+	if err := s.repo.UpdateRef(upstreamLive, lease, h); err != nil {
+		wr.log.Debug("mirror's live moved meanwhile; the next fetch settles it", "err", err)
 	}
-	live, err := s.repo.Resolve(upstreamLive.String())
-	if err != nil {
-		return "", false
+	if now == h {
+		return h.String()
 	}
-	for _, h := range pushed {
-		if ok, err := s.repo.IsAncestor(h.String(), live.String()); err == nil && ok {
-			wr.log.Info("a write whose push went unanswered is in the upstream's live", "source", s.id(), "commit", short(h.String()))
-			return live.String(), true
-		}
+	// The upstream (a quire host) merged the write onto a live that had
+	// moved: the answer names live as it is now, fetched in the
+	// background.
+	s.follower.Trigger()
+	if now.IsZero() {
+		return wr.mergedLive(ctx, s, h)
 	}
-	return "", false
+	return now.String()
+}
+
+// upstreamFailed is the answer of writes the upstream did not take, and
+// says so in the status: outcome_unknown once a push of them went
+// unanswered (they may be there), upstream_unavailable otherwise
+// (nothing was written).
+func (wr *writer) upstreamFailed(s *source, unanswered bool, err error) error {
+	var out error
+	if unanswered {
+		out = wr.outcomeUnknown(s, err)
+	} else {
+		out = upstreamUnavailable(s, err)
+	}
+	s.setWriteError(out)
+	return out
 }
 
 // mergedLive fetches the upstream's live after it merged the write h
@@ -167,7 +191,7 @@ func (wr *writer) mergedLive(ctx context.Context, s *source, h plumbing.Hash) st
 
 func upstreamUnavailable(s *source, err error) error {
 	return api.Errorf(api.CodeUpstreamUnavailable,
-		"the upstream %s did not take the write: %v; nothing was acknowledged, retry", s.name, err)
+		"the upstream %s did not take the write: %v; nothing was written, retry", s.name, err)
 }
 
 // parseUpstream reads opts.Upstream and opts.UpstreamCredential into a

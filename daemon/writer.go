@@ -42,10 +42,28 @@ type writer struct {
 	log           *slog.Logger
 	now           func() time.Time
 	pruneInterval time.Duration
+	// writeTimeout bounds an API write from its arrival, waiting for
+	// other writes included (Options.WriteTimeout).
+	writeTimeout time.Duration
 }
+
+// deadline bounds an API write: it is answered by then (and
+// answerGrace).
+func (wr *writer) deadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	d := wr.writeTimeout
+	if d <= 0 {
+		d = DefaultWriteTimeout
+	}
+	return context.WithTimeout(ctx, d)
+}
+
+// DefaultWriteTimeout is Options.WriteTimeout's default.
+const DefaultWriteTimeout = 30 * time.Second
 
 // WriteFile implements api.Backend (behavior.md §7).
 func (wr *writer) WriteFile(ctx context.Context, agent, user, p, ifMatch string, content []byte) (api.WriteResponse, error) {
+	ctx, cancel := wr.deadline(ctx)
+	defer cancel()
 	ref, err := wr.sources.agent(agent)
 	if err != nil {
 		return api.WriteResponse{}, err
@@ -112,26 +130,74 @@ func (wr *writer) WriteFile(ctx context.Context, agent, user, p, ifMatch string,
 	if !del {
 		res.ETag = ETag(content)
 	}
+	key := wr.writeKey(ctx, agent, user, res.Path)
 	if class == classPersona {
 		if ref.src.kind != kindRepo {
 			return api.WriteResponse{}, api.Errorf(api.CodeNotWritable,
 				"%s is a persona file: changes become proposal branches, which need a hosted repository (--repos)", rel)
 		}
-		res.Commit, res.Branch, err = wr.propose(ctx, ref, user, msg, build)
+		c, err := wr.propose(ctx, ref, user, msg, key, build)
 		if err != nil {
 			return api.WriteResponse{}, pathConflict(err)
 		}
+		if c.replay != nil {
+			return wr.replayed(ref, c), nil
+		}
+		res.Commit, res.Branch = c.commit, c.branch
 		wr.events.publish(api.Event{Type: "write", Agent: agent, Source: ref.src.id(), Commit: res.Commit, Path: res.Path, User: user,
 			Message: "proposed on " + res.Branch})
 		return res, nil
 	}
-	res.Commit, res.Branch, err = wr.commitChange(ctx, ref, user, msg, wr.checked(ctx, ref, build))
-	return res, pathConflict(err)
+	c, err := wr.commitChange(ctx, ref, user, msg, key, wr.checked(ctx, ref, build))
+	if err != nil {
+		return api.WriteResponse{}, pathConflict(err)
+	}
+	if c.replay != nil {
+		return wr.replayed(ref, c), nil
+	}
+	res.Commit, res.Branch = c.commit, c.branch
+	return res, nil
+}
+
+// writeKey is the write's idempotency key (the request's, scoped by agent
+// and user: ID "" when it has none) with the path it answers with.
+func (wr *writer) writeKey(ctx context.Context, agent, user, path string) gitsync.WriteKey {
+	k := gitsync.WriteKey{Path: path}
+	if key := api.IdempotencyKey(ctx); key != "" {
+		k.ID = writeKeyID(agent, user, key)
+	}
+	return k
+}
+
+// replayed answers a retry of a write live already holds: its commit and
+// path, and the file as of that commit.
+func (wr *writer) replayed(ref agentRef, c committed) api.WriteResponse {
+	res := api.WriteResponse{Path: c.replay.path, Commit: c.replay.commit, Branch: c.branch}
+	var fsys fs.FS
+	if h := plumbing.NewHash(c.replay.commit); ref.src.repo != nil && h.String() == c.replay.commit {
+		if snap, err := ref.src.repo.SnapshotOf(h); err == nil {
+			fsys = snap
+		}
+	} else if ref.src.kind == kindDir {
+		fsys = workspace.DirFS(ref.src.dir)
+	}
+	if fsys != nil {
+		b, err := fs.ReadFile(fsys, joinSlash(ref.ag.agent.Dir, c.replay.path))
+		switch {
+		case err == nil:
+			res.ETag = ETag(b)
+		case errors.Is(err, fs.ErrNotExist):
+			res.Deleted = true
+		}
+	}
+	return res
 }
 
 // MemoryAppend implements api.Backend: a "## HH:MM" entry in today's
 // daily log (agent timezone), the user's own when a user is given.
 func (wr *writer) MemoryAppend(ctx context.Context, agent string, req api.AppendRequest) (api.WriteResponse, error) {
+	ctx, cancel := wr.deadline(ctx)
+	defer cancel()
 	ref, err := wr.sources.agent(agent)
 	if err != nil {
 		return api.WriteResponse{}, err
@@ -179,10 +245,15 @@ func (wr *writer) MemoryAppend(ctx context.Context, agent string, req api.Append
 		return []gitsync.FileWrite{{Path: full, Content: written}}, nil
 	}
 	res := api.WriteResponse{Path: joinSlash(sc, rel)}
-	res.Commit, res.Branch, err = wr.commitChange(ctx, ref, req.User, fmt.Sprintf("%s: memory entry in %s", agent, res.Path), wr.checked(ctx, ref, build))
+	c, err := wr.commitChange(ctx, ref, req.User, fmt.Sprintf("%s: memory entry in %s", agent, res.Path),
+		wr.writeKey(ctx, agent, req.User, res.Path), wr.checked(ctx, ref, build))
 	if err != nil {
 		return api.WriteResponse{}, err
 	}
+	if c.replay != nil {
+		return wr.replayed(ref, c), nil
+	}
+	res.Commit, res.Branch = c.commit, c.branch
 	res.ETag = ETag(written)
 	return res, nil
 }
@@ -190,63 +261,71 @@ func (wr *writer) MemoryAppend(ctx context.Context, agent string, req api.Append
 // commitChange commits a change on the deployed branch (group commit:
 // see groupCommit) or writes it to the working tree of a --dir source,
 // deploys the result at once and announces it. It returns the commit and
-// the branch.
-func (wr *writer) commitChange(ctx context.Context, ref agentRef, user, message string, build buildFunc) (string, string, error) {
+// the branch, or where live already holds a write with key.ID.
+func (wr *writer) commitChange(ctx context.Context, ref agentRef, user, message string, key gitsync.WriteKey, build buildFunc) (committed, error) {
 	if ref.src.kind != kindDir {
-		return diskFull(wr.groupCommit(ctx, ref, user, message, build))
+		return diskFull(wr.groupCommit(ctx, ref, user, message, key, build))
 	}
-	return diskFull(wr.writeWorkTree(ctx, ref, user, build))
+	return diskFull(wr.writeWorkTree(ctx, ref, user, key, build))
 }
 
 // writeWorkTree writes a change into a --dir source's working tree and
-// deploys it.
-func (wr *writer) writeWorkTree(ctx context.Context, ref agentRef, user string, build buildFunc) (string, string, error) {
+// deploys it. A key is remembered in memory only (until a restart).
+func (wr *writer) writeWorkTree(ctx context.Context, ref agentRef, user string, key gitsync.WriteKey, build buildFunc) (committed, error) {
 	s := ref.src
-	s.writeMu.Lock()
+	if err := s.writeMu.LockContext(ctx); err != nil {
+		return committed{}, wr.notApplied(s)
+	}
 	defer s.writeMu.Unlock()
+	if hit, ok := s.keys.lookup(key.ID); ok && key.ID != "" {
+		return committed{commit: hit.commit, replay: &hit}, nil
+	}
 	a := ref.ag.agent
 	base := workspace.DirFS(s.dir)
 	// build sees a new user's seed files, and the first write for a user
 	// stores them with it.
 	writes, err := build(&seedFS{base: base, agents: []*prompt.Agent{a}})
 	if err != nil {
-		return "", "", err
+		return committed{}, err
 	}
 	writes = withSeeds(base, a, user, writes)
 	if len(writes) == 0 {
-		return "", "", nil
+		return committed{}, nil
 	}
 	// os.Root keeps every write inside the tree, symbolic links
 	// included.
 	root, err := os.OpenRoot(s.dir)
 	if err != nil {
-		return "", "", err
+		return committed{}, err
 	}
 	defer root.Close()
 	for _, w := range writes {
 		p := filepath.FromSlash(w.Path)
 		if w.Delete {
 			if err := root.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return "", "", err
+				return committed{}, err
 			}
 			continue
 		}
 		if err := root.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return "", "", err
+			return committed{}, err
 		}
 		if err := root.WriteFile(p, w.Content, 0o644); err != nil {
 			if gitsync.DiskFull(err) != nil {
-				return "", "", err // 507 (see diskFull)
+				return committed{}, err // 507 (see diskFull)
 			}
-			return "", "", api.Errorf(api.CodeBadPath, "write %s: %v", w.Path, err)
+			return committed{}, api.Errorf(api.CodeBadPath, "write %s: %v", w.Path, err)
 		}
 	}
-	dep, err := wr.deployer.deployLogged(ctx, s, slog.LevelDebug)
+	dep, err := wr.deployer.deployLogged(context.WithoutCancel(ctx), s, slog.LevelDebug)
 	if err != nil {
-		return "", "", err
+		return committed{}, err
+	}
+	if key.ID != "" {
+		s.keys.add(key.ID, keyHit{commit: dep.commit, path: key.Path})
 	}
 	wr.announceWrites(s, a.Name, user, dep.commit, writes)
-	return dep.commit, "", nil
+	return committed{commit: dep.commit}, nil
 }
 
 func (wr *writer) announceWrites(s *source, agent, user, commit string, writes []gitsync.FileWrite) {
@@ -262,30 +341,35 @@ func (wr *writer) announceWrites(s *source, agent, user, commit string, writes [
 // propose commits a persona-file change to a new proposals/<agent>/<n>
 // branch that starts at main (people's branch, where a person merges
 // it); neither main nor live moves.
-func (wr *writer) propose(ctx context.Context, ref agentRef, user, message string, build buildFunc) (string, string, error) {
+func (wr *writer) propose(ctx context.Context, ref agentRef, user, message string, key gitsync.WriteKey, build buildFunc) (committed, error) {
 	s := ref.src
 	agent := ref.ag.agent.Name
-	s.writeMu.Lock()
+	if err := s.writeMu.LockContext(ctx); err != nil {
+		return committed{}, wr.notApplied(s)
+	}
 	defer s.writeMu.Unlock()
-	head, err := s.repo.Resolve(gitsync.MainRef.String())
-	if err != nil {
-		return "", "", fmt.Errorf("resolve main: %w", err)
-	}
-	snap, err := s.repo.SnapshotOf(head)
-	if err != nil {
-		return "", "", err
-	}
-	writes, err := build(snap)
-	if err != nil {
-		return "", "", err
-	}
-	if len(writes) == 0 {
-		return "", "", api.Errorf(api.CodeNoChange, "nothing to propose")
-	}
 	prefix := "refs/heads/proposals/" + agent + "/"
 	existing, err := s.repo.RefNames(prefix)
 	if err != nil {
-		return "", "", err
+		return committed{}, err
+	}
+	if c, ok := wr.proposed(s, existing, key); ok {
+		return c, nil
+	}
+	head, err := s.repo.Resolve(gitsync.MainRef.String())
+	if err != nil {
+		return committed{}, fmt.Errorf("resolve main: %w", err)
+	}
+	snap, err := s.repo.SnapshotOf(head)
+	if err != nil {
+		return committed{}, err
+	}
+	writes, err := build(snap)
+	if err != nil {
+		return committed{}, err
+	}
+	if len(writes) == 0 {
+		return committed{}, api.Errorf(api.CodeNoChange, "nothing to propose")
 	}
 	n := 0
 	for _, name := range existing {
@@ -299,16 +383,48 @@ func (wr *writer) propose(ctx context.Context, ref agentRef, user, message strin
 	var branch string
 	for try := 0; ; try++ {
 		branch = prefix + strconv.Itoa(n+1+try)
+		var keys []gitsync.WriteKey
+		if key.ID != "" {
+			keys = []gitsync.WriteKey{key}
+		}
 		h, err = s.repo.Commit(ctx, gitsync.CommitRequest{Ref: branch, Start: head.String(), Create: true, Writes: writes,
-			Author: author(agent, wr.now()), User: user, Message: message + " (proposal)"})
+			Author: author(agent, wr.now()), User: user, Message: message + " (proposal)", Keys: keys})
 		if !errors.Is(err, gitsync.ErrStale) || try >= 100 {
 			break
 		}
 	}
-	if err != nil {
-		return "", "", err
+	if errors.Is(err, context.DeadlineExceeded) {
+		return committed{}, wr.notApplied(s) // the writer lock came too late
 	}
-	return h.String(), strings.TrimPrefix(branch, "refs/heads/"), nil
+	if err != nil {
+		return committed{}, err
+	}
+	return committed{commit: h.String(), branch: strings.TrimPrefix(branch, "refs/heads/")}, nil
+}
+
+// proposed finds the proposal branch, among branches, whose commit
+// carries key: a retry of a proposal is answered with it.
+func (wr *writer) proposed(s *source, branches []string, key gitsync.WriteKey) (committed, bool) {
+	if key.ID == "" {
+		return committed{}, false
+	}
+	for _, name := range branches {
+		tip, err := s.repo.Resolve(name)
+		if err != nil {
+			continue
+		}
+		kcs, err := s.repo.RecentWriteKeys(tip, plumbing.ZeroHash, 1)
+		if err != nil || len(kcs) == 0 {
+			continue
+		}
+		for _, k := range kcs[0].Keys {
+			if k.ID == key.ID {
+				return committed{commit: tip.String(), branch: strings.TrimPrefix(name, "refs/heads/"),
+					replay: &keyHit{commit: tip.String(), path: k.Path}}, true
+			}
+		}
+	}
+	return committed{}, false
 }
 
 // pruneLoop deletes daily logs older than each agent's retention, soon
@@ -354,10 +470,12 @@ func (wr *writer) pruneDailyLogs(ctx context.Context, ref agentRef) error {
 		return writes, nil
 	}
 	name := ref.ag.agent.Name
-	commit, _, err := wr.commitChange(ctx, ref, "", fmt.Sprintf("%s: prune daily logs older than %d days", name, cfg.DailyLogRetentionDays), build)
-	if err != nil || commit == "" {
+	c, err := wr.commitChange(ctx, ref, "", fmt.Sprintf("%s: prune daily logs older than %d days", name, cfg.DailyLogRetentionDays),
+		gitsync.WriteKey{Path: "memory"}, build)
+	if err != nil || c.commit == "" {
 		return err
 	}
+	commit := c.commit
 	wr.log.Info("pruned daily logs past their retention", "agent", name, "retention_days", cfg.DailyLogRetentionDays,
 		"commit", commit, "files", pruned)
 	wr.events.publish(api.Event{Type: "prune", Agent: name, Source: ref.src.id(), Commit: commit,

@@ -109,6 +109,9 @@ type CommitRequest struct {
 	Author object.Signature
 	// User, when set, is recorded in a "Quire-User:" trailer.
 	User string
+	// Keys are the idempotency keys of the writes the commit carries,
+	// recorded in WriteKeyTrailer trailers.
+	Keys []WriteKey
 	// Message is the commit message (its first line is the subject).
 	Message string
 }
@@ -141,11 +144,12 @@ func (r *Repository) Commit(ctx context.Context, req CommitRequest) (plumbing.Ha
 	if req.Author.Name == "" {
 		return plumbing.ZeroHash, fmt.Errorf("commit on %s: no author", ref)
 	}
-	r.writeMu.Lock()
-	defer r.writeMu.Unlock()
-	if err := ctx.Err(); err != nil {
-		return plumbing.ZeroHash, err
+	// Waiting for the writer lock counts against ctx: a write that
+	// cannot start in time is not made.
+	if err := r.writeMu.LockContext(ctx); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("commit on %s: waiting for the writer lock: %w", ref, err)
 	}
+	defer r.writeMu.Unlock()
 	var h plumbing.Hash
 	err := r.withStore(func(st storer.EncodedObjectStorer) error {
 		cur, err := r.refValue(ref)
@@ -208,7 +212,7 @@ func buildCommit(st storer.EncodedObjectStorer, base plumbing.Hash, req CommitRe
 	c := &object.Commit{
 		Author:       sig,
 		Committer:    sig,
-		Message:      commitMessage(req.Message, req.User),
+		Message:      commitMessage(req.Message, req.User, req.Keys),
 		TreeHash:     newRoot,
 		ParentHashes: parents,
 	}
@@ -220,22 +224,49 @@ func buildCommit(st storer.EncodedObjectStorer, base plumbing.Hash, req CommitRe
 	return h, p, err
 }
 
-// commitMessage appends the Quire-User trailer.
-func commitMessage(msg, user string) string {
+// commitMessage appends the Quire-User and WriteKeyTrailer trailers, to
+// the message's own trailers when it ends with Quire's.
+func commitMessage(msg, user string, keys []WriteKey) string {
 	msg = strings.TrimRight(msg, "\n")
 	if msg == "" {
 		msg = "Update"
 	}
-	if user == "" {
+	var trailers []string
+	if user != "" {
+		user = strings.Map(func(r rune) rune {
+			if r == '\n' || r == '\r' {
+				return ' '
+			}
+			return r
+		}, user)
+		trailers = append(trailers, "Quire-User: "+user)
+	}
+	for _, k := range keys {
+		trailers = append(trailers, k.trailer())
+	}
+	if len(trailers) == 0 {
 		return msg + "\n"
 	}
-	user = strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\r' {
-			return ' '
+	sep := "\n\n"
+	if endsWithTrailers(msg) {
+		sep = "\n"
+	}
+	return msg + sep + strings.Join(trailers, "\n") + "\n"
+}
+
+// endsWithTrailers reports whether msg's last paragraph, after its
+// subject, is all Quire trailers (a batch's Quire-User lines).
+func endsWithTrailers(msg string) bool {
+	i := strings.LastIndex(msg, "\n\n")
+	if i < 0 {
+		return false
+	}
+	for _, line := range strings.Split(msg[i+2:], "\n") {
+		if name, _, ok := strings.Cut(line, ": "); !ok || !strings.HasPrefix(name, "Quire-") || strings.ContainsAny(name, " \t") {
+			return false
 		}
-		return r
-	}, user)
-	return msg + "\n\nQuire-User: " + user + "\n"
+	}
+	return true
 }
 
 func checkWritePath(p string) error {

@@ -116,7 +116,11 @@ func (f *Follower) Fetch(ctx context.Context) ([]RefUpdate, error) {
 	// One fetch at a time; the storage lock (readers) and the writer
 	// lock are only taken to read and move refs, never across the
 	// network.
-	r.fetchMu.Lock()
+	// Waiting for a fetch in progress counts against ctx (a write's
+	// deadline).
+	if err := r.fetchMu.LockContext(ctx); err != nil {
+		return nil, fmt.Errorf("fetch %s into %s: waiting for the fetch in progress: %w", f.Remote, r.path, err)
+	}
 	defer r.fetchMu.Unlock()
 	var before map[plumbing.ReferenceName]plumbing.Hash
 	err := r.locked(func(storer.EncodedObjectStorer) error {
@@ -138,8 +142,10 @@ func (f *Follower) Fetch(ctx context.Context) ([]RefUpdate, error) {
 	if err != nil {
 		return nil, f.Remote.scrubErr(fmt.Errorf("fetch %s into %s: %w", f.Remote, r.path, err))
 	}
-	if r.PacksWritten() >= PacksPerRepack {
-		// Each fetch is one pack; roll them up (no locks held).
+	if _, bounded := ctx.Deadline(); !bounded && r.PacksWritten() >= PacksPerRepack {
+		// Each fetch is one pack; roll them up (no locks held). Not in
+		// a fetch with a deadline (a write's, after its push was
+		// refused): the next fetch of Run's does it.
 		if err := r.RepackContext(ctx); err != nil && f.Logger != nil {
 			f.Logger.Warn("repack", "repo", r.path, "err", err)
 		}
@@ -286,6 +292,7 @@ func gitRun(ctx context.Context, r *Repository, remote Remote, args ...string) (
 	authArgs, authEnv := remote.gitAuth()
 	base = append(base, authArgs...)
 	cmd := exec.CommandContext(ctx, "git", append(base, args...)...)
+	killGroupOnCancel(cmd)
 	cmd.Dir = r.st.refs.commonDir
 	// Nothing prompts for a credential: no terminal, no askpass program.
 	cmd.Env = append(gitEnv("GIT_DIR="+r.st.refs.commonDir, "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS="), authEnv...)

@@ -294,6 +294,12 @@ func (h *Host) rebaseLive(ctx context.Context, r *Repository, ov *overlay, c com
 	if ok, err := isAncestor(ov, base, cur); err != nil || !ok {
 		return nil, stale
 	}
+	// A retry of the write (its idempotency key) that another daemon
+	// pushed first: applying this one too would write it twice.
+	if reason := duplicateWrite(ov, c.New, base, cur); reason != "" {
+		out.say("error: %s", reason)
+		return nil, reason
+	}
 	ours, err := changes(ctx, ov, base, c.New)
 	if err != nil {
 		return nil, stale

@@ -32,11 +32,13 @@ type Repository struct {
 	// not safe for concurrent use).
 	mu sync.Mutex
 	// writeMu makes the repository single-writer: commits and pushes
-	// hold it from reading the old ref value to moving the ref.
-	writeMu sync.Mutex
+	// hold it from reading the old ref value to moving the ref. It is
+	// granted in arrival order, so pushes from followers and the daemon's
+	// own commits take turns.
+	writeMu QueueLock
 	// fetchMu makes fetches from an upstream one at a time (see
 	// Follower.Fetch); it is never held with writeMu waiting on it.
-	fetchMu sync.Mutex
+	fetchMu QueueLock
 	// repackMu makes repacks one at a time (see RepackContext).
 	repackMu sync.Mutex
 	// ver is what Verify remembers between checks.

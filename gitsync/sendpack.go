@@ -49,6 +49,11 @@ var errUseCLI = errors.New("push with git")
 // a write that landed must not be applied twice.
 var ErrPushOutcomeUnknown = errors.New("the push's outcome is unknown")
 
+// ErrPushNotSent is a push that certainly did not reach the remote (the
+// connection could not be made, or its time was up before it started):
+// nothing was applied.
+var ErrPushNotSent = errors.New("the push was not sent")
+
 // Bounds of the native send-pack.
 const (
 	// advertTimeout bounds the ref advertisement's request.
@@ -212,7 +217,7 @@ func (r *Repository) sendLive(ctx context.Context, remote Remote, new plumbing.H
 	req.Header.Set("Accept", "application/x-git-receive-pack-result")
 	resp, err := client.Do(req)
 	if op := (*net.OpError)(nil); errors.As(err, &op) && op.Op == "dial" {
-		return plumbing.ZeroHash, fmt.Errorf("push live to %s: %w", base, err) // nothing was sent
+		return plumbing.ZeroHash, fmt.Errorf("push live to %s: %w: %w", base, ErrPushNotSent, err)
 	}
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("push live to %s: %w: %w", base, ErrPushOutcomeUnknown, err)
@@ -711,7 +716,7 @@ func pktLen(h []byte) (int, error) {
 func staleReason(reason string) bool {
 	lower := strings.ToLower(reason)
 	for _, s := range []string{"stale info", "non-fast-forward", "fetch first", "failed to lock",
-		"cannot lock", "failed to update ref", "incorrect old value"} {
+		"cannot lock", "failed to update ref", "incorrect old value", alreadyInLive} {
 		if strings.Contains(lower, s) {
 			return true
 		}

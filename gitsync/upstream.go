@@ -26,11 +26,10 @@ func (r *Repository) CommitOn(ctx context.Context, parent plumbing.Hash, req Com
 	if req.Author.Name == "" {
 		return plumbing.ZeroHash, errors.New("commit: no author")
 	}
-	r.writeMu.Lock()
-	defer r.writeMu.Unlock()
-	if err := ctx.Err(); err != nil {
-		return plumbing.ZeroHash, err
+	if err := r.writeMu.LockContext(ctx); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("commit on %s: waiting for the writer lock: %w", parent, err)
 	}
+	defer r.writeMu.Unlock()
 	var h plumbing.Hash
 	err := r.withStore(func(st storer.EncodedObjectStorer) error {
 		var p *pending
@@ -162,6 +161,9 @@ func (r *Repository) pushCAS(ctx context.Context, remote Remote, ref plumbing.Re
 		// sendLive forgets a host that stopped deciding live.
 		live = r.decidesLive(ctx, remote)
 	}
+	if err := ctx.Err(); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("push %s to %s: %w: %w", ref.Short(), remote, ErrPushNotSent, err)
+	}
 	r.sp.cli.Add(1)
 	args := []string{"push", "--porcelain", "--no-verify"}
 	if live {
@@ -192,6 +194,9 @@ func (r *Repository) pushCAS(ctx context.Context, remote Remote, ref plumbing.Re
 		}
 		return plumbing.ZeroHash, &PushRejectedError{Ref: ref, Reason: f[2], Stale: staleReason(f[2])}
 	}
+	if err != nil && notSent(stderr) {
+		return plumbing.ZeroHash, fmt.Errorf("push %s to %s: %w: %w", ref.Short(), remote, ErrPushNotSent, err)
+	}
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("push %s to %s: %w", ref.Short(), remote, err)
 	}
@@ -207,6 +212,19 @@ func (r *Repository) pushCAS(ctx context.Context, remote Remote, ref plumbing.Re
 		r.sp.remember(remote.String(), new, now)
 	}
 	return now, nil
+}
+
+// notSent reports whether git push's messages say it never reached the
+// remote's receive-pack: no connection, or a client error (4xx) on the
+// way there. Anything else may have been applied.
+func notSent(stderr string) bool {
+	for _, s := range []string{"Could not resolve host", "Failed to connect to", "Connection refused",
+		"Couldn't connect to server", "The requested URL returned error: 4"} {
+		if strings.Contains(stderr, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // liveIsNow introduces, in a host's remote: message, the commit live is

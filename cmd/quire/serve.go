@@ -32,6 +32,7 @@ type serveOptions struct {
 	poll         time.Duration
 	fetchTimeout time.Duration
 	mcpSessions  mcpSessionFlags
+	writeTimeout time.Duration
 }
 
 func serveCommand() *command {
@@ -121,6 +122,7 @@ Examples:
 			fs.StringVar(&o.upstreamCredentialFile, "upstream-credential-file", "", "the upstream's credential: `file` with \"USER:TOKEN\" or a token, readable by this user only (default $QUIRE_UPSTREAM_TOKEN, else git's credential helpers)")
 			fs.DurationVar(&o.poll, "poll", 30*time.Second, "fetch the upstream every `interval`")
 			fs.DurationVar(&o.fetchTimeout, "fetch-timeout", time.Minute, "give up a fetch of the upstream that has not finished after `duration` (the last good commit is served meanwhile; status shows the failure)")
+			fs.DurationVar(&o.writeTimeout, "write-timeout", daemon.DefaultWriteTimeout, "answer a write within `duration` of its arrival, waiting for other writes and the upstream included (504 outcome_unknown when it may have been applied)")
 			fs.StringVar(&o.webhookSecretFile, "webhook-secret-file", "", "turn on POST /v1/hooks/git: push webhooks signed with the secret in `file` make the upstream fetch at once")
 			fs.StringVar(&o.socket, "socket", "", "unix socket `path` of the local API (default $XDG_RUNTIME_DIR/quire/quire.sock)")
 			fs.StringVar(&o.apiListen, "api-listen", "", "also serve the local API on TCP `address` (needs --token-file)")
@@ -207,7 +209,7 @@ func runServe(ctx context.Context, e *env, opts any, args []string) error {
 		return err
 	}
 	d, err := daemon.New(ctx, daemon.Options{
-		Dirs: o.dirs, ReposDir: o.repos, GitListen: o.gitListen, GitTokens: gitTokens, AllowedHosts: o.allowedHosts, AllowCreate: o.allowCreate, AllowNonFastForward: o.allowNonFastForward, Upstream: o.upstream, UpstreamCredential: upstreamCredential, Poll: o.poll, FetchTimeout: o.fetchTimeout,
+		Dirs: o.dirs, ReposDir: o.repos, GitListen: o.gitListen, GitTokens: gitTokens, AllowedHosts: o.allowedHosts, AllowCreate: o.allowCreate, AllowNonFastForward: o.allowNonFastForward, Upstream: o.upstream, UpstreamCredential: upstreamCredential, Poll: o.poll, FetchTimeout: o.fetchTimeout, WriteTimeout: o.writeTimeout,
 		Socket: socket, APIListen: o.apiListen, Tokens: tokens, DatabaseURL: o.database, DatabaseWait: true,
 		Embedder: emb, CacheDir: o.cacheDir, Version: buildVersion(), Logger: log,
 		SkillsDir: o.skillsDir, HomeDir: e.getenv("HOME"), WebhookSecret: webhookSecret,

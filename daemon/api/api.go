@@ -85,7 +85,8 @@ type AgentStatus struct {
 	Indexed  string    `json:"indexed_commit"`
 	DeployAt time.Time `json:"deployed_at"`
 	// LagSeconds is how long the deployed commit has waited for its
-	// index; 0 when the index is current.
+	// index, or, for a followed upstream whose fetches or writes fail,
+	// how long since it last answered; 0 when current.
 	LagSeconds float64 `json:"lag_seconds"`
 	LastError  string  `json:"last_error,omitempty"`
 }

@@ -79,6 +79,13 @@ const (
 	// CodeInsufficientStorage: the file system a write goes to is full
 	// (or the quota used up): the message names the path.
 	CodeInsufficientStorage Code = "insufficient_storage"
+	// CodeOutcomeUnknown: a write that may or may not have been applied
+	// (its push was cut off, timed out or its answer lost): retry with
+	// the same Idempotency-Key.
+	CodeOutcomeUnknown Code = "outcome_unknown"
+	// CodeWriteTimeout: a write that waited past its deadline for the
+	// writer and was not applied.
+	CodeWriteTimeout Code = "write_timeout"
 	// CodeUnreadable: a file of the served workspace that is not read (a
 	// symbolic link, a FIFO or a device in a --dir working tree): the
 	// message names it.
@@ -120,6 +127,8 @@ var statuses = map[Code]int{
 	CodeStoreUnavailable:     http.StatusServiceUnavailable,
 	CodeUpstreamUnavailable:  http.StatusServiceUnavailable,
 	CodeInsufficientStorage:  http.StatusInsufficientStorage,
+	CodeWriteTimeout:         http.StatusServiceUnavailable,
+	CodeOutcomeUnknown:       http.StatusGatewayTimeout,
 	CodeUnreadable:           http.StatusInternalServerError,
 	CodeInternal:             http.StatusInternalServerError,
 }

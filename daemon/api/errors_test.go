@@ -53,6 +53,8 @@ func TestStatusOf(t *testing.T) {
 		{"store_unavailable", Errorf(CodeStoreUnavailable, "x"), 503, CodeStoreUnavailable},
 		{"upstream_unavailable", Errorf(CodeUpstreamUnavailable, "x"), 503, CodeUpstreamUnavailable},
 		{"insufficient_storage", Errorf(CodeInsufficientStorage, "x"), 507, CodeInsufficientStorage},
+		{"write_timeout", Errorf(CodeWriteTimeout, "x"), 503, CodeWriteTimeout},
+		{"outcome_unknown", Errorf(CodeOutcomeUnknown, "x"), 504, CodeOutcomeUnknown},
 		{"internal", Errorf(CodeInternal, "x"), 500, CodeInternal},
 
 		{"wrapped", fmt.Errorf("commit: %w", Errorf(CodeStale, "x")), 409, CodeStale},

@@ -418,6 +418,10 @@ func (h *handler) memorySearch(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handler) memoryAppend(w http.ResponseWriter, r *http.Request) error {
+	ctx, err := idempotent(r)
+	if err != nil {
+		return err
+	}
 	var req AppendRequest
 	if err := decode(r, &req); err != nil {
 		return err
@@ -425,7 +429,7 @@ func (h *handler) memoryAppend(w http.ResponseWriter, r *http.Request) error {
 	if strings.TrimSpace(req.Text) == "" {
 		return Errorf(CodeBadRequest, "text is empty")
 	}
-	res, err := h.b.MemoryAppend(r.Context(), r.PathValue("agent"), req)
+	res, err := h.b.MemoryAppend(ctx, r.PathValue("agent"), req)
 	if err != nil {
 		return err
 	}
@@ -467,6 +471,10 @@ func (h *handler) writeFile(w http.ResponseWriter, r *http.Request) error {
 	if ifMatch == "" {
 		return Errorf(CodePreconditionRequired, "send If-Match with the ETag of your last read (or * to create a new file)")
 	}
+	ctx, err := idempotent(r)
+	if err != nil {
+		return err
+	}
 	var content []byte
 	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
 		var fb FileBody
@@ -481,7 +489,7 @@ func (h *handler) writeFile(w http.ResponseWriter, r *http.Request) error {
 		}
 		content = b
 	}
-	res, err := h.b.WriteFile(r.Context(), r.PathValue("agent"), r.URL.Query().Get("user"), r.PathValue("path"), ifMatch, content)
+	res, err := h.b.WriteFile(ctx, r.PathValue("agent"), r.URL.Query().Get("user"), r.PathValue("path"), ifMatch, content)
 	if err != nil {
 		return err
 	}

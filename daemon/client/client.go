@@ -155,11 +155,20 @@ func (c *Client) MemorySearch(ctx context.Context, agent string, req api.SearchR
 	return out, err
 }
 
-// MemoryAppend appends an entry to today's daily log.
+// MemoryAppend appends an entry to today's daily log; the idempotency
+// key ctx carries (api.WithIdempotencyKey) is sent with it.
 func (c *Client) MemoryAppend(ctx context.Context, agent string, req api.AppendRequest) (api.WriteResponse, error) {
 	var out api.WriteResponse
-	_, err := c.Do(ctx, http.MethodPost, agentPath(agent, "/memory/append"), nil, req, &out)
+	_, err := c.Do(ctx, http.MethodPost, agentPath(agent, "/memory/append"), keyHeader(ctx, http.Header{}), req, &out)
 	return out, err
+}
+
+// keyHeader adds the Idempotency-Key ctx carries to h.
+func keyHeader(ctx context.Context, h http.Header) http.Header {
+	if k := api.IdempotencyKey(ctx); k != "" {
+		h.Set(api.IdempotencyKeyHeader, k)
+	}
+	return h
 }
 
 // FlushPlan asks whether to flush memory before compaction.
@@ -193,10 +202,11 @@ func (c *Client) ReadFile(ctx context.Context, agent, path, user string) (api.Fi
 }
 
 // WriteFile writes a workspace file; ifMatch is the ETag of the last read
-// ("*" to create, "" sends no If-Match).
+// ("*" to create, "" sends no If-Match). The idempotency key ctx carries
+// is sent with it.
 func (c *Client) WriteFile(ctx context.Context, agent, path, user, ifMatch string, content []byte) (api.WriteResponse, error) {
 	var out api.WriteResponse
-	h := http.Header{}
+	h := keyHeader(ctx, http.Header{})
 	if ifMatch != "" {
 		h.Set("If-Match", ifMatch)
 	}

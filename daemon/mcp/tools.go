@@ -72,7 +72,8 @@ type getOut struct {
 }
 
 type appendIn struct {
-	Text string `json:"text" jsonschema:"the memory to record, in Markdown; it becomes a timestamped entry of today's daily log"`
+	Text           string `json:"text" jsonschema:"the memory to record, in Markdown; it becomes a timestamped entry of today's daily log"`
+	IdempotencyKey string `json:"idempotency_key,omitempty" jsonschema:"optional: a key naming this write (up to 255 printable ASCII characters, e.g. a UUID); retrying with the same key after an error or a timeout never records it twice"`
 }
 
 type writeIn struct {
@@ -80,6 +81,8 @@ type writeIn struct {
 	Content string `json:"content" jsonschema:"the whole new content of the file (writing BOOTSTRAP.md empty deletes it)"`
 	IfMatch string `json:"if_match" jsonschema:"the etag memory_get (or the last write, or the resource's _meta) returned for this file in the same scope, or * to create a file that does not exist yet; an etag the file no longer has is refused with code stale, * on a file that exists with code exists"`
 	Scope   string `json:"scope,omitempty" jsonschema:"whose file: user (this session's user's own copy; the default when the session has a user) or agent (the agent's shared copy; the default otherwise). memory_get and memory_write default alike; pass the scope memory_get returned"`
+	// IdempotencyKey is the API's Idempotency-Key header.
+	IdempotencyKey string `json:"idempotency_key,omitempty" jsonschema:"optional: a key naming this write (up to 255 printable ASCII characters, e.g. a UUID); retrying with the same key after an error or a timeout never applies it twice"`
 }
 
 type skillSearchIn struct {
@@ -396,6 +399,10 @@ func (s *server) memoryAppend(ctx context.Context, in appendIn) (any, error) {
 	if strings.TrimSpace(in.Text) == "" {
 		return nil, badRequest("text is empty")
 	}
+	ctx, err := withKey(ctx, in.IdempotencyKey)
+	if err != nil {
+		return nil, err
+	}
 	res, err := s.b.MemoryAppend(ctx, s.id.Agent, api.AppendRequest{User: s.id.User, Text: in.Text})
 	if err != nil {
 		return nil, err
@@ -412,6 +419,10 @@ func (s *server) memoryWrite(ctx context.Context, in writeIn) (any, error) {
 		return nil, api.Errorf(api.CodePreconditionRequired, "send If-Match with the ETag of your last read (or * to create a new file)")
 	}
 	user, err := s.scopeUser(in.Scope)
+	if err != nil {
+		return nil, err
+	}
+	ctx, err = withKey(ctx, in.IdempotencyKey)
 	if err != nil {
 		return nil, err
 	}
@@ -448,6 +459,18 @@ func (s *server) skillGet(ctx context.Context, in skillGetIn) (any, error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// withKey returns ctx with a write tool's idempotency_key argument, which
+// the backend reads as the API's Idempotency-Key.
+func withKey(ctx context.Context, key string) (context.Context, error) {
+	if key == "" {
+		return ctx, nil
+	}
+	if err := api.CheckIdempotencyKey("idempotency_key", key); err != nil {
+		return nil, err
+	}
+	return api.WithIdempotencyKey(ctx, key), nil
 }
 
 // errCode is err's API code, "" for nil.
