@@ -41,6 +41,7 @@ func TestErrorPrefixOnce(t *testing.T) {
 		"lsp":            {"lsp", "--log", filepath.Join(nowhere, "lsp.log")},
 		"version":        {"version", "extra"},
 		"help":           {"help", "nothing"},
+		"doctor":         {"doctor", "--repos", nowhere},
 	}
 	// A second "quire: " or "quire NAME: " after run's own.
 	doubled := regexp.MustCompile(`^quire( [a-z-]+)?: .*\bquire( [a-z-]+)?: `)
@@ -69,8 +70,9 @@ func TestErrorPrefixOnce(t *testing.T) {
 
 // TestHelpExamples: the examples of `quire help NAME` run from the
 // repository root (issue #22: two of them failed there). Those that need
-// a running daemon, a database or another machine are left out by name;
-// init's would write into the repository.
+// a running daemon, a database or another machine are left out by name
+// (doctor's read a daemon's directories); init's would write into the
+// repository.
 func TestHelpExamples(t *testing.T) {
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -80,7 +82,7 @@ func TestHelpExamples(t *testing.T) {
 		t.Skip("not in a git checkout: the examples read HEAD~1")
 	}
 	t.Chdir(root)
-	needs := regexp.MustCompile(`^quire (status|serve|init)\b|--database|--url|^quire mcp --agent`)
+	needs := regexp.MustCompile(`^quire (status|serve|init|doctor)\b|--database|--url|^quire mcp --agent`)
 	ran := 0
 	for _, c := range commands() {
 		_, examples, ok := strings.Cut(c.help, "\nExamples:\n")
