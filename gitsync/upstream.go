@@ -219,7 +219,7 @@ func (r *Repository) pushCAS(ctx context.Context, remote Remote, ref plumbing.Re
 // way there. Anything else may have been applied.
 func notSent(stderr string) bool {
 	for _, s := range []string{"Could not resolve host", "Failed to connect to", "Connection refused",
-		"Couldn't connect to server", "The requested URL returned error: 4"} {
+		"Couldn't connect to server", "The requested URL returned error: 4", "Authentication failed"} {
 		if strings.Contains(stderr, s) {
 			return true
 		}
