@@ -140,7 +140,14 @@ func (wr *writer) pushed(ctx context.Context, s *source, lease, h, now plumbing.
 	// The mirror's live goes to the write (what it has the objects of; a
 	// fetch that got there first is fine too).
 	if err := s.repo.UpdateRef(upstreamLive, lease, h); err != nil {
-		wr.log.Debug("mirror's live moved meanwhile; the next fetch settles it", "err", err)
+		// A fetch moved the mirror's live meanwhile, to a commit that
+		// may not hold the write yet: fetch again now, so that what is
+		// deployed next holds the acknowledged write (the upstream's
+		// live holds it).
+		wr.log.Debug("mirror's live moved meanwhile; fetching", "err", err)
+		if _, err := s.follower.Fetch(ctx); err != nil {
+			wr.log.Debug("fetch after an acknowledged write", "source", s.id(), "err", err)
+		}
 	}
 	if now == h {
 		return h.String()
