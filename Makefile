@@ -13,10 +13,13 @@ export npm_config_nodedir ?= /usr
 # Fuzz budgets are counts, not durations: Go 1.26's fuzz coordinator can fail
 # a duration-bounded run with "context deadline exceeded" on a loaded machine
 # (golang/go#75804), while a count has no deadline to race.
-FUZZTIME  ?= 50000x
+# 10,000 inputs a target keeps the smoke run of 42 targets to a few
+# minutes on 2 cores (each run also builds and links an instrumented test
+# binary); run a target longer by hand when its code changes.
+FUZZTIME  ?= 10000x
 # Targets that build a tree on disk (and commit it) per input run fewer:
 # FuzzWorkspaceTree runs about 200 inputs a second.
-FUZZTIME_TREE ?= 5000x
+FUZZTIME_TREE ?= 1000x
 TREE_FUZZ     := FuzzWorkspaceTree
 PKGS      := ./...
 
@@ -59,7 +62,7 @@ unit:
 # the workspace-tree target (no read outside the root, no hang, check and
 # the push validator agree) gets FUZZTIME_TREE.
 fuzz-smoke:
-	@echo "==> fuzz smoke: a short run of every fuzz target (about 2 min)" >&2
+	@echo "==> fuzz smoke: a short run of every fuzz target (5-8 min on 2 cores)" >&2
 	@set -e; start=$$(date +%s); for pkg in $$($(GO) list $(PKGS)); do \
 	  for target in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz' || true); do \
 	    budget=$(FUZZTIME); \
