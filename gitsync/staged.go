@@ -246,7 +246,7 @@ func (s *Staged) Open(name string) (fs.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &stagedOpen{Reader: bytes.NewReader(b), info: f.info()}, nil
+	return &file{Reader: bytes.NewReader(b), info: f.info()}, nil
 }
 
 // ReadFile reads the named file. The returned slice is the caller's.
@@ -294,15 +294,6 @@ func dirEntriesOf(es []*stagedFile) []fs.DirEntry {
 func (f *stagedFile) info() *fileInfo {
 	return &fileInfo{name: f.name, size: f.size, mode: f.mode, modTime: time.Time{}}
 }
-
-// stagedOpen is an open file of a Staged.
-type stagedOpen struct {
-	*bytes.Reader
-	info *fileInfo
-}
-
-func (f *stagedOpen) Stat() (fs.FileInfo, error) { return f.info, nil }
-func (f *stagedOpen) Close() error               { return nil }
 
 // stagedDir is an open directory of a Staged.
 type stagedDir struct {
