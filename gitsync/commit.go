@@ -310,9 +310,6 @@ func (r *Repository) setRef(name plumbing.ReferenceName, old, new plumbing.Hash)
 	return r.st.refs.update(name, ref, &old)
 }
 
-// writeTree applies writes to the tree root (zero: the empty tree),
-// rebuilding only the trees on the written paths, and returns the new
-// root's hash.
 // writeBlob stores content as a blob.
 func writeBlob(st storer.EncodedObjectStorer, content []byte) (plumbing.Hash, error) {
 	o := st.NewEncodedObject()
@@ -331,6 +328,9 @@ func writeBlob(st storer.EncodedObjectStorer, content []byte) (plumbing.Hash, er
 	return st.SetEncodedObject(o)
 }
 
+// writeTree applies writes to the tree root (zero: the empty tree),
+// rebuilding only the trees on the written paths, and returns the new
+// root's hash.
 func writeTree(st storer.EncodedObjectStorer, root plumbing.Hash, writes []FileWrite) (plumbing.Hash, error) {
 	h, _, err := writeSubtree(st, root, writes, "")
 	return h, err

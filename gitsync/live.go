@@ -259,7 +259,7 @@ func (r *Repository) MergeMain(ctx context.Context) (plumbing.Hash, error) {
 // parent (returned), authored by an agent.
 func daemonWrite(st storer.EncodedObjectStorer, h plumbing.Hash) (plumbing.Hash, bool) {
 	c, err := object.GetCommit(st, h)
-	if err != nil || len(c.ParentHashes) != 1 || !strings.HasSuffix(c.Author.Email, "@quire.invalid") {
+	if err != nil || len(c.ParentHashes) != 1 || !byQuire(c) {
 		return plumbing.ZeroHash, false
 	}
 	return c.ParentHashes[0], true
@@ -351,7 +351,7 @@ func (r *Repository) ByQuire(h plumbing.Hash) bool {
 		if err != nil {
 			return err
 		}
-		by = strings.HasSuffix(c.Author.Email, "@quire.invalid")
+		by = byQuire(c)
 		return nil
 	})
 	return by

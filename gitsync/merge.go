@@ -238,13 +238,10 @@ func mergedMode(base *Snapshot, theirs, ours Change) filemode.FileMode {
 	if theirs.Mode == ours.Mode || theirs.Kind == Deleted || ours.Kind == Deleted {
 		return ours.Mode
 	}
-	baseMode := filemode.FileMode(0)
+	var baseMode filemode.FileMode
 	if base != nil {
-		if fi, err := base.Stat(theirs.Path); err == nil && fi.Mode().IsRegular() {
-			baseMode = filemode.Regular
-			if fi.Mode()&0o100 != 0 {
-				baseMode = filemode.Executable
-			}
+		if e, err := base.entry(theirs.Path); err == nil {
+			baseMode = e.Mode
 		}
 	}
 	if ours.Mode == baseMode {

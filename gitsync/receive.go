@@ -446,7 +446,7 @@ func repoURL(req *http.Request, name string) string {
 // checkMemo remembers what check answered for a commit, so a push of many
 // refs that name one commit (a mirror, a tag per release) validates it
 // once: a flood of refs costs one validation, not one per ref.
-type checkMemo map[checkKey]checkAnswer
+type checkMemo map[checkKey]string
 
 // checkKey is what check's answer depends on besides the objects.
 type checkKey struct {
@@ -454,22 +454,20 @@ type checkKey struct {
 	filesOnly bool // a ref the content checks do not apply to
 }
 
-type checkAnswer struct{ reason string }
-
 // check is h.check, answered from the memo for a ref whose commit, old
 // value and kind an earlier ref of the push had (a refusal points at the
 // earlier ref's remote: lines instead of repeating them).
 func (m checkMemo) check(ctx context.Context, h *Host, ov *overlay, c command, out *pushOutput) string {
-	k := checkKey{old: c.Old, new: c.New, filesOnly: !c.Name.IsBranch() || strings.HasPrefix(c.Name.String(), "refs/heads/proposals/")}
-	if a, ok := m[k]; ok {
-		if a.reason != "" {
-			out.say("error: %s refused: same commit as a ref refused above (%s)", c.Name.Short(), a.reason)
+	k := checkKey{old: c.Old, new: c.New, filesOnly: filesOnlyRef(c.Name)}
+	if reason, ok := m[k]; ok {
+		if reason != "" {
+			out.say("error: %s refused: same commit as a ref refused above (%s)", c.Name.Short(), reason)
 		}
-		return a.reason
+		return reason
 	}
 	reason := h.check(ctx, ov, c, out)
 	if ctx.Err() == nil {
-		m[k] = checkAnswer{reason: reason}
+		m[k] = reason
 	}
 	return reason
 }

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"path"
 	"strings"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -99,9 +98,15 @@ func WorkspaceChecks(opts CheckOptions) Validator {
 	return ValidatorFunc(func(ctx context.Context, ref RefUpdate, tree *Snapshot, changed []Change) []Problem {
 		o := opts
 		o.Paths = changedPaths(changed)
-		o.FilesOnly = !ref.Name.IsBranch() || strings.HasPrefix(ref.Name.String(), "refs/heads/proposals/")
+		o.FilesOnly = filesOnlyRef(ref.Name)
 		return append(Errors(Check(ctx, tree, o)), gitlinkProblems(changed)...)
 	})
+}
+
+// filesOnlyRef reports whether a ref gets the file rules alone, without
+// the content checks: a tag, a note, a proposal branch.
+func filesOnlyRef(n plumbing.ReferenceName) bool {
+	return !n.IsBranch() || strings.HasPrefix(n.String(), "refs/heads/proposals/")
 }
 
 // CodeGitlink is the problem code of a gitlink (a submodule entry).
@@ -137,21 +142,11 @@ func entryProblems(changed []Change) []Problem {
 			continue
 		}
 		if c.Mode == filemode.Symlink {
-			out = append(out, workspace.CheckFile(c.Path, linkInfo{path.Base(c.Path)}, nil)...)
+			out = append(out, workspace.CheckFile(c.Path, &fileInfo{name: path.Base(c.Path), mode: fs.ModeSymlink | 0o777}, nil)...)
 		}
 	}
 	return append(out, gitlinkProblems(changed)...)
 }
-
-// linkInfo describes a symbolic link to workspace.CheckFile.
-type linkInfo struct{ name string }
-
-func (i linkInfo) Name() string       { return i.name }
-func (i linkInfo) Size() int64        { return 0 }
-func (i linkInfo) Mode() fs.FileMode  { return fs.ModeSymlink | 0o777 }
-func (i linkInfo) ModTime() time.Time { return time.Time{} }
-func (i linkInfo) IsDir() bool        { return false }
-func (i linkInfo) Sys() any           { return nil }
 
 func changedPaths(changed []Change) []string {
 	out := make([]string, 0, len(changed))
