@@ -27,9 +27,9 @@ func writeKeyID(agent, user, key string) string {
 
 // scopeField escapes ':' (and '%') so that the agent and the user never
 // run into the key.
-func scopeField(s string) string {
-	return strings.NewReplacer("%", "%25", ":", "%3A").Replace(s)
-}
+func scopeField(s string) string { return scopeEscaper.Replace(s) }
+
+var scopeEscaper = strings.NewReplacer("%", "%25", ":", "%3A")
 
 // internalKey names a write sent without a key to an upstream: should a
 // push of it go unanswered and the write be pushed again, the upstream

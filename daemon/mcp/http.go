@@ -242,9 +242,8 @@ func fail(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("WWW-Authenticate", challenge)
 	}
 	w.WriteHeader(api.StatusOf(e))
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false) // bridges show the body as it is
-	_ = enc.Encode(api.ErrorBody{Error: *e})
+	b, _ := api.Encode(api.ErrorBody{Error: *e}) // bridges show the body as it is
+	_, _ = w.Write(b)
 }
 
 func (h *handler) token(r *http.Request) (string, error) {

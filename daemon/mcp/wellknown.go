@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"github.com/quirehq/quire/daemon/api"
@@ -47,14 +46,13 @@ type resourceMetadata struct {
 
 func serveMetadata(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(resourceMetadata{
+	b, _ := api.Encode(resourceMetadata{
 		Resource:               origin(r) + Path,
 		BearerMethodsSupported: []string{"header"},
 		ResourceName:           "Quire MCP server",
 		Description:            "Quire's MCP server and local API take bearer tokens, not OAuth: " + tokenHelp + ". A token opens sessions of the agents its line in that file names.",
 	})
+	_, _ = w.Write(b)
 }
 
 // origin is the scheme and host r was sent to.
