@@ -194,6 +194,9 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	if opts.Poll <= 0 {
 		opts.Poll = 30 * time.Second
 	}
+	if opts.WriteTimeout <= 0 {
+		opts.WriteTimeout = DefaultWriteTimeout
+	}
 	if opts.PruneInterval <= 0 {
 		opts.PruneInterval = time.Hour
 	}

@@ -84,7 +84,7 @@ func (dp *deployer) deployLogged(ctx context.Context, s *source, level slog.Leve
 			}
 			return nil, fmt.Errorf("resolve %s: %w", s.refs[0], err)
 		}
-		if cur := s.cur.Load(); cur != nil && cur.commit == h.String() && !cur.damaged {
+		if cur := s.cur.Load(); cur != nil && cur.commit == h.String() && (!cur.damaged || s.repo.Damage() != nil) {
 			return cur, nil
 		}
 		snap, err := s.repo.SnapshotOf(h)

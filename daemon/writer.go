@@ -50,11 +50,7 @@ type writer struct {
 // deadline bounds an API write: it is answered by then (and
 // answerGrace).
 func (wr *writer) deadline(ctx context.Context) (context.Context, context.CancelFunc) {
-	d := wr.writeTimeout
-	if d <= 0 {
-		d = DefaultWriteTimeout
-	}
-	return context.WithTimeout(ctx, d)
+	return context.WithTimeout(ctx, wr.writeTimeout)
 }
 
 // DefaultWriteTimeout is Options.WriteTimeout's default.
