@@ -37,6 +37,10 @@ type CheckOptions struct {
 	// directory): a name in an allow list that matches a skill there is
 	// known. Without them such a name draws a warning.
 	SharedSkills []skills.Source
+	// SkillsOf, when set, is the skill set an agent's allow list is
+	// checked against (a caller that has it loaded already: the language
+	// server); nil loads the workspace's tiers and SharedSkills.
+	SkillsOf func(a *prompt.Agent) *skills.Set
 }
 
 // Check is Quire's one validation of a workspace tree: `quire check`, the
@@ -88,7 +92,11 @@ func Check(ctx context.Context, fsys fs.FS, opts CheckOptions) []workspace.Probl
 				break
 			}
 			found = append(found, checkAgent(content, a.Dir)...)
-			found = append(found, skills.CheckAllowList(content, a, opts.SharedSkills)...)
+			if opts.SkillsOf != nil {
+				found = append(found, opts.SkillsOf(a).UnknownAllowed(a)...)
+			} else {
+				found = append(found, skills.CheckAllowList(content, a, opts.SharedSkills)...)
+			}
 		}
 	}
 	if ctx.Err() != nil {

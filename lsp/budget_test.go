@@ -293,3 +293,25 @@ func TestLoneCRAndLocalhostURIs(t *testing.T) {
 		t.Errorf("warning range %+v spans more than one line", warning.Range)
 	}
 }
+
+// An allow-list name that matches no skill is a warning on its line, as
+// `quire check` says it; a name the agent's own skills have is not.
+func TestAllowListNamesUnknownSkill(t *testing.T) {
+	files := map[string]string{
+		"agent.yaml":          "name: a\nskills: [pdf, nope]\n",
+		"AGENTS.md":           "# A\n",
+		"skills/pdf/SKILL.md": "---\nname: pdf\ndescription: Converts PDFs.\n---\n# PDF\n",
+	}
+	root := writeFiles(t, files)
+	s := startSession(t, root)
+	s.open("agent.yaml", files["agent.yaml"])
+	diags := s.diagnostics("agent.yaml")
+	if len(diags) != 1 || !strings.Contains(string(diags[0].Message.(protocol.String)), `"nope" matches no skill`) || diags[0].Range.Start.Line != 1 ||
+		diags[0].Severity != protocol.DiagnosticSeverityWarning {
+		t.Fatalf("diagnostics = %+v, want one warning on line 2 naming nope", diags)
+	}
+	s.change("agent.yaml", 2, "name: a\nskills: [pdf]\n")
+	if diags := s.diagnostics("agent.yaml"); len(diags) != 0 {
+		t.Errorf("after the fix: %+v", diags)
+	}
+}

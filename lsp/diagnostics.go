@@ -114,8 +114,10 @@ func (s *server) diagnose(v view) map[uri.URI][]protocol.Diagnostic {
 	if a.ws != nil {
 		// The one validation (what `quire check` and a push run) on the
 		// editor's view of the files.
+		// The allow lists are checked against the skills the preview
+		// loaded for this snapshot, not read from disk again per edit.
 		checked = gitsync.Check(context.Background(), v.fsys, gitsync.CheckOptions{Workspace: a.ws, CheckAgent: s.checkAgent,
-			SharedSkills: skills.Options{HomeDir: s.home, ManagedDir: s.skillsDir, NoBuiltin: true}.Sources()})
+			SkillsOf: func(ag *prompt.Agent) *skills.Set { return a.skillsOf(ag, v.root, s.home, s.skillsDir) }})
 	}
 	for p, diags := range budgetDiagnostics(a, v, s.now(), checked) {
 		u, ok := byPath[p]
