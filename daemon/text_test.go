@@ -244,7 +244,7 @@ func testNULDailyLog(t *testing.T, open func(t *testing.T) memory.Store) {
 		opts.Store = s
 	}
 	td2 := startDaemon(t, opts)
-	const notIndexed = "index: memory/2026-01-02.md:5: not indexed: holds the control character U+0000 at byte 31, which no store can hold; remove it"
+	const notIndexed = "index: memory/2026-01-02.md:5:8: not indexed: holds the control character U+0000 at byte 31: context files must be printable text (tab, CR and LF are allowed); remove it"
 	var st api.Status
 	waitFor(t, "the commit indexed", func() bool {
 		st, _ = td2.c.Status(ctx)

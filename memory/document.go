@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -165,26 +164,23 @@ func scopeDocuments(fsys fs.FS, root, scope, user string) ([]Document, []Problem
 }
 
 // checkDocument applies the rules a memory file obeys to be indexed, p
-// being its path relative to the agent directory: a printable name
-// (workspace.CheckName) and valid, printable UTF-8 content
-// (workspace.CheckText). It returns the problem of a file that breaks
-// them.
+// being its path relative to the agent directory: the workspace's rules
+// on names (workspace.CheckName) and on a text file's content
+// (workspace.CheckContent), which keep out what no store can hold. It
+// returns the problem of a file that breaks them, as CodeNotIndexed.
 func checkDocument(p string, b []byte) (Problem, bool) {
-	if bad := workspace.CheckName(p); bad != nil {
-		return notIndexed(bad[0].Path, "%s", bad[0].Message), true
+	bad := workspace.CheckName(p)
+	if bad == nil {
+		if prob, ok := workspace.CheckContent(p, b); ok {
+			bad = []Problem{prob}
+		}
 	}
-	if off := workspace.FirstInvalidUTF8(b); off >= 0 {
-		prob := notIndexed(p, "not valid UTF-8 (first bad byte at offset %d), which no store can hold; re-save the file as UTF-8", off)
-		prob.Line = 1 + bytes.Count(b[:off], []byte{'\n'})
-		return prob, true
+	if bad == nil {
+		return Problem{}, false
 	}
-	if err := workspace.CheckText("", b); err != nil {
-		te := err.(*workspace.TextError)
-		prob := notIndexed(p, "holds the control character U+%04X at byte %d, which no store can hold; remove it", te.Rune, te.Offset)
-		prob.Line = 1 + bytes.Count(b[:te.Offset], []byte{'\n'})
-		return prob, true
-	}
-	return Problem{}, false
+	prob := bad[0]
+	prob.Code, prob.Message = CodeNotIndexed, "not indexed: "+prob.Message
+	return prob, true
 }
 
 // notIndexed is the CodeNotIndexed error about path p.

@@ -41,13 +41,13 @@ func TestDocumentsSkipUnstorable(t *testing.T) {
 		t.Errorf("documents %q, want %q", got, want)
 	}
 	wantProblems := []string{
-		`memory/2026-01-02.md:5: error: not indexed: holds the control character U+0000 at byte 31, which no store can hold; remove it`,
+		`memory/2026-01-02.md:5:8: error: not indexed: holds the control character U+0000 at byte 31: context files must be printable text (tab, CR and LF are allowed); remove it`,
 		`memory/bad␁dir: error: not indexed: the name "memory/bad\x01dir" holds a control character (U+0001 at byte 10): names must be printable text; rename it`,
 		`memory/bell␇.md: error: not indexed: the name "memory/bell\a.md" holds a control character (U+0007 at byte 11): names must be printable text; rename it`,
-		`memory/latin1.md:1: error: not indexed: not valid UTF-8 (first bad byte at offset 3), which no store can hold; re-save the file as UTF-8`,
+		`memory/latin1.md:1: error: not indexed: not valid UTF-8 (first bad byte at offset 3); context files must be UTF-8 text: re-save the file as UTF-8`,
 		`users/Alice: warning: not a user directory, skipped: bad id: "Alice" contains "A", which EncodeID never produces`,
 		`users/a%00b: error: not indexed: the directory's user id holds a control character U+0000 at byte 1: it must be printable, without any control character`,
-		`users/alice/memory/2026-01-02.md:2: error: not indexed: holds the control character U+001B at byte 15, which no store can hold; remove it`,
+		`users/alice/memory/2026-01-02.md:2:7: error: not indexed: holds the control character U+001B at byte 15: context files must be printable text (tab, CR and LF are allowed); remove it`,
 	}
 	var gotProblems []string
 	for _, p := range problems {

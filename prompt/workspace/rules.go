@@ -32,36 +32,25 @@ const (
 // bad element (a directory with a bad name, for everything below it); a
 // path that breaks the rule gets no other check.
 func CheckName(p string) []Problem {
-	if fs.ValidPath(p) && utf8.ValidString(p) && controlAt(p) < 0 {
+	if fs.ValidPath(p) && utf8.ValidString(p) && CheckLine("", p) == nil {
 		return nil
 	}
 	elems := strings.Split(p, "/")
 	for i, e := range elems {
-		if e == "" || e == "." || e == ".." || !utf8.ValidString(e) || controlAt(e) >= 0 {
+		if e == "" || e == "." || e == ".." || !utf8.ValidString(e) || CheckLine("", e) != nil {
 			elems = elems[:i+1]
 			break
 		}
 	}
 	bad := strings.Join(elems, "/")
 	if utf8.ValidString(bad) {
-		if i := controlAt(bad); i >= 0 {
+		if te, ok := CheckLine("", bad).(*TextError); ok {
 			return []Problem{{Path: strings.Map(visibleControl, bad), Severity: SeverityError, Code: CodeBadName,
-				Message: fmt.Sprintf("the name %q holds a control character (U+%04X at byte %d): names must be printable text; rename it", bad, bad[i], i)}}
+				Message: fmt.Sprintf("the name %q holds a control character (U+%04X at byte %d): names must be printable text; rename it", bad, te.Rune, te.Offset)}}
 		}
 	}
 	return []Problem{{Path: strings.ToValidUTF8(bad, "\uFFFD"), Severity: SeverityError, Code: CodeBadName,
 		Message: fmt.Sprintf("the name %q is not valid UTF-8: nothing can read it; rename it", bad)}}
-}
-
-// controlAt is the byte offset of the first C0 control character or DEL
-// in name, or -1.
-func controlAt(name string) int {
-	for i := 0; i < len(name); i++ {
-		if isControl(name[i]) {
-			return i
-		}
-	}
-	return -1
 }
 
 // visibleControl shows a control character as the symbol Unicode has for
@@ -108,14 +97,24 @@ func CheckFile(p string, info fs.FileInfo, read func() ([]byte, error)) []Proble
 	if err != nil {
 		return errorf(CodeUnreadable, 0, "cannot read: %v", unwrapPath(err))
 	}
-	if off := FirstInvalidUTF8(b); off >= 0 {
-		line := 1 + bytes.Count(b[:off], []byte{'\n'})
-		return errorf(CodeInvalidUTF8, line, "not valid UTF-8 (first bad byte at offset %d); context files must be UTF-8 text: re-save the file as UTF-8", off)
-	}
-	if err := CheckText("", b); err != nil {
-		return []Problem{controlProblem(p, b, err.(*TextError))}
+	if prob, bad := CheckContent(p, b); bad {
+		return []Problem{prob}
 	}
 	return nil
+}
+
+// CheckContent applies the rule on a text file's content (valid UTF-8,
+// printable: CheckText) to b, the content of the file p, and returns the
+// problem of content that breaks it, at its line.
+func CheckContent(p string, b []byte) (Problem, bool) {
+	if off := FirstInvalidUTF8(b); off >= 0 {
+		return Problem{Path: p, Line: 1 + bytes.Count(b[:off], []byte{'\n'}), Severity: SeverityError, Code: CodeInvalidUTF8,
+			Message: fmt.Sprintf("not valid UTF-8 (first bad byte at offset %d); context files must be UTF-8 text: re-save the file as UTF-8", off)}, true
+	}
+	if err := CheckText("", b); err != nil {
+		return controlProblem(p, b, err.(*TextError)), true
+	}
+	return Problem{}, false
 }
 
 // controlProblem is the error CheckFile reports for the control character
