@@ -614,14 +614,14 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return nil
 	})
 	err = g.Wait()
-	d.log.Info("stopped", stopCause(ctx)...)
+	d.log.Info("stopped", StopCause(ctx)...)
 	return err
 }
 
-// stopCause names what ended ctx for the "stopped" line: the signal
+// StopCause names what ended ctx for the "stopped" line: the signal
 // when the cause has one (as quire's main gives), else a cause other
 // than a plain cancel.
-func stopCause(ctx context.Context) []any {
+func StopCause(ctx context.Context) []any {
 	cause := context.Cause(ctx)
 	var sig interface{ Signal() os.Signal }
 	switch {

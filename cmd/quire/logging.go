@@ -111,13 +111,3 @@ func cancelled(r slog.Record) bool {
 	})
 	return found
 }
-
-// stopSignal is the "signal" attribute of a "stopped" line when a signal
-// ended ctx (main's signalStop), else nothing.
-func stopSignal(ctx context.Context) []any {
-	var s signalStop
-	if errors.As(context.Cause(ctx), &s) {
-		return []any{"signal", s.sig.String()}
-	}
-	return nil
-}

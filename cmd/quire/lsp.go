@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/lsp"
 )
 
@@ -74,7 +75,7 @@ func runLSP(ctx context.Context, e *env, opts any, args []string) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, lsp.ErrExitWithoutShutdown) && ctx.Err() != nil:
-		log.Info("stopped", stopSignal(ctx)...)
+		log.Info("stopped", daemon.StopCause(ctx)...)
 		return exitError{exitFindings}
 	case errors.Is(err, lsp.ErrExitWithoutShutdown):
 		log.Info("language server stopped without shutdown")
