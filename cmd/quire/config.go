@@ -177,16 +177,18 @@ func loadConfigFile(cmd string, getenv func(string) string, warn io.Writer, know
 	if err != nil {
 		return nil, fmt.Errorf("read config file: %w", err)
 	}
+	var doc yaml.Node
 	var raw map[string]any
-	if err := yaml.Unmarshal(data, &raw); err != nil {
+	err = yaml.Unmarshal(data, &doc)
+	if err == nil && doc.Kind != 0 {
+		err = doc.Decode(&raw)
+	}
+	if err != nil {
 		_, msg := workspace.YAMLMessage(err, 0)
 		return nil, fmt.Errorf("config file %s: %s", p, msg)
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err == nil {
-		for _, w := range unknownConfigKeys(&doc, known) {
-			fmt.Fprintf(warn, "quire: warning: config file %s: %s\n", p, w)
-		}
+	for _, w := range unknownConfigKeys(&doc, known) {
+		fmt.Fprintf(warn, "quire: warning: config file %s: %s\n", p, w)
 	}
 	out := map[string]string{}
 	keys := make([]string, 0, len(raw))
