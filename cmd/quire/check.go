@@ -137,12 +137,14 @@ func checkDir(ctx context.Context, dir string, staged bool, shared []skills.Sour
 	if err != nil {
 		return nil, err
 	}
+	// One token cache for both opens of the tree (the agents for the
+	// prune warning, and Check's).
+	cache := prompt.NewCache()
 	if fsys == nil {
 		fsys = ws.FS()
-	} else if ws, err = prompt.Open(fsys, prompt.Options{RootName: rootName(dir)}); err != nil {
+	} else if ws, err = prompt.Open(fsys, prompt.Options{RootName: rootName(dir), Cache: cache}); err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", dir, err)
 	}
-	cache := prompt.NewCache()
 	probs = append(probs, gitsync.Check(ctx, fsys, gitsync.CheckOptions{RootName: rootName(dir), Cache: cache, SharedSkills: shared})...)
 	for _, a := range ws.Agents() {
 		probs = append(probs, pruneWarning(fsys, a, time.Now())...)
