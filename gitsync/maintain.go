@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -135,17 +136,27 @@ func (h *Host) Verify(ctx context.Context, name string) error {
 
 // verify is Verify of r, the repository name.
 func (h *Host) verify(ctx context.Context, name string, r *Repository) {
+	if _, err := r.verifyLogged(ctx, h.opts.Logger, RepairHosted(h.dir), "repo", name); err != nil && ctx.Err() == nil {
+		h.opts.Logger.Error("cannot verify repository", "repo", name, "err", err)
+	}
+}
+
+// verifyLogged runs an incremental Verify and logs a change of r's
+// damage: new or different damage at ERROR with repair (what to do), a
+// repair at INFO. It returns the damage (nil when none) and any error
+// that kept Verify from answering.
+func (r *Repository) verifyLogged(ctx context.Context, log *slog.Logger, repair string, attrs ...any) (*DamageError, error) {
 	prev := r.Damage()
 	err := r.Verify(ctx, VerifyOptions{})
 	var d *DamageError
 	switch {
 	case errors.As(err, &d):
 		if prev == nil || prev.Error() != d.Error() {
-			d.LogTo(h.opts.Logger, RepairHosted(h.dir), "repo", name)
+			d.LogTo(log, repair, attrs...)
 		}
+		return d, nil
 	case err == nil && prev != nil:
-		h.opts.Logger.Info("repository is no longer damaged", "repo", name)
-	case err != nil && ctx.Err() == nil:
-		h.opts.Logger.Error("cannot verify repository", "repo", name, "err", err)
+		log.Info("repository is no longer damaged", attrs...)
 	}
+	return nil, err
 }

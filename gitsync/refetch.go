@@ -35,16 +35,9 @@ func (f *Follower) checkFetched(ctx context.Context, updates []RefUpdate, err er
 		r.sweepTemporaries(0, 0, isGitTemporary)
 	}
 	r.RemoveTemporaries() // what a killed daemon's fetch left
-	prev := r.Damage()
-	var d *DamageError
-	if verr := r.Verify(ctx, VerifyOptions{}); !errors.As(verr, &d) {
-		if prev != nil && verr == nil {
-			log.Info("the mirror is no longer damaged", "repo", r.path)
-		}
+	d, _ := r.verifyLogged(ctx, log, "it is fetched again from the upstream", "repo", r.path)
+	if d == nil {
 		return updates, err
-	}
-	if prev == nil || prev.Error() != d.Error() {
-		d.LogTo(log, "it is fetched again from the upstream", "repo", r.path)
 	}
 	if time.Since(r.ver.lastRepair) < repairEvery {
 		return updates, err
