@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/quirehq/quire/prompt/workspace"
+	"github.com/quirehq/quire/workspace"
 )
 
 // TestContentID: a working tree's deployment id depends on its files

@@ -17,11 +17,11 @@ import (
 	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/daemon/mcp"
 	"github.com/quirehq/quire/gitsync"
+	"github.com/quirehq/quire/internal/xdg"
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/memory/memstore"
 	"github.com/quirehq/quire/memory/pgstore"
 	"github.com/quirehq/quire/prompt"
-	"github.com/quirehq/quire/prompt/workspace"
 	"github.com/quirehq/quire/skills"
 )
 
@@ -219,9 +219,9 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 		opts.GitListen = "127.0.0.1:7480"
 	}
 	if opts.CacheDir == "" {
-		opts.CacheDir = workspace.CacheDir(os.Getenv)
+		opts.CacheDir = xdg.CacheDir(os.Getenv)
 		if opts.CacheDir == "" {
-			opts.CacheDir = filepath.Join(workspace.PrivateTempDir(), "cache")
+			opts.CacheDir = filepath.Join(xdg.PrivateTempDir(), "cache")
 		}
 	}
 	if opts.Embedder == nil {
@@ -250,7 +250,7 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 		lock.release()
 		return nil, err
 	}
-	tokens := prompt.NewCache()
+	tokens := prompt.NewTokenizer()
 	events, m := newBroker(), newMetrics()
 	ix := newIndexer(sources, store, events, m, log, opts.IndexTimeout)
 	notes := newLiveNotes(store, sources, log)
@@ -338,7 +338,7 @@ func safeName(s string) string {
 
 // openSources adds the sources of opts (the working tree, the hosted
 // repositories and the upstream mirror, fetched once) and deploys each.
-func (d *Daemon) openSources(ctx context.Context, tokens *prompt.Cache) error {
+func (d *Daemon) openSources(ctx context.Context, tokens *prompt.Tokenizer) error {
 	given := map[string]string{} // a working tree's path → as the user gave it
 	for _, dir := range append([]string{d.opts.Dir}, d.opts.Dirs...) {
 		if dir == "" {

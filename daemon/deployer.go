@@ -17,8 +17,8 @@ import (
 	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/prompt"
-	"github.com/quirehq/quire/prompt/workspace"
 	"github.com/quirehq/quire/skills"
+	"github.com/quirehq/quire/workspace"
 )
 
 // deployer turns a source's commits into deployments: it builds the
@@ -30,8 +30,8 @@ import (
 // indexer.
 type deployer struct {
 	sources *sourceSet
-	// tokens caches token counts across deployments (prompt.Cache).
-	tokens *prompt.Cache
+	// tokens caches token counts across deployments (prompt.Tokenizer).
+	tokens *prompt.Tokenizer
 	// shared names the skill tiers every agent shares besides the
 	// built-ins (which WorkspaceSources already adds): ~/.agents/skills
 	// and the managed directory.
@@ -135,7 +135,7 @@ func (dp *deployer) deployLogged(ctx context.Context, s *source, level slog.Leve
 
 func (dp *deployer) build(ctx context.Context, s *source, base fs.FS, commit string) (*deployment, error) {
 	view := &seedFS{base: base}
-	ws, err := prompt.Open(view, prompt.Options{RootName: s.rootName, Cache: dp.tokens})
+	ws, err := prompt.Open(view, prompt.Options{RootName: s.rootName, Tokenizer: dp.tokens})
 	if err != nil {
 		return nil, fmt.Errorf("open workspace of %s at %s: %w", s.id(), short(commit), err)
 	}

@@ -14,7 +14,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/quirehq/quire/prompt/workspace"
+	"github.com/quirehq/quire/internal/xdg"
 )
 
 // GitToken is a credential of the git endpoint (HTTP basic auth: any user
@@ -222,8 +222,8 @@ func LoadGitToken(stateDir string, create bool) (string, error) {
 // DefaultStateDir is where the daemon keeps its state (the git token):
 // $XDG_STATE_HOME/quire, or ~/.local/state/quire.
 func DefaultStateDir(getenv func(string) string) string {
-	if d := workspace.StateDir(getenv); d != "" {
+	if d := xdg.StateDir(getenv); d != "" {
 		return d
 	}
-	return filepath.Join(workspace.PrivateTempDir(), "state")
+	return filepath.Join(xdg.PrivateTempDir(), "state")
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/memory/pgstore"
+	"github.com/quirehq/quire/workspace"
 )
 
 // indexer keeps the store in step with the deployments. It is a
@@ -203,7 +204,7 @@ const maxNotIndexedShown = 3
 // left out (memory.CodeNotIndexed: content no store can hold, pushed
 // before the rules or in a --dir working tree): each file with its line
 // and why, "" when there are none.
-func notIndexedError(problems []memory.Problem) string {
+func notIndexedError(problems []workspace.Problem) string {
 	var files []string
 	for _, p := range problems {
 		if p.Code != memory.CodeNotIndexed {

@@ -15,8 +15,8 @@ import (
 	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/prompt"
-	"github.com/quirehq/quire/prompt/workspace"
 	"github.com/quirehq/quire/skills"
+	"github.com/quirehq/quire/workspace"
 )
 
 // reader answers the API's reads from the current deployments and the
@@ -166,7 +166,7 @@ func (rd *reader) Prompt(ctx context.Context, agent string, req api.PromptReques
 	if req.User != "" {
 		// A new user's files are served virtually (seedFS) until their
 		// first write stores them: a prompt read does not write.
-		if _, err := prompt.EncodeID(req.User); err != nil {
+		if _, err := workspace.EncodeID(req.User); err != nil {
 			return api.PromptResponse{}, badRequest("user %q: %v", req.User, err)
 		}
 	}
@@ -180,7 +180,7 @@ func (rd *reader) Prompt(ctx context.Context, agent string, req api.PromptReques
 		Skills: ref.ag.skills.PromptSkills(sreq),
 	})
 	if err != nil {
-		if errors.Is(err, prompt.ErrBadRequest) || errors.Is(err, prompt.ErrBadID) {
+		if errors.Is(err, prompt.ErrBadRequest) || errors.Is(err, workspace.ErrBadID) {
 			// The code says "bad request" already.
 			return api.PromptResponse{}, badRequest("%s", strings.TrimPrefix(err.Error(), prompt.ErrBadRequest.Error()+": "))
 		}
@@ -234,7 +234,7 @@ func (rd *reader) MemorySearch(ctx context.Context, agent string, req api.Search
 		return api.SearchResponse{}, err
 	}
 	if req.User != "" {
-		if _, err := prompt.EncodeID(req.User); err != nil {
+		if _, err := workspace.EncodeID(req.User); err != nil {
 			return api.SearchResponse{}, badRequest("user %q: %v", req.User, err)
 		}
 	}
@@ -316,7 +316,7 @@ func skillEntry(s *skills.Skill, score float64) api.SkillEntry {
 
 func (rd *reader) skillsRequest(ref agentRef, user string) (skills.Request, error) {
 	if user != "" {
-		if _, err := prompt.EncodeID(user); err != nil {
+		if _, err := workspace.EncodeID(user); err != nil {
 			return skills.Request{}, badRequest("user %q: %v", user, err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/prompt"
 	"github.com/quirehq/quire/templates"
+	"github.com/quirehq/quire/workspace"
 )
 
 // seedFS is a deployment's tree as requests read it: a user whose
@@ -28,7 +29,7 @@ func seedFiles(base fs.FS, a *prompt.Agent, userDir string) map[string][]byte {
 	if _, err := fs.Stat(base, userDir); !errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	agentUser, err := fs.ReadFile(base, joinSlash(a.Dir, prompt.UserFile))
+	agentUser, err := fs.ReadFile(base, joinSlash(a.Dir, workspace.UserFile))
 	if err != nil {
 		agentUser = nil
 	}
@@ -42,13 +43,13 @@ func seedFiles(base fs.FS, a *prompt.Agent, userDir string) map[string][]byte {
 // seed returns the virtual content of name, if it is a seed file.
 func (s *seedFS) seed(name string) ([]byte, bool) {
 	for _, a := range s.agents {
-		prefix := joinSlash(a.Dir, prompt.UsersDir) + "/"
+		prefix := joinSlash(a.Dir, workspace.UsersDir) + "/"
 		rest, ok := strings.CutPrefix(name, prefix)
 		if !ok {
 			continue
 		}
 		enc, file, ok := strings.Cut(rest, "/")
-		if !ok || enc == "" || strings.Contains(file, "/") || (file != prompt.UserFile && file != prompt.BootstrapFile) {
+		if !ok || enc == "" || strings.Contains(file, "/") || (file != workspace.UserFile && file != workspace.BootstrapFile) {
 			return nil, false
 		}
 		b, ok := seedFiles(s.base, a, prefix+enc)[file]
@@ -125,7 +126,7 @@ func withSeeds(base fs.FS, a *prompt.Agent, user string, writes []gitsync.FileWr
 		named[w.Path] = true
 	}
 	var out []gitsync.FileWrite
-	for _, name := range []string{prompt.UserFile, prompt.BootstrapFile} {
+	for _, name := range []string{workspace.UserFile, workspace.BootstrapFile} {
 		p := joinSlash(dir, name)
 		if b, ok := seeds[name]; ok && !named[p] {
 			out = append(out, gitsync.FileWrite{Path: p, Content: b})

@@ -15,7 +15,7 @@ import (
 	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/prompt"
-	"github.com/quirehq/quire/prompt/workspace"
+	"github.com/quirehq/quire/workspace"
 )
 
 // sourceSet is the set of sources the daemon serves, and the git host
@@ -155,7 +155,7 @@ func (ss *sourceSet) olderCommit(agent, commit, indexed string) bool {
 // a hosted repository) may not define an agent another source serves
 // already — it would take over that agent's prompt and memory index.
 // The refusal names both places (behavior: one agent, one source).
-func (ss *sourceSet) claims(ctx context.Context, ref gitsync.RefUpdate, tree *gitsync.Snapshot, changed []gitsync.Change) []gitsync.Problem {
+func (ss *sourceSet) claims(ctx context.Context, ref gitsync.RefUpdate, tree *gitsync.Snapshot, changed []gitsync.Change) []workspace.Problem {
 	if ref.Repo == "" || (ref.Name != gitsync.MainRef && ref.Name != gitsync.LiveRef) {
 		return nil
 	}
@@ -173,7 +173,7 @@ func (ss *sourceSet) claims(ctx context.Context, ref gitsync.RefUpdate, tree *gi
 		return nil // the workspace checks report what cannot be read
 	}
 	self := string(kindRepo) + ":" + ref.Repo
-	var out []gitsync.Problem
+	var out []workspace.Problem
 	for _, o := range ss.all() {
 		if o.id() == self {
 			continue
@@ -186,7 +186,7 @@ func (ss *sourceSet) claims(ctx context.Context, ref gitsync.RefUpdate, tree *gi
 			if _, ok := dep.agents[a.Name]; !ok {
 				continue
 			}
-			out = append(out, gitsync.Problem{Path: path.Join(a.Dir, workspace.ConfigFile), Severity: workspace.SeverityError, Code: "agent-defined-elsewhere",
+			out = append(out, workspace.Problem{Path: path.Join(a.Dir, workspace.ConfigFile), Severity: workspace.SeverityError, Code: "agent-defined-elsewhere",
 				Message: fmt.Sprintf("agent %q is already defined by %s; rename it here (agent.yaml name:) or remove it there", a.Name, o.id())})
 		}
 	}

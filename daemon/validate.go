@@ -8,7 +8,7 @@ import (
 	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/prompt"
-	"github.com/quirehq/quire/prompt/workspace"
+	"github.com/quirehq/quire/workspace"
 )
 
 // checked wraps build so that the tree a write would make goes through

@@ -20,8 +20,8 @@ import (
 	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/prompt"
-	"github.com/quirehq/quire/prompt/workspace"
 	"github.com/quirehq/quire/templates"
+	"github.com/quirehq/quire/workspace"
 )
 
 // writer turns the API's writes into commits on live: it checks a write
@@ -37,7 +37,7 @@ type writer struct {
 	deployer *deployer
 	// tokens is the token count cache the validation of a write shares
 	// with deployments.
-	tokens        *prompt.Cache
+	tokens        *prompt.Tokenizer
 	events        *broker
 	log           *slog.Logger
 	now           func() time.Time
@@ -235,8 +235,8 @@ func (wr *writer) MemoryAppend(ctx context.Context, agent string, req api.Append
 	build := func(fsys fs.FS) ([]gitsync.FileWrite, error) {
 		cur, _ := fs.ReadFile(fsys, full)
 		written = appendEntry(cur, now, req.Text)
-		if len(written) > gitsync.MaxFileBytes {
-			return nil, api.Errorf(api.CodeFileLimit, "%s would grow past the %d-byte file limit", rel, gitsync.MaxFileBytes)
+		if len(written) > workspace.MaxFileBytes {
+			return nil, api.Errorf(api.CodeFileLimit, "%s would grow past the %d-byte file limit", rel, workspace.MaxFileBytes)
 		}
 		return []gitsync.FileWrite{{Path: full, Content: written}}, nil
 	}

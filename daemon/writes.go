@@ -15,8 +15,7 @@ import (
 	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/memory"
-	"github.com/quirehq/quire/prompt"
-	"github.com/quirehq/quire/prompt/workspace"
+	"github.com/quirehq/quire/workspace"
 )
 
 // virtualFiles are supplied by the caller and rendered in the system
@@ -84,7 +83,7 @@ func scope(user string) (string, error) {
 	if user == "" {
 		return "", nil
 	}
-	enc, err := prompt.EncodeID(user)
+	enc, err := workspace.EncodeID(user)
 	var te *workspace.TextError
 	if errors.As(err, &te) {
 		return "", api.Errorf(api.CodeBadUser, "user: %v", te)
@@ -92,7 +91,7 @@ func scope(user string) (string, error) {
 	if err != nil {
 		return "", api.Errorf(api.CodeBadUser, "user %q cannot name a directory: %v", user, err)
 	}
-	return prompt.UsersDir + "/" + enc, nil
+	return workspace.UsersDir + "/" + enc, nil
 }
 
 func joinSlash(elems ...string) string {
@@ -144,7 +143,7 @@ func dailyLogPath(now time.Time, loc *time.Location) string {
 	if loc == nil {
 		loc = time.UTC
 	}
-	return prompt.MemoryDir + "/" + now.In(loc).Format("2006-01-02") + ".md"
+	return workspace.MemoryDir + "/" + now.In(loc).Format("2006-01-02") + ".md"
 }
 
 // The years a caller-chosen time may put a daily log in.

@@ -8,8 +8,8 @@ import (
 	"sort"
 
 	"github.com/quirehq/quire/prompt"
-	"github.com/quirehq/quire/prompt/workspace"
 	"github.com/quirehq/quire/skills"
+	"github.com/quirehq/quire/workspace"
 )
 
 // CheckOptions configure Check.
@@ -25,7 +25,7 @@ type CheckOptions struct {
 	RootName string
 	// Cache is shared with other readers of the same trees (the daemon's
 	// token cache); nil makes a new one.
-	Cache *prompt.Cache
+	Cache *prompt.Tokenizer
 	// Workspace, when set, is fsys already opened (the language server's
 	// analysis): its reads and plans are reused.
 	Workspace *prompt.Workspace
@@ -81,7 +81,7 @@ func Check(ctx context.Context, fsys fs.FS, opts CheckOptions) []workspace.Probl
 	content := workspace.NoLinks(fsys)
 	ws, err := opts.Workspace, error(nil)
 	if ws == nil {
-		ws, err = prompt.Open(content, prompt.Options{RootName: opts.RootName, Cache: opts.Cache})
+		ws, err = prompt.Open(content, prompt.Options{RootName: opts.RootName, Tokenizer: opts.Cache})
 	}
 	if err != nil {
 		found = append(found, openProblem(err))

@@ -21,7 +21,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/memory"
 
 	"github.com/quirehq/quire/prompt"
-	"github.com/quirehq/quire/prompt/workspace"
+	"github.com/quirehq/quire/workspace"
 )
 
 // outsideMarker is the content of a file next to (outside) the fuzzed

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/quirehq/quire/prompt/workspace"
+	"github.com/quirehq/quire/workspace"
 )
 
 // A refused push is logged with its reason, not only as a count.

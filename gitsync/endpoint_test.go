@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/quirehq/quire/workspace"
 )
 
 // testHost serves a Host on 127.0.0.1 and returns it, its base URL and
@@ -482,21 +483,21 @@ func TestHostMaintain(t *testing.T) {
 // default ones, and a validator that overruns the request time limit
 // refuses the push.
 func TestEndpointComposedValidator(t *testing.T) {
-	forbid := ValidatorFunc(func(_ context.Context, ref RefUpdate, tree *Snapshot, changed []Change) []Problem {
-		var out []Problem
+	forbid := ValidatorFunc(func(_ context.Context, ref RefUpdate, tree *Snapshot, changed []Change) []workspace.Problem {
+		var out []workspace.Problem
 		for _, c := range changed {
 			if c.Path == "FORBIDDEN.md" {
-				out = append(out, Problem{Path: c.Path, Message: "budget: 30000 chars exceed the 20000-char limit of this file"})
+				out = append(out, workspace.Problem{Path: c.Path, Message: "budget: 30000 chars exceed the 20000-char limit of this file"})
 			}
 		}
 		return out
 	})
-	slow := ValidatorFunc(func(ctx context.Context, ref RefUpdate, tree *Snapshot, changed []Change) []Problem {
+	slow := ValidatorFunc(func(ctx context.Context, ref RefUpdate, tree *Snapshot, changed []Change) []workspace.Problem {
 		if _, err := tree.Stat("SLOW.md"); err != nil {
 			return nil
 		}
 		<-ctx.Done()
-		return []Problem{{Message: "validation timed out"}}
+		return []workspace.Problem{{Message: "validation timed out"}}
 	})
 	_, url, dir := testHost(t, HostOptions{Validator: Validators{RepositoryChecks(), forbid, slow}, RequestTimeout: 2 * time.Second})
 	src := newWorkRepo(t, map[string]string{"AGENTS.md": "a\n"})

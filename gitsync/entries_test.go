@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/quirehq/quire/workspace"
 )
 
 // TestEntriesRefusedOnEveryRef: a symbolic link, a gitlink and a name with
@@ -114,7 +116,7 @@ func TestRefFloodValidatedOnce(t *testing.T) {
 	var calls atomic.Int32
 	block := make(chan struct{})
 	slow := atomic.Bool{}
-	validator := ValidatorFunc(func(ctx context.Context, _ RefUpdate, _ *Snapshot, _ []Change) []Problem {
+	validator := ValidatorFunc(func(ctx context.Context, _ RefUpdate, _ *Snapshot, _ []Change) []workspace.Problem {
 		calls.Add(1)
 		if slow.Load() {
 			select {

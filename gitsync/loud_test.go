@@ -10,9 +10,9 @@ import (
 	"testing/fstest"
 
 	"github.com/quirehq/quire/prompt"
-	"github.com/quirehq/quire/prompt/workspace"
 	"github.com/quirehq/quire/skills"
 	"github.com/quirehq/quire/templates"
+	"github.com/quirehq/quire/workspace"
 )
 
 const noAgentMessage = "no agent here: looked for agent.yaml, AGENTS.md or SOUL.md at the root and for agent.yaml in its subdirectories (create one with 'quire init')"
@@ -130,7 +130,7 @@ func TestTemplateAllowListNamesRealSkills(t *testing.T) {
 	if _, err := templates.Seed(dir, templates.AgentFiles("bot", prompt.TypePredefined)); err != nil {
 		t.Fatal(err)
 	}
-	p := filepath.Join(dir, prompt.ConfigFile)
+	p := filepath.Join(dir, workspace.ConfigFile)
 	data, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)

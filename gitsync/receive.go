@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/quirehq/quire/workspace"
 )
 
 // refResult is the outcome for one pushed ref: "" is ok, otherwise the
@@ -515,7 +516,7 @@ func (h *Host) check(ctx context.Context, ov *overlay, c command, out *pushOutpu
 
 // reportProblems writes a refused ref's problems as remote: lines and
 // returns the refusal reason ("" when there are none).
-func reportProblems(c command, problems []Problem, out *pushOutput) string {
+func reportProblems(c command, problems []workspace.Problem, out *pushOutput) string {
 	if len(problems) == 0 {
 		return ""
 	}
@@ -539,8 +540,8 @@ func oneLine(s string) string {
 // and removed again within one push is refused too, since the push would
 // store and serve it. Only commits that came with the push are walked;
 // each is compared with its first parent.
-func historyProblems(ctx context.Context, ov *overlay, tip plumbing.Hash) []Problem {
-	var out []Problem
+func historyProblems(ctx context.Context, ov *overlay, tip plumbing.Hash) []workspace.Problem {
+	var out []workspace.Problem
 	seen := map[plumbing.Hash]bool{tip: true}
 	c, err := object.GetCommit(ov, tip)
 	if err != nil {
@@ -555,11 +556,11 @@ func historyProblems(ctx context.Context, ov *overlay, tip plumbing.Hash) []Prob
 		}
 		seen[h] = true
 		if err := ctx.Err(); err != nil {
-			return append(out, Problem{Message: "validation cancelled: " + err.Error()})
+			return append(out, workspace.Problem{Message: "validation cancelled: " + err.Error()})
 		}
 		c, err := object.GetCommit(ov, h)
 		if err != nil {
-			out = append(out, Problem{Message: fmt.Sprintf("commit %s: %v", h, err)})
+			out = append(out, workspace.Problem{Message: fmt.Sprintf("commit %s: %v", h, err)})
 			continue
 		}
 		stack = append(stack, c.ParentHashes...)
@@ -569,12 +570,12 @@ func historyProblems(ctx context.Context, ov *overlay, tip plumbing.Hash) []Prob
 		}
 		changed, err := changes(ctx, ov, parent, h)
 		if err != nil {
-			out = append(out, Problem{Message: fmt.Sprintf("commit %s: cannot compare trees: %v", h, err)})
+			out = append(out, workspace.Problem{Message: fmt.Sprintf("commit %s: cannot compare trees: %v", h, err)})
 			continue
 		}
 		tree, err := ov.snapshot(h)
 		if err != nil {
-			out = append(out, Problem{Message: fmt.Sprintf("commit %s: %v", h, err)})
+			out = append(out, workspace.Problem{Message: fmt.Sprintf("commit %s: %v", h, err)})
 			continue
 		}
 		for _, p := range fileLimits(ctx, tree, changed) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/quirehq/quire/workspace"
 )
 
 // liveRemote is a quire host with two branches served over HTTP (through
@@ -188,7 +189,7 @@ func TestSendLiveStale(t *testing.T) {
 
 	// A refusal of the content is not stale.
 	git(t, lr.mirror.Path(), "fetch", "-q", "origin", "+live:live")
-	now, err := lr.mirror.PushCAS(ctx, lr.remote, LiveRef, cur, lr.write(t, cur, map[string]string{"MEMORY.md": strings.Repeat("x", MaxFileBytes+1)}))
+	now, err := lr.mirror.PushCAS(ctx, lr.remote, LiveRef, cur, lr.write(t, cur, map[string]string{"MEMORY.md": strings.Repeat("x", workspace.MaxFileBytes+1)}))
 	var rej *PushRejectedError
 	if !errors.As(err, &rej) || rej.Stale || !now.IsZero() {
 		t.Fatalf("a file over the limit: %s, %v; want a refusal that is not stale", now, err)

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/quirehq/quire/prompt/workspace"
+	"github.com/quirehq/quire/workspace"
 )
 
 // Staged is what git's index holds in a work tree (what the next commit

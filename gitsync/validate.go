@@ -10,7 +10,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
-	"github.com/quirehq/quire/prompt/workspace"
+	"github.com/quirehq/quire/workspace"
 )
 
 // RefUpdate is one ref a push (or another source of new snapshots) moves.
@@ -23,13 +23,9 @@ type RefUpdate struct {
 	Old, New plumbing.Hash
 }
 
-// Problem is one reason a pushed tree is refused: a workspace finding
-// (workspace.Problem). Path names the file ("" for the tree as a whole).
-type Problem = workspace.Problem
-
 // remoteLine formats a problem as the client sees it on a remote: line:
 // path: [line N: ]message.
-func remoteLine(p Problem) string {
+func remoteLine(p workspace.Problem) string {
 	msg := p.Message
 	if p.Line > 0 {
 		msg = fmt.Sprintf("line %d: %s", p.Line, msg)
@@ -47,14 +43,14 @@ func remoteLine(p Problem) string {
 // changed lists the files that differ from the ref's old commit (every
 // file for a new ref).
 type Validator interface {
-	Validate(ctx context.Context, ref RefUpdate, tree *Snapshot, changed []Change) []Problem
+	Validate(ctx context.Context, ref RefUpdate, tree *Snapshot, changed []Change) []workspace.Problem
 }
 
 // ValidatorFunc adapts a function to Validator.
-type ValidatorFunc func(ctx context.Context, ref RefUpdate, tree *Snapshot, changed []Change) []Problem
+type ValidatorFunc func(ctx context.Context, ref RefUpdate, tree *Snapshot, changed []Change) []workspace.Problem
 
 // Validate calls f.
-func (f ValidatorFunc) Validate(ctx context.Context, ref RefUpdate, tree *Snapshot, changed []Change) []Problem {
+func (f ValidatorFunc) Validate(ctx context.Context, ref RefUpdate, tree *Snapshot, changed []Change) []workspace.Problem {
 	return f(ctx, ref, tree, changed)
 }
 
@@ -63,8 +59,8 @@ func (f ValidatorFunc) Validate(ctx context.Context, ref RefUpdate, tree *Snapsh
 type Validators []Validator
 
 // Validate runs every validator.
-func (vs Validators) Validate(ctx context.Context, ref RefUpdate, tree *Snapshot, changed []Change) []Problem {
-	var out []Problem
+func (vs Validators) Validate(ctx context.Context, ref RefUpdate, tree *Snapshot, changed []Change) []workspace.Problem {
+	var out []workspace.Problem
 	for _, v := range vs {
 		if v == nil {
 			continue
@@ -73,9 +69,6 @@ func (vs Validators) Validate(ctx context.Context, ref RefUpdate, tree *Snapshot
 	}
 	return out
 }
-
-// MaxFileBytes is the largest file a push may add or change (1 MiB).
-const MaxFileBytes = workspace.MaxFileBytes
 
 // IsContextFile reports whether a path is read as text into an agent's
 // context: Markdown files (AGENTS.md, MEMORY.md, memory/*.md, SKILL.md,
@@ -86,7 +79,7 @@ func IsContextFile(p string) bool { return workspace.IsTextFile(p) }
 // added or modified file (no symbolic links, no file over MaxFileBytes,
 // text files in UTF-8) and no gitlinks.
 func RepositoryChecks() Validator {
-	return ValidatorFunc(func(ctx context.Context, _ RefUpdate, tree *Snapshot, changed []Change) []Problem {
+	return ValidatorFunc(func(ctx context.Context, _ RefUpdate, tree *Snapshot, changed []Change) []workspace.Problem {
 		return append(Check(ctx, tree, CheckOptions{Paths: changedPaths(changed), FilesOnly: true}), gitlinkProblems(changed)...)
 	})
 }
@@ -95,7 +88,7 @@ func RepositoryChecks() Validator {
 // tree, the file rules on the changed files, and, for a branch other than
 // proposals/*, the content checks too. Only errors refuse a push.
 func WorkspaceChecks(opts CheckOptions) Validator {
-	return ValidatorFunc(func(ctx context.Context, ref RefUpdate, tree *Snapshot, changed []Change) []Problem {
+	return ValidatorFunc(func(ctx context.Context, ref RefUpdate, tree *Snapshot, changed []Change) []workspace.Problem {
 		o := opts
 		o.Paths = changedPaths(changed)
 		o.FilesOnly = filesOnlyRef(ref.Name)
@@ -115,11 +108,11 @@ const CodeGitlink = "gitlink"
 // gitlinkProblems refuses the gitlinks (submodules) among the added or
 // modified entries: a Snapshot leaves them out, so the file rules never
 // see them, and a workspace holds files only.
-func gitlinkProblems(changed []Change) []Problem {
-	var out []Problem
+func gitlinkProblems(changed []Change) []workspace.Problem {
+	var out []workspace.Problem
 	for _, c := range changed {
 		if c.Kind != Deleted && c.Mode == filemode.Submodule {
-			out = append(out, Problem{Path: c.Path, Severity: workspace.SeverityError, Code: CodeGitlink,
+			out = append(out, workspace.Problem{Path: c.Path, Severity: workspace.SeverityError, Code: CodeGitlink,
 				Message: "is a gitlink (a submodule): a workspace holds files only; remove it (git rm --cached " + c.Path + ") and commit the files themselves"})
 		}
 	}
@@ -131,8 +124,8 @@ func gitlinkProblems(changed []Change) []Problem {
 // no control characters), no symbolic links, no gitlinks. A push to main
 // is checked so before it is merged with live, so what the merge would
 // carry over or cannot read is refused with its own remote: line.
-func entryProblems(changed []Change) []Problem {
-	var out []Problem
+func entryProblems(changed []Change) []workspace.Problem {
+	var out []workspace.Problem
 	for _, c := range changed {
 		if c.Kind == Deleted {
 			continue
@@ -161,7 +154,7 @@ func changedPaths(changed []Change) []string {
 // fileLimits refuses symbolic links and files over MaxFileBytes among the
 // added or modified files of a commit that is not deployed (an earlier
 // commit of a push): they would be stored and served all the same.
-func fileLimits(ctx context.Context, tree *Snapshot, changed []Change) []Problem {
+func fileLimits(ctx context.Context, tree *Snapshot, changed []Change) []workspace.Problem {
 	out := gitlinkProblems(changed)
 	for _, p := range Check(ctx, tree, CheckOptions{Paths: changedPaths(changed), FilesOnly: true}) {
 		if p.Code != workspace.CodeInvalidUTF8 && p.Code != workspace.CodeControlChar {

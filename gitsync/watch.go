@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/quirehq/quire/prompt/workspace"
-	"github.com/quirehq/quire/prompt/workspace/watch"
+	"github.com/quirehq/quire/internal/fswatch"
+	"github.com/quirehq/quire/workspace"
 )
 
 // The debounce delays of a work-tree watcher.
@@ -26,7 +26,7 @@ const (
 
 // Watcher reports changes to the files of a working tree as
 // SourceWorkTree events. Its policy over the shared watcher
-// (prompt/workspace/watch, which watches every directory, walking new ones
+// (internal/fswatch, which watches every directory, walking new ones
 // as they appear, and rescans after the kernel queue overflows): it
 // watches everything but .git, ignores editor scratch files (so an atomic
 // save, written to a temporary name and renamed over the file, is a change
@@ -45,7 +45,7 @@ type Watcher struct {
 	Delay func(path string) time.Duration
 
 	// core is the shared watcher, set by Run before its first event.
-	core *watch.Watcher
+	core *fswatch.Watcher
 }
 
 // DelayFor is the default debounce delay for a slash-separated path
@@ -85,7 +85,7 @@ func ignored(rel string) bool {
 			return true
 		}
 	}
-	return watch.ScratchFile(path.Base(rel))
+	return fswatch.ScratchFile(path.Base(rel))
 }
 
 // Run watches until ctx is done and returns ctx's error. Once its watches
@@ -113,7 +113,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		}
 		return filepath.ToSlash(r)
 	}
-	w.core = watch.New(watch.Options{
+	w.core = fswatch.New(fswatch.Options{
 		Roots:  []string{root},
 		Skip:   func(dir string) bool { return filepath.Base(dir) == ".git" },
 		Ignore: func(p string) bool { return ignored(rel(p)) },
@@ -124,7 +124,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 			return delay(rel(p))
 		},
 		Logger: w.Logger,
-		OnEvent: func(e watch.Event) {
+		OnEvent: func(e fswatch.Event) {
 			if e.Rescan {
 				w.emit(Event{Source: SourceWorkTree, Name: root, Rescan: true})
 				return

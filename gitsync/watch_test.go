@@ -126,7 +126,7 @@ func TestWatcher(t *testing.T) {
 	quiet(".git and editor backups are ignored")
 
 	// A rescan (what the shared watcher does after a queue overflow, see
-	// prompt/workspace/watch) makes one rescan event; watching goes on
+	// internal/fswatch) makes one rescan event; watching goes on
 	// after. w.core was set before the first event.
 	w.core.Rescan()
 	if e, _ := next("overflow"); !e.Rescan || e.Paths != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/quirehq/quire/prompt"
 	"github.com/quirehq/quire/skills"
+	"github.com/quirehq/quire/workspace"
 )
 
 // analysis is the prompt workspace of one snapshot. The prompt package
@@ -48,7 +49,7 @@ func (a *analysis) skillsOf(ag *prompt.Agent, root, home, managed string) *skill
 
 // analyses keeps the analysis of the current snapshot.
 type analyses struct {
-	cache *prompt.Cache // shared: unchanged files are never re-tokenised or re-parsed
+	cache *prompt.Tokenizer // shared: unchanged files are never re-tokenised or re-parsed
 	// rootName names the agent at the root of a workspace without
 	// agent.yaml: the root directory's name, as `quire prompt` does.
 	rootName string
@@ -63,7 +64,7 @@ func (c *analyses) of(fsys *overlay) *analysis {
 	if c.last != nil && c.last.fsys == fsys {
 		return c.last
 	}
-	ws, err := prompt.Open(fsys, prompt.Options{Cache: c.cache, RootName: c.rootName})
+	ws, err := prompt.Open(fsys, prompt.Options{Tokenizer: c.cache, RootName: c.rootName})
 	c.last = &analysis{fsys: fsys, ws: ws, err: err}
 	return c.last
 }
@@ -98,9 +99,9 @@ func (a *analysis) locate(p string) (place, bool) {
 		rel = strings.TrimPrefix(strings.TrimPrefix(p, best.Dir), "/")
 	}
 	pl := place{agent: best, rel: rel}
-	if rest, ok := strings.CutPrefix(rel, prompt.UsersDir+"/"); ok {
+	if rest, ok := strings.CutPrefix(rel, workspace.UsersDir+"/"); ok {
 		if dir, file, ok := strings.Cut(rest, "/"); ok {
-			if user, err := prompt.DecodeID(dir); err == nil {
+			if user, err := workspace.DecodeID(dir); err == nil {
 				pl.user, pl.rel = user, file
 			}
 		}
@@ -113,8 +114,8 @@ func (a *analysis) locate(p string) (place, bool) {
 // directory it is in; a room file needs the group channel and its room.
 func (pl place) request(now time.Time) prompt.Request {
 	req := prompt.Request{Agent: pl.agent.Name, User: pl.user, Session: prompt.SessionMain, Channel: prompt.ChannelDM, Now: now}
-	if rest, ok := strings.CutPrefix(pl.rel, prompt.RoomsDir+"/"); ok && path.Ext(rest) == ".md" && !strings.Contains(rest, "/") {
-		if room, err := prompt.DecodeID(strings.TrimSuffix(rest, ".md")); err == nil {
+	if rest, ok := strings.CutPrefix(pl.rel, workspace.RoomsDir+"/"); ok && path.Ext(rest) == ".md" && !strings.Contains(rest, "/") {
+		if room, err := workspace.DecodeID(strings.TrimSuffix(rest, ".md")); err == nil {
 			req.Channel, req.Room = prompt.ChannelGroup, room
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/quirehq/quire/prompt"
-	"github.com/quirehq/quire/prompt/workspace"
+	"github.com/quirehq/quire/workspace"
 )
 
 // budgetDiagnostics computes, for the snapshot in v, the diagnostics of
@@ -23,7 +23,7 @@ import (
 // checked are the findings of gitsync.Check, the validation `quire check`
 // and a push run: those the budget diagnostics do not already cover
 // (names, links, sizes, SKILL.md) are added on their files.
-func budgetDiagnostics(a *analysis, v view, now time.Time, checked []prompt.Problem) map[string][]protocol.Diagnostic {
+func budgetDiagnostics(a *analysis, v view, now time.Time, checked []workspace.Problem) map[string][]protocol.Diagnostic {
 	out := map[string][]protocol.Diagnostic{}
 	if a.ws == nil {
 		return out
@@ -207,7 +207,7 @@ func budgetMessage(f prompt.FileReport, rep *prompt.Report, rejection string) st
 
 // problemDiagnostic places a Quire problem (1-based line and column in
 // code points) in its file.
-func problemDiagnostic(m *mapper, pr prompt.Problem) protocol.Diagnostic {
+func problemDiagnostic(m *mapper, pr workspace.Problem) protocol.Diagnostic {
 	start := m.pointOffset(pr.Line, pr.Column)
 	end := start
 	if pr.Line > 0 {
@@ -221,9 +221,9 @@ func problemDiagnostic(m *mapper, pr prompt.Problem) protocol.Diagnostic {
 	}
 	sev := protocol.DiagnosticSeverityError
 	switch pr.Severity {
-	case prompt.SeverityWarning:
+	case workspace.SeverityWarning:
 		sev = protocol.DiagnosticSeverityWarning
-	case prompt.SeverityInfo:
+	case workspace.SeverityInfo:
 		sev = protocol.DiagnosticSeverityInformation
 	}
 	return protocol.Diagnostic{

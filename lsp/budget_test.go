@@ -14,6 +14,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/workspace"
 )
 
 // longText is n code points of Markdown in lines of mixed widths (ASCII,
@@ -208,10 +209,10 @@ func TestDiskChangeUpdatesDiagnostics(t *testing.T) {
 func TestCheckAgentProblemsBecomeDiagnostics(t *testing.T) {
 	root := writeFiles(t, map[string]string{"agent.yaml": "name: a\n", "skills/pdf/SKILL.md": "---\nname: PDF\n---\n"})
 	var sawBuffer bool
-	check := func(fsys fs.FS, agentDir string) []prompt.Problem {
+	check := func(fsys fs.FS, agentDir string) []workspace.Problem {
 		data, _ := fs.ReadFile(fsys, "skills/pdf/SKILL.md")
 		sawBuffer = strings.Contains(string(data), "description")
-		return []prompt.Problem{{Path: "skills/pdf/SKILL.md", Line: 2, Column: 7, Severity: prompt.SeverityError, Code: "skill-name", Message: "name must be lower case"}}
+		return []workspace.Problem{{Path: "skills/pdf/SKILL.md", Line: 2, Column: 7, Severity: workspace.SeverityError, Code: "skill-name", Message: "name must be lower case"}}
 	}
 	s := startSessionWith(t, root, Options{CheckAgent: check})
 	s.open("skills/pdf/SKILL.md", "---\nname: PDF\ndescription: x\n---\n")

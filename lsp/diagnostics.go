@@ -15,6 +15,7 @@ import (
 	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/prompt"
 	"github.com/quirehq/quire/skills"
+	"github.com/quirehq/quire/workspace"
 )
 
 // diagnosticSource names Quire in every diagnostic it publishes.
@@ -110,7 +111,7 @@ func (s *server) diagnose(v view) map[uri.URI][]protocol.Diagnostic {
 		out[u] = append(out[u], invalidUTF8(v.fsys.disk, doc.path, doc.text)...)
 	}
 	a := s.analyses.of(v.fsys)
-	var checked []prompt.Problem
+	var checked []workspace.Problem
 	if a.ws != nil {
 		// The one validation (what `quire check` and a push run) on the
 		// editor's view of the files.

@@ -9,7 +9,7 @@
 // publisher, budget.go, insight.go and preview.go the features built on
 // prompt.Workspace (analysis.go), markdown.go and completion.go the
 // features that need no workspace, watch.go the policy of its file
-// watcher (prompt/workspace/watch).
+// watcher (internal/fswatch).
 //
 // Built on go.lsp.dev/protocol v1.0.1 and go.lsp.dev/jsonrpc2 v1.0.1, with
 // these deliberate departures from protocol.NewServer:

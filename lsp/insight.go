@@ -11,7 +11,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/quirehq/quire/prompt"
-	"github.com/quirehq/quire/prompt/workspace"
+	"github.com/quirehq/quire/workspace"
 )
 
 // budgetOf is the budget report of an open document: its file report, the

@@ -22,8 +22,8 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/quirehq/quire/prompt"
-	"github.com/quirehq/quire/prompt/workspace"
 	"github.com/quirehq/quire/skills"
+	"github.com/quirehq/quire/workspace"
 )
 
 // Options configures a language server session.
@@ -50,7 +50,7 @@ type Options struct {
 	// CheckAgent lints an agent's other files in the editor's view of the
 	// workspace (SKILL.md front matter, shadowed skills); its problems
 	// become diagnostics like agent.yaml's. nil means skills.CheckAgent.
-	CheckAgent func(fsys fs.FS, agentDir string) []prompt.Problem
+	CheckAgent func(fsys fs.FS, agentDir string) []workspace.Problem
 }
 
 // ErrExitWithoutShutdown is returned by Serve when the client sent exit (or
@@ -181,7 +181,7 @@ type server struct {
 
 	analyses   analyses
 	now        func() time.Time // the clock; daily logs depend on the date
-	checkAgent func(fsys fs.FS, agentDir string) []prompt.Problem
+	checkAgent func(fsys fs.FS, agentDir string) []workspace.Problem
 	home       string
 	skillsDir  string
 }
@@ -212,7 +212,7 @@ func newServer(opts Options) *server {
 		initDone:   make(chan struct{}),
 		docs:       map[uri.URI]*document{},
 		published:  map[uri.URI][]protocol.Diagnostic{},
-		analyses:   analyses{cache: prompt.NewCache()},
+		analyses:   analyses{cache: prompt.NewTokenizer()},
 		now:        time.Now,
 		checkAgent: opts.CheckAgent,
 		home:       opts.HomeDir,

@@ -13,7 +13,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 
-	"github.com/quirehq/quire/prompt/workspace/watch"
+	"github.com/quirehq/quire/internal/fswatch"
 )
 
 // watchDelay is how long the workspace must stay quiet after a change on
@@ -22,7 +22,7 @@ const watchDelay = 50 * time.Millisecond
 
 // watcher reports changes made to the workspace on disk outside the editor
 // (git checkout, another tool, Neovim, which offers no file watching on
-// Linux). Its policy over the shared watcher (prompt/workspace/watch): it
+// Linux). Its policy over the shared watcher (internal/fswatch): it
 // watches only the directories a workspace can hold, those the workspace
 // loader walks for agent.yaml and the agents' files, which means no
 // hidden directory but .agents, no node_modules, and nothing git ignores;
@@ -34,7 +34,7 @@ type watcher struct {
 	root    string
 	log     *slog.Logger
 	changed func()
-	core    *watch.Watcher
+	core    *fswatch.Watcher
 	stop    context.CancelFunc
 	done    chan struct{}
 	ready   chan struct{} // closed once the first watches are in place
@@ -47,11 +47,11 @@ type watcher struct {
 func startWatcher(root string, log *slog.Logger, changed func()) *watcher {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &watcher{root: root, log: log, changed: changed, stop: cancel, done: make(chan struct{}), ready: make(chan struct{}), first: true}
-	w.core = watch.New(watch.Options{
+	w.core = fswatch.New(fswatch.Options{
 		Roots:   []string{root},
 		Skip:    w.skip,
-		Ignore:  func(p string) bool { return watch.ScratchFile(filepath.Base(p)) },
-		Delay:   watch.Constant(watchDelay),
+		Ignore:  func(p string) bool { return fswatch.ScratchFile(filepath.Base(p)) },
+		Delay:   fswatch.Constant(watchDelay),
 		Logger:  log,
 		OnEvent: w.event,
 	})
@@ -69,7 +69,7 @@ func startWatcher(root string, log *slog.Logger, changed func()) *watcher {
 }
 
 // event takes in a burst of changes (on the core's goroutine).
-func (w *watcher) event(e watch.Event) {
+func (w *watcher) event(e fswatch.Event) {
 	if w.first {
 		w.first = false
 		close(w.ready)

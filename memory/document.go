@@ -8,8 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/quirehq/quire/prompt"
-	"github.com/quirehq/quire/prompt/workspace"
+	"github.com/quirehq/quire/workspace"
 )
 
 // Document is one memory file of an agent workspace.
@@ -24,12 +23,6 @@ type Document struct {
 	// Hash is Hash of Text.
 	Hash string
 }
-
-// Problem is something wrong in a workspace that Documents skipped, in
-// workspace's one finding type, its Path relative to the agent directory:
-// a warning for a directory that is not a user's, an error (CodeNotIndexed)
-// for a memory file no store can hold.
-type Problem = workspace.Problem
 
 // CodeNotIndexed is the code of the error Documents reports for a memory
 // file it leaves out of the index: its content is not valid, printable
@@ -50,9 +43,9 @@ func NewDocument(path, user, text string) Document {
 // decodes to a user id. User directories that do not decode and files no
 // store can hold (CodeNotIndexed) are skipped and reported as problems. The
 // result is sorted by user, then path.
-func Documents(fsys fs.FS, dir string) ([]Document, []Problem, error) {
+func Documents(fsys fs.FS, dir string) ([]Document, []workspace.Problem, error) {
 	var docs []Document
-	var problems []Problem
+	var problems []workspace.Problem
 	agentDocs, probs, err := scopeDocuments(fsys, dir, "", "")
 	if err != nil {
 		return nil, nil, err
@@ -73,14 +66,14 @@ func Documents(fsys fs.FS, dir string) ([]Document, []Problem, error) {
 			problems = append(problems, notIndexed(bad[0].Path, "%s", bad[0].Message))
 			continue
 		}
-		user, err := prompt.DecodeID(e.Name())
+		user, err := workspace.DecodeID(e.Name())
 		var te *workspace.TextError
 		if errors.As(err, &te) {
 			problems = append(problems, notIndexed(scope, "the directory's user id holds a %v", te))
 			continue
 		}
 		if err != nil {
-			problems = append(problems, Problem{Path: scope, Severity: workspace.SeverityWarning, Code: "user-dir-name",
+			problems = append(problems, workspace.Problem{Path: scope, Severity: workspace.SeverityWarning, Code: "user-dir-name",
 				Message: fmt.Sprintf("not a user directory, skipped: %v", err)})
 			continue
 		}
@@ -102,9 +95,9 @@ func Documents(fsys fs.FS, dir string) ([]Document, []Problem, error) {
 
 // scopeDocuments reads the memory documents directly under root, whose
 // path relative to the agent directory is scope ("" for the agent's own).
-func scopeDocuments(fsys fs.FS, root, scope, user string) ([]Document, []Problem, error) {
+func scopeDocuments(fsys fs.FS, root, scope, user string) ([]Document, []workspace.Problem, error) {
 	var docs []Document
-	var problems []Problem
+	var problems []workspace.Problem
 	read := func(rel string) (bool, error) {
 		b, err := fs.ReadFile(fsys, path.Join(root, rel))
 		if errors.Is(err, fs.ErrNotExist) {
@@ -168,15 +161,15 @@ func scopeDocuments(fsys fs.FS, root, scope, user string) ([]Document, []Problem
 // on names (workspace.CheckName) and on a text file's content
 // (workspace.CheckContent), which keep out what no store can hold. It
 // returns the problem of a file that breaks them, as CodeNotIndexed.
-func checkDocument(p string, b []byte) (Problem, bool) {
+func checkDocument(p string, b []byte) (workspace.Problem, bool) {
 	bad := workspace.CheckName(p)
 	if bad == nil {
 		if prob, ok := workspace.CheckContent(p, b); ok {
-			bad = []Problem{prob}
+			bad = []workspace.Problem{prob}
 		}
 	}
 	if bad == nil {
-		return Problem{}, false
+		return workspace.Problem{}, false
 	}
 	prob := bad[0]
 	prob.Code, prob.Message = CodeNotIndexed, "not indexed: "+prob.Message
@@ -184,7 +177,7 @@ func checkDocument(p string, b []byte) (Problem, bool) {
 }
 
 // notIndexed is the CodeNotIndexed error about path p.
-func notIndexed(p, format string, args ...any) Problem {
-	return Problem{Path: p, Severity: workspace.SeverityError, Code: CodeNotIndexed,
+func notIndexed(p, format string, args ...any) workspace.Problem {
+	return workspace.Problem{Path: p, Severity: workspace.SeverityError, Code: CodeNotIndexed,
 		Message: "not indexed: " + fmt.Sprintf(format, args...)}
 }

@@ -6,7 +6,7 @@ import (
 	"testing/fstest"
 
 	"github.com/quirehq/quire/memory"
-	"github.com/quirehq/quire/prompt/workspace"
+	"github.com/quirehq/quire/workspace"
 )
 
 // TestDocumentsSkipUnstorable: a memory file no store can hold (a NUL or

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unsafe"
+
+	"github.com/quirehq/quire/workspace"
 )
 
 // Tool is a tool the caller's model can call, as the Tooling section lists it.
@@ -94,12 +96,12 @@ func (w *Workspace) Assemble(req Request) (Result, error) {
 		return Result{}, fmt.Errorf("%w: channel %q is unknown; use dm or group", ErrBadRequest, req.Channel)
 	}
 	if req.User != "" {
-		if _, err := EncodeID(req.User); err != nil {
+		if _, err := workspace.EncodeID(req.User); err != nil {
 			return Result{}, fmt.Errorf("%w: user: %w", ErrBadRequest, err)
 		}
 	}
 	if req.Room != "" {
-		if _, err := EncodeID(req.Room); err != nil {
+		if _, err := workspace.EncodeID(req.Room); err != nil {
 			return Result{}, fmt.Errorf("%w: room: %w", ErrBadRequest, err)
 		}
 		if req.Channel != ChannelGroup {

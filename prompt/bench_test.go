@@ -8,7 +8,7 @@ import (
 	"testing/fstest"
 
 	"github.com/quirehq/quire/prompt/prompttest"
-	"github.com/quirehq/quire/prompt/workspace"
+	"github.com/quirehq/quire/workspace"
 )
 
 // benchRequest is the request of the benchmark: the example
@@ -109,13 +109,13 @@ func BenchmarkAssembleUncached(b *testing.B) {
 
 // BenchmarkAssembleCold opens the workspace anew for every request: agent
 // discovery, reading, counting chars, truncating and clamping. Token counts
-// and parsed agent.yaml files come from a warm Cache, as when the daemon
+// and parsed agent.yaml files come from a warm Tokenizer, as when the daemon
 // deploys a new commit or the language server takes a new snapshot.
 func BenchmarkAssembleCold(b *testing.B) {
 	fsys := memExamples(b)
-	cache := NewCache()
+	cache := NewTokenizer()
 	req := benchRequest()
-	w, _ := Open(fsys, Options{Cache: cache})
+	w, _ := Open(fsys, Options{Tokenizer: cache})
 	if _, err := w.Assemble(req); err != nil {
 		b.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func BenchmarkAssembleCold(b *testing.B) {
 	b.ResetTimer()
 	defer reportCPU(b)()
 	for b.Loop() {
-		w, err := Open(fsys, Options{Cache: cache})
+		w, err := Open(fsys, Options{Tokenizer: cache})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -138,14 +138,14 @@ func BenchmarkAssembleCold(b *testing.B) {
 func BenchmarkAssembleColdTokenize(b *testing.B) {
 	fsys := memExamples(b)
 	req := benchRequest()
-	warm := NewCache()
+	warm := NewTokenizer()
 	warm.Count("load the vocabulary")
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		c := &Cache{encoding: DefaultEncoding, seed: warm.seed, counts: map[uint64]int{}, configs: map[uint64]parsedConfig{}, codec: warm.codec}
+		c := &Tokenizer{encoding: DefaultEncoding, seed: warm.seed, counts: map[uint64]int{}, configs: map[uint64]parsedConfig{}, codec: warm.codec}
 		c.once.Do(func() {})
-		w, err := Open(fsys, Options{Cache: c})
+		w, err := Open(fsys, Options{Tokenizer: c})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -169,7 +169,7 @@ func BenchmarkTruncate25k(b *testing.B) {
 
 // BenchmarkAssembleColdDisk opens the generated workspace from disk for
 // every request (discovery, reading, budgets, rendering), with 15 tools and
-// 20 skills handed in by the caller; token counts come from a warm Cache,
+// 20 skills handed in by the caller; token counts come from a warm Tokenizer,
 // as in the daemon and the language server. It reads through os.DirFS and
 // through workspace.Dir, which the CLI, the language server and the
 // daemon's --dir source use. The skills package's BenchmarkColdPromptDisk
@@ -182,10 +182,10 @@ func BenchmarkAssembleColdDisk(b *testing.B) {
 		fsys fs.FS
 	}{{"os.DirFS", os.DirFS(dir)}, {"workspace.Dir", workspace.DirFS(dir)}} {
 		b.Run(c.name, func(b *testing.B) {
-			cache := NewCache()
+			cache := NewTokenizer()
 			req := benchRequest()
 			req.Agent = ""
-			w, err := Open(c.fsys, Options{Cache: cache})
+			w, err := Open(c.fsys, Options{Tokenizer: cache})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -196,7 +196,7 @@ func BenchmarkAssembleColdDisk(b *testing.B) {
 			b.ResetTimer()
 			defer reportCPU(b)()
 			for b.Loop() {
-				w, err := Open(c.fsys, Options{Cache: cache})
+				w, err := Open(c.fsys, Options{Tokenizer: cache})
 				if err != nil {
 					b.Fatal(err)
 				}

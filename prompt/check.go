@@ -7,15 +7,15 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/quirehq/quire/prompt/workspace"
+	"github.com/quirehq/quire/workspace"
 )
 
 // Check lints the workspace: agent.yaml, user directory names, file names,
 // encodings and sizes, and the budgets of a private main session for the
 // agent and for each of its users. It reads only what it needs and returns
 // problems sorted by path and line.
-func (w *Workspace) Check() []Problem {
-	probs := append([]Problem(nil), w.problems...)
+func (w *Workspace) Check() []workspace.Problem {
+	probs := append([]workspace.Problem(nil), w.problems...)
 	for _, a := range w.agents {
 		probs = append(probs, w.checkAgent(a)...)
 	}
@@ -28,7 +28,7 @@ func (w *Workspace) Check() []Problem {
 	return dedupe(probs)
 }
 
-func (w *Workspace) checkAgent(a *Agent) []Problem {
+func (w *Workspace) checkAgent(a *Agent) []workspace.Problem {
 	users, probs := w.Users(a)
 	probs = append(probs, w.checkNames(a, a.Dir, "")...)
 	for _, u := range users {
@@ -51,19 +51,19 @@ func (w *Workspace) checkAgent(a *Agent) []Problem {
 
 // fileProblems turns one file's report, from a private main session of
 // user (or of no user), into findings.
-func fileProblems(f FileReport, user string) []Problem {
-	var probs []Problem
-	add := func(sev Severity, code string, line int, format string, args ...any) {
-		probs = append(probs, Problem{Path: f.Path, Line: line, Severity: sev, Code: code, Message: fmt.Sprintf(format, args...)})
+func fileProblems(f FileReport, user string) []workspace.Problem {
+	var probs []workspace.Problem
+	add := func(sev workspace.Severity, code string, line int, format string, args ...any) {
+		probs = append(probs, workspace.Problem{Path: f.Path, Line: line, Severity: sev, Code: code, Message: fmt.Sprintf(format, args...)})
 	}
 	if f.Path == "" {
 		return nil
 	}
 	if f.InvalidBytes > 0 {
-		add(SeverityWarning, "invalid-utf8", 0, "%d bytes are not valid UTF-8; they reach the prompt as U+FFFD (the git endpoint refuses such files): re-save the file as UTF-8", f.InvalidBytes)
+		add(workspace.SeverityWarning, "invalid-utf8", 0, "%d bytes are not valid UTF-8; they reach the prompt as U+FFFD (the git endpoint refuses such files): re-save the file as UTF-8", f.InvalidBytes)
 	}
-	if f.OriginalBytes > MaxFileBytes {
-		add(SeverityError, "file-too-large", 0, "%s is %s bytes; files over %s bytes are refused by the git endpoint and only head and tail are read", f.Name, GroupThousands(int(f.OriginalBytes)), GroupThousands(MaxFileBytes))
+	if f.OriginalBytes > workspace.MaxFileBytes {
+		add(workspace.SeverityError, "file-too-large", 0, "%s is %s bytes; files over %s bytes are refused by the git endpoint and only head and tail are read", f.Name, GroupThousands(int(f.OriginalBytes)), GroupThousands(workspace.MaxFileBytes))
 	}
 	session := " in a private session without a user"
 	if user != "" {
@@ -73,15 +73,15 @@ func fileProblems(f FileReport, user string) []Problem {
 	case StatusTruncated:
 		if !f.OverBudget { // the reject policy already reported it as an error
 			first, last := f.Dropped[0].Lines()
-			add(SeverityWarning, "budget-truncated", first, "%s is %s chars, over the per-file budget of %s: lines %d–%d (%s chars) are cut from the prompt",
+			add(workspace.SeverityWarning, "budget-truncated", first, "%s is %s chars, over the per-file budget of %s: lines %d–%d (%s chars) are cut from the prompt",
 				f.Name, GroupThousands(f.OriginalChars), GroupThousands(f.LimitChars), first, last, GroupThousands(f.OriginalChars-f.HeadChars-f.TailChars))
 		}
 	case StatusClamped:
 		first, last := f.Dropped[0].Lines()
-		add(SeverityWarning, "budget-clamped", first, "%s is cut to the %s chars the total budget has left after %s%s: lines %d–%d are cut",
+		add(workspace.SeverityWarning, "budget-clamped", first, "%s is cut to the %s chars the total budget has left after %s%s: lines %d–%d are cut",
 			f.Name, GroupThousands(f.LimitChars), strings.Join(f.UsedBy, ", "), session, first, last)
 	case StatusDropped:
-		add(SeverityWarning, "budget-dropped", 0, "%s does not reach the prompt%s: %s used up the total budget", f.Name, session, strings.Join(f.UsedBy, ", "))
+		add(workspace.SeverityWarning, "budget-dropped", 0, "%s does not reach the prompt%s: %s used up the total budget", f.Name, session, strings.Join(f.UsedBy, ", "))
 	}
 	return probs
 }
@@ -89,22 +89,22 @@ func fileProblems(f FileReport, user string) []Problem {
 // checkNames looks at the Markdown files directly in dir for names that
 // look like context files but are not spelled as Quire expects, and, for
 // predefined agents, persona files in a user's directory, which are ignored.
-func (w *Workspace) checkNames(a *Agent, dir, user string) []Problem {
+func (w *Workspace) checkNames(a *Agent, dir, user string) []workspace.Problem {
 	entries, err := fs.ReadDir(w.fsys, dir)
 	if err != nil {
 		return nil
 	}
-	var probs []Problem
+	var probs []workspace.Problem
 	for _, e := range entries {
 		name := e.Name()
 		if e.IsDir() || !strings.HasSuffix(strings.ToLower(name), ".md") {
 			continue
 		}
 		p := joinPath(dir, name)
-		if !isContextFileName(name) {
-			for _, want := range contextFileNames {
-				if strings.EqualFold(name, want) && name != MemoryFallbackFile {
-					probs = append(probs, Problem{Path: p, Severity: SeverityWarning, Code: "file-name",
+		if !workspace.IsContextFileName(name) {
+			for _, want := range workspace.ContextFiles {
+				if strings.EqualFold(name, want) && name != workspace.MemoryFallbackFile {
+					probs = append(probs, workspace.Problem{Path: p, Severity: workspace.SeverityWarning, Code: "file-name",
 						Message: fmt.Sprintf("%s is not read: context file names are case-sensitive; rename it to %s", name, want)})
 				}
 			}
@@ -113,7 +113,7 @@ func (w *Workspace) checkNames(a *Agent, dir, user string) []Problem {
 		if user != "" && a.Config.Type == TypePredefined {
 			for _, pf := range workspace.SharedFiles {
 				if name == pf {
-					probs = append(probs, Problem{Path: p, Severity: SeverityWarning, Code: "user-persona-ignored",
+					probs = append(probs, workspace.Problem{Path: p, Severity: workspace.SeverityWarning, Code: "user-persona-ignored",
 						Message: fmt.Sprintf("%s in a user's directory is ignored: agent %q is predefined, so %s is shared by all users (set type: open in agent.yaml for per-user copies)", name, a.Name, name)})
 				}
 			}
@@ -124,8 +124,8 @@ func (w *Workspace) checkNames(a *Agent, dir, user string) []Problem {
 
 // dedupe removes problems reported more than once (a file shared by several
 // users' sessions is budgeted once per user).
-func dedupe(ps []Problem) []Problem {
-	seen := map[Problem]bool{}
+func dedupe(ps []workspace.Problem) []workspace.Problem {
+	seen := map[workspace.Problem]bool{}
 	out := ps[:0]
 	for _, p := range ps {
 		if !seen[p] {
@@ -139,10 +139,10 @@ func dedupe(ps []Problem) []Problem {
 // assembleProblem is the finding of an assembly that failed: on the file
 // that could not be read when the error names one (a symbolic link, a
 // FIFO), on agent.yaml otherwise.
-func assembleProblem(a *Agent, err error) Problem {
+func assembleProblem(a *Agent, err error) workspace.Problem {
 	var pe *fs.PathError
 	if errors.As(err, &pe) && fs.ValidPath(pe.Path) && pe.Path != "." {
-		return Problem{Path: pe.Path, Severity: SeverityError, Code: "read", Message: fmt.Sprintf("cannot read: %v", pe.Err)}
+		return workspace.Problem{Path: pe.Path, Severity: workspace.SeverityError, Code: "read", Message: fmt.Sprintf("cannot read: %v", pe.Err)}
 	}
-	return Problem{Path: joinPath(a.Dir, ConfigFile), Severity: SeverityError, Code: "assemble", Message: err.Error()}
+	return workspace.Problem{Path: joinPath(a.Dir, workspace.ConfigFile), Severity: workspace.SeverityError, Code: "assemble", Message: err.Error()}
 }

@@ -11,11 +11,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/quirehq/quire/prompt/workspace"
+	"github.com/quirehq/quire/workspace"
 )
-
-// ConfigFile is the name of the file that marks an agent workspace.
-const ConfigFile = workspace.ConfigFile
 
 // AgentType decides which context files are shared by all users of an agent
 // and which each user has for themselves.
@@ -159,11 +156,11 @@ func ConfigKeys() map[string]string {
 // malformed keeps its default and is reported as an error Problem with the
 // line of the offending key, so an editor can keep previewing while the
 // user types.
-func ParseConfig(path, defaultName string, data []byte) (Config, []Problem) {
+func ParseConfig(path, defaultName string, data []byte) (Config, []workspace.Problem) {
 	cfg := DefaultConfig(defaultName)
-	var probs []Problem
+	var probs []workspace.Problem
 	report := func(line, col int, code, format string, args ...any) {
-		probs = append(probs, Problem{Path: path, Line: line, Column: col, Severity: SeverityError, Code: code, Message: fmt.Sprintf(format, args...)})
+		probs = append(probs, workspace.Problem{Path: path, Line: line, Column: col, Severity: workspace.SeverityError, Code: code, Message: fmt.Sprintf(format, args...)})
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return cfg, nil
@@ -347,8 +344,8 @@ func validOrder(v *yaml.Node, names []string, report reportFunc) []string {
 	for i, n := range names {
 		line, col := v.Content[i].Line, v.Content[i].Column
 		switch {
-		case !isContextFileName(n):
-			report(line, col, "agent-yaml-order", "order: %q is not a context file; use names such as %s", n, strings.Join(contextFileNames, ", "))
+		case !workspace.IsContextFileName(n):
+			report(line, col, "agent-yaml-order", "order: %q is not a context file; use names such as %s", n, strings.Join(workspace.ContextFiles, ", "))
 		case seen[n]:
 			report(line, col, "agent-yaml-order", "order: %q is listed twice", n)
 		default:

@@ -3,6 +3,8 @@ package prompt
 import (
 	"strings"
 	"testing"
+
+	"github.com/quirehq/quire/workspace"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -68,7 +70,7 @@ func TestParseConfig(t *testing.T) {
 					t.Fatalf("want problem %s, got none", tc.wantCode)
 				}
 				p := probs[0]
-				if p.Code != tc.wantCode || (tc.wantLine > 0 && p.Line != tc.wantLine) || p.Severity != SeverityError || p.Path != "a/agent.yaml" {
+				if p.Code != tc.wantCode || (tc.wantLine > 0 && p.Line != tc.wantLine) || p.Severity != workspace.SeverityError || p.Path != "a/agent.yaml" {
 					t.Fatalf("got %+v, want code %s line %d", p, tc.wantCode, tc.wantLine)
 				}
 				if !strings.Contains(p.String(), "a/agent.yaml:") {

@@ -13,46 +13,8 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/quirehq/quire/prompt/workspace"
+	"github.com/quirehq/quire/workspace"
 )
-
-// Context file names (behavior.md §1): workspace's vocabulary.
-const (
-	AgentsFile         = workspace.AgentsFile
-	SoulFile           = workspace.SoulFile
-	ToolsFile          = workspace.ToolsFile
-	IdentityFile       = workspace.IdentityFile
-	UserFile           = workspace.UserFile
-	UserPredefinedFile = workspace.UserPredefinedFile
-	HeartbeatFile      = workspace.HeartbeatFile
-	BootstrapFile      = workspace.BootstrapFile
-	MemoryFile         = workspace.MemoryFile
-	MemoryFallbackFile = workspace.MemoryFallbackFile
-)
-
-// Directories inside an agent workspace.
-const (
-	UsersDir  = workspace.UsersDir
-	RoomsDir  = workspace.RoomsDir
-	MemoryDir = workspace.MemoryDir
-)
-
-var contextFileNames = workspace.ContextFiles
-
-func isContextFileName(name string) bool { return workspace.IsContextFileName(name) }
-
-// ContextFileNames lists the context files an agent workspace may hold, in
-// the order a private main session sees them.
-func ContextFileNames() []string { return append([]string(nil), contextFileNames...) }
-
-// isDailyLogName reports whether name is "memory/YYYY-MM-DD.md".
-func isDailyLogName(name string) bool { return workspace.IsDailyLog(name) }
-
-// MaxFileBytes is the largest file the git endpoint accepts and the largest
-// context file read whole. Larger files are read in one streaming pass that
-// keeps only the head and tail truncation can use, so a 100 MB SOUL.md never
-// sits in memory; `quire check` reports them.
-const MaxFileBytes = workspace.MaxFileBytes
 
 // text is a context file's content as truncation sees it. Invalid UTF-8 is
 // replaced, byte by byte, with U+FFFD, so every offset in a Report refers
@@ -95,7 +57,7 @@ type listedReader interface {
 // (its caller's allocation), a sampled one's in a text of its own.
 func loadText(fsys fs.FS, name string, listed fs.DirEntry, window int, dst *text) (*text, error) {
 	if lr, ok := fsys.(listedReader); ok && listed != nil && listed.Type().IsRegular() {
-		if data, ok := lr.ReadListed(name, listed, MaxFileBytes); ok {
+		if data, ok := lr.ReadListed(name, listed, workspace.MaxFileBytes); ok {
 			return dst.complete(data), nil
 		}
 	}
@@ -117,7 +79,7 @@ func loadText(fsys fs.FS, name string, listed fs.DirEntry, window int, dst *text
 	if st.IsDir() {
 		return nil, fmt.Errorf("%s is a directory, not a file", name)
 	}
-	if st.Size() > 0 && st.Size() <= MaxFileBytes && st.Mode().IsRegular() {
+	if st.Size() > 0 && st.Size() <= workspace.MaxFileBytes && st.Mode().IsRegular() {
 		// A regular file holds what Stat said when it was opened: read
 		// that much, without a second read to see the end.
 		buf := make([]byte, st.Size())
@@ -127,7 +89,7 @@ func loadText(fsys fs.FS, name string, listed fs.DirEntry, window int, dst *text
 		}
 		return dst.complete(buf[:n]), nil
 	}
-	if st.Size() <= MaxFileBytes {
+	if st.Size() <= workspace.MaxFileBytes {
 		// One buffer of the announced size plus a byte to notice a file
 		// that grew (or an FS whose Stat was wrong).
 		buf := make([]byte, st.Size()+1)

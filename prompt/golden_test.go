@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/quirehq/quire/prompt/workspace"
+	"github.com/quirehq/quire/workspace"
 	"github.com/rogpeppe/go-internal/txtar"
 )
 
@@ -67,7 +67,7 @@ func TestGoldenExamples(t *testing.T) {
 		if user == "" {
 			user = "nouser"
 		}
-		id, _ := EncodeID(user)
+		id, _ := workspace.EncodeID(user)
 		name := fmt.Sprintf("%s-%s-%s-%s", c.agent, id, c.session, c.channel)
 		t.Run(name, func(t *testing.T) {
 			res := assemble(t, w, Request{Agent: c.agent, User: c.user, Session: c.session, Channel: c.channel, Room: c.room,

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/quirehq/quire/workspace"
 )
 
 // maxCachedPlans bounds the per-workspace plan cache.
@@ -198,8 +200,8 @@ type resolved struct {
 func (w *Workspace) resolve(a *Agent, c candidate, user, userDir string, userFiles bool) (*File, error) {
 	names := [2]string{c.rel}
 	n := 1
-	if c.rel == MemoryFile {
-		names[1], n = MemoryFallbackFile, 2
+	if c.rel == workspace.MemoryFile {
+		names[1], n = workspace.MemoryFallbackFile, 2
 	}
 	for _, rel := range names[:n] {
 		if c.perUser && userDir != "" && userFiles {
@@ -288,7 +290,7 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 		}
 		if t.chars > b.PerFileChars && cfg.Policy == PolicyReject {
 			fr.OverBudget = true
-			rep.Problems = append(rep.Problems, Problem{Path: r.file.Path, Severity: SeverityError, Code: "budget-reject",
+			rep.Problems = append(rep.Problems, workspace.Problem{Path: r.file.Path, Severity: workspace.SeverityError, Code: "budget-reject",
 				Message: fmt.Sprintf("%s is %s chars; the per-file budget is %s and this agent's policy is reject: shorten it by %s chars",
 					r.name, GroupThousands(t.chars), GroupThousands(b.PerFileChars), GroupThousands(t.chars-b.PerFileChars))})
 		}
@@ -353,7 +355,7 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 		p.files = append(p.files, f)
 		p.contextBytes += body.Len() + len(f.name) + contextBlockBytes
 		p.contextCont += f.cont
-		if f.name == BootstrapFile {
+		if f.name == workspace.BootstrapFile {
 			p.bootstrap = true
 		}
 		fr := &p.report.Files[i]

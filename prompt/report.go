@@ -1,5 +1,7 @@
 package prompt
 
+import "github.com/quirehq/quire/workspace"
+
 // Status says what happened to a context file.
 type Status string
 
@@ -127,7 +129,7 @@ type Report struct {
 
 	// Problems are errors the assembly found, such as files over budget
 	// under the reject policy.
-	Problems []Problem `json:"problems,omitempty"`
+	Problems []workspace.Problem `json:"problems,omitempty"`
 }
 
 // File returns the report of the file called name, if the session saw it.

@@ -2,6 +2,8 @@ package prompt
 
 import (
 	"time"
+
+	"github.com/quirehq/quire/workspace"
 )
 
 // Session is the kind of conversation a prompt is for.
@@ -47,33 +49,33 @@ func candidates(cfg *Config, session Session, channel Channel, room string, hasU
 		return candidate{name: name, rel: name, perUser: perUser || open, userOnly: userOnly}
 	}
 	if !session.Full() {
-		return []candidate{c(AgentsFile, false, false), c(ToolsFile, false, false)}
+		return []candidate{c(workspace.AgentsFile, false, false), c(workspace.ToolsFile, false, false)}
 	}
 	list := make([]candidate, 0, 12) // the most a request can see
 	list = append(list,
-		c(AgentsFile, false, false),
-		c(SoulFile, false, false),
-		c(ToolsFile, false, false),
-		c(IdentityFile, false, false),
-		c(UserFile, true, false),
+		c(workspace.AgentsFile, false, false),
+		c(workspace.SoulFile, false, false),
+		c(workspace.ToolsFile, false, false),
+		c(workspace.IdentityFile, false, false),
+		c(workspace.UserFile, true, false),
 	)
 	if cfg.Type == TypePredefined {
-		list = append(list, c(UserPredefinedFile, false, false))
+		list = append(list, c(workspace.UserPredefinedFile, false, false))
 	}
 	if channel == ChannelGroup && room != "" {
-		if enc, err := EncodeID(room); err == nil {
-			name := RoomsDir + "/" + enc + ".md"
+		if enc, err := workspace.EncodeID(room); err == nil {
+			name := workspace.RoomsDir + "/" + enc + ".md"
 			list = append(list, candidate{name: name, rel: name})
 		}
 	}
-	list = append(list, c(HeartbeatFile, false, false))
+	list = append(list, c(workspace.HeartbeatFile, false, false))
 	if channel == ChannelDM {
-		list = append(list, c(BootstrapFile, true, hasUser), c(MemoryFile, true, false))
+		list = append(list, c(workspace.BootstrapFile, true, hasUser), c(workspace.MemoryFile, true, false))
 	}
 	if !day.IsZero() {
 		for _, d := range []time.Time{day.AddDate(0, 0, -1), day} {
-			var buf [len(MemoryDir) + len("/2006-01-02.md")]byte
-			b := d.AppendFormat(append(buf[:0], MemoryDir+"/"...), time.DateOnly)
+			var buf [len(workspace.MemoryDir) + len("/2006-01-02.md")]byte
+			b := d.AppendFormat(append(buf[:0], workspace.MemoryDir+"/"...), time.DateOnly)
 			name := string(append(b, ".md"...))
 			list = append(list, candidate{name: name, rel: name, perUser: true})
 		}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/quirehq/quire/workspace"
 )
 
 var markerRE = regexp.MustCompile(`^\[\.\.\.truncated, read (.+) for full content\.\.\.\]\n\((.+): kept ([0-9,]+) \+ ([0-9,]+) of ([0-9,]+) chars\)\n`)
@@ -173,7 +175,7 @@ func TestDefectClampOvershoot(t *testing.T) {
 		"TOOLS.md":  "tools",
 	}, "budget: {per_file: 20000, total: 24000}\n")
 	rep := assemble(t, w, Request{}).Report
-	soul, _ := rep.File(SoulFile)
+	soul, _ := rep.File(workspace.SoulFile)
 	if soul.Status != StatusClamped {
 		t.Fatalf("SOUL.md status %s, want clamped", soul.Status)
 	}

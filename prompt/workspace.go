@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/quirehq/quire/workspace"
 )
 
 // Options configure how a workspace is read.
@@ -17,10 +19,10 @@ type Options struct {
 	// RootName names the agent at the repository root when the repository
 	// has no agent.yaml; "" means "default".
 	RootName string
-	// Cache remembers token counts and parsed agent.yaml files. Share one
+	// Tokenizer remembers token counts and parsed agent.yaml files. Share one
 	// between workspaces (the daemon, the language server) so a new
 	// revision only tokenises and parses what changed; nil makes a new one.
-	Cache *Cache
+	Tokenizer *Tokenizer
 	// EstimateTokens reports estimated token counts (chars / 4, marked
 	// estimated) instead of tokenising: for callers that print the prompt
 	// and not the report, such as `quire prompt` without --report. A
@@ -35,11 +37,11 @@ type Options struct {
 // A Workspace is safe for concurrent use.
 type Workspace struct {
 	fsys     fs.FS
-	cache    *Cache
+	cache    *Tokenizer
 	estimate bool // Options.EstimateTokens
 	agents   []*Agent
 	byName   map[string]*Agent
-	problems []Problem
+	problems []workspace.Problem
 	seed     maphash.Seed
 
 	mu     sync.Mutex
@@ -67,7 +69,7 @@ type Agent struct {
 	// Config is agent.yaml with defaults applied.
 	Config Config
 	// Problems found in agent.yaml.
-	Problems []Problem
+	Problems []workspace.Problem
 }
 
 type fileEntry struct {
@@ -83,7 +85,7 @@ type fileEntry struct {
 func Open(fsys fs.FS, opts Options) (*Workspace, error) {
 	w := &Workspace{
 		fsys:     fsys,
-		cache:    opts.Cache,
+		cache:    opts.Tokenizer,
 		estimate: opts.EstimateTokens,
 		byName:   map[string]*Agent{},
 		files:    map[string]*fileEntry{},
@@ -92,7 +94,7 @@ func Open(fsys fs.FS, opts Options) (*Workspace, error) {
 		dirs:     map[string]dirState{},
 	}
 	if w.cache == nil {
-		w.cache = NewCache()
+		w.cache = NewTokenizer()
 	}
 	w.seed = w.cache.seed // fingerprints double as token-count keys
 	dirs, orphan, err := discover(fsys, w.dirs)
@@ -115,10 +117,10 @@ func Open(fsys fs.FS, opts Options) (*Workspace, error) {
 			defName = rootName
 		}
 		a := &Agent{Name: defName, Dir: dir, Config: DefaultConfig(defName)}
-		cfgPath := joinPath(dir, ConfigFile)
+		cfgPath := joinPath(dir, workspace.ConfigFile)
 		var data []byte
 		err := fs.ErrNotExist
-		if d, ok := w.dirs[dir]; !ok || hasEntry(d.entries, ConfigFile) {
+		if d, ok := w.dirs[dir]; !ok || hasEntry(d.entries, workspace.ConfigFile) {
 			// The root of a workspace without agent.yaml was listed:
 			// no open to find it missing.
 			data, err = fs.ReadFile(fsys, cfgPath)
@@ -128,12 +130,12 @@ func Open(fsys fs.FS, opts Options) (*Workspace, error) {
 			a.Config, a.Problems = w.cache.config(cfgPath, defName, data)
 			a.Name = a.Config.Name
 		case !errors.Is(err, fs.ErrNotExist):
-			a.Problems = append(a.Problems, Problem{Path: cfgPath, Severity: SeverityError, Code: "read", Message: fmt.Sprintf("cannot read agent.yaml: %v", err)})
+			a.Problems = append(a.Problems, workspace.Problem{Path: cfgPath, Severity: workspace.SeverityError, Code: "read", Message: fmt.Sprintf("cannot read agent.yaml: %v", err)})
 		}
 		if other, dup := w.byName[a.Name]; dup {
 			w.problems = append(w.problems, a.Problems...)
-			w.problems = append(w.problems, Problem{Path: cfgPath, Severity: SeverityError, Code: "agent-duplicate-name",
-				Message: fmt.Sprintf("agent name %q is also used by %s; give one of them another name", a.Name, joinPath(other.Dir, ConfigFile))})
+			w.problems = append(w.problems, workspace.Problem{Path: cfgPath, Severity: workspace.SeverityError, Code: "agent-duplicate-name",
+				Message: fmt.Sprintf("agent name %q is also used by %s; give one of them another name", a.Name, joinPath(other.Dir, workspace.ConfigFile))})
 			continue
 		}
 		w.byName[a.Name] = a
@@ -165,7 +167,7 @@ func discover(fsys fs.FS, listed map[string]dirState) (dirs []string, orphan str
 		listed[dir] = dirState{entries: sortedEntries(entries)}
 		agent := false
 		for _, e := range entries {
-			if e.Name() == ConfigFile && !e.IsDir() {
+			if e.Name() == workspace.ConfigFile && !e.IsDir() {
 				agent = true
 				break
 			}
@@ -190,7 +192,7 @@ func discover(fsys fs.FS, listed map[string]dirState) (dirs []string, orphan str
 			}
 			if agent || dir == "." {
 				switch base {
-				case UsersDir, MemoryDir, RoomsDir, "skills":
+				case workspace.UsersDir, workspace.MemoryDir, workspace.RoomsDir, "skills":
 					continue
 				}
 			}
@@ -213,7 +215,7 @@ func hasPersona(entries []fs.DirEntry) bool {
 }
 
 func isPersona(e fs.DirEntry) bool {
-	return (e.Name() == AgentsFile || e.Name() == SoulFile) && !e.IsDir()
+	return (e.Name() == workspace.AgentsFile || e.Name() == workspace.SoulFile) && !e.IsDir()
 }
 
 // ErrNoAgent is what errors.Is finds in the error Open returns for a tree
@@ -252,7 +254,7 @@ func (w *Workspace) FS() fs.FS { return w.fsys }
 func (w *Workspace) Agents() []*Agent { return w.agents }
 
 // Problems returns the problems found while discovering agents.
-func (w *Workspace) Problems() []Problem { return w.problems }
+func (w *Workspace) Problems() []workspace.Problem { return w.problems }
 
 // ErrUnknownAgent is returned when a request names an agent the workspace
 // does not have.
@@ -283,29 +285,29 @@ func (w *Workspace) agentNames() []string {
 
 // UserDir returns the slash path of a user's directory in an agent.
 func (a *Agent) UserDir(user string) (string, error) {
-	enc, err := EncodeID(user)
+	enc, err := workspace.EncodeID(user)
 	if err != nil {
 		return "", fmt.Errorf("user: %w", err)
 	}
-	return joinPath(a.Dir, UsersDir, enc), nil
+	return joinPath(a.Dir, workspace.UsersDir, enc), nil
 }
 
 // Users lists the ids of the users that have a directory in the agent,
 // sorted. Directories whose names do not decode are reported as problems.
-func (w *Workspace) Users(a *Agent) ([]string, []Problem) {
-	entries, err := fs.ReadDir(w.fsys, joinPath(a.Dir, UsersDir))
+func (w *Workspace) Users(a *Agent) ([]string, []workspace.Problem) {
+	entries, err := fs.ReadDir(w.fsys, joinPath(a.Dir, workspace.UsersDir))
 	if err != nil {
 		return nil, nil
 	}
 	var users []string
-	var probs []Problem
+	var probs []workspace.Problem
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
 		}
-		id, err := DecodeID(e.Name())
+		id, err := workspace.DecodeID(e.Name())
 		if err != nil {
-			probs = append(probs, Problem{Path: joinPath(a.Dir, UsersDir, e.Name()), Severity: SeverityWarning, Code: "user-dir-name",
+			probs = append(probs, workspace.Problem{Path: joinPath(a.Dir, workspace.UsersDir, e.Name()), Severity: workspace.SeverityWarning, Code: "user-dir-name",
 				Message: fmt.Sprintf("directory name is not an encoded user id (%v); Quire ignores it — name user directories with `quire` (ids are lower-case letters, digits, - _ . and %%XX escapes)", err)})
 			continue
 		}
@@ -475,7 +477,7 @@ func sortedEntries(entries []fs.DirEntry) []fs.DirEntry {
 
 func (w *Workspace) fingerprint(t *text) uint64 {
 	if !t.sampled {
-		return contentKey(w.seed, t.content()) // the key Cache.Count uses
+		return contentKey(w.seed, t.content()) // the key Tokenizer.Count uses
 	}
 	var h maphash.Hash
 	h.SetSeed(w.seed)

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"testing/fstest"
 	"time"
+
+	"github.com/quirehq/quire/workspace"
 )
 
 var noon = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
@@ -31,29 +33,29 @@ func names(rep Report, statuses ...Status) []string {
 
 func allFiles() map[string]string {
 	files := map[string]string{}
-	for _, n := range []string{AgentsFile, SoulFile, ToolsFile, IdentityFile, UserFile, UserPredefinedFile, HeartbeatFile, MemoryFile,
+	for _, n := range []string{workspace.AgentsFile, workspace.SoulFile, workspace.ToolsFile, workspace.IdentityFile, workspace.UserFile, workspace.UserPredefinedFile, workspace.HeartbeatFile, workspace.MemoryFile,
 		"memory/2026-11-20.md", "memory/2026-11-21.md", "memory/2026-11-22.md", "rooms/lobby.md"} {
 		files[n] = "content of " + n + "\n"
 	}
-	files["users/u1/"+BootstrapFile] = "first run\n"
-	files["users/u1/"+UserFile] = "user one\n"
+	files["users/u1/"+workspace.BootstrapFile] = "first run\n"
+	files["users/u1/"+workspace.UserFile] = "user one\n"
 	return files
 }
 
 func TestSessionFiles(t *testing.T) {
 	w := openMap(t, allFiles(), "")
-	full := []string{AgentsFile, SoulFile, ToolsFile, IdentityFile, UserFile, UserPredefinedFile, HeartbeatFile}
+	full := []string{workspace.AgentsFile, workspace.SoulFile, workspace.ToolsFile, workspace.IdentityFile, workspace.UserFile, workspace.UserPredefinedFile, workspace.HeartbeatFile}
 	tests := []struct {
 		session Session
 		channel Channel
 		room    string
 		want    []string
 	}{
-		{SessionMain, ChannelDM, "", append(append([]string{}, full...), BootstrapFile, MemoryFile, "memory/2026-11-21.md", "memory/2026-11-22.md")},
+		{SessionMain, ChannelDM, "", append(append([]string{}, full...), workspace.BootstrapFile, workspace.MemoryFile, "memory/2026-11-21.md", "memory/2026-11-22.md")},
 		{SessionMain, ChannelGroup, "", append(append([]string{}, full...), "memory/2026-11-21.md", "memory/2026-11-22.md")},
-		{SessionMain, ChannelGroup, "lobby", append(append(append([]string{}, full[:6]...), "rooms/lobby.md", HeartbeatFile), "memory/2026-11-21.md", "memory/2026-11-22.md")},
-		{SessionSubagent, ChannelDM, "", []string{AgentsFile, ToolsFile}},
-		{SessionCron, ChannelGroup, "", []string{AgentsFile, ToolsFile}},
+		{SessionMain, ChannelGroup, "lobby", append(append(append([]string{}, full[:6]...), "rooms/lobby.md", workspace.HeartbeatFile), "memory/2026-11-21.md", "memory/2026-11-22.md")},
+		{SessionSubagent, ChannelDM, "", []string{workspace.AgentsFile, workspace.ToolsFile}},
+		{SessionCron, ChannelGroup, "", []string{workspace.AgentsFile, workspace.ToolsFile}},
 	}
 	for _, tc := range tests {
 		t.Run(string(tc.session)+"-"+string(tc.channel)+tc.room, func(t *testing.T) {
@@ -72,7 +74,7 @@ func TestDefectMinimalAllowListNotApplied(t *testing.T) {
 	w := openMap(t, allFiles(), "")
 	for _, s := range []Session{SessionSubagent, SessionCron} {
 		res := assemble(t, w, Request{User: "u1", Session: s, Now: noon})
-		for _, n := range []string{SoulFile, IdentityFile, UserFile, MemoryFile, BootstrapFile, HeartbeatFile} {
+		for _, n := range []string{workspace.SoulFile, workspace.IdentityFile, workspace.UserFile, workspace.MemoryFile, workspace.BootstrapFile, workspace.HeartbeatFile} {
 			if strings.Contains(res.Prompt, "content of "+n) || strings.Contains(res.Prompt, `name="`+n+`"`) {
 				t.Fatalf("%s session includes %s", s, n)
 			}
@@ -90,12 +92,12 @@ func TestDefectMinimalAllowListNotApplied(t *testing.T) {
 
 func TestPerUserMerge(t *testing.T) {
 	files := map[string]string{
-		AgentsFile:                  "base agents\n",
-		SoulFile:                    "base soul\n",
-		BootstrapFile:               "base bootstrap\n",
-		"users/u1/" + SoulFile:      "u1 soul\n",
-		"users/u1/" + UserFile:      "u1 user\n",
-		"users/u2/" + BootstrapFile: "u2 bootstrap\n",
+		workspace.AgentsFile:                  "base agents\n",
+		workspace.SoulFile:                    "base soul\n",
+		workspace.BootstrapFile:               "base bootstrap\n",
+		"users/u1/" + workspace.SoulFile:      "u1 soul\n",
+		"users/u1/" + workspace.UserFile:      "u1 user\n",
+		"users/u2/" + workspace.BootstrapFile: "u2 bootstrap\n",
 	}
 	t.Run("open", func(t *testing.T) {
 		w := openMap(t, files, "type: open\n")
@@ -138,14 +140,14 @@ func TestPerUserMerge(t *testing.T) {
 func TestMemoryFallback(t *testing.T) {
 	w := openMap(t, map[string]string{"memory.md": "lower-case memory\n"}, "")
 	rep := assemble(t, w, Request{}).Report
-	f, ok := rep.File(MemoryFile)
+	f, ok := rep.File(workspace.MemoryFile)
 	if !ok || f.Status != StatusFull || f.Path != "a/memory.md" {
 		t.Fatalf("memory.md must stand in for a missing MEMORY.md: %+v", f)
 	}
 }
 
 func TestBootstrapFirstRunAndVirtualFiles(t *testing.T) {
-	w := openMap(t, map[string]string{"users/new/" + BootstrapFile: "ritual\n", "users/old/" + UserFile: "known\n"}, "")
+	w := openMap(t, map[string]string{"users/new/" + workspace.BootstrapFile: "ritual\n", "users/old/" + workspace.UserFile: "known\n"}, "")
 	vf := []VirtualFile{{Name: "TEAM.md", Content: "team <b>"}}
 	p := assemble(t, w, Request{User: "new", VirtualFiles: vf}).Prompt
 	if !strings.Contains(p, "## First Run") || strings.Contains(p, "TEAM.md") {
@@ -177,12 +179,12 @@ func TestDailyLogsFollowAgentTimezone(t *testing.T) {
 }
 
 func TestOrderDecidesWhoIsCharged(t *testing.T) {
-	files := map[string]string{AgentsFile: strings.Repeat("a", 900), SoulFile: strings.Repeat("s", 900)}
+	files := map[string]string{workspace.AgentsFile: strings.Repeat("a", 900), workspace.SoulFile: strings.Repeat("s", 900)}
 	w := openMap(t, files, "budget: {total: 1000, per_file: 1000}\norder: [SOUL.md]\n")
 	res := assemble(t, w, Request{})
-	soul, _ := res.Report.File(SoulFile)
-	agents, _ := res.Report.File(AgentsFile)
-	if soul.Status != StatusFull || soul.Order != 1 || agents.Status != StatusClamped || agents.UsedBy[0] != SoulFile {
+	soul, _ := res.Report.File(workspace.SoulFile)
+	agents, _ := res.Report.File(workspace.AgentsFile)
+	if soul.Status != StatusFull || soul.Order != 1 || agents.Status != StatusClamped || agents.UsedBy[0] != workspace.SoulFile {
 		t.Fatalf("SOUL.md is charged first: soul %+v agents %+v", soul, agents)
 	}
 	if strings.Index(res.Prompt, `name="AGENTS.md"`) > strings.Index(res.Prompt, `name="SOUL.md"`) {
@@ -191,27 +193,27 @@ func TestOrderDecidesWhoIsCharged(t *testing.T) {
 }
 
 func TestMinimumFileBudgetStops(t *testing.T) {
-	files := map[string]string{AgentsFile: strings.Repeat("a", 970), SoulFile: "short soul\n", ToolsFile: "tools\n"}
+	files := map[string]string{workspace.AgentsFile: strings.Repeat("a", 970), workspace.SoulFile: "short soul\n", workspace.ToolsFile: "tools\n"}
 	w := openMap(t, files, "budget: {total: 1000, per_file: 1000, min_file: 64}\n")
 	rep := assemble(t, w, Request{}).Report
-	for _, n := range []string{SoulFile, ToolsFile} {
+	for _, n := range []string{workspace.SoulFile, workspace.ToolsFile} {
 		f, _ := rep.File(n)
-		if f.Status != StatusDropped || f.InjectedChars != 0 || len(f.UsedBy) != 1 || f.UsedBy[0] != AgentsFile {
+		if f.Status != StatusDropped || f.InjectedChars != 0 || len(f.UsedBy) != 1 || f.UsedBy[0] != workspace.AgentsFile {
 			t.Fatalf("%s: %+v; want dropped once less than 64 chars remain", n, f)
 		}
 	}
 }
 
 func TestRejectPolicyIsAnError(t *testing.T) {
-	w := openMap(t, map[string]string{SoulFile: strings.Repeat("x", 150)}, "policy: reject\nbudget: {per_file: 100}\n")
+	w := openMap(t, map[string]string{workspace.SoulFile: strings.Repeat("x", 150)}, "policy: reject\nbudget: {per_file: 100}\n")
 	res := assemble(t, w, Request{})
-	if !HasErrors(res.Report.Problems) || !strings.Contains(res.Report.Problems[0].Message, "per-file budget is 100") {
+	if !workspace.HasErrors(res.Report.Problems) || !strings.Contains(res.Report.Problems[0].Message, "per-file budget is 100") {
 		t.Fatalf("want a reject error naming the limit, got %v", res.Report.Problems)
 	}
-	if f, _ := res.Report.File(SoulFile); !f.OverBudget || f.Status != StatusTruncated {
+	if f, _ := res.Report.File(workspace.SoulFile); !f.OverBudget || f.Status != StatusTruncated {
 		t.Fatalf("the prompt still truncates, and says the file is over budget: %+v", f)
 	}
-	if !HasErrors(w.Check()) {
+	if !workspace.HasErrors(w.Check()) {
 		t.Fatalf("check must fail")
 	}
 }
@@ -265,9 +267,9 @@ func TestUserIDCannotEscape(t *testing.T) {
 }
 
 func TestInvalidUTF8(t *testing.T) {
-	w := openMap(t, map[string]string{SoulFile: "caf\xe9 ok \xff\xfe\n"}, "")
+	w := openMap(t, map[string]string{workspace.SoulFile: "caf\xe9 ok \xff\xfe\n"}, "")
 	res := assemble(t, w, Request{})
-	f, _ := res.Report.File(SoulFile)
+	f, _ := res.Report.File(workspace.SoulFile)
 	if f.InvalidBytes != 3 || f.OriginalChars != len("caf ok \n")+3 {
 		t.Fatalf("want 3 invalid bytes counted as one char each: %+v", f)
 	}
@@ -276,7 +278,7 @@ func TestInvalidUTF8(t *testing.T) {
 	}
 	found := false
 	for _, p := range w.Check() {
-		found = found || p.Code == "invalid-utf8" && p.Severity == SeverityWarning
+		found = found || p.Code == "invalid-utf8" && p.Severity == workspace.SeverityWarning
 	}
 	if !found {
 		t.Fatalf("check must warn about invalid UTF-8")
@@ -350,7 +352,7 @@ func TestHundredMegabyteSoul(t *testing.T) {
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
 		t.Fatalf("assembling a 100 MB SOUL.md allocated %d MB; it must stream, not hold the file", alloc>>20)
 	}
-	f, _ := res.Report.File(SoulFile)
+	f, _ := res.Report.File(workspace.SoulFile)
 	if f.OriginalBytes != size || f.OriginalChars != size || !f.OriginalTokensEstimated || f.Status != StatusTruncated || f.InjectedChars > 20000 {
 		t.Fatalf("report: %+v", f)
 	}
@@ -726,18 +728,18 @@ func FuzzJoinPath(f *testing.F) {
 // when invalid bytes reach the prompt as U+FFFD.
 func TestByteOrderMarkAndStoredBytes(t *testing.T) {
 	w := openMap(t, map[string]string{
-		SoulFile:  "\uFEFF# Soul\nCalm.\n",
-		ToolsFile: "ok\xff\xfe bad\n",
+		workspace.SoulFile:  "\uFEFF# Soul\nCalm.\n",
+		workspace.ToolsFile: "ok\xff\xfe bad\n",
 	}, "")
 	res := assemble(t, w, Request{})
-	soul, _ := res.Report.File(SoulFile)
+	soul, _ := res.Report.File(workspace.SoulFile)
 	if soul.OriginalChars != len("# Soul\nCalm.\n") || soul.OriginalBytes != int64(len("\uFEFF# Soul\nCalm.\n")) {
 		t.Errorf("SOUL.md with a BOM: %d chars, %d bytes", soul.OriginalChars, soul.OriginalBytes)
 	}
 	if strings.Contains(res.Prompt, "\uFEFF") {
 		t.Error("the byte order mark reached the prompt")
 	}
-	tools, _ := res.Report.File(ToolsFile)
+	tools, _ := res.Report.File(workspace.ToolsFile)
 	if tools.OriginalBytes != int64(len("ok\xff\xfe bad\n")) || tools.InvalidBytes != 2 {
 		t.Errorf("TOOLS.md with invalid bytes: %d bytes stored, %d invalid", tools.OriginalBytes, tools.InvalidBytes)
 	}

@@ -9,14 +9,14 @@ import (
 
 	"github.com/quirehq/quire/prompt"
 	"github.com/quirehq/quire/prompt/prompttest"
-	"github.com/quirehq/quire/prompt/workspace"
+	"github.com/quirehq/quire/workspace"
 )
 
 // BenchmarkColdPromptDisk is the issue's "cold from disk, skills
 // included": open the workspace from disk, load its 20 skills (and the
 // built-ins) from disk, and assemble a prompt with 15 tools, as the CLI and
 // the language server do for every snapshot. Token counts come from a warm
-// prompt.Cache.
+// prompt.Tokenizer.
 func BenchmarkColdPromptDisk(b *testing.B) {
 	dir := b.TempDir()
 	prompttest.Workspace(b, dir)
@@ -32,9 +32,9 @@ func BenchmarkColdPromptDisk(b *testing.B) {
 		fsys fs.FS
 	}{{"os.DirFS", os.DirFS(dir)}, {"workspace.Dir", workspace.DirFS(dir)}} {
 		b.Run(c.name, func(b *testing.B) {
-			cache := prompt.NewCache()
+			cache := prompt.NewTokenizer()
 			run := func() {
-				w, err := prompt.Open(c.fsys, prompt.Options{Cache: cache})
+				w, err := prompt.Open(c.fsys, prompt.Options{Tokenizer: cache})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/workspace"
 )
 
 // WorkspaceSources returns the two workspace tiers of the agent whose
@@ -32,24 +33,24 @@ func WorkspaceSources(fsys fs.FS, agentDir string) []Source {
 }
 
 // CheckAgent returns the SKILL.md problems of one agent workspace as
-// prompt.Problems, paths relative to fsys's root: every front-matter error
+// workspace.Problems, paths relative to fsys's root: every front-matter error
 // and warning of skills/ and .agents/skills/, a warning on a skill that
 // skills/ shadows in .agents/skills/, and an info where a workspace skill
 // overrides a built-in one. Errors mean the skill will not load; the git
 // endpoint refuses a push that has any.
-func CheckAgent(fsys fs.FS, agentDir string) []prompt.Problem {
+func CheckAgent(fsys fs.FS, agentDir string) []workspace.Problem {
 	set := Load(0, WorkspaceSources(fsys, agentDir), nil)
-	var out []prompt.Problem
+	var out []workspace.Problem
 	out = append(out, set.Problems()...)
 	for _, sh := range set.Shadows() {
-		sev := prompt.SeverityWarning
+		sev := workspace.SeverityWarning
 		msg := fmt.Sprintf("skill %q here is shadowed by %s, which wins; delete one of them", sh.Slug, sh.Winner)
 		p := sh.Shadowed
 		if sh.ShadowedTier == TierBuiltin {
-			sev, p = prompt.SeverityInfo, sh.Winner
+			sev, p = workspace.SeverityInfo, sh.Winner
 			msg = fmt.Sprintf("skill %q overrides Quire's built-in skill of the same name", sh.Slug)
 		}
-		out = append(out, prompt.Problem{Path: p, Severity: sev, Code: "skill-shadowed", Message: msg})
+		out = append(out, workspace.Problem{Path: p, Severity: sev, Code: "skill-shadowed", Message: msg})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Path != out[j].Path {
@@ -70,7 +71,7 @@ const maxKnownShown = 12
 // nothing, and a list of nothing else silently turns every skill off. Each
 // warning points at the name in agent.yaml and lists the known skills. An
 // agent without an allow list, or with an empty one, costs nothing.
-func CheckAllowList(fsys fs.FS, a *prompt.Agent, shared []Source) []prompt.Problem {
+func CheckAllowList(fsys fs.FS, a *prompt.Agent, shared []Source) []workspace.Problem {
 	if len(a.Config.Skills) == 0 {
 		return nil
 	}
@@ -80,13 +81,13 @@ func CheckAllowList(fsys fs.FS, a *prompt.Agent, shared []Source) []prompt.Probl
 
 // UnknownAllowed is CheckAllowList's warnings for an agent whose skills
 // are s (the deploy report says them too).
-func (s *Set) UnknownAllowed(a *prompt.Agent) []prompt.Problem {
-	var out []prompt.Problem
+func (s *Set) UnknownAllowed(a *prompt.Agent) []workspace.Problem {
+	var out []workspace.Problem
 	for i, name := range a.Config.Skills {
 		if _, ok := s.Skill(name); ok {
 			continue
 		}
-		p := prompt.Problem{Path: path.Join(a.Dir, prompt.ConfigFile), Severity: prompt.SeverityWarning, Code: "skill-unknown",
+		p := workspace.Problem{Path: path.Join(a.Dir, workspace.ConfigFile), Severity: workspace.SeverityWarning, Code: "skill-unknown",
 			Message: fmt.Sprintf("skills: %q matches no skill; known: %s", name, knownSkills(s))}
 		if i < len(a.Config.SkillsAt) {
 			p.Line, p.Column = a.Config.SkillsAt[i].Line, a.Config.SkillsAt[i].Column

@@ -10,7 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/quirehq/quire/prompt/workspace"
+	"github.com/quirehq/quire/workspace"
 )
 
 // Limits of the SKILL.md front matter (the Agent Skills format).
@@ -18,27 +18,6 @@ const (
 	MaxNameChars        = 64
 	MaxDescriptionChars = 1024
 )
-
-// Severity says whether a Problem stops a skill from loading
-// (workspace.Severity).
-type Severity = workspace.Severity
-
-// Severities of a Problem. A SKILL.md with an Error is not loaded (a lower
-// tier's skill of the same slug, if any, stays in effect); a Warning is
-// reported and the skill loads.
-const (
-	Error   = workspace.SeverityError
-	Warning = workspace.SeverityWarning
-)
-
-// Problem is one finding about a SKILL.md file, for `quire check`, the
-// language server and `quire skills list`: workspace's one finding type.
-// Its Path names the file: relative to the workspace for the workspace
-// tiers ("skills/pdf/SKILL.md"), absolute for ~/.agents/skills and the
-// managed directory, "builtin/<slug>/SKILL.md" for built-ins. Its Code is
-// skill-front-matter, skill-unknown-key, skill-too-large, skill-read or
-// skill-shadowed.
-type Problem = workspace.Problem
 
 // FrontMatter is the parsed head of a SKILL.md.
 type FrontMatter struct {
@@ -121,7 +100,7 @@ func isKnownField(key string) bool {
 // metadata, lists, block scalars, escapes, comments in odd places) by the
 // YAML decoder. Both give the same Document and problems; a fuzz test
 // holds them to that.
-func ParseDocument(path, slug string, data []byte) (Document, []Problem) {
+func ParseDocument(path, slug string, data []byte) (Document, []workspace.Problem) {
 	return parseDocument(path, slug, data, true)
 }
 
@@ -129,7 +108,7 @@ func ParseDocument(path, slug string, data []byte) (Document, []Problem) {
 type docParser struct {
 	path  string
 	doc   Document
-	probs []Problem
+	probs []workspace.Problem
 	// The keys read so far, with their lines: the first few in seen0 (no
 	// allocation, and no pointer into the parser itself, which would put
 	// it on the heap), any more in seen.
@@ -140,21 +119,21 @@ type docParser struct {
 	nameLine, descLine int
 }
 
-func (p *docParser) add(line int, sev Severity, code, format string, args ...any) {
-	p.probs = append(p.probs, Problem{Path: p.path, Line: line, Severity: sev, Code: code, Message: fmt.Sprintf(format, args...)})
+func (p *docParser) add(line int, sev workspace.Severity, code, format string, args ...any) {
+	p.probs = append(p.probs, workspace.Problem{Path: p.path, Line: line, Severity: sev, Code: code, Message: fmt.Sprintf(format, args...)})
 }
 
 func (p *docParser) errorf(line int, format string, args ...any) {
-	p.add(line, Error, "skill-front-matter", format, args...)
+	p.add(line, workspace.SeverityError, "skill-front-matter", format, args...)
 }
 
-func parseDocument(path, slug string, data []byte, fast bool) (Document, []Problem) {
+func parseDocument(path, slug string, data []byte, fast bool) (Document, []workspace.Problem) {
 	return parseText(path, slug, string(data), fast)
 }
 
 // parseText is parseDocument of text already held as a string: Body and
 // the front matter's values are substrings of it.
-func parseText(path, slug, text string, fast bool) (Document, []Problem) {
+func parseText(path, slug, text string, fast bool) (Document, []workspace.Problem) {
 	p := docParser{path: path}
 	text = strings.TrimPrefix(text, "\ufeff")
 	if !utf8.ValidString(text) {
@@ -239,7 +218,7 @@ func (p *docParser) field(key string, line int) bool {
 	}
 	p.nseen++
 	if !isKnownField(key) {
-		p.add(line, Warning, codeUnknownKey, "unknown key %q is ignored (Quire reads %s; silence this warning with skill_unknown_keys: ignore in agent.yaml)", key, strings.Join(readFields, ", "))
+		p.add(line, workspace.SeverityWarning, codeUnknownKey, "unknown key %q is ignored (Quire reads %s; silence this warning with skill_unknown_keys: ignore in agent.yaml)", key, strings.Join(readFields, ", "))
 		return false
 	}
 	return true
@@ -261,7 +240,7 @@ func (p *docParser) scalar(key string, line int, value string, null bool) {
 	case "compatibility":
 		p.doc.Compatibility = value
 		if n := utf8.RuneCountInString(value); n > MaxCompatibilityChars {
-			p.add(line, Warning, "skill-front-matter", "compatibility is %d characters; the Agent Skills specification allows %d", n, MaxCompatibilityChars)
+			p.add(line, workspace.SeverityWarning, "skill-front-matter", "compatibility is %d characters; the Agent Skills specification allows %d", n, MaxCompatibilityChars)
 		}
 	case "allowed-tools":
 		p.doc.AllowedTools = strings.Fields(value)
@@ -393,7 +372,7 @@ func (p *docParser) validate(slug string) {
 			p.errorf(p.nameLine, "the directory name %q %s, and the front matter's name %q differs from it; rename the directory to a valid name and set name to match", slug, msg, name)
 			break
 		}
-		p.add(p.nameLine, Warning, "skill-name-mismatch", "name %q differs from its directory %q; the skill loads as %q (the directory wins): rename one so they match", name, slug, slug)
+		p.add(p.nameLine, workspace.SeverityWarning, "skill-name-mismatch", "name %q differs from its directory %q; the skill loads as %q (the directory wins): rename one so they match", name, slug, slug)
 	default:
 		if msg := nameRule(name); msg != "" {
 			p.errorf(p.nameLine, "name %q %s", name, msg)
@@ -450,7 +429,7 @@ func controlAt(s string) int {
 
 func (p *docParser) hasErrorOn(line int) bool {
 	for _, pr := range p.probs {
-		if pr.Line == line && pr.Severity == Error {
+		if pr.Line == line && pr.Severity == workspace.SeverityError {
 			return true
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/quirehq/quire/workspace"
 )
 
 func TestParseDocument(t *testing.T) {
@@ -14,7 +16,7 @@ func TestParseDocument(t *testing.T) {
 		slug     string
 		in       string
 		wantLine int // line of the first problem (0: none expected)
-		wantSev  Severity
+		wantSev  workspace.Severity
 		wantMsg  string // substring of the first problem's message
 		check    func(t *testing.T, d Document)
 	}{
@@ -34,7 +36,7 @@ func TestParseDocument(t *testing.T) {
 				}
 			}},
 		{name: "control character in description", slug: "pdf", in: "---\nname: pdf\ndescription: \"Convert\\e[31m PDFs.\"\n---\n",
-			wantLine: 3, wantSev: Error, wantMsg: "control character U+001B"},
+			wantLine: 3, wantSev: workspace.SeverityError, wantMsg: "control character U+001B"},
 		{name: "BOM and CRLF", slug: "pdf", in: "\ufeff---\r\nname: pdf\r\ndescription: Convert PDFs.\r\n---\r\nbody\r\n",
 			check: func(t *testing.T, d Document) {
 				if d.Name != "pdf" || d.Description != "Convert PDFs." || d.Body != "body\n" {
@@ -47,32 +49,32 @@ func TestParseDocument(t *testing.T) {
 					t.Errorf("name = %q", d.Name)
 				}
 			}},
-		{name: "bare JSON", slug: "pdf", in: "{\"name\": \"pdf\", \"description\": \"x\"}\n", wantLine: 1, wantSev: Error, wantMsg: "not a bare JSON object"},
-		{name: "missing front matter", slug: "pdf", in: "# Just a body\n", wantLine: 1, wantSev: Error, wantMsg: "no front matter"},
-		{name: "empty file", slug: "pdf", in: "", wantLine: 1, wantSev: Error, wantMsg: "empty"},
-		{name: "unclosed", slug: "pdf", in: "---\nname: pdf\ndescription: d\n", wantLine: 1, wantSev: Error, wantMsg: "never closed"},
-		{name: "malformed YAML", slug: "pdf", in: "---\nname: pdf\ndescription: [unclosed\nlicense: x\n---\n", wantLine: 3, wantSev: Error, wantMsg: "not valid YAML"},
-		{name: "YAML error on the first key", slug: "pdf", in: "---\nname: }\ndescription: d\n---\n", wantLine: 2, wantSev: Error, wantMsg: "not valid YAML"},
-		{name: "YAML scanner error", slug: "pdf", in: "---\nname: pdf\ndescription: a: b\n---\n", wantLine: 3, wantSev: Error, wantMsg: "mapping values are not allowed"},
-		{name: "tab indentation", slug: "pdf", in: "---\nname: pdf\nmetadata:\n\tx: 1\n---\n", wantLine: 4, wantSev: Error, wantMsg: "not valid YAML"},
-		{name: "scalar document", slug: "pdf", in: "---\njust words\n---\n", wantLine: 2, wantSev: Error, wantMsg: "must be a YAML mapping"},
-		{name: "empty front matter", slug: "pdf", in: "---\n---\nbody\n", wantLine: 1, wantSev: Error, wantMsg: "front matter is empty"},
-		{name: "name differs from slug: the directory wins", slug: "pdf", in: "---\nname: pdf-tools\ndescription: d\n---\n", wantLine: 2, wantSev: Warning, wantMsg: `differs from its directory "pdf"; the skill loads as "pdf"`},
-		{name: "name differs from an invalid directory", slug: "PDF", in: "---\nname: pdf\ndescription: d\n---\n", wantLine: 2, wantSev: Error, wantMsg: `directory name "PDF" may only hold lower-case`},
-		{name: "name too long", slug: long, in: "---\nname: " + long + "\ndescription: d\n---\n", wantLine: 2, wantSev: Error, wantMsg: "65 characters; the limit is 64"},
-		{name: "name upper case", slug: "PDF", in: "---\nname: PDF\ndescription: d\n---\n", wantLine: 2, wantSev: Error, wantMsg: "lower-case letters"},
-		{name: "name not a string", slug: "pdf", in: "---\nname: [pdf]\ndescription: d\n---\n", wantLine: 2, wantSev: Error, wantMsg: "name must be a string"},
-		{name: "missing name", slug: "pdf", in: "---\ndescription: d\n---\n", wantLine: 1, wantSev: Error, wantMsg: "no name; add name: pdf"},
-		{name: "missing description", slug: "pdf", in: "---\nname: pdf\n---\n", wantLine: 1, wantSev: Error, wantMsg: "no description"},
-		{name: "empty description", slug: "pdf", in: "---\nname: pdf\ndescription: \"  \"\n---\n", wantLine: 3, wantSev: Error, wantMsg: "description is empty"},
-		{name: "description too long", slug: "pdf", in: "---\nname: pdf\ndescription: " + strings.Repeat("é", MaxDescriptionChars+1) + "\n---\n", wantLine: 3, wantSev: Error, wantMsg: "1025 characters; the limit is 1024"},
+		{name: "bare JSON", slug: "pdf", in: "{\"name\": \"pdf\", \"description\": \"x\"}\n", wantLine: 1, wantSev: workspace.SeverityError, wantMsg: "not a bare JSON object"},
+		{name: "missing front matter", slug: "pdf", in: "# Just a body\n", wantLine: 1, wantSev: workspace.SeverityError, wantMsg: "no front matter"},
+		{name: "empty file", slug: "pdf", in: "", wantLine: 1, wantSev: workspace.SeverityError, wantMsg: "empty"},
+		{name: "unclosed", slug: "pdf", in: "---\nname: pdf\ndescription: d\n", wantLine: 1, wantSev: workspace.SeverityError, wantMsg: "never closed"},
+		{name: "malformed YAML", slug: "pdf", in: "---\nname: pdf\ndescription: [unclosed\nlicense: x\n---\n", wantLine: 3, wantSev: workspace.SeverityError, wantMsg: "not valid YAML"},
+		{name: "YAML error on the first key", slug: "pdf", in: "---\nname: }\ndescription: d\n---\n", wantLine: 2, wantSev: workspace.SeverityError, wantMsg: "not valid YAML"},
+		{name: "YAML scanner error", slug: "pdf", in: "---\nname: pdf\ndescription: a: b\n---\n", wantLine: 3, wantSev: workspace.SeverityError, wantMsg: "mapping values are not allowed"},
+		{name: "tab indentation", slug: "pdf", in: "---\nname: pdf\nmetadata:\n\tx: 1\n---\n", wantLine: 4, wantSev: workspace.SeverityError, wantMsg: "not valid YAML"},
+		{name: "scalar document", slug: "pdf", in: "---\njust words\n---\n", wantLine: 2, wantSev: workspace.SeverityError, wantMsg: "must be a YAML mapping"},
+		{name: "empty front matter", slug: "pdf", in: "---\n---\nbody\n", wantLine: 1, wantSev: workspace.SeverityError, wantMsg: "front matter is empty"},
+		{name: "name differs from slug: the directory wins", slug: "pdf", in: "---\nname: pdf-tools\ndescription: d\n---\n", wantLine: 2, wantSev: workspace.SeverityWarning, wantMsg: `differs from its directory "pdf"; the skill loads as "pdf"`},
+		{name: "name differs from an invalid directory", slug: "PDF", in: "---\nname: pdf\ndescription: d\n---\n", wantLine: 2, wantSev: workspace.SeverityError, wantMsg: `directory name "PDF" may only hold lower-case`},
+		{name: "name too long", slug: long, in: "---\nname: " + long + "\ndescription: d\n---\n", wantLine: 2, wantSev: workspace.SeverityError, wantMsg: "65 characters; the limit is 64"},
+		{name: "name upper case", slug: "PDF", in: "---\nname: PDF\ndescription: d\n---\n", wantLine: 2, wantSev: workspace.SeverityError, wantMsg: "lower-case letters"},
+		{name: "name not a string", slug: "pdf", in: "---\nname: [pdf]\ndescription: d\n---\n", wantLine: 2, wantSev: workspace.SeverityError, wantMsg: "name must be a string"},
+		{name: "missing name", slug: "pdf", in: "---\ndescription: d\n---\n", wantLine: 1, wantSev: workspace.SeverityError, wantMsg: "no name; add name: pdf"},
+		{name: "missing description", slug: "pdf", in: "---\nname: pdf\n---\n", wantLine: 1, wantSev: workspace.SeverityError, wantMsg: "no description"},
+		{name: "empty description", slug: "pdf", in: "---\nname: pdf\ndescription: \"  \"\n---\n", wantLine: 3, wantSev: workspace.SeverityError, wantMsg: "description is empty"},
+		{name: "description too long", slug: "pdf", in: "---\nname: pdf\ndescription: " + strings.Repeat("é", MaxDescriptionChars+1) + "\n---\n", wantLine: 3, wantSev: workspace.SeverityError, wantMsg: "1025 characters; the limit is 1024"},
 		{name: "description at the limit counts code points", slug: "pdf", in: "---\nname: pdf\ndescription: " + strings.Repeat("é", MaxDescriptionChars) + "\n---\n"},
-		{name: "unknown key warns", slug: "pdf", in: "---\nname: pdf\ndescription: d\ntriggers: 2\n---\n", wantLine: 4, wantSev: Warning, wantMsg: `unknown key "triggers"`},
-		{name: "duplicate key", slug: "pdf", in: "---\nname: pdf\ndescription: d\nname: pdf\n---\n", wantLine: 4, wantSev: Error, wantMsg: "appears twice"},
-		{name: "metadata not a mapping", slug: "pdf", in: "---\nname: pdf\ndescription: d\nmetadata: 3\n---\n", wantLine: 4, wantSev: Error, wantMsg: "metadata must be a mapping"},
-		{name: "double hyphen is an error", slug: "pdf--x", in: "---\nname: pdf--x\ndescription: d\n---\n", wantLine: 2, wantSev: Error, wantMsg: "two hyphens in a row"},
-		{name: "leading hyphen is an error", slug: "-pdf", in: "---\nname: -pdf\ndescription: d\n---\n", wantLine: 2, wantSev: Error, wantMsg: "start or end with a hyphen"},
-		{name: "trailing hyphen is an error", slug: "pdf-", in: "---\nname: pdf-\ndescription: d\n---\n", wantLine: 2, wantSev: Error, wantMsg: "start or end with a hyphen"},
+		{name: "unknown key warns", slug: "pdf", in: "---\nname: pdf\ndescription: d\ntriggers: 2\n---\n", wantLine: 4, wantSev: workspace.SeverityWarning, wantMsg: `unknown key "triggers"`},
+		{name: "duplicate key", slug: "pdf", in: "---\nname: pdf\ndescription: d\nname: pdf\n---\n", wantLine: 4, wantSev: workspace.SeverityError, wantMsg: "appears twice"},
+		{name: "metadata not a mapping", slug: "pdf", in: "---\nname: pdf\ndescription: d\nmetadata: 3\n---\n", wantLine: 4, wantSev: workspace.SeverityError, wantMsg: "metadata must be a mapping"},
+		{name: "double hyphen is an error", slug: "pdf--x", in: "---\nname: pdf--x\ndescription: d\n---\n", wantLine: 2, wantSev: workspace.SeverityError, wantMsg: "two hyphens in a row"},
+		{name: "leading hyphen is an error", slug: "-pdf", in: "---\nname: -pdf\ndescription: d\n---\n", wantLine: 2, wantSev: workspace.SeverityError, wantMsg: "start or end with a hyphen"},
+		{name: "trailing hyphen is an error", slug: "pdf-", in: "---\nname: pdf-\ndescription: d\n---\n", wantLine: 2, wantSev: workspace.SeverityError, wantMsg: "start or end with a hyphen"},
 		{name: "known keys of the ecosystem are no warning", slug: "pdf", in: "---\nname: pdf\ndescription: d\ncompatibility: Needs poppler\nhomepage: https://example.com\nversion: 1.2.0\nuser-invocable: true\ndisable-model-invocation: false\nargument-hint: \"[file]\"\nmodel: sonnet\ncontext: fork\nagent: Explore\nhooks: {}\ncommand-dispatch: tool\ncommand-tool: exec\ncommand-arg-mode: raw\nmetadata: {\"openclaw\": {\"emoji\": \"📄\", \"requires\": {\"bins\": [\"pdftotext\"]}}}\n---\n",
 			check: func(t *testing.T, d Document) {
 				if d.Compatibility != "Needs poppler" || d.Metadata["openclaw"] == nil {
@@ -85,7 +87,7 @@ func TestParseDocument(t *testing.T) {
 					t.Errorf("metadata = %v", d.Metadata)
 				}
 			}},
-		{name: "lone surrogate stays an error", slug: "gh", in: "---\nname: gh\ndescription: \"\\ud83d\"\n---\n", wantLine: 3, wantSev: Error, wantMsg: "invalid Unicode character escape"},
+		{name: "lone surrogate stays an error", slug: "gh", in: "---\nname: gh\ndescription: \"\\ud83d\"\n---\n", wantLine: 3, wantSev: workspace.SeverityError, wantMsg: "invalid Unicode character escape"},
 		{name: "JSON5 metadata over several lines with trailing commas", slug: "gh", in: "---\nname: gh\ndescription: d\nmetadata:\n  {\n    \"openclaw\": { \"requires\": { \"bins\": [\"gh\"] }, },\n  }\n---\n",
 			check: func(t *testing.T, d Document) {
 				if d.Metadata["openclaw"] == nil {
@@ -98,8 +100,8 @@ func TestParseDocument(t *testing.T) {
 					t.Errorf("metadata = %v", d.Metadata)
 				}
 			}},
-		{name: "compatibility over the limit warns", slug: "pdf", in: "---\nname: pdf\ndescription: d\ncompatibility: " + strings.Repeat("x", MaxCompatibilityChars+1) + "\n---\n", wantLine: 4, wantSev: Warning, wantMsg: "compatibility is 501 characters"},
-		{name: "not UTF-8", slug: "pdf", in: "---\nname: pdf\ndescription: \xff\n---\n", wantLine: 0, wantSev: Error, wantMsg: "not valid UTF-8"},
+		{name: "compatibility over the limit warns", slug: "pdf", in: "---\nname: pdf\ndescription: d\ncompatibility: " + strings.Repeat("x", MaxCompatibilityChars+1) + "\n---\n", wantLine: 4, wantSev: workspace.SeverityWarning, wantMsg: "compatibility is 501 characters"},
+		{name: "not UTF-8", slug: "pdf", in: "---\nname: pdf\ndescription: \xff\n---\n", wantLine: 0, wantSev: workspace.SeverityError, wantMsg: "not valid UTF-8"},
 		{name: "baseDir in front matter stays", slug: "pdf", in: "---\nname: pdf\ndescription: see {baseDir}\n---\nrun {baseDir}/x\n",
 			check: func(t *testing.T, d Document) {
 				if d.Description != "see {baseDir}" || d.Body != "run {baseDir}/x\n" {
@@ -148,7 +150,7 @@ func FuzzParseDocument(f *testing.F) {
 	f.Fuzz(func(t *testing.T, slug string, data []byte) {
 		d, probs := ParseDocument("SKILL.md", slug, data)
 		for _, p := range probs {
-			if p.Message == "" || (p.Severity != Error && p.Severity != Warning) || p.Line < 0 {
+			if p.Message == "" || (p.Severity != workspace.SeverityError && p.Severity != workspace.SeverityWarning) || p.Line < 0 {
 				t.Fatalf("malformed problem %+v", p)
 			}
 		}

@@ -8,9 +8,11 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/quirehq/quire/workspace"
 )
 
-func problemCodes(ps []Problem) []string {
+func problemCodes(ps []workspace.Problem) []string {
 	var out []string
 	for _, p := range ps {
 		out = append(out, p.Code+" "+p.Path)
@@ -63,7 +65,7 @@ func TestEcosystemLayouts(t *testing.T) {
 		t.Errorf("problems =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(wantProbs, "\n"))
 	}
 	for _, p := range set.Problems() {
-		if p.Severity != Warning {
+		if p.Severity != workspace.SeverityWarning {
 			t.Errorf("%v: want a warning: the skill loads", p)
 		}
 	}
@@ -139,10 +141,10 @@ func TestBuiltinTierReadOnce(t *testing.T) {
 func TestPathShortcuts(t *testing.T) {
 	for _, prefix := range []string{"", ".", "skills", "agents/bot/skills", "/home/a/.agents/skills", "./managed/", "/srv/x/../y", "/"} {
 		for _, rel := range []string{"pdf", "group/pdf"} {
-			if got, want := shownPath(prefix, rel, SkillFile), path.Join(prefix, rel, SkillFile); got != want {
+			if got, want := shownPath(prefix, rel, workspace.SkillFile), path.Join(prefix, rel, workspace.SkillFile); got != want {
 				t.Errorf("shownPath(%q, %q) = %q, want %q", prefix, rel, got, want)
 			}
-			if got, want := diskFile(prefix, rel, SkillFile), filepath.Join(prefix, filepath.FromSlash(rel), SkillFile); got != want {
+			if got, want := diskFile(prefix, rel, workspace.SkillFile), filepath.Join(prefix, filepath.FromSlash(rel), workspace.SkillFile); got != want {
 				t.Errorf("diskFile(%q, %q) = %q, want %q", prefix, rel, got, want)
 			}
 			if got, want := diskPath(prefix, rel), filepath.Join(prefix, filepath.FromSlash(rel)); got != want {

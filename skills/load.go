@@ -16,7 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/quirehq/quire/prompt"
-	"github.com/quirehq/quire/prompt/workspace"
+	"github.com/quirehq/quire/workspace"
 )
 
 // Tier is where a skill comes from. Lower values win: a slug in a higher
@@ -86,7 +86,7 @@ func builtinSource() Source {
 
 // builtinTier is the built-in tier read and parsed once: the embedded
 // files never change, and Skills are immutable.
-var builtinTier = sync.OnceValues(func() ([]*Skill, []Problem) {
+var builtinTier = sync.OnceValues(func() ([]*Skill, []workspace.Problem) {
 	return readTierFS(Source{Tier: TierBuiltin, FS: Builtin(), Prefix: "builtin"}, nil)
 })
 
@@ -274,15 +274,12 @@ func diskDirClean(dir string) bool {
 	return dir != "" && dir != "." && dir != "/" && filepath.Clean(dir) == dir
 }
 
-// SkillFile is the name a skill's file must have.
-const SkillFile = workspace.SkillFile
-
 // readTier reads every <slug>/SKILL.md of one source, and every
 // <group>/<slug>/SKILL.md of a directory that has no SKILL.md itself
 // (OpenClaw's grouped layout), sorted by path. A missing tier directory is
 // no error and yields nothing. Where two groups hold the same slug, the
 // first by path wins and the other is reported.
-func readTier(src Source, access map[string]Access) ([]*Skill, []Problem) {
+func readTier(src Source, access map[string]Access) ([]*Skill, []workspace.Problem) {
 	if src.embedded {
 		skills, probs := builtinTier()
 		return slices.Clone(skills), slices.Clone(probs)
@@ -291,7 +288,7 @@ func readTier(src Source, access map[string]Access) ([]*Skill, []Problem) {
 }
 
 // readTierFS is readTier without the built-in shortcut.
-func readTierFS(src Source, access map[string]Access) ([]*Skill, []Problem) {
+func readTierFS(src Source, access map[string]Access) ([]*Skill, []workspace.Problem) {
 	var entries []fs.DirEntry
 	var err error
 	if src.disk && haveDiskRead {
@@ -304,7 +301,7 @@ func readTierFS(src Source, access map[string]Access) ([]*Skill, []Problem) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}
-		return nil, []Problem{{Path: src.Prefix, Severity: Error, Code: "skill-read", Message: fmt.Sprintf("read skills directory: %v", err)}}
+		return nil, []workspace.Problem{{Path: src.Prefix, Severity: workspace.SeverityError, Code: "skill-read", Message: fmt.Sprintf("read skills directory: %v", err)}}
 	}
 	r := tierReader{src: src, access: access, entries: len(entries)}
 	// A skill's path as problems show it is the end of its path on disk
@@ -358,7 +355,7 @@ type tierReader struct {
 	// its own name, and slugs cannot repeat.
 	seen  map[string]string
 	out   []*Skill
-	probs []Problem
+	probs []workspace.Problem
 	buf   []byte // reused for reading from disk: the text is copied
 
 	// texts and skills are the unused ends of the blocks the skills'
@@ -424,7 +421,7 @@ func clean(p string) bool {
 // top-level directory without one can be read as a group.
 func (r *tierReader) read(rel, slug string, top bool) bool {
 	src := r.src
-	file := SkillFile
+	file := workspace.SkillFile
 	if src.disk && haveDiskRead {
 		if r.buf == nil {
 			r.buf = make([]byte, 0, 8<<10)
@@ -461,13 +458,13 @@ func (r *tierReader) read(rel, slug string, top bool) bool {
 			return false // a group whose README-ish skill.md is not a skill
 		}
 		file = alt
-		r.probs = append(r.probs, Problem{Path: path.Join(src.Prefix, rel, alt), Severity: Warning, Code: "skill-file-name",
-			Message: fmt.Sprintf("the skill file is named %s; rename it to %s (Quire and other agents look for that exact name on case-sensitive file systems)", alt, SkillFile)})
+		r.probs = append(r.probs, workspace.Problem{Path: path.Join(src.Prefix, rel, alt), Severity: workspace.SeverityWarning, Code: "skill-file-name",
+			Message: fmt.Sprintf("the skill file is named %s; rename it to %s (Quire and other agents look for that exact name on case-sensitive file systems)", alt, workspace.SkillFile)})
 		f, err = src.FS.Open(rel + "/" + file)
 	}
 	shown := path.Join(src.Prefix, rel, file)
 	if err != nil {
-		r.probs = append(r.probs, Problem{Path: shown, Severity: Error, Code: "skill-read", Message: fmt.Sprintf("read: %v", err)})
+		r.probs = append(r.probs, workspace.Problem{Path: shown, Severity: workspace.SeverityError, Code: "skill-read", Message: fmt.Sprintf("read: %v", err)})
 		return true
 	}
 	data, err := readLimited(f)
@@ -477,7 +474,7 @@ func (r *tierReader) read(rel, slug string, top bool) bool {
 		return true
 	}
 	if err != nil {
-		r.probs = append(r.probs, Problem{Path: shown, Severity: Error, Code: "skill-read", Message: fmt.Sprintf("read: %v", err)})
+		r.probs = append(r.probs, workspace.Problem{Path: shown, Severity: workspace.SeverityError, Code: "skill-read", Message: fmt.Sprintf("read: %v", err)})
 		return true
 	}
 	r.parse(rel, slug, file, data, "")
@@ -485,7 +482,7 @@ func (r *tierReader) read(rel, slug string, top bool) bool {
 }
 
 func (r *tierReader) tooLarge(shown string) {
-	r.probs = append(r.probs, Problem{Path: shown, Severity: Error, Code: "skill-too-large",
+	r.probs = append(r.probs, workspace.Problem{Path: shown, Severity: workspace.SeverityError, Code: "skill-too-large",
 		Message: fmt.Sprintf("SKILL.md is over %d bytes (1 MiB): move reference material into separate files next to it", MaxSkillBytes)})
 }
 
@@ -510,7 +507,7 @@ func (r *tierReader) parseShown(rel, slug, file, shown string, data []byte, dir 
 	}
 	if r.seen != nil {
 		if first, dup := r.seen[slug]; dup {
-			r.probs = append(r.probs, Problem{Path: shown, Severity: Warning, Code: "skill-duplicate",
+			r.probs = append(r.probs, workspace.Problem{Path: shown, Severity: workspace.SeverityWarning, Code: "skill-duplicate",
 				Message: fmt.Sprintf("skill %q is also in %s, which wins (the first by path); rename one of the directories", slug, first)})
 			return
 		}
@@ -553,7 +550,7 @@ func (r *tierReader) otherCase(dir string) string {
 		return ""
 	}
 	for _, e := range entries {
-		if !e.IsDir() && strings.EqualFold(e.Name(), SkillFile) {
+		if !e.IsDir() && strings.EqualFold(e.Name(), workspace.SkillFile) {
 			return e.Name()
 		}
 	}
@@ -568,7 +565,7 @@ func (r *tierReader) hasSkillDirs(dir string) bool {
 	}
 	for _, e := range entries {
 		if e.IsDir() {
-			if _, err := fs.Stat(r.src.FS, dir+"/"+e.Name()+"/"+SkillFile); err == nil {
+			if _, err := fs.Stat(r.src.FS, dir+"/"+e.Name()+"/"+workspace.SkillFile); err == nil {
 				return true
 			}
 		}
@@ -587,7 +584,7 @@ func readLimited(f fs.File) ([]byte, error) {
 			return nil, errTooLarge
 		}
 		if info.IsDir() {
-			return nil, fmt.Errorf("%s is a directory", SkillFile)
+			return nil, fmt.Errorf("%s is a directory", workspace.SkillFile)
 		}
 		if info.Mode().IsRegular() {
 			size, want = info.Size(), info.Size()
@@ -627,9 +624,9 @@ func isDir(fsys fs.FS, name string, e fs.DirEntry) bool {
 	return err == nil && info.IsDir()
 }
 
-func hasError(ps []Problem) bool {
+func hasError(ps []workspace.Problem) bool {
 	for _, p := range ps {
-		if p.Severity == Error {
+		if p.Severity == workspace.SeverityError {
 			return true
 		}
 	}
@@ -645,7 +642,7 @@ func Load(version uint64, sources []Source, access map[string]Access) *Set {
 	var winners map[string]*Skill // made once a second tier has skills
 	var list []*Skill             // the winners, highest tier first, each tier in path order
 	var shadows []Shadow
-	var problems []Problem
+	var problems []workspace.Problem
 	for _, src := range sorted {
 		tier, probs := readTier(src, access)
 		problems = append(problems, probs...)
@@ -684,7 +681,7 @@ func Load(version uint64, sources []Source, access map[string]Access) *Set {
 // quietUnknownKeys drops the unknown-key warnings when the agent workspace
 // of the sources says skill_unknown_keys: ignore in its agent.yaml. The
 // file is read only when there is a warning to drop.
-func quietUnknownKeys(sources []Source, problems []Problem) []Problem {
+func quietUnknownKeys(sources []Source, problems []workspace.Problem) []workspace.Problem {
 	var agent fs.FS
 	for _, src := range sources {
 		if src.agent != nil {
@@ -692,26 +689,26 @@ func quietUnknownKeys(sources []Source, problems []Problem) []Problem {
 			break
 		}
 	}
-	if agent == nil || !slices.ContainsFunc(problems, func(p Problem) bool { return p.Code == codeUnknownKey }) {
+	if agent == nil || !slices.ContainsFunc(problems, func(p workspace.Problem) bool { return p.Code == codeUnknownKey }) {
 		return problems
 	}
-	data, err := fs.ReadFile(agent, prompt.ConfigFile)
+	data, err := fs.ReadFile(agent, workspace.ConfigFile)
 	if err != nil {
 		return problems
 	}
-	if cfg, _ := prompt.ParseConfig(prompt.ConfigFile, "", data); cfg.SkillUnknownKeys != prompt.SkillKeysIgnore {
+	if cfg, _ := prompt.ParseConfig(workspace.ConfigFile, "", data); cfg.SkillUnknownKeys != prompt.SkillKeysIgnore {
 		return problems
 	}
-	return slices.DeleteFunc(problems, func(p Problem) bool { return p.Code == codeUnknownKey })
+	return slices.DeleteFunc(problems, func(p workspace.Problem) bool { return p.Code == codeUnknownKey })
 }
 
 // Check loads the sources and returns every SKILL.md problem plus a warning
 // per shadowed skill, sorted by path and line: what `quire check` reports.
-func Check(sources []Source) []Problem {
+func Check(sources []Source) []workspace.Problem {
 	set := Load(0, sources, nil)
-	out := append([]Problem(nil), set.Problems()...)
+	out := append([]workspace.Problem(nil), set.Problems()...)
 	for _, sh := range set.Shadows() {
-		out = append(out, Problem{Path: sh.Shadowed, Line: 0, Severity: Warning, Code: "skill-shadowed", Message: fmt.Sprintf("skill %q is shadowed by %s (%s tier)", sh.Slug, sh.Winner, sh.WinnerTier)})
+		out = append(out, workspace.Problem{Path: sh.Shadowed, Line: 0, Severity: workspace.SeverityWarning, Code: "skill-shadowed", Message: fmt.Sprintf("skill %q is shadowed by %s (%s tier)", sh.Slug, sh.Winner, sh.WinnerTier)})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Path != out[j].Path {

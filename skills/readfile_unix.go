@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"strings"
 	"syscall"
+
+	"github.com/quirehq/quire/workspace"
 )
 
 // readDiskFile reads the file at an absolute path, given with a trailing
@@ -47,10 +49,10 @@ func readDiskFile(pathZ string, buf []byte) ([]byte, error) {
 			continue
 		}
 		if err == syscall.EISDIR {
-			return nil, errors.New(SkillFile + " is a directory")
+			return nil, errors.New(workspace.SkillFile + " is a directory")
 		}
 		if err == syscall.EAGAIN {
-			return nil, errors.New(SkillFile + " is not a regular file")
+			return nil, errors.New(workspace.SkillFile + " is not a regular file")
 		}
 		if err != nil {
 			return nil, &fs.PathError{Op: "read", Path: path, Err: err}

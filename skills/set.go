@@ -11,6 +11,7 @@ import (
 
 	"github.com/quirehq/quire/memory/bm25"
 	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/workspace"
 )
 
 // DefaultLimit is the number of search results when the caller gives none.
@@ -36,7 +37,7 @@ type Set struct {
 	public   []bool   // by document: access allows everyone
 	private  bool     // some skill is not public
 	shadows  []Shadow
-	problems []Problem
+	problems []workspace.Problem
 	hitPool  sync.Pool // of *searchScratch
 
 	// The BM25 index is built on the first search: listing, showing and
@@ -54,7 +55,7 @@ type Set struct {
 	vectors [][]float32
 }
 
-func newSet(version uint64, list []*Skill, shadows []Shadow, problems []Problem) *Set {
+func newSet(version uint64, list []*Skill, shadows []Shadow, problems []workspace.Problem) *Set {
 	s := &Set{version: version, skills: list, public: make([]bool, len(list)), shadows: shadows, problems: problems}
 	for i, sk := range list {
 		s.public[i] = sk.Access.Visibility == "" || sk.Access.Visibility == Public
@@ -112,7 +113,7 @@ func (s *Set) Skill(slug string) (*Skill, bool) {
 func (s *Set) Shadows() []Shadow { return s.shadows }
 
 // Problems returns the problems found while loading, in tier then slug order.
-func (s *Set) Problems() []Problem { return s.problems }
+func (s *Set) Problems() []workspace.Problem { return s.problems }
 
 // List returns the skills req may see, sorted by slug.
 func (s *Set) List(req Request) []*Skill {

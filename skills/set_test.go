@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/quirehq/quire/workspace"
 )
 
 func skillMD(name, desc, body string) string {
@@ -127,7 +129,7 @@ func TestTiersOverrideAndShadow(t *testing.T) {
 	}
 	// The built-in skills are themselves clean.
 	for _, p := range probs {
-		if strings.HasPrefix(p.Path, "builtin/") && p.Severity == Error {
+		if strings.HasPrefix(p.Path, "builtin/") && p.Severity == workspace.SeverityError {
 			t.Errorf("built-in skill problem: %v", p)
 		}
 	}

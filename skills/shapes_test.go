@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/quirehq/quire/workspace"
 )
 
 // shapesDir, when set, writes the generated collection there as well, so
@@ -205,7 +207,7 @@ func TestDiskReadMatchesFS(t *testing.T) {
 	if sk, ok := a.Skill("exact"); !ok || len(sk.Body) != 8<<10-len(head) {
 		t.Errorf("a file of exactly 8 KiB: %v", ok)
 	}
-	if !slices.ContainsFunc(a.Problems(), func(p Problem) bool { return p.Code == "skill-too-large" }) {
+	if !slices.ContainsFunc(a.Problems(), func(p workspace.Problem) bool { return p.Code == "skill-too-large" }) {
 		t.Errorf("the oversized file is not reported")
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/quirehq/quire/prompt/workspace/watch"
+	"github.com/quirehq/quire/internal/fswatch"
 )
 
 // Debounce is how long the Watcher waits after the last file event before
@@ -27,8 +27,8 @@ type Watcher struct {
 	mu      sync.Mutex // serialises reloads; guards version
 	version uint64
 	updates chan struct{}
-	started chan struct{}  // closed once Run's watches are in place (tests)
-	core    *watch.Watcher // set by Run before its first event
+	started chan struct{}    // closed once Run's watches are in place (tests)
+	core    *fswatch.Watcher // set by Run before its first event
 }
 
 // NewWatcher loads the skills that opts names (version 1). Call Run to keep
@@ -82,7 +82,7 @@ func (w *Watcher) roots() []string {
 // Run watches the tier directories until ctx is done, reloading Debounce
 // after the last change (or ten Debounce after the first of changes that
 // do not stop). Its policy over the shared watcher
-// (prompt/workspace/watch, which watches every directory below each tier
+// (internal/fswatch, which watches every directory below each tier
 // as directories come and go, waits for a tier directory that does not
 // exist yet, and rescans when the kernel's event queue overflows): it
 // ignores .git and attribute changes, and reloads on any other change.
@@ -91,14 +91,14 @@ func (w *Watcher) roots() []string {
 func (w *Watcher) Run(ctx context.Context) error {
 	roots := w.roots()
 	first := true
-	w.core = watch.New(watch.Options{
+	w.core = fswatch.New(fswatch.Options{
 		Roots:       roots,
 		Skip:        func(dir string) bool { return filepath.Base(dir) == ".git" },
 		Ignore:      func(p string) bool { return inGit(p, roots) },
 		IgnoreChmod: true,
-		Delay:       watch.Constant(Debounce),
+		Delay:       fswatch.Constant(Debounce),
 		Logger:      w.log,
-		OnEvent: func(e watch.Event) {
+		OnEvent: func(e fswatch.Event) {
 			set := w.Reload()
 			if first {
 				// Whatever changed between NewWatcher and now had no

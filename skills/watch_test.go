@@ -148,7 +148,7 @@ func TestWatcherIgnoresGit(t *testing.T) {
 
 // The policy: what lies in a .git directory inside a tier is not a
 // change of a skill. (Which events reach it, from a tier or from above a
-// missing one, is the shared watcher's, tested in prompt/workspace/watch.)
+// missing one, is the shared watcher's, tested in internal/fswatch.)
 func TestInGit(t *testing.T) {
 	roots := []string{"/ws/skills", "/ws/.agents/skills", "/home/u/.agents/skills"}
 	tests := []struct {

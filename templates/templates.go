@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/workspace"
 )
 
 //go:embed files/*.md
@@ -52,10 +53,10 @@ func mustTemplate(name string) []byte {
 // agent-level: each user gets their own on first contact (UserFiles), so a
 // finished first run cannot fall back to a shared one.
 func AgentFiles(name string, t prompt.AgentType) []File {
-	out := []File{{Name: prompt.ConfigFile, Content: AgentYAML(name, t)}}
-	names := []string{prompt.AgentsFile, prompt.SoulFile, prompt.ToolsFile, prompt.IdentityFile, prompt.UserFile, prompt.HeartbeatFile}
+	out := []File{{Name: workspace.ConfigFile, Content: AgentYAML(name, t)}}
+	names := []string{workspace.AgentsFile, workspace.SoulFile, workspace.ToolsFile, workspace.IdentityFile, workspace.UserFile, workspace.HeartbeatFile}
 	if t == prompt.TypePredefined {
-		names = append(names, prompt.UserPredefinedFile)
+		names = append(names, workspace.UserPredefinedFile)
 	}
 	for _, n := range names {
 		out = append(out, File{Name: n, Content: mustTemplate(n)})
@@ -99,22 +100,22 @@ policy: truncate
 // other files are not copied: a user reads the agent-level file until they
 // (or the agent on their behalf) write their own.
 func UserFiles(t prompt.AgentType, agentUser []byte) []File {
-	user := mustTemplate(prompt.UserFile)
-	boot := mustTemplate(prompt.BootstrapFile)
+	user := mustTemplate(workspace.UserFile)
+	boot := mustTemplate(workspace.BootstrapFile)
 	if t == prompt.TypePredefined {
 		if len(bytes.TrimSpace(agentUser)) > 0 {
 			user = agentUser
 		}
 		boot = mustTemplate(BootstrapPredefined)
 	}
-	return []File{{Name: prompt.UserFile, Content: user}, {Name: prompt.BootstrapFile, Content: boot}}
+	return []File{{Name: workspace.UserFile, Content: user}, {Name: workspace.BootstrapFile, Content: boot}}
 }
 
 // DeletesWhenEmpty reports whether writing name with empty (white-space
 // only) content deletes the file instead: BOOTSTRAP.md, whose deletion ends
 // the first-run ritual.
 func DeletesWhenEmpty(name string, content []byte) bool {
-	return filepath.Base(name) == prompt.BootstrapFile && len(bytes.TrimSpace(content)) == 0
+	return filepath.Base(name) == workspace.BootstrapFile && len(bytes.TrimSpace(content)) == 0
 }
 
 // SeedResult says what Seed did.

@@ -16,8 +16,8 @@ import (
 	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/prompt"
-	"github.com/quirehq/quire/prompt/workspace"
 	"github.com/quirehq/quire/skills"
+	"github.com/quirehq/quire/workspace"
 )
 
 type checkOptions struct {
@@ -86,7 +86,7 @@ func runCheck(ctx context.Context, e *env, opts any, args []string) error {
 	// An allow list may name a skill of the shared tiers, as `quire
 	// prompt` loads them.
 	shared := skills.Options{HomeDir: e.getenv("HOME"), ManagedDir: o.skillsDir, NoBuiltin: true}.Sources()
-	var all []prompt.Problem
+	var all []workspace.Problem
 	for _, dir := range args {
 		probs, err := checkDir(ctx, dir, o.staged, shared)
 		if err != nil {
@@ -97,15 +97,15 @@ func runCheck(ctx context.Context, e *env, opts any, args []string) error {
 	errs, warns := 0, 0
 	for _, p := range all {
 		switch p.Severity {
-		case prompt.SeverityError:
+		case workspace.SeverityError:
 			errs++
-		case prompt.SeverityWarning:
+		case workspace.SeverityWarning:
 			warns++
 		}
 	}
 	if o.format == "json" {
 		if all == nil {
-			all = []prompt.Problem{}
+			all = []workspace.Problem{}
 		}
 		if err := writeJSON(e.stdout, map[string]any{"problems": all, "errors": errs, "warnings": warns}); err != nil {
 			return err
@@ -128,7 +128,7 @@ func runCheck(ctx context.Context, e *env, opts any, args []string) error {
 // git's index instead of the files on disk; otherwise the files git
 // ignores are left out. shared are the skill tiers an allow list may name
 // besides the workspace's own.
-func checkDir(ctx context.Context, dir string, staged bool, shared []skills.Source) ([]prompt.Problem, error) {
+func checkDir(ctx context.Context, dir string, staged bool, shared []skills.Source) ([]workspace.Problem, error) {
 	ws, err := openDir(dir)
 	if err != nil {
 		return nil, err
@@ -139,10 +139,10 @@ func checkDir(ctx context.Context, dir string, staged bool, shared []skills.Sour
 	}
 	// One token cache for both opens of the tree (the agents for the
 	// prune warning, and Check's).
-	cache := prompt.NewCache()
+	cache := prompt.NewTokenizer()
 	if fsys == nil {
 		fsys = ws.FS()
-	} else if ws, err = prompt.Open(fsys, prompt.Options{RootName: rootName(dir), Cache: cache}); err != nil {
+	} else if ws, err = prompt.Open(fsys, prompt.Options{RootName: rootName(dir), Tokenizer: cache}); err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", dir, err)
 	}
 	probs = append(probs, gitsync.Check(ctx, fsys, gitsync.CheckOptions{RootName: rootName(dir), Cache: cache, SharedSkills: shared})...)
@@ -165,7 +165,7 @@ func checkDir(ctx context.Context, dir string, staged bool, shared []skills.Sour
 // not the files on disk (nil): git's index, with an error for each
 // unmerged path, when staged, else the files on disk but those git
 // ignores.
-func checkedTree(ctx context.Context, dir string, staged bool) (fs.FS, []prompt.Problem, error) {
+func checkedTree(ctx context.Context, dir string, staged bool) (fs.FS, []workspace.Problem, error) {
 	if !staged {
 		ignored, err := gitsync.Ignored(ctx, dir)
 		if err != nil {
@@ -186,9 +186,9 @@ func checkedTree(ctx context.Context, dir string, staged bool) (fs.FS, []prompt.
 	if err != nil {
 		return nil, nil, err
 	}
-	var probs []prompt.Problem
+	var probs []workspace.Problem
 	for _, p := range idx.Unmerged() {
-		probs = append(probs, prompt.Problem{Path: p, Severity: prompt.SeverityError, Code: "unmerged",
+		probs = append(probs, workspace.Problem{Path: p, Severity: workspace.SeverityError, Code: "unmerged",
 			Message: "unmerged (a merge conflict): resolve it and git add it"})
 	}
 	return idx, probs, nil
@@ -217,7 +217,7 @@ func displayPath(dir, p string) string {
 
 // pruneWarning warns when daily_log_retention_days makes a daemon delete
 // daily logs of the workspace as it starts (imported history, say).
-func pruneWarning(fsys fs.FS, a *prompt.Agent, now time.Time) []prompt.Problem {
+func pruneWarning(fsys fs.FS, a *prompt.Agent, now time.Time) []workspace.Problem {
 	cfg := a.Config
 	loc := cfg.Location
 	if loc == nil {
@@ -232,7 +232,7 @@ func pruneWarning(fsys fs.FS, a *prompt.Agent, now time.Time) []prompt.Problem {
 	if len(shown) > 3 {
 		shown, more = shown[:3], fmt.Sprintf(" and %d more", len(old)-3)
 	}
-	return []prompt.Problem{{Path: path.Join(a.Dir, prompt.ConfigFile), Severity: prompt.SeverityWarning, Code: "daily-log-prune",
+	return []workspace.Problem{{Path: path.Join(a.Dir, workspace.ConfigFile), Severity: workspace.SeverityWarning, Code: "daily-log-prune",
 		Message: fmt.Sprintf("daily_log_retention_days: %d: a daemon deletes %d daily logs older than that within a minute of starting (%s%s); set 0 to keep them",
 			cfg.DailyLogRetentionDays, len(old), strings.Join(shown, ", "), more)}}
 }

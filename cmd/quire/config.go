@@ -12,7 +12,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/quirehq/quire/prompt/workspace"
+	"github.com/quirehq/quire/internal/xdg"
+	"github.com/quirehq/quire/workspace"
 )
 
 // applyDefaults fills flags that were not given on the command line from
@@ -156,7 +157,7 @@ func configPath(getenv func(string) string) string {
 	if p := getenv("QUIRE_CONFIG"); p != "" {
 		return p
 	}
-	dir := workspace.ConfigDir(getenv)
+	dir := xdg.ConfigDir(getenv)
 	if dir == "" {
 		return ""
 	}

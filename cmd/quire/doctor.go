@@ -16,7 +16,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/quirehq/quire/gitsync"
-	"github.com/quirehq/quire/prompt/workspace"
+	"github.com/quirehq/quire/internal/xdg"
 )
 
 type doctorOptions struct {
@@ -77,7 +77,7 @@ func runDoctor(ctx context.Context, e *env, opts any, args []string) error {
 	}
 	cache := o.cacheDir
 	if cache == "" && o.repos == "" {
-		cache = workspace.CacheDir(e.getenv)
+		cache = xdg.CacheDir(e.getenv)
 	}
 	if cache != "" {
 		found, err := bareRepos(filepath.Join(cache, "upstream"))

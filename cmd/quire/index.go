@@ -14,7 +14,7 @@ import (
 	"github.com/quirehq/quire/memory/memstore"
 	"github.com/quirehq/quire/memory/pgstore"
 	"github.com/quirehq/quire/prompt"
-	"github.com/quirehq/quire/prompt/workspace"
+	"github.com/quirehq/quire/workspace"
 )
 
 type indexOptions struct {

@@ -12,6 +12,7 @@ import (
 	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/prompt"
 	"github.com/quirehq/quire/templates"
+	"github.com/quirehq/quire/workspace"
 )
 
 type initOptions struct {
@@ -87,7 +88,7 @@ func runInit(ctx context.Context, e *env, opts any, args []string) error {
 	}
 	agentDir, name := abs, filepath.Base(abs)
 	if o.agent != "" {
-		if _, err := prompt.EncodeID(o.agent); err != nil || o.agent != filepath.Base(o.agent) {
+		if _, err := workspace.EncodeID(o.agent); err != nil || o.agent != filepath.Base(o.agent) {
 			return usagef("--agent %q: use a plain name such as support or study-buddy", o.agent)
 		}
 		agentDir, name = filepath.Join(abs, "agents", o.agent), o.agent
@@ -116,7 +117,7 @@ func runInit(ctx context.Context, e *env, opts any, args []string) error {
 		}
 	}
 	fmt.Fprintf(e.stdout, "\nAgent %q (%s) is ready. Next:\n  edit %s\n  quire check %s\n  quire prompt --dir %s --agent %s\n",
-		name, t, rel(abs, filepath.Join(agentDir, prompt.SoulFile)), dir, dir, name)
+		name, t, rel(abs, filepath.Join(agentDir, workspace.SoulFile)), dir, dir, name)
 	return nil
 }
 

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quirehq/quire/internal/xdg"
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/memory/openai"
-	"github.com/quirehq/quire/prompt/workspace"
 )
 
 // embedderOptions are the flags that choose a memory embedder, shared by
@@ -80,7 +80,7 @@ func (o *embedderOptions) open(ctx context.Context, getenv func(string) string) 
 // $XDG_CACHE_HOME/quire/embeddings (or ~/.cache/quire/embeddings); "" when
 // neither is known.
 func cacheFile(getenv func(string) string) string {
-	dir := workspace.CacheDir(getenv)
+	dir := xdg.CacheDir(getenv)
 	if dir == "" {
 		return ""
 	}

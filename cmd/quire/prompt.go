@@ -13,8 +13,8 @@ import (
 
 	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/prompt"
-	"github.com/quirehq/quire/prompt/workspace"
 	"github.com/quirehq/quire/skills"
+	"github.com/quirehq/quire/workspace"
 )
 
 type promptOptions struct {
@@ -109,10 +109,10 @@ func runPrompt(ctx context.Context, e *env, opts any, args []string) error {
 	// tokenised twice); the bare prompt estimates and loads no tokenizer.
 	wopts := prompt.Options{EstimateTokens: !req.CountPromptTokens}
 	if req.CountPromptTokens {
-		wopts.Cache = prompt.NewCache()
-		if p := tokenFilePath(e.getenv, wopts.Cache.Encoding()); p != "" {
+		wopts.Tokenizer = prompt.NewTokenizer()
+		if p := tokenFilePath(e.getenv, wopts.Tokenizer.Encoding()); p != "" {
 			store := &tokenFile{path: p}
-			wopts.Cache.SetStore(store)
+			wopts.Tokenizer.SetStore(store)
 			defer func() {
 				if err := store.save(); err != nil {
 					fmt.Fprintf(e.stderr, "quire: %v (token counts are not remembered)\n", err)
@@ -138,7 +138,7 @@ func runPrompt(ctx context.Context, e *env, opts any, args []string) error {
 	if err != nil {
 		return err
 	}
-	probs := append(append([]prompt.Problem(nil), a.Problems...), res.Report.Problems...)
+	probs := append(append([]workspace.Problem(nil), a.Problems...), res.Report.Problems...)
 	for _, p := range probs {
 		fmt.Fprintf(e.stderr, "%s\n", p)
 	}
@@ -156,7 +156,7 @@ func runPrompt(ctx context.Context, e *env, opts any, args []string) error {
 			return err
 		}
 	}
-	if prompt.HasErrors(probs) {
+	if workspace.HasErrors(probs) {
 		return exitError{exitFindings}
 	}
 	return nil

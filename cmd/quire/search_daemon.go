@@ -11,7 +11,7 @@ import (
 	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/daemon/client"
 	"github.com/quirehq/quire/memory"
-	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/workspace"
 )
 
 // searchDaemon runs a memory search on a running daemon. It reports
@@ -72,8 +72,8 @@ func searchDaemon(ctx context.Context, e *env, o *searchOptions, query string) (
 	for _, h := range res.Hits {
 		loc := h.Path
 		if h.User != "" {
-			if enc, err := prompt.EncodeID(h.User); err == nil {
-				loc = prompt.UsersDir + "/" + enc + "/" + h.Path
+			if enc, err := workspace.EncodeID(h.User); err == nil {
+				loc = workspace.UsersDir + "/" + enc + "/" + h.Path
 			}
 		}
 		fmt.Fprintf(e.stdout, "%s:%s:%d-%d  %.3f  %s\n", agent, loc, h.StartLine, h.EndLine, h.Score, h.Scope)

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/quirehq/quire/skills"
+	"github.com/quirehq/quire/workspace"
 )
 
 type skillsOptions struct {
@@ -155,9 +156,9 @@ func skillsList(e *env, o *skillsOptions, set *skills.Set, req skills.Request) e
 			Allowed     bool        `json:"allowed"`
 		}
 		out := struct {
-			Skills   []entry          `json:"skills"`
-			Shadows  []skills.Shadow  `json:"shadows"`
-			Problems []skills.Problem `json:"problems"`
+			Skills   []entry             `json:"skills"`
+			Shadows  []skills.Shadow     `json:"shadows"`
+			Problems []workspace.Problem `json:"problems"`
 		}{Skills: []entry{}, Shadows: set.Shadows(), Problems: set.Problems()}
 		for _, sk := range set.Skills() {
 			out.Skills = append(out.Skills, entry{sk.Slug, sk.Description, sk.Tier, sk.Path, allowed[sk.Slug]})
@@ -166,7 +167,7 @@ func skillsList(e *env, o *skillsOptions, set *skills.Set, req skills.Request) e
 			out.Shadows = []skills.Shadow{}
 		}
 		if out.Problems == nil {
-			out.Problems = []skills.Problem{}
+			out.Problems = []workspace.Problem{}
 		}
 		return writeJSON(e.stdout, out)
 	}

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/quirehq/quire/prompt/workspace"
+	"github.com/quirehq/quire/internal/xdg"
 )
 
 // maxStoredCounts bounds the token-count file; past it the oldest counts
@@ -36,7 +36,7 @@ type tokenFile struct {
 // tokenFilePath is $XDG_CACHE_HOME/quire/tokens-<encoding> (or under
 // ~/.cache); "" when neither is known.
 func tokenFilePath(getenv func(string) string, encoding string) string {
-	dir := workspace.CacheDir(getenv)
+	dir := xdg.CacheDir(getenv)
 	if dir == "" {
 		return ""
 	}

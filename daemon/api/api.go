@@ -14,9 +14,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/quirehq/quire/internal/xdg"
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/prompt"
-	"github.com/quirehq/quire/prompt/workspace"
 )
 
 // Backend is what the routes call. Every method may return an *Error to
@@ -261,5 +261,5 @@ type Event struct {
 // $XDG_RUNTIME_DIR/quire/quire.sock, or quire-<uid>/quire.sock under the
 // temporary directory when XDG_RUNTIME_DIR is not set.
 func DefaultSocket(getenv func(string) string) string {
-	return filepath.Join(workspace.RuntimeDir(getenv), "quire.sock")
+	return filepath.Join(xdg.RuntimeDir(getenv), "quire.sock")
 }

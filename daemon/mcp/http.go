@@ -20,7 +20,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/quirehq/quire/daemon/api"
-	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/workspace"
 )
 
 // Path is where the daemon serves MCP's streamable HTTP transport.
@@ -269,7 +269,7 @@ func (h *handler) identify(r *http.Request) (Identity, error) {
 	q := r.URL.Query()
 	id := Identity{Agent: q.Get("agent"), User: q.Get("user")}
 	if id.User != "" {
-		if _, err := prompt.EncodeID(id.User); err != nil {
+		if _, err := workspace.EncodeID(id.User); err != nil {
 			return Identity{}, api.Errorf(api.CodeBadUser, "user %q cannot name a directory: %v", id.User, err)
 		}
 	}

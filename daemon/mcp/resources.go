@@ -10,6 +10,7 @@ import (
 
 	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/workspace"
 )
 
 // PromptName is the MCP prompt that carries the system prompt.
@@ -52,9 +53,9 @@ func (s *server) getPrompt(ctx context.Context, req *sdk.GetPromptRequest) (*sdk
 // exist (agent-level, and the session user's own); any other file is
 // reachable through the resource template.
 var listedFiles = []string{
-	prompt.AgentsFile, prompt.SoulFile, prompt.ToolsFile, prompt.IdentityFile, prompt.UserFile,
-	prompt.UserPredefinedFile, prompt.HeartbeatFile, prompt.BootstrapFile, prompt.MemoryFile, prompt.MemoryFallbackFile,
-	prompt.ConfigFile,
+	workspace.AgentsFile, workspace.SoulFile, workspace.ToolsFile, workspace.IdentityFile, workspace.UserFile,
+	workspace.UserPredefinedFile, workspace.HeartbeatFile, workspace.BootstrapFile, workspace.MemoryFile, workspace.MemoryFallbackFile,
+	workspace.ConfigFile,
 }
 
 // uriPrefix is quire://<agent>/.
@@ -65,11 +66,11 @@ func (s *server) userDir() string {
 	if s.id.User == "" {
 		return ""
 	}
-	enc, err := prompt.EncodeID(s.id.User)
+	enc, err := workspace.EncodeID(s.id.User)
 	if err != nil {
 		return ""
 	}
-	return prompt.UsersDir + "/" + enc + "/"
+	return workspace.UsersDir + "/" + enc + "/"
 }
 
 // resolve maps a resource URI to the user and path to read: a path under

@@ -13,8 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/quirehq/quire/daemon/api"
-	"github.com/quirehq/quire/prompt"
-	"github.com/quirehq/quire/prompt/workspace"
+	"github.com/quirehq/quire/workspace"
 )
 
 // MaxGetBytes caps the text one memory_get returns; a longer window ends
@@ -274,7 +273,7 @@ func checkPath(p string) (string, error) {
 		return "", api.Errorf(api.CodeBadPath, "path %q is not a clean relative path inside the agent workspace", p)
 	}
 	// Case-blind: on a case-insensitive disk (--dir on macOS) USERS/ is users/.
-	if first, _, _ := strings.Cut(p, "/"); strings.EqualFold(first, prompt.UsersDir) {
+	if first, _, _ := strings.Cut(p, "/"); strings.EqualFold(first, workspace.UsersDir) {
 		return "", api.Errorf(api.CodeForbidden, "path %q: a user's files are reached through this session's user with scope user, never by their users/ path", p)
 	}
 	return p, nil

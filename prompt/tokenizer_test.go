@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"testing/fstest"
+
+	"github.com/quirehq/quire/workspace"
 )
 
 // mapStore is a TokenStore in memory that counts what it is asked.
@@ -36,13 +38,13 @@ func (m *mapStore) RememberTokenCount(sum [sha256.Size]byte, n int) {
 // process) for the same text only, without loading the tokenizer.
 func TestTokenStore(t *testing.T) {
 	store := &mapStore{counts: map[[sha256.Size]byte]int{}}
-	first := NewCache()
+	first := NewTokenizer()
 	first.SetStore(store)
 	n := first.Count("Hello, world! Tokenise me.")
 	if n == 0 || len(store.counts) != 1 {
 		t.Fatalf("count %d, store %v", n, store.counts)
 	}
-	second := NewCache()
+	second := NewTokenizer()
 	second.SetStore(store)
 	if got := second.Count("Hello, world! Tokenise me."); got != n || store.hits != 1 {
 		t.Errorf("second process: count %d (want %d), store hits %d", got, n, store.hits)
@@ -63,13 +65,13 @@ func TestTokenStore(t *testing.T) {
 // A workspace opened with EstimateTokens never tokenises: its report says
 // the counts are estimates.
 func TestEstimateTokens(t *testing.T) {
-	cache := NewCache()
-	w, err := Open(mapFS(map[string]string{"a/agent.yaml": "", "a/SOUL.md": "Twelve chars"}), Options{Cache: cache, EstimateTokens: true})
+	cache := NewTokenizer()
+	w, err := Open(mapFS(map[string]string{"a/agent.yaml": "", "a/SOUL.md": "Twelve chars"}), Options{Tokenizer: cache, EstimateTokens: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	res := assemble(t, w, Request{})
-	f, ok := res.Report.File(SoulFile)
+	f, ok := res.Report.File(workspace.SoulFile)
 	if !ok || !f.OriginalTokensEstimated || f.OriginalTokens != 3 || f.InjectedTokens != 3 {
 		t.Errorf("SOUL.md report %+v", f)
 	}

@@ -1,4 +1,4 @@
-// Package watch is the one file-system watcher of Quire: the daemon's
+// Package fswatch is the one file-system watcher of Quire: the daemon's
 // --dir working trees (gitsync), the shared skills directories (skills)
 // and the language server's workspace (lsp) all watch through it, and
 // keep only their policy: what to watch, what to report, how long to wait.
@@ -13,7 +13,7 @@
 // first change if it never stops. Once the watches are in place, and after
 // events were lost (the kernel queue overflowed), every root is walked
 // again and a Rescan event says that anything may have changed.
-package watch
+package fswatch
 
 import (
 	"context"

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/quirehq/quire/prompt/internal/o200k"
+	"github.com/quirehq/quire/workspace"
 )
 
 // DefaultEncoding is the tokenizer used for token counts: OpenAI's
@@ -21,12 +22,12 @@ const (
 	maxCachedConfigs = 1024
 )
 
-// Cache holds what is worth computing once across workspaces: exact token
+// Tokenizer holds what is worth computing once across workspaces: exact token
 // counts (by content) and parsed agent.yaml files (by path and content).
-// Share one Cache between the workspaces of successive revisions or editor
+// Share one Tokenizer between the workspaces of successive revisions or editor
 // snapshots (the daemon, the language server) so a new one only tokenises
 // and parses files that changed. Safe for concurrent use.
-type Cache struct {
+type Tokenizer struct {
 	encoding string
 	seed     maphash.Seed
 
@@ -67,25 +68,25 @@ func ContentSum(encoding, text string) [sha256.Size]byte {
 
 // SetStore makes c look counts up in s before tokenising, and record
 // there what it tokenises. Call it before the cache is used.
-func (c *Cache) SetStore(s TokenStore) { c.store = s }
+func (c *Tokenizer) SetStore(s TokenStore) { c.store = s }
 
 type parsedConfig struct {
 	cfg   Config
-	probs []Problem
+	probs []workspace.Problem
 }
 
-// NewCache returns an empty cache counting tokens with DefaultEncoding.
-func NewCache() *Cache {
-	return &Cache{encoding: DefaultEncoding, seed: maphash.MakeSeed(), counts: map[uint64]int{}, configs: map[uint64]parsedConfig{}}
+// NewTokenizer returns an empty cache counting tokens with DefaultEncoding.
+func NewTokenizer() *Tokenizer {
+	return &Tokenizer{encoding: DefaultEncoding, seed: maphash.MakeSeed(), counts: map[uint64]int{}, configs: map[uint64]parsedConfig{}}
 }
 
 // Encoding names the tokenizer, e.g. "o200k_base".
-func (c *Cache) Encoding() string { return c.encoding }
+func (c *Tokenizer) Encoding() string { return c.encoding }
 
 // Count returns the number of tokens in s. If the tokenizer cannot be
 // loaded it falls back to an estimate of one token per four bytes, which is
 // never expected with the bundled vocabulary.
-func (c *Cache) Count(s string) int {
+func (c *Tokenizer) Count(s string) int {
 	if s == "" {
 		return 0
 	}
@@ -100,7 +101,7 @@ func contentKey(seed maphash.Seed, s string) uint64 { return maphash.Comparable(
 
 // countKeyed is Count for a caller that already has s's key,
 // contentKey(c.seed, s) (a file's fingerprint).
-func (c *Cache) countKeyed(key uint64, s string) int {
+func (c *Tokenizer) countKeyed(key uint64, s string) int {
 	if s == "" {
 		return 0
 	}
@@ -138,7 +139,7 @@ func (c *Cache) countKeyed(key uint64, s string) int {
 }
 
 // cachedCount returns the count remembered under key, if any.
-func (c *Cache) cachedCount(key uint64) (int, bool) {
+func (c *Tokenizer) cachedCount(key uint64) (int, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n, ok := c.counts[key]
@@ -147,7 +148,7 @@ func (c *Cache) cachedCount(key uint64) (int, bool) {
 
 // config is ParseConfig, remembered by its inputs. The result is shared:
 // callers must not modify it.
-func (c *Cache) config(path, defaultName string, data []byte) (Config, []Problem) {
+func (c *Tokenizer) config(path, defaultName string, data []byte) (Config, []workspace.Problem) {
 	var h maphash.Hash
 	h.SetSeed(c.seed)
 	h.WriteString(path)

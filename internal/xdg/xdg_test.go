@@ -1,4 +1,4 @@
-package workspace
+package xdg
 
 import (
 	"path/filepath"

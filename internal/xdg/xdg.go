@@ -1,13 +1,14 @@
-package workspace
+// Package xdg owns where Quire keeps its own files on a machine, after the
+// XDG base directory specification: the cache (tokenizer, embeddings), the
+// configuration file, state and the runtime directory of the daemon's
+// socket. getenv reads the environment (os.Getenv, or a test's).
+package xdg
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
 )
-
-// Quire's own directories on a machine, after the XDG base directory
-// specification. getenv reads the environment (os.Getenv, or a test's).
 
 // CacheDir is $XDG_CACHE_HOME/quire, or ~/.cache/quire; "" when neither
 // variable is set.

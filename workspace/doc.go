@@ -1,5 +1,14 @@
-// Package workspace is the vocabulary every part of Quire shares about a
-// workspace on disk: how one is read without leaving it.
+// Package workspace is the vocabulary every part of Quire shares about an
+// agent workspace, and the one place each of its rules is written:
+//
+//   - file names and kinds (names.go: AGENTS.md … MEMORY.md, agent.yaml,
+//     SKILL.md, the users/, memory/ and skills directories, KindOf);
+//   - daily logs (dailylog.go: IsDailyLog and LogDate, the one rule the
+//     prompt, the memory index, the merge, retention and MCP apply);
+//   - user and room ids as directory names (ids.go: EncodeID, DecodeID);
+//   - the one finding type, Problem, and the rules every file obeys
+//     (problem.go, rules.go, text.go);
+//   - the fs.FS readers: Dir and the overlay.
 //
 // Dir reads a working tree through an os.Root (on Linux, first with
 // openat2 and RESOLVE_NO_SYMLINKS, which gives the same answers in a few
@@ -11,4 +20,6 @@
 // The CLI, the daemon's --dir source and the language server read a
 // working tree only through it, so a SOUL.md that links to /etc/passwd
 // never reaches a prompt and a FIFO never hangs a command.
+//
+// It imports nothing of Quire's: every other package imports it.
 package workspace
