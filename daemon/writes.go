@@ -143,7 +143,7 @@ func dailyLogPath(now time.Time, loc *time.Location) string {
 	if loc == nil {
 		loc = time.UTC
 	}
-	return workspace.MemoryDir + "/" + now.In(loc).Format("2006-01-02") + ".md"
+	return workspace.DailyLog(now.In(loc))
 }
 
 // The years a caller-chosen time may put a daily log in.

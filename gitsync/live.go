@@ -9,6 +9,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/quirehq/quire/workspace"
 )
 
 // The two branches of a workspace repository (HostOptions.Live): people
@@ -313,7 +314,7 @@ func (h *Host) rebaseLive(ctx context.Context, r *Repository, ov *overlay, c com
 		moved[ch.Path] = true
 	}
 	for _, ch := range ours {
-		if moved[ch.Path] && (ch.Kind == Deleted || !IsDailyLog(ch.Path)) {
+		if moved[ch.Path] && (ch.Kind == Deleted || !workspace.IsDailyLogPath(ch.Path)) {
 			return nil, stale
 		}
 	}

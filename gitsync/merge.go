@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"regexp"
 	"slices"
 	"time"
 	"unicode/utf8"
@@ -16,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/quirehq/quire/workspace"
 )
 
 // MergeConflict is a file that both sides of a merge changed in a way
@@ -29,14 +29,6 @@ type MergeConflict struct {
 	// Why says what happened, for the pusher.
 	Why string
 }
-
-// dailyLogRE matches a daily log: memory/YYYY-MM-DD.md in any directory
-// (an agent's, or a user's under users/<id>/).
-var dailyLogRE = regexp.MustCompile(`(^|/)memory/[0-9]{4}-[0-9]{2}-[0-9]{2}\.md$`)
-
-// IsDailyLog reports whether p is an append-only daily log, which merges
-// as the union of both sides' entries.
-func IsDailyLog(p string) bool { return dailyLogRE.MatchString(p) }
 
 // UnionEntries merges two versions of a daily log: the preamble (lines
 // before the first "## " heading) of ours unless only theirs changed it,
@@ -196,7 +188,7 @@ func mergeTrees(ctx context.Context, p *pending, base, ours, theirs plumbing.Has
 			continue
 		}
 		mode := mergedMode(bs, c, oc)
-		if IsDailyLog(c.Path) {
+		if workspace.IsDailyLogPath(c.Path) {
 			writes = append(writes, FileWrite{Path: c.Path, Content: UnionEntries(bb, ob, tb), Mode: mode})
 			continue
 		}

@@ -2,6 +2,8 @@ package memory
 
 import (
 	"sort"
+
+	"github.com/quirehq/quire/workspace"
 )
 
 // Ranking constants of behavior.md §6.
@@ -170,7 +172,7 @@ func Rank(cands []Candidate, opts RankOptions) []Hit {
 			scope = ScopeUser
 		}
 		h := Hit{Path: c.Path, User: c.User, StartLine: c.StartLine, EndLine: c.EndLine, Text: c.Text, Score: score, Scope: scope}
-		if d, ok := LogDate(c.Path); ok {
+		if d, ok := workspace.LogDate(c.Path); ok {
 			h.Date = d.Format("2006-01-02")
 		}
 		place := chunkKey{path: h.Path, line: h.StartLine}

@@ -3,12 +3,11 @@ package memory
 import (
 	"io/fs"
 	"path"
-	"regexp"
 	"sort"
 	"time"
-)
 
-var dailyLogName = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2})\.md$`)
+	"github.com/quirehq/quire/workspace"
+)
 
 // ExpiredLogs returns the daily logs (memory/YYYY-MM-DD.md of the agent
 // and of each users/<dir>/) in the agent directory dir of fsys whose date
@@ -20,22 +19,19 @@ func ExpiredLogs(fsys fs.FS, dir string, days int, today time.Time) []string {
 		return nil
 	}
 	cutoff := time.Date(today.Year(), today.Month(), today.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, -days)
-	dirs := []string{path.Join(dir, "memory")}
-	users, _ := fs.ReadDir(fsys, path.Join(dir, "users"))
+	dirs := []string{path.Join(dir, workspace.MemoryDir)}
+	users, _ := fs.ReadDir(fsys, path.Join(dir, workspace.UsersDir))
 	for _, u := range users {
 		if u.IsDir() {
-			dirs = append(dirs, path.Join(dir, "users", u.Name(), "memory"))
+			dirs = append(dirs, path.Join(dir, workspace.UsersDir, u.Name(), workspace.MemoryDir))
 		}
 	}
 	var out []string
 	for _, d := range dirs {
 		entries, _ := fs.ReadDir(fsys, d)
 		for _, e := range entries {
-			m := dailyLogName.FindStringSubmatch(e.Name())
-			if m == nil || e.IsDir() {
-				continue
-			}
-			if day, err := time.Parse("2006-01-02", m[1]); err == nil && day.Before(cutoff) {
+			day, ok := workspace.LogDate(workspace.MemoryDir + "/" + e.Name())
+			if ok && !e.IsDir() && day.Before(cutoff) {
 				out = append(out, path.Join(d, e.Name()))
 			}
 		}

@@ -2,16 +2,14 @@ package memory
 
 import (
 	"fmt"
-	"path"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/kljensen/snowball/english"
 
 	"github.com/quirehq/quire/memory/bm25"
+	"github.com/quirehq/quire/workspace"
 )
 
 // Analyzer turns memory text into full-text terms, the same for both
@@ -84,24 +82,11 @@ func (a *Analyzer) stem(tok []byte) []byte {
 	return []byte(s)
 }
 
-// LogDate returns the date of a daily log, memory/YYYY-MM-DD.md (in any
-// folder under memory/), and whether p is one.
-func LogDate(p string) (time.Time, bool) {
-	if !strings.HasPrefix(p, "memory/") || !strings.HasSuffix(p, ".md") {
-		return time.Time{}, false
-	}
-	d, err := time.Parse("2006-01-02", strings.TrimSuffix(path.Base(p), ".md"))
-	if err != nil {
-		return time.Time{}, false
-	}
-	return d, true
-}
-
 // DateWords is the text a daily log's date adds to each of its chunks'
 // indexed text: the ISO date, the weekday, the day, the month's name and
 // the year ("2023-05-08 Monday 8 May 2023"); "" for any other document.
 func DateWords(p string) string {
-	d, ok := LogDate(p)
+	d, ok := workspace.LogDate(p)
 	if !ok {
 		return ""
 	}

@@ -74,9 +74,7 @@ func candidates(cfg *Config, session Session, channel Channel, room string, hasU
 	}
 	if !day.IsZero() {
 		for _, d := range []time.Time{day.AddDate(0, 0, -1), day} {
-			var buf [len(workspace.MemoryDir) + len("/2006-01-02.md")]byte
-			b := d.AppendFormat(append(buf[:0], workspace.MemoryDir+"/"...), time.DateOnly)
-			name := string(append(b, ".md"...))
+			name := workspace.DailyLog(d)
 			list = append(list, candidate{name: name, rel: name, perUser: true})
 		}
 	}

@@ -124,24 +124,6 @@ func SplitUser(rel string) (dir, rest string, ok bool) {
 	return dir, rest, true
 }
 
-// IsDailyLog reports whether rel is memory/YYYY-MM-DD.md.
-func IsDailyLog(rel string) bool {
-	d, ok := strings.CutPrefix(rel, MemoryDir+"/")
-	if !ok || len(d) != len("2006-01-02.md") || !strings.HasSuffix(d, ".md") {
-		return false
-	}
-	for i, c := range d[:10] {
-		if i == 4 || i == 7 {
-			if c != '-' {
-				return false
-			}
-		} else if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 // IsContextFileName reports whether name (relative to an agent or user
 // directory) is a context file a session may inject.
 func IsContextFileName(name string) bool {
@@ -150,7 +132,8 @@ func IsContextFileName(name string) bool {
 			return true
 		}
 	}
-	return name == MemoryFallbackFile || IsDailyLog(name)
+	_, log := logDate(name)
+	return name == MemoryFallbackFile || log
 }
 
 // IsTextFile reports whether a path is read as text into an agent's

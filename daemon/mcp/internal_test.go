@@ -6,11 +6,13 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/internal/testenv"
 )
 
 // FuzzWindow: memory_get's window never returns more than MaxGetBytes,
@@ -86,20 +88,16 @@ func TestSDKInfoIsDebug(t *testing.T) {
 	}
 }
 
+// MCP dates a hit exactly when the shared daily-log table says its path
+// is a daily log.
 func TestLogDate(t *testing.T) {
-	for p, want := range map[string]string{
-		"memory/2026-11-22.md":         "2026-11-22",
-		"memory/2026-1-22.md":          "",
-		"memory/2026-11-22.txt":        "",
-		"memory/a/2026-11-22.md":       "",
-		"memory/2026-11-22-x.md":       "",
-		"memory/2026x11-22.md":         "",
-		"memory/20a6-11-22.md":         "",
-		"MEMORY.md":                    "",
-		"users/u/memory/2026-11-22.md": "",
-	} {
-		if got := logDate(p); got != want {
-			t.Errorf("logDate(%q) = %q, want %q", p, got, want)
+	for _, c := range testenv.DailyLogCases(t) {
+		want := ""
+		if c.IsLog() {
+			want = c.Day.Format(time.DateOnly)
+		}
+		if got := logDate(c.Path); got != want {
+			t.Errorf("logDate(%q) = %q, want %q", c.Path, got, want)
 		}
 	}
 }

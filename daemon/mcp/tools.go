@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"path"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -220,22 +221,13 @@ func checkLimit(limit int) error {
 	return nil
 }
 
-// logDate is the date of a daily log's path, memory/YYYY-MM-DD.md, else "".
+// logDate is the day of a daily log's path (workspace.LogDate) as
+// YYYY-MM-DD, else "".
 func logDate(p string) string {
-	d, ok := strings.CutPrefix(p, "memory/")
-	if !ok {
-		return ""
+	if d, ok := workspace.LogDate(p); ok {
+		return d.Format(time.DateOnly)
 	}
-	d, ok = strings.CutSuffix(d, ".md")
-	if !ok || len(d) != len("2006-01-02") {
-		return ""
-	}
-	for i := range len(d) {
-		if dash := i == 4 || i == 7; dash != (d[i] == '-') || !dash && (d[i] < '0' || d[i] > '9') {
-			return ""
-		}
-	}
-	return d
+	return ""
 }
 
 func (s *server) memorySearch(ctx context.Context, in searchIn) (any, error) {
