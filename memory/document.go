@@ -52,7 +52,7 @@ func Documents(fsys fs.FS, dir string) ([]Document, []workspace.Problem, error) 
 	}
 	docs = append(docs, agentDocs...)
 	problems = append(problems, probs...)
-	usersDir := path.Join(dir, "users")
+	usersDir := path.Join(dir, workspace.UsersDir)
 	entries, err := fs.ReadDir(fsys, usersDir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("read %s: %w", usersDir, err)
@@ -113,7 +113,7 @@ func scopeDocuments(fsys fs.FS, root, scope, user string) ([]Document, []workspa
 		docs = append(docs, NewDocument(rel, user, string(b)))
 		return true, nil
 	}
-	for _, name := range []string{"MEMORY.md", "memory.md"} {
+	for _, name := range []string{workspace.MemoryFile, workspace.MemoryFallbackFile} {
 		st, err := fs.Stat(fsys, path.Join(root, name))
 		if err != nil || !st.Mode().IsRegular() {
 			continue
@@ -124,7 +124,7 @@ func scopeDocuments(fsys fs.FS, root, scope, user string) ([]Document, []workspa
 			break
 		}
 	}
-	memDir := path.Join(root, "memory")
+	memDir := path.Join(root, workspace.MemoryDir)
 	err := fs.WalkDir(fsys, memDir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == memDir && errors.Is(err, fs.ErrNotExist) {

@@ -192,7 +192,7 @@ func discover(fsys fs.FS, listed map[string]dirState) (dirs []string, orphan str
 			}
 			if agent || dir == "." {
 				switch base {
-				case workspace.UsersDir, workspace.MemoryDir, workspace.RoomsDir, "skills":
+				case workspace.UsersDir, workspace.MemoryDir, workspace.RoomsDir, workspace.SkillsDir:
 					continue
 				}
 			}

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/quirehq/quire/memory"
+	"github.com/quirehq/quire/workspace"
 )
 
 // Categories names the question categories of the set.
@@ -134,12 +135,14 @@ func loadConversation(file string) (Conversation, error) {
 	sort.Slice(sessions, func(i, j int) bool { return sessions[i].n < sessions[j].n })
 	logs := map[string][]string{}
 	var days []string
+	logPath := map[string]string{} // day → its daily log
 	places := map[string]Place{}
 	for _, s := range sessions {
-		day := s.when.Format("2006-01-02")
+		day := s.when.Format(time.DateOnly)
 		lines, ok := logs[day]
 		if !ok {
 			days = append(days, day)
+			logPath[day] = workspace.DailyLog(s.when)
 			lines = []string{fmt.Sprintf("# %s (%s)", day, s.when.Format("Monday"))}
 		}
 		for i, t := range s.turns {
@@ -152,12 +155,12 @@ func loadConversation(file string) (Conversation, error) {
 				text += " [shared an image: " + c + "]"
 			}
 			lines = append(lines, "", "## "+at.Format("15:04"), t.Speaker+": "+text)
-			places[t.DiaID] = Place{"memory/" + day + ".md", len(lines)}
+			places[t.DiaID] = Place{logPath[day], len(lines)}
 		}
 		logs[day] = lines
 	}
 	for _, day := range days {
-		conv.Documents = append(conv.Documents, memory.NewDocument("memory/"+day+".md", "", strings.Join(logs[day], "\n")+"\n"))
+		conv.Documents = append(conv.Documents, memory.NewDocument(logPath[day], "", strings.Join(logs[day], "\n")+"\n"))
 	}
 	sort.Slice(conv.Documents, func(i, j int) bool { return conv.Documents[i].Path < conv.Documents[j].Path })
 	var qas []qa
