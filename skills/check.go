@@ -21,7 +21,7 @@ func WorkspaceSources(fsys fs.FS, agentDir string) []Source {
 	for _, t := range []struct {
 		tier Tier
 		dir  string
-	}{{TierWorkspace, "skills"}, {TierWorkspaceAgents, ".agents/skills"}} {
+	}{{TierWorkspace, workspace.SkillsDir}, {TierWorkspaceAgents, workspace.AgentSkillsDir}} {
 		p := path.Join(agentDir, t.dir)
 		sub, err := fs.Sub(fsys, p)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/quirehq/quire/internal/fswatch"
+	"github.com/quirehq/quire/workspace"
 )
 
 // Debounce is how long the Watcher waits after the last file event before
@@ -68,10 +69,10 @@ func (w *Watcher) Reload() *Set {
 func (w *Watcher) roots() []string {
 	var out []string
 	if w.opts.WorkspaceDir != "" && w.opts.Workspace == nil {
-		out = append(out, filepath.Join(w.opts.WorkspaceDir, "skills"), filepath.Join(w.opts.WorkspaceDir, ".agents", "skills"))
+		out = append(out, filepath.Join(w.opts.WorkspaceDir, workspace.SkillsDir), filepath.Join(w.opts.WorkspaceDir, filepath.FromSlash(workspace.AgentSkillsDir)))
 	}
 	if w.opts.HomeDir != "" {
-		out = append(out, filepath.Join(w.opts.HomeDir, ".agents", "skills"))
+		out = append(out, filepath.Join(w.opts.HomeDir, filepath.FromSlash(workspace.AgentSkillsDir)))
 	}
 	if w.opts.ManagedDir != "" {
 		out = append(out, filepath.Clean(w.opts.ManagedDir))
