@@ -163,6 +163,9 @@ const (
 const maxSidebandData = 65520 - 4 - 1
 
 // writeSideband writes p on band in packets of at most maxSidebandData.
+// It is hand-written because go-git's sideband.Muxer fills a packet with
+// 65,519 data bytes, more than a pkt-line holds, and fails any write over
+// 64 KiB (go-git v5.19: "payload is too long").
 func writeSideband(w io.Writer, band byte, p []byte) (int, error) {
 	n := 0
 	buf := make([]byte, 0, 5+min(len(p), maxSidebandData))

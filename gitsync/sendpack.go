@@ -19,6 +19,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+	"github.com/go-git/go-git/v5/plumbing/format/pktline"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 )
@@ -339,7 +340,7 @@ func fetchAdvertisement(ctx context.Context, client *http.Client, base string, a
 // "capabilities^{}"), "<hash> .have" lines, and a flush.
 func readAdvertisement(rd io.Reader) (*advertisedRefs, error) {
 	adv := &advertisedRefs{refs: map[plumbing.ReferenceName]plumbing.Hash{}}
-	pr := pktReader{r: rd}
+	pr := newPktReader(rd)
 	line, err := pr.next()
 	if err != nil {
 		return nil, err
@@ -575,7 +576,7 @@ func (p *pushResult) status(name plumbing.ReferenceName) (refStatus, bool) {
 // error.
 func readPushResult(rd io.Reader) (*pushResult, error) {
 	res := &pushResult{}
-	pr := pktReader{r: rd}
+	pr := newPktReader(rd)
 	var report []byte // band 1 not parsed yet
 	gotUnpack := false
 	for {
@@ -642,40 +643,36 @@ func readPushResult(rd io.Reader) (*pushResult, error) {
 	}
 }
 
-// pktReader reads pkt-lines: next returns a line's payload, nil for a
-// flush-pkt.
-type pktReader struct {
-	r   io.Reader
-	hdr [4]byte
-	buf []byte
-}
+// pktReader reads pkt-lines with go-git's scanner: next returns a line's
+// payload, nil for a flush-pkt. Unlike the scanner, it reports a stream
+// that ends where a pkt-line belongs as io.ErrUnexpectedEOF: an answer
+// cut short must not read as a complete one.
+type pktReader struct{ sc *pktline.Scanner }
 
-func (p *pktReader) next() ([]byte, error) {
-	if _, err := io.ReadFull(p.r, p.hdr[:]); err != nil {
-		if errors.Is(err, io.EOF) {
+func newPktReader(r io.Reader) pktReader { return pktReader{pktline.NewScanner(r)} }
+
+func (p pktReader) next() ([]byte, error) {
+	if !p.sc.Scan() {
+		switch err := p.sc.Err(); {
+		case err == nil:
 			return nil, io.ErrUnexpectedEOF
+		case errors.Is(err, pktline.ErrInvalidPktLen):
+			return nil, fmt.Errorf("pkt-line length: %w", err)
+		default:
+			return nil, err
 		}
-		return nil, err
 	}
-	n, err := pktLen(p.hdr[:])
-	if err != nil || n == 0 {
-		return nil, err
+	if b := p.sc.Bytes(); len(b) > 0 {
+		return b, nil
 	}
-	if cap(p.buf) < n {
-		p.buf = make([]byte, n)
-	}
-	p.buf = p.buf[:n]
-	if _, err := io.ReadFull(p.r, p.buf); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, io.ErrUnexpectedEOF
-		}
-		return nil, err
-	}
-	return p.buf, nil
+	return nil, nil
 }
 
 // cutPkt takes the first complete pkt-line off b: its payload (nil for a
-// flush-pkt) and the rest; ok false when b holds no complete one yet.
+// flush-pkt) and the rest; ok false when b holds no complete one yet. It
+// is hand-written because the report's pkt-lines arrive split across
+// side-band packets, and go-git's Demuxer, which would join them, reads
+// band 2 into an unbounded writer and answers band 3 with its own error.
 func cutPkt(b []byte) (line, rest []byte, ok bool, err error) {
 	if len(b) < 4 {
 		return nil, b, false, nil
