@@ -221,9 +221,38 @@ func (w *Workspace) resolve(a *Agent, c candidate, user, userDir string, userFil
 	return nil, nil
 }
 
+// buildPlan resolves and budgets the context files of one
+// agent, user, session and day (behavior.md §3–§4), or reuses the plan of
+// a user who sees the same files.
 func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
+	files, err := w.resolveFiles(key, day)
+	if err != nil {
+		return nil, err
+	}
+	// Users without files of their own see the same files: they share
+	// the budgeting, and only the report's user differs.
+	skey := w.sharedKey(key, files)
+	w.mu.Lock()
+	sp := w.shared[skey]
+	w.mu.Unlock()
+	if sp != nil && sp.sameSources(files) {
+		return sp.forUser(key.user), nil
+	}
+	rep, bodies := w.budget(key, files)
+	p := w.newPlan(rep, files, bodies, &key.agent.Config.Budget)
+	w.mu.Lock()
+	if len(w.shared) >= maxCachedPlans {
+		clear(w.shared)
+	}
+	w.shared[skey] = p
+	w.mu.Unlock()
+	return p, nil
+}
+
+// resolveFiles finds the file of each context file a session of key on
+// day may inject: the user's own or the agent's (nil when there is none).
+func (w *Workspace) resolveFiles(key planKey, day time.Time) ([]resolved, error) {
 	a := key.agent
-	cfg := &a.Config
 	userDir, userFiles := "", false
 	if key.user != "" {
 		var err error
@@ -234,7 +263,7 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 		// one by one.
 		userFiles = !w.dir(userDir).absent
 	}
-	cands := candidates(cfg, key.session, key.channel, key.room, key.user != "", day)
+	cands := candidates(&a.Config, key.session, key.channel, key.room, key.user != "", day)
 	files := make([]resolved, len(cands))
 	for i, c := range cands {
 		f, err := w.resolve(a, c, key.user, userDir, userFiles)
@@ -243,27 +272,25 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 		}
 		files[i] = resolved{candidate: c, file: f}
 	}
+	return files, nil
+}
 
-	// Users without files of their own see the same files: they share
-	// the budgeting, and only the report's user differs.
-	skey := w.sharedKey(key, files)
-	w.mu.Lock()
-	sp := w.shared[skey]
-	w.mu.Unlock()
-	if sp != nil && sp.sameSources(files) {
-		return sp.forUser(key.user), nil
-	}
+// injected is what one file injects: its excerpt, its length in chars
+// and the limit it was cut to.
+type injected struct {
+	body         excerpt
+	chars, limit int
+}
 
+// budget charges files against the agent's budgets in charge order and
+// returns the report and what each file injects, by index into files.
+func (w *Workspace) budget(key planKey, files []resolved) (Report, []injected) {
+	cfg := &key.agent.Config
 	b := cfg.Budget
 	rep := Report{
-		Agent: a.Name, User: key.user, Session: key.session, Channel: key.channel, Room: key.room,
+		Agent: key.agent.Name, User: key.user, Session: key.session, Channel: key.channel, Room: key.room,
 		AgentType: cfg.Type, Policy: cfg.Policy, Budget: b, Tokenizer: w.cache.Encoding(),
 		Files: make([]FileReport, len(files)),
-	}
-	// What each file injects, by index into files.
-	type injected struct {
-		body         excerpt
-		chars, limit int
 	}
 	bodies := make([]injected, len(files))
 	remaining := b.TotalChars
@@ -272,71 +299,88 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 		r := files[i]
 		fr := &rep.Files[i]
 		fr.Name, fr.Order, fr.RemainingBeforeChars = r.name, n+1, remaining
-		if r.file == nil {
-			fr.Status, fr.Note = StatusMissing, "no such file"
+		in, ok := w.budgetFile(&rep, fr, r, cfg, remaining, used)
+		if !ok {
 			continue
 		}
-		t := r.file.text
-		fr.Path, fr.User = r.file.Path, r.file.User
-		fr.OriginalBytes, fr.OriginalChars, fr.InvalidBytes = t.fileBytes, t.chars, t.invalid
-		if t.sampled || w.estimate {
-			fr.OriginalTokens, fr.OriginalTokensEstimated = (t.chars+3)/4, true
-		} else {
-			fr.OriginalTokens = w.cache.countKeyed(r.file.key, t.content())
-		}
-		if isBlank(t) {
-			fr.Status, fr.Note = StatusEmpty, "only white space"
-			continue
-		}
-		if t.chars > b.PerFileChars && cfg.Policy == PolicyReject {
-			fr.OverBudget = true
-			rep.Problems = append(rep.Problems, workspace.Problem{Path: r.file.Path, Severity: workspace.SeverityError, Code: "budget-reject",
-				Message: fmt.Sprintf("%s is %s chars; the per-file budget is %s and this agent's policy is reject: shorten it by %s chars",
-					r.name, GroupThousands(t.chars), GroupThousands(b.PerFileChars), GroupThousands(t.chars-b.PerFileChars))})
-		}
-		if remaining < b.MinFileChars {
-			fr.Status, fr.UsedBy = StatusDropped, append([]string(nil), used...)
-			fr.Dropped = []Range{fullRange(t)}
-			fr.Note = fmt.Sprintf("dropped: only %s chars of the total budget of %s were left (less than the minimum of %s)",
-				GroupThousands(remaining), GroupThousands(b.TotalChars), GroupThousands(b.MinFileChars))
-			continue
-		}
-		limit := b.PerFileChars
-		body, tr := truncateText(t, r.name, limit, b.HeadRatio, b.TailRatio)
-		fr.Status = StatusFull
-		if tr.Truncated {
-			fr.Status = StatusTruncated
-		}
-		if tr.ResultChars > remaining {
-			limit = remaining
-			body, tr = truncateText(t, r.name, limit, b.HeadRatio, b.TailRatio)
-			fr.Status, fr.UsedBy = StatusClamped, append([]string(nil), used...)
-		}
-		fr.LimitChars = limit
-		switch {
-		case tr.Dropped:
-			fr.Status = StatusDropped
-			fr.Dropped = []Range{fullRange(t)}
-			fr.Note = fmt.Sprintf("dropped: the %s chars left of the total budget cannot hold a truncation marker", GroupThousands(remaining))
-			continue
-		case fr.Status == StatusTruncated:
-			fr.Note = keptNote("truncated to the per-file budget of ", limit, " chars: kept ", -1, tr.HeadChars, tr.TailChars, t.chars)
-		case fr.Status == StatusClamped:
-			fr.Note = keptNote("clamped to the ", limit, " chars left of the total budget of ", b.TotalChars, tr.HeadChars, tr.TailChars, t.chars)
-		}
-		if tr.Truncated {
-			fr.HeadChars, fr.TailChars = tr.HeadChars, tr.TailChars
-			start := t.position(tr.HeadEnd)
-			fr.Dropped = []Range{{Start: start, End: t.positionAfter(start, tr.TailStart)}}
-		}
-		fr.InjectedChars = tr.ResultChars
-		remaining -= tr.ResultChars
+		remaining -= in.chars
 		rep.InjectedChars += fr.InjectedChars
-		bodies[i] = injected{body: body, chars: tr.ResultChars, limit: limit}
+		bodies[i] = in
 		used = append(used, r.name)
 	}
 	rep.RemainingChars = remaining
+	return rep, bodies
+}
 
+// budgetFile budgets one file with remaining chars of the total left,
+// filling in its report fr (and rep's problems); ok is false when it
+// injects nothing.
+func (w *Workspace) budgetFile(rep *Report, fr *FileReport, r resolved, cfg *Config, remaining int, used []string) (in injected, ok bool) {
+	b := &cfg.Budget
+	if r.file == nil {
+		fr.Status, fr.Note = StatusMissing, "no such file"
+		return in, false
+	}
+	t := r.file.text
+	fr.Path, fr.User = r.file.Path, r.file.User
+	fr.OriginalBytes, fr.OriginalChars, fr.InvalidBytes = t.fileBytes, t.chars, t.invalid
+	if t.sampled || w.estimate {
+		fr.OriginalTokens, fr.OriginalTokensEstimated = (t.chars+3)/4, true
+	} else {
+		fr.OriginalTokens = w.cache.countKeyed(r.file.key, t.content())
+	}
+	if isBlank(t) {
+		fr.Status, fr.Note = StatusEmpty, "only white space"
+		return in, false
+	}
+	if t.chars > b.PerFileChars && cfg.Policy == PolicyReject {
+		fr.OverBudget = true
+		rep.Problems = append(rep.Problems, workspace.Problem{Path: r.file.Path, Severity: workspace.SeverityError, Code: "budget-reject",
+			Message: fmt.Sprintf("%s is %s chars; the per-file budget is %s and this agent's policy is reject: shorten it by %s chars",
+				r.name, GroupThousands(t.chars), GroupThousands(b.PerFileChars), GroupThousands(t.chars-b.PerFileChars))})
+	}
+	if remaining < b.MinFileChars {
+		fr.Status, fr.UsedBy = StatusDropped, append([]string(nil), used...)
+		fr.Dropped = []Range{fullRange(t)}
+		fr.Note = fmt.Sprintf("dropped: only %s chars of the total budget of %s were left (less than the minimum of %s)",
+			GroupThousands(remaining), GroupThousands(b.TotalChars), GroupThousands(b.MinFileChars))
+		return in, false
+	}
+	limit := b.PerFileChars
+	body, tr := truncateText(t, r.name, limit, b.HeadRatio, b.TailRatio)
+	fr.Status = StatusFull
+	if tr.Truncated {
+		fr.Status = StatusTruncated
+	}
+	if tr.ResultChars > remaining {
+		limit = remaining
+		body, tr = truncateText(t, r.name, limit, b.HeadRatio, b.TailRatio)
+		fr.Status, fr.UsedBy = StatusClamped, append([]string(nil), used...)
+	}
+	fr.LimitChars = limit
+	switch {
+	case tr.Dropped:
+		fr.Status = StatusDropped
+		fr.Dropped = []Range{fullRange(t)}
+		fr.Note = fmt.Sprintf("dropped: the %s chars left of the total budget cannot hold a truncation marker", GroupThousands(remaining))
+		return in, false
+	case fr.Status == StatusTruncated:
+		fr.Note = keptNote("truncated to the per-file budget of ", limit, " chars: kept ", -1, tr.HeadChars, tr.TailChars, t.chars)
+	case fr.Status == StatusClamped:
+		fr.Note = keptNote("clamped to the ", limit, " chars left of the total budget of ", b.TotalChars, tr.HeadChars, tr.TailChars, t.chars)
+	}
+	if tr.Truncated {
+		fr.HeadChars, fr.TailChars = tr.HeadChars, tr.TailChars
+		start := t.position(tr.HeadEnd)
+		fr.Dropped = []Range{{Start: start, End: t.positionAfter(start, tr.TailStart)}}
+	}
+	fr.InjectedChars = tr.ResultChars
+	return injected{body: body, chars: tr.ResultChars, limit: limit}, true
+}
+
+// newPlan makes the plan of files as budgeted (bodies) under b: the
+// injected files in order, their sizes and their token counts.
+func (w *Workspace) newPlan(rep Report, files []resolved, bodies []injected, b *Budget) *plan {
 	p := &plan{report: rep, sources: make([]*File, len(files)), templates: &templates{}}
 	injectedFiles := 0
 	for i, r := range files {
@@ -359,28 +403,27 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 			p.bootstrap = true
 		}
 		fr := &p.report.Files[i]
-		switch {
-		case body.marker == "":
-			fr.InjectedTokens = fr.OriginalTokens
-		case w.estimate:
-			fr.InjectedTokens = (in.chars + 3) / 4
-		default:
-			key := w.excerptKey(files[i].file, f.name, in.limit, &b)
-			n, ok := w.cache.cachedCount(key)
-			if !ok {
-				n = w.cache.countKeyed(key, body.String())
-			}
-			fr.InjectedTokens = n
-		}
+		fr.InjectedTokens = w.injectedTokens(fr, files[i].file, f.name, in, b)
 		p.report.InjectedTokens += fr.InjectedTokens
 	}
-	w.mu.Lock()
-	if len(w.shared) >= maxCachedPlans {
-		clear(w.shared)
+	return p
+}
+
+// injectedTokens counts the tokens of what file injects (in): the
+// original's count when it was not cut.
+func (w *Workspace) injectedTokens(fr *FileReport, file *File, name string, in injected, b *Budget) int {
+	switch {
+	case in.body.marker == "":
+		return fr.OriginalTokens
+	case w.estimate:
+		return (in.chars + 3) / 4
 	}
-	w.shared[skey] = p
-	w.mu.Unlock()
-	return p, nil
+	key := w.excerptKey(file, name, in.limit, b)
+	n, ok := w.cache.cachedCount(key)
+	if !ok {
+		n = w.cache.countKeyed(key, in.body.String())
+	}
+	return n
 }
 
 // keptNote writes a truncated or clamped file's note, its numbers grouped
