@@ -3,6 +3,7 @@ package prompt
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -190,120 +191,145 @@ func ParseConfig(path, defaultName string, data []byte) (Config, []workspace.Pro
 			continue
 		}
 		seen[k.Value] = true
-		switch k.Value {
-		case "name":
-			var s string
-			if decodeScalar(v, &s, report, k.Value) {
-				if strings.TrimSpace(s) == "" || strings.ContainsAny(s, "/\\") {
-					report(v.Line, v.Column, "agent-yaml-name", "name %q must be non-empty and contain no slashes", s)
-				} else {
-					cfg.Name = s
-				}
-			}
-		case "type":
-			var s string
-			if decodeScalar(v, &s, report, k.Value) {
-				switch AgentType(s) {
-				case TypePredefined, TypeOpen:
-					cfg.Type = AgentType(s)
-				default:
-					report(v.Line, v.Column, "agent-yaml-type", "type %q is unknown; use predefined or open", s)
-				}
-			}
-		case "policy":
-			var s string
-			if decodeScalar(v, &s, report, k.Value) {
-				switch Policy(s) {
-				case PolicyTruncate, PolicyReject:
-					cfg.Policy = Policy(s)
-				default:
-					report(v.Line, v.Column, "agent-yaml-policy", "policy %q is unknown; use truncate or reject", s)
-				}
-			}
-		case "identity":
-			var s string
-			if decodeScalar(v, &s, report, k.Value) {
-				s = strings.TrimSpace(s)
-				if s == "" {
-					report(v.Line, v.Column, "agent-yaml-identity", "identity is empty; remove the key to use the default")
-				} else if i := strings.IndexFunc(s, unicode.IsControl); i >= 0 {
-					r, _ := utf8.DecodeRuneInString(s[i:])
-					report(v.Line, v.Column, "agent-yaml-identity", "identity holds the control character %U at byte %d; the identity is one line of plain text", r, i)
-				} else {
-					cfg.Identity = s
-				}
-			}
-		case "timezone":
-			var s string
-			if decodeScalar(v, &s, report, k.Value) {
-				loc, err := time.LoadLocation(s)
-				if err != nil || s == "" || s == "Local" {
-					report(v.Line, v.Column, "agent-yaml-timezone", "timezone %q is not an IANA time zone name such as Europe/Lisbon", s)
-				} else {
-					cfg.Timezone, cfg.Location = s, loc
-				}
-			}
-		case "write_limit_bytes":
-			var n int
-			if decodeScalar(v, &n, report, k.Value) {
-				if n <= 0 {
-					report(v.Line, v.Column, "agent-yaml-range", "write_limit_bytes must be positive, not %d", n)
-				} else {
-					cfg.WriteLimitBytes = n
-				}
-			}
-		case "daily_log_retention_days":
-			var n int
-			if decodeScalar(v, &n, report, k.Value) {
-				if n < 0 {
-					report(v.Line, v.Column, "agent-yaml-range", "daily_log_retention_days must be 0 (keep) or positive, not %d", n)
-				} else {
-					cfg.DailyLogRetentionDays = n
-				}
-			}
-		case "memory_text_weight":
-			var f float64
-			if decodeScalar(v, &f, report, k.Value) {
-				if !(f >= 0 && f <= 1) {
-					report(v.Line, v.Column, "agent-yaml-range", "memory_text_weight must be between 0 and 1, not %g", f)
-				} else {
-					cfg.MemoryTextWeight = &f
-				}
-			}
-		case "order":
-			var names []string
-			if decodeSeq(v, &names, report, k.Value) {
-				cfg.Order = validOrder(v, names, report)
-			}
-		case "skills":
-			var names []string
-			if decodeSeq(v, &names, report, k.Value) {
-				if names == nil {
-					names = []string{}
-				}
-				cfg.Skills = names
-				cfg.SkillsAt = make([]Position, len(v.Content))
-				for i, item := range v.Content {
-					cfg.SkillsAt[i] = Position{Line: item.Line, Column: item.Column}
-				}
-			}
-		case "skill_unknown_keys":
-			var s string
-			if decodeScalar(v, &s, report, k.Value) {
-				switch s {
-				case SkillKeysWarn, SkillKeysIgnore:
-					cfg.SkillUnknownKeys = s
-				default:
-					report(v.Line, v.Column, "agent-yaml-value", "skill_unknown_keys %q is unknown; use warn or ignore", s)
-				}
-			}
-		case "budget":
-			parseBudget(v, &cfg.Budget, report)
-		default:
+		if !parseKey(&cfg, k.Value, v, report) {
 			report(k.Line, k.Column, "agent-yaml-unknown-key", "unknown key %q; known keys: %s", k.Value, strings.Join(sortedKeys(configKeys), ", "))
 		}
 	}
 	return cfg, probs
+}
+
+// parseKey sets the value v of key in cfg, reporting what is wrong with
+// it; it returns false for a key agent.yaml does not have.
+func parseKey(cfg *Config, key string, v *yaml.Node, report reportFunc) bool {
+	switch key {
+	case "name":
+		parseName(cfg, v, report)
+	case "type":
+		parseEnum(v, report, key, "agent-yaml-type", []AgentType{TypePredefined, TypeOpen}, &cfg.Type)
+	case "policy":
+		parseEnum(v, report, key, "agent-yaml-policy", []Policy{PolicyTruncate, PolicyReject}, &cfg.Policy)
+	case "identity":
+		parseIdentity(cfg, v, report)
+	case "timezone":
+		parseTimezone(cfg, v, report)
+	case "write_limit_bytes":
+		var n int
+		if decodeScalar(v, &n, report, key) {
+			if n <= 0 {
+				report(v.Line, v.Column, "agent-yaml-range", "write_limit_bytes must be positive, not %d", n)
+			} else {
+				cfg.WriteLimitBytes = n
+			}
+		}
+	case "daily_log_retention_days":
+		var n int
+		if decodeScalar(v, &n, report, key) {
+			if n < 0 {
+				report(v.Line, v.Column, "agent-yaml-range", "daily_log_retention_days must be 0 (keep) or positive, not %d", n)
+			} else {
+				cfg.DailyLogRetentionDays = n
+			}
+		}
+	case "memory_text_weight":
+		var f float64
+		if decodeScalar(v, &f, report, key) {
+			if !(f >= 0 && f <= 1) {
+				report(v.Line, v.Column, "agent-yaml-range", "memory_text_weight must be between 0 and 1, not %g", f)
+			} else {
+				cfg.MemoryTextWeight = &f
+			}
+		}
+	case "order":
+		var names []string
+		if decodeSeq(v, &names, report, key) {
+			cfg.Order = validOrder(v, names, report)
+		}
+	case "skills":
+		parseSkills(cfg, v, report)
+	case "skill_unknown_keys":
+		parseEnum(v, report, key, "agent-yaml-value", []string{SkillKeysWarn, SkillKeysIgnore}, &cfg.SkillUnknownKeys)
+	case "budget":
+		parseBudget(v, &cfg.Budget, report)
+	default:
+		return false
+	}
+	return true
+}
+
+// parseEnum sets *dst to v when v is one of values, and reports code
+// naming them otherwise.
+func parseEnum[T ~string](v *yaml.Node, report reportFunc, key, code string, values []T, dst *T) {
+	var s string
+	if !decodeScalar(v, &s, report, key) {
+		return
+	}
+	if slices.Contains(values, T(s)) {
+		*dst = T(s)
+		return
+	}
+	names := make([]string, len(values))
+	for i, x := range values {
+		names[i] = string(x)
+	}
+	report(v.Line, v.Column, code, "%s %q is unknown; use %s", key, s, strings.Join(names, " or "))
+}
+
+func parseName(cfg *Config, v *yaml.Node, report reportFunc) {
+	var s string
+	if !decodeScalar(v, &s, report, "name") {
+		return
+	}
+	if strings.TrimSpace(s) == "" || strings.ContainsAny(s, "/\\") {
+		report(v.Line, v.Column, "agent-yaml-name", "name %q must be non-empty and contain no slashes", s)
+		return
+	}
+	cfg.Name = s
+}
+
+func parseIdentity(cfg *Config, v *yaml.Node, report reportFunc) {
+	var s string
+	if !decodeScalar(v, &s, report, "identity") {
+		return
+	}
+	s = strings.TrimSpace(s)
+	if s == "" {
+		report(v.Line, v.Column, "agent-yaml-identity", "identity is empty; remove the key to use the default")
+	} else if i := strings.IndexFunc(s, unicode.IsControl); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(s[i:])
+		report(v.Line, v.Column, "agent-yaml-identity", "identity holds the control character %U at byte %d; the identity is one line of plain text", r, i)
+	} else {
+		cfg.Identity = s
+	}
+}
+
+func parseTimezone(cfg *Config, v *yaml.Node, report reportFunc) {
+	var s string
+	if !decodeScalar(v, &s, report, "timezone") {
+		return
+	}
+	loc, err := time.LoadLocation(s)
+	if err != nil || s == "" || s == "Local" {
+		report(v.Line, v.Column, "agent-yaml-timezone", "timezone %q is not an IANA time zone name such as Europe/Lisbon", s)
+		return
+	}
+	cfg.Timezone, cfg.Location = s, loc
+}
+
+// parseSkills sets the allow list and where each name is (for messages
+// about one).
+func parseSkills(cfg *Config, v *yaml.Node, report reportFunc) {
+	var names []string
+	if !decodeSeq(v, &names, report, "skills") {
+		return
+	}
+	if names == nil {
+		names = []string{}
+	}
+	cfg.Skills = names
+	cfg.SkillsAt = make([]Position, len(v.Content))
+	for i, item := range v.Content {
+		cfg.SkillsAt[i] = Position{Line: item.Line, Column: item.Column}
+	}
 }
 
 type reportFunc func(line, col int, code, format string, args ...any)
