@@ -199,6 +199,7 @@ func newServer(opts Options) *server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	log = log.With("component", "lsp")
 	d := opts.Debounce
 	if d <= 0 {
 		d = defaultDebounce

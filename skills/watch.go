@@ -38,7 +38,7 @@ func NewWatcher(opts Options, log *slog.Logger) *Watcher {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	w := &Watcher{opts: opts, log: log, updates: make(chan struct{}, 1), started: make(chan struct{})}
+	w := &Watcher{opts: opts, log: log.With("component", "skills"), updates: make(chan struct{}, 1), started: make(chan struct{})}
 	w.Reload()
 	return w
 }

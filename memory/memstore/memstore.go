@@ -72,7 +72,7 @@ func New(opts Options) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Store{opts: opts, cache: &memory.Cache{}, log: log, agents: map[string]*agentIndex{}}
+	s := &Store{opts: opts, cache: &memory.Cache{}, log: log.With("component", "memstore"), agents: map[string]*agentIndex{}}
 	if opts.CacheFile != "" {
 		if _, err := os.Stat(opts.CacheFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("read embedding cache: %w", err)
