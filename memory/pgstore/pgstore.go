@@ -159,6 +159,12 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 
 // migrate applies the embedded migrations not yet recorded in
 // schema_migrations, each in its own transaction, under an advisory lock.
+//
+// Version 2 (002_managed_skills.sql) is retired: it created the managed
+// skill tables (skills, skill_versions, skill_agent_grants,
+// skill_user_grants), which nothing reads any more. A database that
+// applied it keeps them untouched, with their rows and any embedding
+// column: dropping them would drop user data. Do not reuse the number.
 func migrate(ctx context.Context, conn *pgx.Conn, schema string) error {
 	names, err := fs.Glob(migrations, "migrations/*.sql")
 	if err != nil {
@@ -241,22 +247,16 @@ func (s *Store) matchEmbedder(ctx context.Context) error {
 			return fmt.Errorf("read embedder config: %w", err)
 		}
 		if err == nil && oldModel == model && oldDims == dims {
-			if dims > 0 { // tables added by later migrations
-				_, err := tx.Exec(ctx, fmt.Sprintf("ALTER TABLE skill_versions ADD COLUMN IF NOT EXISTS embedding vector(%d)", dims))
-				return err
-			}
 			return nil
 		}
 		if err == nil {
 			s.log.Info("embedder changed; dropping vectors to re-embed", "from", oldModel, "to", model, "dimensions", dims)
 		}
-		stmts := []string{"DROP INDEX IF EXISTS chunks_embedding_hnsw", "ALTER TABLE chunks DROP COLUMN IF EXISTS embedding",
-			"ALTER TABLE skill_versions DROP COLUMN IF EXISTS embedding"}
+		stmts := []string{"DROP INDEX IF EXISTS chunks_embedding_hnsw", "ALTER TABLE chunks DROP COLUMN IF EXISTS embedding"}
 		if dims > 0 {
 			stmts = append(stmts,
 				fmt.Sprintf("ALTER TABLE chunks ADD COLUMN embedding vector(%d)", dims),
-				"CREATE INDEX chunks_embedding_hnsw ON chunks USING hnsw (embedding vector_cosine_ops)",
-				fmt.Sprintf("ALTER TABLE skill_versions ADD COLUMN embedding vector(%d)", dims))
+				"CREATE INDEX chunks_embedding_hnsw ON chunks USING hnsw (embedding vector_cosine_ops)")
 		}
 		stmts = append(stmts, "DELETE FROM embedder_config")
 		for _, q := range stmts {
@@ -1098,21 +1098,11 @@ func (s *Store) Chunks(ctx context.Context, agent string) ([]memory.Chunk, error
 const backfillBatch = 512
 
 // Backfill implements memory.Store: it embeds chunks without a vector in
-// rounds of backfillBatch, each round committed on its own, then managed
-// skill versions without one.
+// rounds of backfillBatch, each round committed on its own.
 func (s *Store) Backfill(ctx context.Context) (int, error) {
 	if !memory.Enabled(s.emb) {
 		return 0, nil
 	}
-	n, err := s.backfillChunks(ctx)
-	if err != nil {
-		return n, err
-	}
-	m, err := s.backfillSkills(ctx)
-	return n + m, err
-}
-
-func (s *Store) backfillChunks(ctx context.Context) (int, error) {
 	done := 0
 	var after int64
 	for {
