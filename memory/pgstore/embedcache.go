@@ -109,3 +109,41 @@ func loadStoredVectors(ctx context.Context, q querier, model string, cache *memo
 	}
 	return rows.Err()
 }
+
+// chunkVectors returns the vector of each chunk, nil where there is none:
+// stored ones reused, the others from the run's cache or embedded now.
+// The embedder's failure is no error: stats records it, and the chunks
+// without a vector wait for Backfill.
+func (s *Store) chunkVectors(ctx context.Context, w *indexWrite, chunks []memory.Chunk) ([][]float32, error) {
+	texts := make([]string, len(chunks))
+	hashes := make([]string, len(chunks))
+	for i, c := range chunks {
+		texts[i], hashes[i] = c.Text, c.Hash
+	}
+	if err := loadStoredVectors(ctx, w.tx, s.emb.Model(), &w.run.cache, hashes); err != nil {
+		return nil, err
+	}
+	var vectors [][]float32
+	var err error
+	if w.run.err == nil {
+		// Normally every vector is in the cache by now (preEmbed).
+		vectors, err = memory.EmbedCached(ctx, s.emb, &w.run.cache, texts, hashes)
+	} else {
+		vectors, err = cachedOnly(&w.run.cache, s.emb.Model(), hashes), w.run.err
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		w.stats.EmbedError = err
+		s.log.Warn("embedder failed; text indexed, vectors pending", "agent", w.agent, "err", err)
+	}
+	for _, v := range vectors {
+		if v == nil {
+			w.stats.Pending++
+		} else {
+			w.stats.Embedded++
+		}
+	}
+	return vectors, nil
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/quirehq/quire/memory"
 )
 
 // hnswIndex creates the vector index (the embedding column's dimension
@@ -26,42 +27,9 @@ func (s *Store) buildHNSW(defs []string) {
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
-		ctx := s.bgCtx
 		start := time.Now()
-		conn, err := s.pool.Acquire(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				s.log.Warn("building the vector index failed; vector search scans exactly until it exists", "err", err)
-			}
-			return
-		}
-		defer conn.Release()
-		// One statement per Exec: CONCURRENTLY cannot run in the implicit
-		// transaction of a multi-statement query.
-		var invalid bool
-		err = conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
-			WHERE x.indrelid = 'chunks'::regclass AND i.relname = 'chunks_embedding_hnsw' AND NOT x.indisvalid)`).Scan(&invalid)
-		if err == nil && invalid {
-			_, err = conn.Exec(ctx, "DROP INDEX CONCURRENTLY IF EXISTS chunks_embedding_hnsw")
-		}
-		for _, q := range []string{"SET maintenance_work_mem = '1GB'", "SET max_parallel_maintenance_workers = 2"} {
-			if err == nil {
-				_, err = conn.Exec(ctx, q)
-			}
-		}
-		for _, def := range defs {
-			if err != nil {
-				break
-			}
-			_, err = conn.Exec(ctx, strings.Replace(def, "CREATE INDEX ", "CREATE INDEX CONCURRENTLY IF NOT EXISTS ", 1))
-		}
-		if _, rerr := conn.Exec(context.Background(), "RESET maintenance_work_mem"); rerr != nil {
-			conn.Conn().Close(context.Background()) // do not hand the setting on
-		} else {
-			conn.Exec(context.Background(), "RESET max_parallel_maintenance_workers")
-		}
-		if err != nil {
-			if ctx.Err() == nil {
+		if err := s.buildConcurrently(s.bgCtx, defs); err != nil {
+			if s.bgCtx.Err() == nil {
 				s.log.Warn("building the vector index failed; vector search scans exactly until it exists", "err", err)
 			}
 			return
@@ -70,6 +38,43 @@ func (s *Store) buildHNSW(defs []string) {
 			s.log.Info("vector index built", "took", d)
 		}
 	}()
+}
+
+// buildConcurrently runs the CREATE INDEX statements defs with
+// CONCURRENTLY IF NOT EXISTS on a connection of the pool, after dropping
+// an invalid HNSW index, with generous maintenance memory that is reset
+// before the connection goes back.
+func (s *Store) buildConcurrently(ctx context.Context, defs []string) error {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	// One statement per Exec: CONCURRENTLY cannot run in the implicit
+	// transaction of a multi-statement query.
+	var invalid bool
+	err = conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
+		WHERE x.indrelid = 'chunks'::regclass AND i.relname = 'chunks_embedding_hnsw' AND NOT x.indisvalid)`).Scan(&invalid)
+	if err == nil && invalid {
+		_, err = conn.Exec(ctx, "DROP INDEX CONCURRENTLY IF EXISTS chunks_embedding_hnsw")
+	}
+	for _, q := range []string{"SET maintenance_work_mem = '1GB'", "SET max_parallel_maintenance_workers = 2"} {
+		if err == nil {
+			_, err = conn.Exec(ctx, q)
+		}
+	}
+	for _, def := range defs {
+		if err != nil {
+			break
+		}
+		_, err = conn.Exec(ctx, strings.Replace(def, "CREATE INDEX ", "CREATE INDEX CONCURRENTLY IF NOT EXISTS ", 1))
+	}
+	if _, rerr := conn.Exec(context.Background(), "RESET maintenance_work_mem"); rerr != nil {
+		conn.Conn().Close(context.Background()) // do not hand the setting on
+	} else {
+		conn.Exec(context.Background(), "RESET max_parallel_maintenance_workers")
+	}
+	return err
 }
 
 // WaitIndexBuilds waits for background index builds started so far.
@@ -109,3 +114,52 @@ func dropSecondaryIndexes(ctx context.Context, tx pgx.Tx) ([]string, error) {
 // bulkChunks is the size of an insert from which the HNSW index is dropped
 // and rebuilt rather than maintained row by row.
 var bulkChunks = 10_000
+
+// bulkLoad reports whether inserting n chunks is a bulk load, which
+// builds the indexes once afterwards: maintaining them row by row (the
+// HNSW index above all) costs much more. The DDL is part of the
+// transaction, so a crash leaves the old indexes in place.
+func bulkLoad(ctx context.Context, tx pgx.Tx, n int) (bool, error) {
+	if n < bulkChunks {
+		return false, nil
+	}
+	var existing int
+	if err := tx.QueryRow(ctx, "SELECT count(*) FROM chunks").Scan(&existing); err != nil {
+		return false, fmt.Errorf("count chunks: %w", err)
+	}
+	// Only when the load at least doubles the table: rebuilding
+	// the index of a large table for a modest addition costs more than
+	// it saves, and the drop locks the table for the transaction.
+	return n >= existing, nil
+}
+
+// rebuildIndexes creates again, in the bulk load's transaction, the
+// indexes dropped before it (rebuilt), except the HNSW index: that one
+// is left to w.deferred, to be built after the commit without blocking
+// writes. It logs the load's times.
+func (s *Store) rebuildIndexes(ctx context.Context, w *indexWrite, rebuilt []string, chunks int, copied time.Duration) error {
+	buildStart := time.Now()
+	defer func() {
+		s.log.Info("bulk load", "agent", w.agent, "chunks", chunks, "copy", copied, "index_build", time.Since(buildStart))
+	}()
+	stmts := []string{
+		"SET LOCAL maintenance_work_mem = '1GB'",
+		"SET LOCAL max_parallel_maintenance_workers = 2",
+	}
+	for _, q := range rebuilt {
+		if strings.Contains(q, "chunks_embedding_hnsw") {
+			w.deferred = append(w.deferred, q) // after the commit
+		} else {
+			stmts = append(stmts, q)
+		}
+	}
+	if memory.Enabled(s.emb) && len(w.deferred) == 0 {
+		w.deferred = append(w.deferred, hnswIndex)
+	}
+	for _, q := range stmts {
+		if _, err := w.tx.Exec(ctx, q); err != nil {
+			return fmt.Errorf("rebuild indexes after bulk load: %s: %w", q, err)
+		}
+	}
+	return nil
+}

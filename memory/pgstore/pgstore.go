@@ -103,30 +103,11 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
 	}
-
 	// The extension must exist before the pool registers its types.
-	conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig.Copy())
-	if err != nil {
-		return nil, fmt.Errorf("connect to database: %w", err)
-	}
-	if _, err := conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA public"); err != nil {
-		conn.Close(ctx)
-		return nil, fmt.Errorf("create extension vector (install pgvector, or have a superuser run CREATE EXTENSION vector): %w", err)
-	}
-	if err := migrate(ctx, conn, opts.Schema); err != nil {
-		conn.Close(ctx)
+	if err := prepareSchema(ctx, cfg.ConnConfig.Copy(), opts.Schema); err != nil {
 		return nil, err
 	}
-	conn.Close(ctx)
-
-	ef := opts.EFSearch
-	cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
-		if err := pgxvec.RegisterTypes(ctx, c); err != nil {
-			return fmt.Errorf("register vector types: %w", err)
-		}
-		_, err := c.Exec(ctx, "SET hnsw.ef_search = "+strconv.Itoa(ef)+"; SET hnsw.iterative_scan = relaxed_order")
-		return err
-	}
+	cfg.AfterConnect = afterConnect(opts.EFSearch)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to database: %w", err)
@@ -143,6 +124,18 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		s.buildHNSW([]string{hnswIndex})
 	}
 	return s, nil
+}
+
+// afterConnect readies each new connection of the pool: the vector types
+// registered, ef_search set and iterative scans on.
+func afterConnect(efSearch int) func(context.Context, *pgx.Conn) error {
+	return func(ctx context.Context, c *pgx.Conn) error {
+		if err := pgxvec.RegisterTypes(ctx, c); err != nil {
+			return fmt.Errorf("register vector types: %w", err)
+		}
+		_, err := c.Exec(ctx, "SET hnsw.ef_search = "+strconv.Itoa(efSearch)+"; SET hnsw.iterative_scan = relaxed_order")
+		return err
+	}
 }
 
 // Close stops background index builds and closes the pool.

@@ -18,8 +18,23 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
+// prepareSchema creates the vector extension when missing and migrates
+// the schema, on a connection of its own: the pool's connections register
+// the vector types as they connect, so the extension must exist first.
+func prepareSchema(ctx context.Context, cfg *pgx.ConnConfig, schema string) error {
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("connect to database: %w", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA public"); err != nil {
+		return fmt.Errorf("create extension vector (install pgvector, or have a superuser run CREATE EXTENSION vector): %w", err)
+	}
+	return migrate(ctx, conn, schema)
+}
+
 // migrate applies the embedded migrations not yet recorded in
-// schema_migrations, each in its own transaction, under an advisory lock.
+// schema_migrations, all in one transaction under an advisory lock.
 //
 // Version 2 (002_managed_skills.sql) is retired: it created the managed
 // skill tables (skills, skill_versions, skill_agent_grants,
@@ -45,19 +60,8 @@ func migrate(ctx context.Context, conn *pgx.Conn, schema string) error {
 		"; CREATE TABLE IF NOT EXISTS "+ident+".schema_migrations (version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"); err != nil {
 		return fmt.Errorf("migrate: create schema %s: %w", schema, err)
 	}
-	applied := map[int]bool{}
-	rows, err := tx.Query(ctx, "SELECT version FROM "+ident+".schema_migrations")
+	applied, err := appliedVersions(ctx, tx, ident)
 	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	for rows.Next() {
-		var v int
-		if err := rows.Scan(&v); err != nil {
-			return fmt.Errorf("migrate: %w", err)
-		}
-		applied[v] = true
-	}
-	if err := rows.Err(); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	for _, name := range names {
@@ -88,6 +92,24 @@ func migrate(ctx context.Context, conn *pgx.Conn, schema string) error {
 		return fmt.Errorf("migrate: commit: %w", err)
 	}
 	return nil
+}
+
+// appliedVersions returns the versions schema_migrations records.
+func appliedVersions(ctx context.Context, tx pgx.Tx, ident string) (map[int]bool, error) {
+	rows, err := tx.Query(ctx, "SELECT version FROM "+ident+".schema_migrations")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	applied := map[int]bool{}
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		applied[v] = true
+	}
+	return applied, rows.Err()
 }
 
 // matchEmbedder makes chunks.embedding a vector of the embedder's

@@ -22,24 +22,11 @@ import (
 // their BM25 scores; memory.Rank merges them.
 func (s *Store) Search(ctx context.Context, agent string, q memory.Query) ([]memory.Hit, error) {
 	n := memory.CandidateLimit(q.Limit)
-	var qv []float32
-	if memory.Enabled(s.emb) {
-		vs, err := s.emb.Embed(ctx, []string{q.Text})
-		if err != nil || len(vs) != 1 || len(vs[0]) != s.emb.Dimensions() {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			s.log.Warn("query embedding failed; full-text only", "agent", agent, "err", err)
-		} else {
-			qv = vs[0]
-		}
+	qv, err := s.queryVector(ctx, agent, q.Text)
+	if err != nil {
+		return nil, err
 	}
-	var terms []string
-	for _, t := range s.terms.Query(q.Text) {
-		if len(t) <= maxLexeme {
-			terms = append(terms, t)
-		}
-	}
+	terms := s.queryTerms(q.Text)
 	st, err := s.termStats(ctx, agent, terms)
 	if err != nil {
 		return nil, fmt.Errorf("search %s: %w", agent, err)
@@ -47,21 +34,7 @@ func (s *Store) Search(ctx context.Context, agent string, q memory.Query) ([]mem
 	if st.chunks == 0 {
 		return []memory.Hit{}, nil
 	}
-	// Terms no chunk holds add nothing.
-	var known []string
-	var df []int
-	for i, t := range terms {
-		if st.df[i] > 0 {
-			known, df = append(known, t), append(df, st.df[i])
-		}
-	}
-	sel := memory.Selecting(df, int(st.chunks))
-	var match []string
-	for i, t := range known {
-		if sel[i] {
-			match = append(match, "'"+t+"'")
-		}
-	}
+	known, df, match := selectTerms(terms, st)
 	if len(match) == 0 && qv == nil {
 		return []memory.Hit{}, nil
 	}
@@ -74,6 +47,64 @@ func (s *Store) Search(ctx context.Context, agent string, q memory.Query) ([]mem
 	if qv != nil {
 		statements = append(statements, vectorSQL(agent, q.User, known, df, st, qv, n, exactVectors(st.chunks)))
 	}
+	found, err := s.sides(ctx, statements)
+	if err != nil {
+		return nil, fmt.Errorf("search %s: %w", agent, err)
+	}
+	return memory.Rank(found, q.RankOptions(qv != nil)), nil
+}
+
+// queryVector embeds the query, or returns nil when the embedder is
+// disabled or fails (the search is then full-text only). Only the
+// context's end is an error.
+func (s *Store) queryVector(ctx context.Context, agent, text string) ([]float32, error) {
+	if !memory.Enabled(s.emb) {
+		return nil, nil
+	}
+	vs, err := s.emb.Embed(ctx, []string{text})
+	if err != nil || len(vs) != 1 || len(vs[0]) != s.emb.Dimensions() {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		s.log.Warn("query embedding failed; full-text only", "agent", agent, "err", err)
+		return nil, nil
+	}
+	return vs[0], nil
+}
+
+// queryTerms returns the query's full-text terms that PostgreSQL can hold.
+func (s *Store) queryTerms(text string) []string {
+	var terms []string
+	for _, t := range s.terms.Query(text) {
+		if len(t) <= maxLexeme {
+			terms = append(terms, t)
+		}
+	}
+	return terms
+}
+
+// selectTerms keeps the terms some chunk holds (known) with their
+// document frequencies (df), and returns as match the quoted terms that
+// select full-text candidates (memory.Selecting).
+func selectTerms(terms []string, st agentStats) (known []string, df []int, match []string) {
+	// Terms no chunk holds add nothing.
+	for i, t := range terms {
+		if st.df[i] > 0 {
+			known, df = append(known, t), append(df, st.df[i])
+		}
+	}
+	sel := memory.Selecting(df, int(st.chunks))
+	for i, t := range known {
+		if sel[i] {
+			match = append(match, "'"+t+"'")
+		}
+	}
+	return known, df, match
+}
+
+// sides runs the statements at once, each on a connection of its own,
+// and returns their candidates together.
+func (s *Store) sides(ctx context.Context, statements []searchStatement) ([]memory.Candidate, error) {
 	results := make([][]memory.Candidate, len(statements))
 	errs := make([]error, len(statements))
 	var wg sync.WaitGroup
@@ -86,9 +117,9 @@ func (s *Store) Search(ctx context.Context, agent string, q memory.Query) ([]mem
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("search %s: %w", agent, err)
+		return nil, err
 	}
-	return memory.Rank(slices.Concat(results...), q.RankOptions(qv != nil)), nil
+	return slices.Concat(results...), nil
 }
 
 // searchStatement is one side's query.
