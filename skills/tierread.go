@@ -150,33 +150,48 @@ func (r *tierReader) newSkill() *Skill {
 // slug is its last element. It reports whether rel holds a skill file, so a
 // top-level directory without one can be read as a group.
 func (r *tierReader) read(rel, slug string, top bool) bool {
+	if r.src.disk && haveDiskRead && r.readDisk(rel, slug) {
+		return true
+	}
+	return r.readFS(rel, slug, top)
+}
+
+// readDisk reads rel's SKILL.md from the disk with readDiskFile. It
+// reports whether that settled the skill (read, or too large); a missing
+// file, or anything unusual, is left to readFS.
+func (r *tierReader) readDisk(rel, slug string) bool {
 	src := r.src
 	file := workspace.SkillFile
-	if src.disk && haveDiskRead {
-		if r.buf == nil {
-			r.buf = make([]byte, 0, 8<<10)
-		}
-		onDiskZ := diskFileZ(src.Dir, rel, file, r.dirClean)
-		data, err := readDiskFile(onDiskZ, r.buf)
-		if err == nil {
-			r.buf = data[:0]
-			// The skill's directory is the file's path without
-			// "/SKILL.md", and its shown path the end of it: no second
-			// string.
-			onDisk := onDiskZ[:len(onDiskZ)-1]
-			shown := ""
-			if r.shownInDisk && filepath.Separator == '/' {
-				shown = onDisk[len(onDisk)-(len(src.Prefix)+1+len(rel)+1+len(file)):]
-			}
-			r.parseShown(rel, slug, file, shown, data, onDisk[:len(onDisk)-len(file)-1])
-			return true
-		}
-		if errors.Is(err, errTooLarge) {
-			r.tooLarge(path.Join(src.Prefix, rel, file))
-			return true
-		}
-		// Missing, or anything unusual: the fs.FS path below decides.
+	if r.buf == nil {
+		r.buf = make([]byte, 0, 8<<10)
 	}
+	onDiskZ := diskFileZ(src.Dir, rel, file, r.dirClean)
+	data, err := readDiskFile(onDiskZ, r.buf)
+	if err == nil {
+		r.buf = data[:0]
+		// The skill's directory is the file's path without
+		// "/SKILL.md", and its shown path the end of it: no second
+		// string.
+		onDisk := onDiskZ[:len(onDiskZ)-1]
+		shown := ""
+		if r.shownInDisk && filepath.Separator == '/' {
+			shown = onDisk[len(onDisk)-(len(src.Prefix)+1+len(rel)+1+len(file)):]
+		}
+		r.parseShown(rel, slug, file, shown, data, onDisk[:len(onDisk)-len(file)-1])
+		return true
+	}
+	if errors.Is(err, errTooLarge) {
+		r.tooLarge(path.Join(src.Prefix, rel, file))
+		return true
+	}
+	return false
+}
+
+// readFS is read through the tier's fs.FS, which also finds a skill file
+// named in another case.
+func (r *tierReader) readFS(rel, slug string, top bool) bool {
+	src := r.src
+	file := workspace.SkillFile
 	f, err := src.FS.Open(rel + "/" + file)
 	if errors.Is(err, fs.ErrNotExist) {
 		// skill.md, Skill.md, …: load it, and say how to name it.
