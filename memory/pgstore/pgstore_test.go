@@ -128,6 +128,48 @@ func TestEmbedderChangeReembeds(t *testing.T) {
 	}
 }
 
+// A database that applied migration 2 before it was retired keeps its
+// managed-skill tables, rows and vectors: the migrations and an embedder
+// change leave them alone.
+func TestRetiredSkillTablesKept(t *testing.T) {
+	ctx := context.Background()
+	schema := testSchema(t)
+	conn, err := pgx.Connect(ctx, databaseURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ident := pgx.Identifier{schema}.Sanitize()
+	for _, q := range []string{
+		"CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA public",
+		"CREATE SCHEMA " + ident,
+		"CREATE TABLE " + ident + ".schema_migrations (version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())",
+		"INSERT INTO " + ident + ".schema_migrations (version, name) VALUES (2, '002_managed_skills.sql')",
+		"CREATE TABLE " + ident + ".skills (slug text PRIMARY KEY, latest_version int NOT NULL)",
+		"CREATE TABLE " + ident + ".skill_versions (slug text NOT NULL REFERENCES " + ident + ".skills (slug) ON DELETE CASCADE, version int NOT NULL, content text NOT NULL, embedding public.vector(3), PRIMARY KEY (slug, version))",
+		"INSERT INTO " + ident + ".skills VALUES ('pdf', 1)",
+		"INSERT INTO " + ident + ".skill_versions VALUES ('pdf', 1, 'v1 body', '[1,2,3]')",
+	} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatal(q, err)
+		}
+	}
+	conn.Close(ctx)
+	s := openStore(t, schema, memory.Builtin{Dims: 64})
+	docs := []memory.Document{memory.NewDocument("MEMORY.md", "", "alpha beta")}
+	if _, err := s.Index(ctx, "a", "c1", docs); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s2 := openStore(t, schema, memory.Builtin{Dims: 32})
+	if n, err := s2.Backfill(ctx); err != nil || n != 1 {
+		t.Errorf("backfill after embedder change = %d, %v; want the one chunk", n, err)
+	}
+	var content, vector string
+	if err := s2.pool.QueryRow(ctx, "SELECT content, embedding::text FROM skill_versions WHERE slug = 'pdf' AND version = 1").Scan(&content, &vector); err != nil || content != "v1 body" || vector != "[1,2,3]" {
+		t.Errorf("retired skill row = %q, %q, %v; want it kept with its vector", content, vector, err)
+	}
+}
+
 // Two stores sharing a database: the second Index of the same commit finds
 // it indexed and does nothing.
 func TestSameCommitIndexedOnce(t *testing.T) {

@@ -1,0 +1,162 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/quirehq/quire/memory"
+)
+
+// TextVector is the tsvector stored with a chunk, from its indexed text
+// (memory.IndexText): its full-text terms (a's terms, those of queries
+// and of the embedded store) with their positions, and the number of
+// terms (the chunk's BM25 length). Terms PostgreSQL cannot hold (over
+// 2,047 bytes) are left out, as to_tsvector leaves them out; positions
+// past 16,383 count as 16,383 and a term keeps its first 256, as in
+// to_tsvector.
+func TextVector(a *memory.Analyzer, text string) (pgtype.TSVector, int) {
+	const (
+		maxPosition  = 1<<14 - 1
+		maxPositions = 256
+	)
+	at := map[string]int{} // term → index in lexemes
+	var lexemes []pgtype.TSVectorLexeme
+	i := 0
+	a.Each(text, nil, func(tok []byte) {
+		i++
+		if len(tok) > maxLexeme {
+			return
+		}
+		pos := uint16(min(i, maxPosition))
+		j, ok := at[string(tok)]
+		if !ok {
+			j = len(lexemes)
+			word := string(tok)
+			at[word] = j
+			lexemes = append(lexemes, pgtype.TSVectorLexeme{Word: word})
+		}
+		ps := lexemes[j].Positions
+		if len(ps) < maxPositions && (len(ps) == 0 || ps[len(ps)-1].Position < pos) {
+			lexemes[j].Positions = append(ps, pgtype.TSVectorPosition{Position: pos})
+		}
+	})
+	return pgtype.TSVector{Lexemes: lexemes, Valid: true}, i
+}
+
+// maxLexeme is the longest token, in bytes, PostgreSQL's full-text types
+// hold; longer ones are neither stored nor searched.
+const maxLexeme = 2047
+
+// termDelta is what an Index call changes in an agent's term
+// statistics: chunks and tokens added (negative: removed) and, per term,
+// chunks holding it.
+type termDelta struct {
+	chunks, tokens int64
+	df             map[string]int
+}
+
+// add counts one chunk's terms (sign 1) or discounts them (sign −1).
+func (d *termDelta) add(tsv pgtype.TSVector, tokens, sign int) {
+	d.chunks += int64(sign)
+	d.tokens += int64(sign * tokens)
+	for _, l := range tsv.Lexemes {
+		d.df[l.Word] += sign
+	}
+}
+
+// subtract discounts the chunks of the documents about to be deleted.
+func (d *termDelta) subtract(ctx context.Context, tx pgx.Tx, docs []int64) error {
+	rows, err := tx.Query(ctx, "SELECT tsv, tokens FROM chunks WHERE document_id = ANY($1)", docs)
+	if err != nil {
+		return fmt.Errorf("read term statistics of removed chunks: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var tsv pgtype.TSVector
+		var tokens int
+		if err := rows.Scan(&tsv, &tokens); err != nil {
+			return fmt.Errorf("read term statistics of removed chunks: %w", err)
+		}
+		d.add(tsv, tokens, -1)
+	}
+	return rows.Err()
+}
+
+// apply writes the delta to the agent's statistics, dropping terms no
+// chunk holds any more.
+func (d *termDelta) apply(ctx context.Context, tx pgx.Tx, agent string) error {
+	terms := make([]string, 0, len(d.df))
+	counts := make([]int32, 0, len(d.df))
+	var gone []string
+	for t, n := range d.df {
+		if n != 0 {
+			terms, counts = append(terms, t), append(counts, int32(n))
+		}
+		if n < 0 {
+			gone = append(gone, t)
+		}
+	}
+	if len(terms) > 0 {
+		if _, err := tx.Exec(ctx, `INSERT INTO term_stats (agent, term, df)
+			SELECT $1, t, n FROM unnest($2::text[], $3::int[]) AS u(t, n)
+			ON CONFLICT (agent, term) DO UPDATE SET df = term_stats.df + excluded.df`, agent, terms, counts); err != nil {
+			return fmt.Errorf("update term statistics: %w", err)
+		}
+	}
+	if len(gone) > 0 {
+		if _, err := tx.Exec(ctx, "DELETE FROM term_stats WHERE agent = $1 AND term = ANY($2) AND df <= 0", agent, gone); err != nil {
+			return fmt.Errorf("update term statistics: %w", err)
+		}
+	}
+	if d.chunks != 0 || d.tokens != 0 {
+		if _, err := tx.Exec(ctx, "UPDATE agents SET chunk_count = chunk_count + $2, token_count = token_count + $3 WHERE agent = $1", agent, d.chunks, d.tokens); err != nil {
+			return fmt.Errorf("update term statistics: %w", err)
+		}
+	}
+	return nil
+}
+
+// agentStats is what BM25 needs of an agent: its chunks, their tokens,
+// and the document frequency of each query term (0 when none holds it).
+type agentStats struct {
+	chunks, tokens int64
+	df             []int
+}
+
+// termStats reads the agent's statistics and the document frequency of
+// each term in one round trip.
+func (s *Store) termStats(ctx context.Context, agent string, terms []string) (agentStats, error) {
+	st := agentStats{df: make([]int, len(terms))}
+	var batch pgx.Batch
+	batch.Queue("SELECT chunk_count, token_count FROM agents WHERE agent = $1", agent).QueryRow(func(row pgx.Row) error {
+		err := row.Scan(&st.chunks, &st.tokens)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		return err
+	})
+	if len(terms) > 0 {
+		batch.Queue("SELECT term, df FROM term_stats WHERE agent = $1 AND term = ANY($2)", agent, terms).Query(func(rows pgx.Rows) error {
+			for rows.Next() {
+				var t string
+				var df int
+				if err := rows.Scan(&t, &df); err != nil {
+					return err
+				}
+				if i := slices.Index(terms, t); i >= 0 {
+					st.df[i] = df
+				}
+			}
+			return rows.Err()
+		})
+	}
+	if err := s.pool.SendBatch(ctx, &batch).Close(); err != nil {
+		return st, fmt.Errorf("term statistics: %w", err)
+	}
+	return st, nil
+}
