@@ -3,6 +3,8 @@ package skills
 import (
 	"path"
 	"path/filepath"
+
+	"github.com/quirehq/quire/workspace"
 )
 
 // location is where the prompt tells the model a skill lives. Workspace
@@ -19,11 +21,11 @@ func location(src Source, rel, file string) string {
 func locationPrefix(src Source) string {
 	switch src.Tier {
 	case TierWorkspace:
-		return "skills"
+		return workspace.SkillsDir
 	case TierWorkspaceAgents:
-		return ".agents/skills"
+		return workspace.AgentSkillsDir
 	case TierHome:
-		return "~/.agents/skills"
+		return "~/" + workspace.AgentSkillsDir
 	case TierManaged:
 		return "managed"
 	}

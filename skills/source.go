@@ -102,7 +102,7 @@ func (o Options) Sources() []Source {
 		for _, t := range []struct {
 			tier Tier
 			dir  string
-		}{{TierWorkspace, "skills"}, {TierWorkspaceAgents, ".agents/skills"}} {
+		}{{TierWorkspace, workspace.SkillsDir}, {TierWorkspaceAgents, workspace.AgentSkillsDir}} {
 			sub, err := fs.Sub(ws, t.dir)
 			if err != nil {
 				continue
@@ -116,7 +116,7 @@ func (o Options) Sources() []Source {
 		}
 	}
 	if o.HomeDir != "" {
-		dir := filepath.Join(o.HomeDir, ".agents", "skills")
+		dir := filepath.Join(o.HomeDir, filepath.FromSlash(workspace.AgentSkillsDir))
 		out = append(out, Source{Tier: TierHome, FS: os.DirFS(dir), Prefix: dir, Dir: dir, disk: true})
 	}
 	if o.ManagedDir != "" {

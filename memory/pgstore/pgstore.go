@@ -112,7 +112,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to database: %w", err)
 	}
-	s := &Store{pool: pool, schema: schema, schemaName: opts.Schema, emb: opts.Embedder, log: log, older: opts.Older}
+	s := &Store{pool: pool, schema: schema, schemaName: opts.Schema, emb: opts.Embedder, log: log.With("component", "pgstore"), older: opts.Older}
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
 	if err := s.matchEmbedder(ctx); err != nil {
 		pool.Close()
