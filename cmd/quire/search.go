@@ -14,6 +14,7 @@ import (
 
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/memory/memstore"
+	"github.com/quirehq/quire/prompt"
 )
 
 type searchOptions struct {
@@ -103,32 +104,11 @@ func runSearch(ctx context.Context, e *env, opts any, args []string) error {
 	for _, p := range problems {
 		fmt.Fprintf(e.stderr, "%s: warning: %s\n", displayPath(o.dir, joinAgent(a.Dir, p.Path)), p.Message)
 	}
-	emb, err := o.embedderOptions.open(ctx, e.getenv)
-	if err != nil {
-		return err
-	}
-	cache := cacheFile(e.getenv)
-	store, err := memstore.New(memstore.Options{Embedder: emb, CacheFile: cache})
+	store, err := localIndex(ctx, e, o, a.Name, docs)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	snapshot := indexSnapshot(cache, o.dir, o.rev, a.Name, emb)
-	loaded := false
-	if f, err := os.Open(snapshot); err == nil {
-		loaded = store.Load(a.Name, f) == nil
-		f.Close()
-	}
-	st, err := store.Index(ctx, a.Name, "", docs)
-	if err != nil {
-		return err
-	}
-	if snapshot != "" && (!loaded || st.Changed > 0 || st.Removed > 0) && st.EmbedError == nil {
-		saveSnapshot(store, a.Name, snapshot) // a snapshot only saves time
-	}
-	if st.EmbedError != nil {
-		fmt.Fprintf(e.stderr, "warning: %v; searching full text only\n", st.EmbedError)
-	}
 	q := memory.Query{Text: args[0], User: o.user, Limit: o.limit, MinScore: o.minScore, TextWeight: a.Config.MemoryTextWeight}
 	if w := o.weight(); w != nil {
 		q.TextWeight = w
@@ -140,30 +120,7 @@ func runSearch(ctx context.Context, e *env, opts any, args []string) error {
 	if err != nil {
 		return err
 	}
-	if o.json {
-		return writeJSON(e.stdout, struct {
-			Agent string       `json:"agent"`
-			Query string       `json:"query"`
-			Hits  []memory.Hit `json:"hits"`
-		}{a.Name, args[0], hits})
-	}
-	if len(hits) == 0 {
-		fmt.Fprintf(e.stderr, "no memory matches %q (%d documents searched)\n", args[0], len(docs))
-		return exitError{exitFindings}
-	}
-	for _, h := range hits {
-		loc := joinAgent(a.Dir, h.Path)
-		if h.User != "" {
-			if dir, err := a.UserDir(h.User); err == nil {
-				loc = joinAgent(dir, h.Path)
-			}
-		}
-		fmt.Fprintf(e.stdout, "%s:%d-%d  %.3f  %s\n", displayPath(o.dir, loc), h.StartLine, h.EndLine, h.Score, h.Scope)
-		for _, line := range strings.Split(h.Text, "\n") {
-			fmt.Fprintf(e.stdout, "    %s\n", line)
-		}
-	}
-	return nil
+	return printHits(e, o, a, args[0], hits, len(docs))
 }
 
 // joinAgent joins a path relative to an agent directory to it.
@@ -236,4 +193,65 @@ func saveSnapshot(store *memstore.Store, agent, file string) {
 	if os.Rename(tmp.Name(), file) != nil {
 		os.Remove(tmp.Name())
 	}
+}
+
+// localIndex indexes docs, the agent's memory, in an embedded store,
+// starting from the snapshot a previous search left in the cache.
+func localIndex(ctx context.Context, e *env, o *searchOptions, agent string, docs []memory.Document) (*memstore.Store, error) {
+	emb, err := o.embedderOptions.open(ctx, e.getenv)
+	if err != nil {
+		return nil, err
+	}
+	cache := cacheFile(e.getenv)
+	store, err := memstore.New(memstore.Options{Embedder: emb, CacheFile: cache})
+	if err != nil {
+		return nil, err
+	}
+	snapshot := indexSnapshot(cache, o.dir, o.rev, agent, emb)
+	loaded := false
+	if f, err := os.Open(snapshot); err == nil {
+		loaded = store.Load(agent, f) == nil
+		f.Close()
+	}
+	st, err := store.Index(ctx, agent, "", docs)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	if snapshot != "" && (!loaded || st.Changed > 0 || st.Removed > 0) && st.EmbedError == nil {
+		saveSnapshot(store, agent, snapshot) // a snapshot only saves time
+	}
+	if st.EmbedError != nil {
+		fmt.Fprintf(e.stderr, "warning: %v; searching full text only\n", st.EmbedError)
+	}
+	return store, nil
+}
+
+// printHits writes the hits of query, as JSON with --json; none is
+// exitFindings.
+func printHits(e *env, o *searchOptions, a *prompt.Agent, query string, hits []memory.Hit, searched int) error {
+	if o.json {
+		return writeJSON(e.stdout, struct {
+			Agent string       `json:"agent"`
+			Query string       `json:"query"`
+			Hits  []memory.Hit `json:"hits"`
+		}{a.Name, query, hits})
+	}
+	if len(hits) == 0 {
+		fmt.Fprintf(e.stderr, "no memory matches %q (%d documents searched)\n", query, searched)
+		return exitError{exitFindings}
+	}
+	for _, h := range hits {
+		loc := joinAgent(a.Dir, h.Path)
+		if h.User != "" {
+			if dir, err := a.UserDir(h.User); err == nil {
+				loc = joinAgent(dir, h.Path)
+			}
+		}
+		fmt.Fprintf(e.stdout, "%s:%d-%d  %.3f  %s\n", displayPath(o.dir, loc), h.StartLine, h.EndLine, h.Score, h.Scope)
+		for _, line := range strings.Split(h.Text, "\n") {
+			fmt.Fprintf(e.stdout, "    %s\n", line)
+		}
+	}
+	return nil
 }
