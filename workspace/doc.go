@@ -7,7 +7,7 @@
 //     prompt, the memory index, the merge, retention and MCP apply);
 //   - user and room ids as directory names (ids.go: EncodeID, DecodeID);
 //   - the one finding type, Problem, and the rules every file obeys
-//     (problem.go, rules.go, text.go);
+//     (problem.go, rules.go, text.go), over a whole tree (checkfiles.go);
 //   - the fs.FS readers: Dir and the overlay.
 //
 // Dir reads a working tree through an os.Root (on Linux, first with

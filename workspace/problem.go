@@ -54,3 +54,14 @@ func HasErrors(ps []Problem) bool {
 	}
 	return false
 }
+
+// Errors keeps the errors of ps.
+func Errors(ps []Problem) []Problem {
+	var out []Problem
+	for _, p := range ps {
+		if p.Severity == SeverityError {
+			out = append(out, p)
+		}
+	}
+	return out
+}
