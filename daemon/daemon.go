@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/quirehq/quire/agent"
 	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/daemon/mcp"
 	"github.com/quirehq/quire/gitsync"
@@ -356,9 +357,9 @@ func (d *Daemon) openSources(ctx context.Context, tokens *prompt.Tokenizer) erro
 	}
 	if d.opts.ReposDir != "" {
 		host, err := gitsync.NewHost(d.opts.ReposDir, gitsync.HostOptions{
-			// The one validation (gitsync.Check), and no agent that
+			// The one validation (agent.Check), and no agent that
 			// another source serves already.
-			Validator:    gitsync.Validators{gitsync.WorkspaceChecks(gitsync.CheckOptions{Cache: tokens, SharedSkills: d.deployer.shared.Sources()}), gitsync.ValidatorFunc(d.sources.claims)},
+			Validator:    gitsync.Validators{gitsync.TreeValidator(agent.WorkspaceChecks(agent.CheckOptions{Cache: tokens, SharedSkills: d.deployer.shared.Sources()})), gitsync.ValidatorFunc(d.sources.claims)},
 			AfterPush:    d.deployer.afterPush,
 			Authenticate: gitUser(d.opts.GitTokens),
 			AllowCreate:  d.opts.AllowCreate,

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/quirehq/quire/agent"
 	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/prompt"
@@ -12,7 +13,7 @@ import (
 )
 
 // checked wraps build so that the tree a write would make goes through
-// the validation a push goes through (gitsync.Check, the one `quire
+// the validation a push goes through (agent.Check, the one `quire
 // check` runs) before anything is committed: an error on a file the
 // write changes refuses the write with a 422 naming it, instead of
 // committing a tree that then blocks every push. The content checks run
@@ -39,9 +40,9 @@ func (wr *writer) checked(ctx context.Context, ref agentRef, build buildFunc) bu
 		if len(paths) == 0 {
 			return writes, nil
 		}
-		probs := gitsync.Check(ctx, workspace.WithFiles(fsys, files), gitsync.CheckOptions{Paths: paths, FilesOnly: filesOnly, Cache: wr.tokens})
+		probs := agent.Check(ctx, workspace.WithFiles(fsys, files), agent.CheckOptions{Paths: paths, FilesOnly: filesOnly, Cache: wr.tokens})
 		var refused []string
-		for _, p := range gitsync.Errors(probs) {
+		for _, p := range workspace.Errors(probs) {
 			if _, written := files[p.Path]; written {
 				refused = append(refused, p.String())
 			}

@@ -12,7 +12,7 @@ import (
 )
 
 // TestWritesRunThePushValidation: an API write is checked like a push
-// (gitsync.Check on the tree it would make). A 5,000-char MEMORY.md for an
+// (agent.Check on the tree it would make). A 5,000-char MEMORY.md for an
 // agent with policy: reject and per_file: 2,000 is refused with a 422
 // naming the finding, nothing is committed, and a person's push still
 // goes through afterwards (it used to be accepted and then to block

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path"
 	"strings"
 	"time"
 
@@ -454,15 +455,15 @@ type checkMemo map[checkKey]string
 
 // checkKey is what check's answer depends on besides the objects.
 type checkKey struct {
-	old, new  plumbing.Hash
-	filesOnly bool // a ref the content checks do not apply to
+	old, new plumbing.Hash
+	dir      string // the directory of the ref's name (see Validator)
 }
 
 // check is h.check, answered from the memo for a ref whose commit, old
 // value and kind an earlier ref of the push had (a refusal points at the
 // earlier ref's remote: lines instead of repeating them).
 func (m checkMemo) check(ctx context.Context, h *Host, ov *overlay, c command, out *pushOutput) string {
-	k := checkKey{old: c.Old, new: c.New, filesOnly: filesOnlyRef(c.Name)}
+	k := checkKey{old: c.Old, new: c.New, dir: path.Dir(c.Name.String())}
 	if reason, ok := m[k]; ok {
 		if reason != "" {
 			out.say("error: %s refused: same commit as a ref refused above (%s)", c.Name.Short(), reason)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -41,7 +40,10 @@ func remoteLine(p workspace.Problem) string {
 // of the push is written or any ref moves; a non-empty result refuses
 // that ref. tree reads the pushed commit through the push's objects;
 // changed lists the files that differ from the ref's old commit (every
-// file for a new ref).
+// file for a new ref). Refs of one push in one directory (refs/heads,
+// refs/tags, refs/heads/proposals/bot) that move from one commit to one
+// commit are validated once: an answer may depend on the directory of a
+// ref's name, not on its last element.
 type Validator interface {
 	Validate(ctx context.Context, ref RefUpdate, tree *Snapshot, changed []Change) []workspace.Problem
 }
@@ -70,36 +72,23 @@ func (vs Validators) Validate(ctx context.Context, ref RefUpdate, tree *Snapshot
 	return out
 }
 
-// IsContextFile reports whether a path is read as text into an agent's
-// context: Markdown files (AGENTS.md, MEMORY.md, memory/*.md, SKILL.md,
-// …) and agent.yaml. These must be valid UTF-8 (workspace.IsTextFile).
-func IsContextFile(p string) bool { return workspace.IsTextFile(p) }
-
-// RepositoryChecks is the default validator: Check's file rules on every
-// added or modified file (no symbolic links, no file over MaxFileBytes,
-// text files in UTF-8) and no gitlinks.
-func RepositoryChecks() Validator {
-	return ValidatorFunc(func(ctx context.Context, _ RefUpdate, tree *Snapshot, changed []Change) []workspace.Problem {
-		return append(Check(ctx, tree, CheckOptions{Paths: changedPaths(changed), FilesOnly: true}), gitlinkProblems(changed)...)
-	})
-}
-
-// WorkspaceChecks is a daemon's push validator: Check on the pushed
-// tree, the file rules on the changed files, and, for a branch other than
-// proposals/*, the content checks too. Only errors refuse a push.
-func WorkspaceChecks(opts CheckOptions) Validator {
+// TreeValidator adapts a check of pushed trees to a Validator: check is
+// given the full name of the ref (refs/heads/main), the pushed tree and
+// the paths of the files the push adds or modifies (every file for a new
+// ref). Gitlinks, which the tree does not show, are refused besides.
+func TreeValidator(check func(ctx context.Context, ref string, tree fs.FS, paths []string) []workspace.Problem) Validator {
 	return ValidatorFunc(func(ctx context.Context, ref RefUpdate, tree *Snapshot, changed []Change) []workspace.Problem {
-		o := opts
-		o.Paths = changedPaths(changed)
-		o.FilesOnly = filesOnlyRef(ref.Name)
-		return append(Errors(Check(ctx, tree, o)), gitlinkProblems(changed)...)
+		return append(check(ctx, ref.Name.String(), tree, changedPaths(changed)), gitlinkProblems(changed)...)
 	})
 }
 
-// filesOnlyRef reports whether a ref gets the file rules alone, without
-// the content checks: a tag, a note, a proposal branch.
-func filesOnlyRef(n plumbing.ReferenceName) bool {
-	return !n.IsBranch() || strings.HasPrefix(n.String(), "refs/heads/proposals/")
+// RepositoryChecks is the default validator: the file rules
+// (workspace.CheckFiles) on every added or modified file (no symbolic
+// links, no file over MaxFileBytes, text files in UTF-8) and no gitlinks.
+func RepositoryChecks() Validator {
+	return TreeValidator(func(ctx context.Context, _ string, tree fs.FS, paths []string) []workspace.Problem {
+		return workspace.CheckFiles(ctx, tree, paths)
+	})
 }
 
 // CodeGitlink is the problem code of a gitlink (a submodule entry).
@@ -156,7 +145,7 @@ func changedPaths(changed []Change) []string {
 // commit of a push): they would be stored and served all the same.
 func fileLimits(ctx context.Context, tree *Snapshot, changed []Change) []workspace.Problem {
 	out := gitlinkProblems(changed)
-	for _, p := range Check(ctx, tree, CheckOptions{Paths: changedPaths(changed), FilesOnly: true}) {
+	for _, p := range workspace.CheckFiles(ctx, tree, changedPaths(changed)) {
 		if p.Code != workspace.CodeInvalidUTF8 && p.Code != workspace.CodeControlChar {
 			out = append(out, p)
 		}

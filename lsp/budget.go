@@ -20,7 +20,7 @@ import (
 // reject-policy violations, and the problems of agent.yaml. The total
 // budget couples the files, so a change to one re-diagnoses them all.
 //
-// checked are the findings of gitsync.Check, the validation `quire check`
+// checked are the findings of agent.Check, the validation `quire check`
 // and a push run: those the budget diagnostics do not already cover
 // (names, links, sizes, SKILL.md) are added on their files.
 func budgetDiagnostics(a *analysis, v view, now time.Time, checked []workspace.Problem) map[string][]protocol.Diagnostic {

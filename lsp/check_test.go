@@ -10,7 +10,7 @@ import (
 	"go.lsp.dev/protocol"
 )
 
-// The editor shows what `quire check` and a push refuse (gitsync.Check):
+// The editor shows what `quire check` and a push refuse (agent.Check):
 // a symbolic link and a daily log over 1 MiB, on their own files, even
 // though neither is open and the link is not a file the prompt reads.
 func TestEditorShowsWhatAPushRefuses(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
-	"github.com/quirehq/quire/gitsync"
+	"github.com/quirehq/quire/agent"
 	"github.com/quirehq/quire/prompt"
 	"github.com/quirehq/quire/skills"
 	"github.com/quirehq/quire/workspace"
@@ -117,7 +117,7 @@ func (s *server) diagnose(v view) map[uri.URI][]protocol.Diagnostic {
 		// editor's view of the files.
 		// The allow lists are checked against the skills the preview
 		// loaded for this snapshot, not read from disk again per edit.
-		checked = gitsync.Check(context.Background(), v.fsys, gitsync.CheckOptions{Workspace: a.ws, CheckAgent: s.checkAgent,
+		checked = agent.Check(context.Background(), v.fsys, agent.CheckOptions{Workspace: a.ws, CheckAgent: s.checkAgent,
 			SkillsOf: func(ag *prompt.Agent) *skills.Set { return a.skillsOf(ag, v.root, s.home, s.skillsDir) }})
 	}
 	for p, diags := range budgetDiagnostics(a, v, s.now(), checked) {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quirehq/quire/agent"
 	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/prompt"
@@ -123,7 +124,7 @@ func runCheck(ctx context.Context, e *env, opts any, args []string) error {
 }
 
 // checkDir checks the workspace at dir with the push validator's own
-// function (gitsync.Check: every file, then the content) and returns its
+// function (agent.Check: every file, then the content) and returns its
 // problems with paths relative to the current directory. staged checks
 // git's index instead of the files on disk; otherwise the files git
 // ignores are left out. shared are the skill tiers an allow list may name
@@ -145,7 +146,7 @@ func checkDir(ctx context.Context, dir string, staged bool, shared []skills.Sour
 	} else if ws, err = prompt.Open(fsys, prompt.Options{RootName: rootName(dir), Tokenizer: cache}); err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", dir, err)
 	}
-	probs = append(probs, gitsync.Check(ctx, fsys, gitsync.CheckOptions{RootName: rootName(dir), Cache: cache, SharedSkills: shared})...)
+	probs = append(probs, agent.Check(ctx, fsys, agent.CheckOptions{RootName: rootName(dir), Cache: cache, SharedSkills: shared})...)
 	for _, a := range ws.Agents() {
 		probs = append(probs, pruneWarning(fsys, a, time.Now())...)
 	}
