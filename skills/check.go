@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -14,10 +15,13 @@ import (
 // WorkspaceSources returns the two workspace tiers of the agent whose
 // directory in fsys is agentDir ("." for the root), with prefixes relative
 // to fsys's root, followed by the built-in tier. It is what `quire check`,
-// the git endpoint and the language server lint.
+// the git endpoint and the language server lint. A tree on disk as it is
+// (a workspace.Dir) is read from the disk directly, as Options.Sources
+// reads WorkspaceDir.
 func WorkspaceSources(fsys fs.FS, agentDir string) []Source {
 	var out []Source
 	agent, _ := fs.Sub(fsys, agentDir)
+	disk, onDisk := fsys.(*workspace.Dir)
 	for _, t := range []struct {
 		tier Tier
 		dir  string
@@ -27,7 +31,13 @@ func WorkspaceSources(fsys fs.FS, agentDir string) []Source {
 		if err != nil {
 			continue
 		}
-		out = append(out, Source{Tier: t.tier, FS: sub, Prefix: p, agent: agent})
+		src := Source{Tier: t.tier, FS: sub, Prefix: p, agent: agent}
+		if onDisk {
+			if dir, err := filepath.Abs(filepath.Join(disk.Name(), filepath.FromSlash(p))); err == nil {
+				src.Dir, src.disk = dir, true
+			}
+		}
+		out = append(out, src)
 	}
 	return append(out, builtinSource())
 }
@@ -64,23 +74,12 @@ func CheckAgent(fsys fs.FS, agentDir string) []workspace.Problem {
 // maxKnownShown bounds the skill names an unknown-name warning lists.
 const maxKnownShown = 12
 
-// CheckAllowList warns about each name in agent a's allow list (agent.yaml
-// skills:) that matches no skill the agent has: the workspace tiers of its
-// directory in fsys, the shared tiers (~/.agents/skills, the managed
-// directory; nil when unknown) and the built-in skills. Such a name allows
-// nothing, and a list of nothing else silently turns every skill off. Each
-// warning points at the name in agent.yaml and lists the known skills. An
-// agent without an allow list, or with an empty one, costs nothing.
-func CheckAllowList(fsys fs.FS, a *prompt.Agent, shared []Source) []workspace.Problem {
-	if len(a.Config.Skills) == 0 {
-		return nil
-	}
-	set := Load(0, append(WorkspaceSources(fsys, a.Dir), shared...), nil)
-	return set.UnknownAllowed(a)
-}
-
-// UnknownAllowed is CheckAllowList's warnings for an agent whose skills
-// are s (the deploy report says them too).
+// UnknownAllowed warns about each name in agent a's allow list
+// (agent.yaml skills:) that matches no skill of s, the agent's skills
+// (agent.Skills): such a name allows nothing, and a list of nothing else
+// silently turns every skill off. Each warning points at the name in
+// agent.yaml and lists the known skills. `quire check`, the push and the
+// deploy report say them.
 func (s *Set) UnknownAllowed(a *prompt.Agent) []workspace.Problem {
 	var out []workspace.Problem
 	for i, name := range a.Config.Skills {
