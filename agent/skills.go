@@ -13,7 +13,7 @@ import (
 type SkillOptions struct {
 	// Shared are the tiers every agent has besides its workspace's and
 	// the built-ins: ~/.agents/skills and the managed directory
-	// (skills.Options{HomeDir, ManagedDir, NoBuiltin: true}.Sources()).
+	// (SharedSkills).
 	Shared []skills.Source
 	// Dir is the directory on disk of the tree the agent was found in,
 	// "" for a tree that is not on disk (a commit). A workspace skill's
@@ -22,6 +22,13 @@ type SkillOptions struct {
 	// Version numbers the set (skills.Set.Version): a later load of the
 	// same agent has a higher one.
 	Version uint64
+}
+
+// SharedSkills are the skill tiers every agent has besides its own and
+// the built-ins: home's ~/.agents/skills and the managed directory, each
+// when given.
+func SharedSkills(home, managed string) []skills.Source {
+	return skills.Options{HomeDir: home, ManagedDir: managed, NoBuiltin: true}.Sources()
 }
 
 // SkillSources returns the skill tiers of agent a of the tree fsys: its

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/quirehq/quire/agent"
 	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/prompt"
@@ -33,7 +34,7 @@ type deployer struct {
 	// tokens caches token counts across deployments (prompt.Tokenizer).
 	tokens *prompt.Tokenizer
 	// shared names the skill tiers every agent shares besides the
-	// built-ins (which WorkspaceSources already adds): ~/.agents/skills
+	// built-ins (which agent.Skills adds): ~/.agents/skills
 	// and the managed directory.
 	shared    skills.Options
 	indexer   *indexer
@@ -143,16 +144,11 @@ func (dp *deployer) build(ctx context.Context, s *source, base fs.FS, commit str
 	fsys := fs.FS(view)
 	dep := &deployment{commit: commit, fsys: fsys, base: base, ws: ws, agents: map[string]*deployedAgent{}, at: dp.now(), prompts: map[string][]byte{}}
 	for _, a := range ws.Agents() {
-		srcs := skills.WorkspaceSources(fsys, a.Dir)
+		opts := agent.SkillOptions{Shared: dp.shared.Sources(), Version: s.seq.Add(1)}
 		if s.kind == kindDir {
-			for i := range srcs {
-				if srcs[i].Tier != skills.TierBuiltin {
-					srcs[i].Dir = joinDir(s.dir, srcs[i].Prefix)
-				}
-			}
+			opts.Dir = s.dir
 		}
-		srcs = append(srcs, dp.shared.Sources()...)
-		set := skills.Load(s.seq.Add(1), srcs, nil)
+		set := agent.Skills(fsys, a, opts)
 		dep.agents[a.Name] = &deployedAgent{agent: a, skills: set}
 		dep.names = append(dep.names, a.Name)
 	}

@@ -1,13 +1,12 @@
 package lsp
 
 import (
-	"io/fs"
 	"path"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/quirehq/quire/agent"
 	"github.com/quirehq/quire/prompt"
 	"github.com/quirehq/quire/skills"
 	"github.com/quirehq/quire/workspace"
@@ -26,20 +25,17 @@ type analysis struct {
 }
 
 // skillsOf loads the skills agent ag sees in this snapshot, the way
-// `quire prompt` does: the agent's skills/ and .agents/skills/ (from the
-// editor's view), then home's ~/.agents/skills, then the built-ins. root is
-// the workspace directory on disk, for {baseDir}.
+// `quire prompt` and the daemon do (agent.Skills): the agent's skills/ and
+// .agents/skills/ (from the editor's view), then home's ~/.agents/skills
+// and the managed directory, then the built-ins. root is the workspace
+// directory on disk, for {baseDir}.
 func (a *analysis) skillsOf(ag *prompt.Agent, root, home, managed string) *skills.Set {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if set, ok := a.skills[ag.Dir]; ok {
 		return set
 	}
-	opts := skills.Options{HomeDir: home, ManagedDir: managed, WorkspaceDir: filepath.Join(root, filepath.FromSlash(ag.Dir))}
-	if sub, err := fs.Sub(a.fsys, ag.Dir); err == nil {
-		opts.Workspace = sub
-	}
-	set := skills.Load(1, opts.Sources(), nil)
+	set := agent.Skills(a.fsys, ag, agent.SkillOptions{Shared: agent.SharedSkills(home, managed), Dir: root, Version: 1})
 	if a.skills == nil {
 		a.skills = map[string]*skills.Set{}
 	}

@@ -8,9 +8,9 @@ import (
 	"github.com/quirehq/quire/prompt"
 )
 
-// CheckAllowList: one warning per allow-list name that matches no skill,
+// UnknownAllowed: one warning per allow-list name that matches no skill,
 // at the name, listing the known skills (the first twelve of many).
-func TestCheckAllowList(t *testing.T) {
+func TestUnknownAllowed(t *testing.T) {
 	few := fstest.MapFS{"skills/pdf/SKILL.md": {Data: []byte("---\nname: pdf\ndescription: Read PDF files.\n---\nx\n")}}
 	many := fstest.MapFS{}
 	for i := range 12 {
@@ -38,7 +38,7 @@ func TestCheckAllowList(t *testing.T) {
 				a.Config.SkillsAt = append(a.Config.SkillsAt, prompt.Position{Line: 7 + i, Column: 3})
 			}
 			var got []string
-			for _, p := range CheckAllowList(tc.fsys, a, nil) {
+			for _, p := range Load(0, WorkspaceSources(tc.fsys, a.Dir), nil).UnknownAllowed(a) {
 				got = append(got, p.String())
 			}
 			if fmt.Sprint(got) != fmt.Sprint(tc.want) {

@@ -27,8 +27,8 @@
 //   - Watcher swaps in a new Set, with a higher version, 500 ms after the
 //     last change under any tier directory on disk.
 //   - CheckAgent lists a workspace's SKILL.md problems for `quire check`,
-//     the git endpoint and the language server; CheckAllowList warns about
-//     agent.yaml allow-list names that match no skill.
+//     the git endpoint and the language server; Set.UnknownAllowed warns
+//     about agent.yaml allow-list names that match no skill.
 //
 // The package is pure apart from reading and watching directories: no
 // network, no database driver, no os/exec.

@@ -86,7 +86,7 @@ func runCheck(ctx context.Context, e *env, opts any, args []string) error {
 	}
 	// An allow list may name a skill of the shared tiers, as `quire
 	// prompt` loads them.
-	shared := skills.Options{HomeDir: e.getenv("HOME"), ManagedDir: o.skillsDir, NoBuiltin: true}.Sources()
+	shared := agent.SharedSkills(e.getenv("HOME"), o.skillsDir)
 	var all []workspace.Problem
 	for _, dir := range args {
 		probs, err := checkDir(ctx, dir, o.staged, shared)

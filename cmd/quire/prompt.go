@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/quirehq/quire/agent"
 	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/prompt"
 	"github.com/quirehq/quire/skills"
@@ -162,26 +163,21 @@ func runPrompt(ctx context.Context, e *env, opts any, args []string) error {
 	return nil
 }
 
-// loadSkills loads the skills agent a sees: from its directory on disk, or
-// from the git revision the workspace was read at, then ~/.agents/skills
-// and the managed directory (--skills-dir), and the built-in skills: the
-// tiers the daemon loads, so the prompt is the one it serves.
+// loadSkills loads the skills agent a sees (agent.Skills): from its
+// directory on disk, or from the git revision the workspace was read at,
+// then ~/.agents/skills and the managed directory (--skills-dir), and the
+// built-in skills: the tiers the daemon loads, so the prompt is the one it
+// serves.
 func loadSkills(ws *prompt.Workspace, a *prompt.Agent, dir, rev, home, managed string) (*skills.Set, error) {
-	opts := skills.Options{HomeDir: home, ManagedDir: managed}
+	opts := agent.SkillOptions{Shared: agent.SharedSkills(home, managed), Version: 1}
 	if rev == "" {
-		abs, err := filepath.Abs(filepath.Join(dir, filepath.FromSlash(a.Dir)))
+		abs, err := filepath.Abs(dir)
 		if err != nil {
 			return nil, err
 		}
-		opts.WorkspaceDir = abs
-	} else {
-		sub, err := fs.Sub(ws.FS(), a.Dir)
-		if err != nil {
-			return nil, err
-		}
-		opts.Workspace = sub
+		opts.Dir = abs
 	}
-	return skills.Load(1, opts.Sources(), nil), nil
+	return agent.Skills(ws.FS(), a, opts), nil
 }
 
 // openWorkspace opens the workspace in dir: on disk, or at a git revision

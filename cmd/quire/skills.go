@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/quirehq/quire/skills"
@@ -81,11 +80,7 @@ func runSkills(ctx context.Context, e *env, opts any, args []string) error {
 	if err != nil {
 		return err
 	}
-	agent, err := ws.Agent(o.agent)
-	if err != nil {
-		return err
-	}
-	abs, err := filepath.Abs(filepath.Join(o.dir, filepath.FromSlash(agent.Dir)))
+	a, err := ws.Agent(o.agent)
 	if err != nil {
 		return err
 	}
@@ -93,9 +88,11 @@ func runSkills(ctx context.Context, e *env, opts any, args []string) error {
 	if home == "" {
 		home = e.getenv("HOME")
 	}
-	sopts := skills.Options{WorkspaceDir: abs, HomeDir: home, ManagedDir: o.managed}
-	set := skills.Load(1, sopts.Sources(), nil)
-	req := skills.Request{Agent: agent.Name, User: o.user, Allow: agent.Config.Skills}
+	set, err := loadSkills(ws, a, o.dir, "", home, o.managed)
+	if err != nil {
+		return err
+	}
+	req := skills.Request{Agent: a.Name, User: o.user, Allow: a.Config.Skills}
 
 	switch sub {
 	case "list":
@@ -130,7 +127,7 @@ func runSkills(ctx context.Context, e *env, opts any, args []string) error {
 		sk, ok := set.Show(req, rest[0])
 		if !ok {
 			if _, exists := set.Skill(rest[0]); exists {
-				return fmt.Errorf("skill %q exists but agent %s may not use it (agent.yaml skills allow list or access rules)", rest[0], agent.Name)
+				return fmt.Errorf("skill %q exists but agent %s may not use it (agent.yaml skills allow list or access rules)", rest[0], a.Name)
 			}
 			return fmt.Errorf("no skill %q; run 'quire skills list' to see the skills in effect", rest[0])
 		}
