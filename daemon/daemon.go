@@ -360,6 +360,7 @@ func (d *Daemon) openSources(ctx context.Context, tokens *prompt.Tokenizer) erro
 			// The one validation (agent.Check), and no agent that
 			// another source serves already.
 			Validator:    gitsync.Validators{gitsync.TreeValidator(agent.WorkspaceChecks(agent.CheckOptions{Cache: tokens, SharedSkills: d.deployer.shared.Sources()})), gitsync.ValidatorFunc(d.sources.claims)},
+			Merge:        agent.Merge,
 			AfterPush:    d.deployer.afterPush,
 			Authenticate: gitUser(d.opts.GitTokens),
 			AllowCreate:  d.opts.AllowCreate,
@@ -387,7 +388,7 @@ func (d *Daemon) openSources(ctx context.Context, tokens *prompt.Tokenizer) erro
 		}
 	}
 	if up := d.upstream; !up.IsZero() {
-		mirrors, err := gitsync.NewHost(filepath.Join(d.opts.CacheDir, "upstream"), gitsync.HostOptions{})
+		mirrors, err := gitsync.NewHost(filepath.Join(d.opts.CacheDir, "upstream"), gitsync.HostOptions{Merge: agent.Merge})
 		if err != nil {
 			return fmt.Errorf("upstream mirror: %w", err)
 		}

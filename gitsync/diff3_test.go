@@ -39,21 +39,6 @@ func TestMerge3(t *testing.T) {
 	}
 }
 
-func TestUnionEntries(t *testing.T) {
-	base := "# 2026-01-02\n\n## 10:00\n\nfirst\n"
-	ours := base + "\n## 10:05\n\nagent\n"
-	theirs := base + "\n## 10:03\n\nperson\n"
-	got := string(UnionEntries([]byte(base), []byte(ours), []byte(theirs)))
-	want := "# 2026-01-02\n\n## 10:00\n\nfirst\n\n## 10:05\n\nagent\n\n## 10:03\n\nperson\n"
-	if got != want {
-		t.Errorf("union\n%s\nwant\n%s", got, want)
-	}
-	// Both sides holding one entry keep it once.
-	if got := string(UnionEntries([]byte(base), []byte(ours), []byte(ours))); got != ours {
-		t.Errorf("same sides: %q, want %q", got, ours)
-	}
-}
-
 // FuzzMerge3 checks the merge's invariants on any input: it never
 // panics; a clean merge of one-sided changes is that side; merging a text
 // with itself is the text; without conflicts every line the merge keeps

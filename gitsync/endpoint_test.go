@@ -18,15 +18,20 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/quirehq/quire/agent"
 	"github.com/quirehq/quire/workspace"
 )
 
 // testHost serves a Host on 127.0.0.1 and returns it, its base URL and
-// its repository directory.
+// its repository directory. Unless opts say otherwise, it merges as a
+// daemon's host does (agent.Merge: daily logs as a union of entries).
 func testHost(t testing.TB, opts HostOptions) (*Host, string, string) {
 	t.Helper()
 	dir := t.TempDir()
 	opts.AllowCreate = true // most tests create ws by pushing
+	if opts.Merge == nil {
+		opts.Merge = agent.Merge
+	}
 	h, err := NewHost(dir, opts)
 	if err != nil {
 		t.Fatal(err)

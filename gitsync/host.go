@@ -56,12 +56,17 @@ type HostOptions struct {
 	// Live turns on the two-branch rule of workspace repositories: main
 	// (MainRef) is written by people, live (LiveRef) by the daemon. A
 	// push to main is validated on its merge with live (three-way per
-	// file, daily logs as a union of entries) and, once accepted, the
+	// file, as Merge says) and, once accepted, the
 	// merge lands on live under the writer lock (first parent the old
 	// live, second the new main); a conflict refuses the push and nothing
 	// moves. A push to live is fast-forward only. Deleting main or live
 	// is refused.
 	Live bool
+	// Merge is the merge policy of the repositories (see MergePolicy):
+	// how the merge of main into live, a daemon's write onto a live that
+	// moved and Repository.MergeOn treat a file both sides changed. nil
+	// merges every file line by line.
+	Merge MergePolicy
 	// AllowNonFastForward lets a push move main to a commit that does
 	// not descend from it (live keeps every agent write either way).
 	AllowNonFastForward bool
@@ -162,6 +167,7 @@ func (h *Host) repository(name string, create bool) (*Repository, error) {
 		return nil, err
 	}
 	r.st.onPack = func() { h.packWritten(r) }
+	r.merge = h.opts.Merge
 	h.repos[name] = r
 	return r, nil
 }

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
-	"github.com/quirehq/quire/workspace"
 )
 
 // The two branches of a workspace repository (HostOptions.Live): people
@@ -141,7 +141,7 @@ func (h *Host) planLive(ctx context.Context, r *Repository, ov *overlay, c comma
 		return nil, nil, nil, "cannot find the merge base with live"
 	}
 	p := newPending(ov)
-	res, err := mergeTrees(ctx, p, base, live, c.New)
+	res, err := mergeTrees(ctx, p, h.opts.Merge, base, live, c.New)
 	if err != nil {
 		h.opts.Logger.Error("merge main into live", "repo", r.path, "err", err)
 		return nil, nil, nil, "cannot merge with live"
@@ -237,7 +237,7 @@ func (r *Repository) MergeMain(ctx context.Context) (plumbing.Hash, error) {
 		if main.IsZero() || live.IsZero() {
 			return nil
 		}
-		m, p, err := mergeInto(ctx, st, main, live)
+		m, p, err := mergeInto(ctx, st, r.merge, main, live)
 		if err != nil || p == nil {
 			return err
 		}
@@ -275,10 +275,11 @@ func daemonWrite(st storer.EncodedObjectStorer, h plumbing.Hash) (plumbing.Hash,
 // the merge of the pushed write into cur, when that is what re-applying
 // it would give: the push is one commit authored by an agent (a daemon's
 // write) whose parent is in live, and every file it changes is either
-// unchanged on live since that parent (so an If-Match the daemon checked still holds) or a
-// daily log (which merges as the union of entries, as an append
-// re-applied would). Anything else stays "non-fast-forward". The merged
-// tree is validated like any push. Callers hold r.writeMu.
+// unchanged on live since that parent (so an If-Match the daemon checked
+// still holds) or one the merge policy combines (a daily log, whose
+// entries merge as a union, as an append re-applied would). Anything
+// else stays "non-fast-forward". The merged tree is validated like any
+// push. Callers hold r.writeMu.
 func (h *Host) rebaseLive(ctx context.Context, r *Repository, ov *overlay, c command, cur plumbing.Hash, out *pushOutput) (*livePlan, string) {
 	const stale = "non-fast-forward: live only moves forward (it holds the agents' writes); fetch live, build on it, push again"
 	if cur.IsZero() || c.isDelete() {
@@ -313,13 +314,11 @@ func (h *Host) rebaseLive(ctx context.Context, r *Repository, ov *overlay, c com
 	for _, ch := range theirs {
 		moved[ch.Path] = true
 	}
-	for _, ch := range ours {
-		if moved[ch.Path] && (ch.Kind == Deleted || !workspace.IsDailyLogPath(ch.Path)) {
-			return nil, stale
-		}
+	if !h.combines(ov, ours, moved, cur, c.New) {
+		return nil, stale
 	}
 	p := newPending(ov)
-	res, err := mergeTrees(ctx, p, base, cur, c.New)
+	res, err := mergeTrees(ctx, p, h.opts.Merge, base, cur, c.New)
 	if err != nil || len(res.Conflicts) > 0 {
 		return nil, stale
 	}
@@ -340,6 +339,37 @@ func (h *Host) rebaseLive(ctx context.Context, r *Repository, ov *overlay, c com
 		return nil, reason
 	}
 	return &livePlan{old: cur, new: m, p: p, rebased: true}, ""
+}
+
+// combines reports whether every file of a daemon's write (changes) that
+// live changed too since the write's parent (moved) is one the merge
+// policy combines, as a write re-applied on cur would be: a deleted or
+// other file would overwrite what the write did not see.
+func (h *Host) combines(ov *overlay, changes []Change, moved map[string]bool, cur, write plumbing.Hash) bool {
+	var ours, theirs fs.FS
+	for _, ch := range changes {
+		if !moved[ch.Path] {
+			continue
+		}
+		if ch.Kind == Deleted {
+			return false
+		}
+		if ours == nil {
+			o, err := ov.snapshot(cur)
+			if err != nil {
+				return false
+			}
+			t, err := ov.snapshot(write)
+			if err != nil {
+				return false
+			}
+			ours, theirs = o, t
+		}
+		if h.opts.Merge.combine(ch.Path, ours, theirs) == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // ByQuire reports whether commit h was made by a daemon: an agent's

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path"
 	"slices"
 	"time"
@@ -15,7 +16,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
-	"github.com/quirehq/quire/workspace"
 )
 
 // MergeConflict is a file that both sides of a merge changed in a way
@@ -30,72 +30,24 @@ type MergeConflict struct {
 	Why string
 }
 
-// UnionEntries merges two versions of a daily log: the preamble (lines
-// before the first "## " heading) of ours unless only theirs changed it,
-// then every entry of ours, then every entry of theirs that ours does not
-// hold (an entry is a "## " heading and the lines up to the next). Nothing
-// of either side is lost.
-func UnionEntries(base, ours, theirs []byte) []byte {
-	bp, _ := splitEntries(base)
-	op, oe := splitEntries(ours)
-	tp, te := splitEntries(theirs)
-	pre := op
-	if op == bp {
-		pre = tp
-	}
-	var out bytes.Buffer
-	out.WriteString(pre)
-	have := map[string]bool{}
-	for _, e := range oe {
-		have[entryKey(e)] = true
-		out.WriteString(e) // ours as it is
-	}
-	for _, e := range te {
-		if have[entryKey(e)] {
-			continue
-		}
-		have[entryKey(e)] = true
-		// One blank line between entries.
-		if b := out.Bytes(); len(b) > 0 && !bytes.HasSuffix(b, []byte("\n\n")) {
-			if !bytes.HasSuffix(b, []byte("\n")) {
-				out.WriteByte('\n')
-			}
-			out.WriteByte('\n')
-		}
-		out.WriteString(e)
-	}
-	return out.Bytes()
-}
+// MergePolicy picks how a merge merges a file that both of its sides
+// changed: a function that combines the three versions without conflict
+// (a daily log: the union of its entries), or nil for Merge3, the line by
+// line merge, which may conflict. ours and theirs read the trees of the
+// two sides (ours is the branch merged into), for a policy that looks at
+// the files around path (an agent's agent.yaml). A daemon's write of a
+// file the policy combines may also be merged onto a live that moved
+// since it was made, instead of being refused as stale (the write is
+// re-applied as a merge would). The nil policy merges every file line by
+// line; gitsync knows commits and trees, the policy what the files are.
+type MergePolicy func(path string, ours, theirs fs.FS) func(base, ours, theirs []byte) []byte
 
-// entryKey compares entries ignoring trailing blank lines (the last entry
-// of a file may lack the blank line the others end with).
-func entryKey(e string) string { return string(bytes.TrimRight([]byte(e), " \t\r\n")) }
-
-// splitEntries splits a daily log into its preamble and entries.
-func splitEntries(b []byte) (string, []string) {
-	lines := splitLines(b)
-	pre := 0
-	for pre < len(lines) && !isEntryHeading(lines[pre]) {
-		pre++
+// combine is policy's merge of path, nil when there is no policy.
+func (policy MergePolicy) combine(path string, ours, theirs fs.FS) func(base, ours, theirs []byte) []byte {
+	if policy == nil {
+		return nil
 	}
-	var preamble bytes.Buffer
-	writeLines(&preamble, lines[:pre])
-	var entries []string
-	for i := pre; i < len(lines); {
-		j := i + 1
-		for j < len(lines) && !isEntryHeading(lines[j]) {
-			j++
-		}
-		var e bytes.Buffer
-		writeLines(&e, lines[i:j])
-		entries = append(entries, e.String())
-		i = j
-	}
-	return preamble.String(), entries
-}
-
-func isEntryHeading(line string) bool {
-	return len(line) >= 3 && line[:3] == "## "
+	return policy(path, ours, theirs)
 }
 
 // mergeResult is a merge of two commits computed in memory.
@@ -110,9 +62,9 @@ type mergeResult struct {
 // mergeTrees merges the trees of commits ours and theirs, whose merge
 // base is base (zero: none, every file of theirs is new), starting from
 // ours: a file only theirs changed takes theirs' version; one both
-// changed merges line by line (daily logs as a union of entries).
-// New objects go to p.
-func mergeTrees(ctx context.Context, p *pending, base, ours, theirs plumbing.Hash) (mergeResult, error) {
+// changed merges as policy says (line by line unless it combines the
+// file). New objects go to p.
+func mergeTrees(ctx context.Context, p *pending, policy MergePolicy, base, ours, theirs plumbing.Hash) (mergeResult, error) {
 	oursCommit, err := object.GetCommit(p, ours)
 	if err != nil {
 		return mergeResult{}, fmt.Errorf("read %s: %w", ours, err)
@@ -188,8 +140,8 @@ func mergeTrees(ctx context.Context, p *pending, base, ours, theirs plumbing.Has
 			continue
 		}
 		mode := mergedMode(bs, c, oc)
-		if workspace.IsDailyLogPath(c.Path) {
-			writes = append(writes, FileWrite{Path: c.Path, Content: UnionEntries(bb, ob, tb), Mode: mode})
+		if combine := policy.combine(c.Path, osnap, ts); combine != nil {
+			writes = append(writes, FileWrite{Path: c.Path, Content: combine(bb, ob, tb), Mode: mode})
 			continue
 		}
 		merged, conflicts := Merge3(bb, ob, tb)

@@ -52,6 +52,9 @@ type Repository struct {
 	liveHosts sync.Map
 	// sp is the native send-pack's state (see sendLive).
 	sp sendPackState
+	// merge is the merge policy of MergeMain and MergeOn (the Host's,
+	// for a hosted repository; nil: line by line).
+	merge MergePolicy
 }
 
 // maxOpenPacks is how many pack files a repository keeps open for reads

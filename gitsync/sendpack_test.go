@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/quirehq/quire/agent"
 	"github.com/quirehq/quire/workspace"
 )
 
@@ -29,7 +30,7 @@ type liveRemote struct {
 
 func newLiveRemote(t testing.TB, wrap func(http.Handler) http.Handler) *liveRemote {
 	t.Helper()
-	h, err := NewHost(t.TempDir(), HostOptions{Live: true, AllowCreate: true})
+	h, err := NewHost(t.TempDir(), HostOptions{Live: true, AllowCreate: true, Merge: agent.Merge})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,8 @@ func (r *Repository) CommitOn(ctx context.Context, parent plumbing.Hash, req Com
 }
 
 // MergeOn writes the commit that merges from into into (first parent
-// into, second from; three-way per file, daily logs as a union) and
+// into, second from; three-way per file, as the merge policy of the Host
+// that opened r says) and
 // returns it; no ref moves. It returns zero when into already holds from,
 // and a *MergeConflictError when the merge conflicts.
 func (r *Repository) MergeOn(ctx context.Context, from, into plumbing.Hash) (plumbing.Hash, error) {
@@ -57,7 +58,7 @@ func (r *Repository) MergeOn(ctx context.Context, from, into plumbing.Hash) (plu
 	err := r.withStore(func(st storer.EncodedObjectStorer) error {
 		var p *pending
 		var err error
-		out, p, err = mergeInto(ctx, st, from, into)
+		out, p, err = mergeInto(ctx, st, r.merge, from, into)
 		if err != nil || p == nil {
 			return err
 		}
@@ -71,7 +72,7 @@ func (r *Repository) MergeOn(ctx context.Context, from, into plumbing.Hash) (plu
 
 // mergeInto computes the merge of from into into in a pending store (nil
 // and zero when into already holds from).
-func mergeInto(ctx context.Context, st storer.EncodedObjectStorer, from, into plumbing.Hash) (plumbing.Hash, *pending, error) {
+func mergeInto(ctx context.Context, st storer.EncodedObjectStorer, policy MergePolicy, from, into plumbing.Hash) (plumbing.Hash, *pending, error) {
 	if in, err := isAncestor(st, from, into); err != nil || in {
 		return plumbing.ZeroHash, nil, err
 	}
@@ -80,7 +81,7 @@ func mergeInto(ctx context.Context, st storer.EncodedObjectStorer, from, into pl
 		return plumbing.ZeroHash, nil, err
 	}
 	p := newPending(st)
-	res, err := mergeTrees(ctx, p, base, into, from)
+	res, err := mergeTrees(ctx, p, policy, base, into, from)
 	if err != nil {
 		return plumbing.ZeroHash, nil, err
 	}
@@ -133,8 +134,8 @@ func (e *PushRejectedError) Is(target error) bool { return e.Stale && target == 
 // A write on live to a quire host with two branches (one that advertises
 // the quire-live capability) goes without the lease: such a host decides
 // under its writer lock whether a daemon's write made on an older live
-// merges onto the live it has (daily logs as a union, files only the
-// write changed) or is refused as non-fast-forward. The lease, checked
+// merges onto the live it has (files its merge policy combines, files
+// only the write changed) or is refused as non-fast-forward. The lease, checked
 // by the git client against the ref advertisement, would otherwise fail
 // every time another writer moved live between this daemon's fetch and
 // its push: on a busy host that is nearly every time.
