@@ -585,7 +585,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 				}
 			})
 		case kindDir:
-			w := &gitsync.Watcher{Root: s.dir, Logger: d.log, OnEvent: func(e gitsync.Event) {
+			w := &gitsync.Watcher{Root: s.dir, Logger: d.log, Delay: agent.Delay, OnEvent: func(e gitsync.Event) {
 				if _, err := d.deployer.deploy(gctx, s); err != nil {
 					d.log.Warn("deploy after a file change failed", "source", s.id(), "err", err)
 				}

@@ -11,18 +11,11 @@ import (
 	"time"
 
 	"github.com/quirehq/quire/internal/fswatch"
-	"github.com/quirehq/quire/workspace"
 )
 
-// The debounce delays of a work-tree watcher.
-const (
-	// SkillsDelay is how long a skill file must stay unchanged before it
-	// is reported.
-	SkillsDelay = 500 * time.Millisecond
-	// MemoryDelay is the same for memory files, which agents and editors
-	// write in bursts.
-	MemoryDelay = 1500 * time.Millisecond
-)
+// DefaultDelay is how long a file must stay unchanged before a Watcher
+// without a Delay reports it.
+const DefaultDelay = 500 * time.Millisecond
 
 // Watcher reports changes to the files of a working tree as
 // SourceWorkTree events. Its policy over the shared watcher
@@ -31,9 +24,10 @@ const (
 // watches everything but .git, ignores editor scratch files (so an atomic
 // save, written to a temporary name and renamed over the file, is a change
 // of the file), reports files only (not the directories that hold them)
-// and debounces by kind: changes are batched by their delay (SkillsDelay
-// for skills and other files, MemoryDelay for memory files) and a batch is
-// reported once it has been quiet for that delay.
+// and debounces: changes are batched by their delay (Delay, which the
+// caller's policy gives: the daemon waits longer for memory files, which
+// agents and editors write in bursts) and a batch is reported once it has
+// been quiet for that delay.
 type Watcher struct {
 	// Root is the directory watched.
 	Root string
@@ -41,37 +35,12 @@ type Watcher struct {
 	OnEvent func(Event)
 	// Logger receives watch errors; nil discards.
 	Logger *slog.Logger
-	// Delay, when set, overrides the delay for a path (tests).
+	// Delay gives the delay of a slash path relative to Root ("" for a
+	// rescan); nil waits DefaultDelay for every path.
 	Delay func(path string) time.Duration
 
 	// core is the shared watcher, set by Run before its first event.
 	core *fswatch.Watcher
-}
-
-// DelayFor is the default debounce delay for a slash-separated path
-// relative to the watched root.
-func DelayFor(p string) time.Duration {
-	if isMemoryPath(p) {
-		return MemoryDelay
-	}
-	return SkillsDelay
-}
-
-// isMemoryPath reports whether p, relative to a repository whose agent
-// directories the watcher does not know, is a memory document of some
-// agent: some tail of it is one (workspace.KindOf).
-func isMemoryPath(p string) bool {
-	for rest := p; rest != ""; {
-		if workspace.KindOf(rest).IsMemory() {
-			return true
-		}
-		_, after, ok := strings.Cut(rest, "/")
-		if !ok {
-			break
-		}
-		rest = after
-	}
-	return false
 }
 
 // ignored reports paths the watcher never reports: the root itself,
@@ -104,7 +73,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 	delay := w.Delay
 	if delay == nil {
-		delay = DelayFor
+		delay = func(string) time.Duration { return DefaultDelay }
 	}
 	rel := func(p string) string {
 		r, err := filepath.Rel(root, p)

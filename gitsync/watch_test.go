@@ -10,35 +10,12 @@ import (
 	"time"
 )
 
-func TestDelayFor(t *testing.T) {
-	tests := []struct {
-		path string
-		want time.Duration
-	}{
-		{"MEMORY.md", MemoryDelay},
-		{"memory.md", MemoryDelay},
-		{"memory/2026-01-01.md", MemoryDelay},
-		{"agent/memory/deep/x.md", MemoryDelay},
-		{"users/alice/MEMORY.md", MemoryDelay},
-		{"users/alice/memory/2026-01-01.md", MemoryDelay},
-		{"skills/pdf/SKILL.md", SkillsDelay},
-		{".agents/skills/pdf/SKILL.md", SkillsDelay},
-		{"AGENTS.md", SkillsDelay},
-		{"memory", SkillsDelay},
-	}
-	for _, tt := range tests {
-		if got := DelayFor(tt.path); got != tt.want {
-			t.Errorf("DelayFor(%q) = %v, want %v", tt.path, got, tt.want)
-		}
-	}
-}
-
 func TestWatcher(t *testing.T) {
 	root := t.TempDir()
 	writeFiles(t, root, map[string]string{".git/HEAD": "ref: refs/heads/main\n", "AGENTS.md": "a\n", "memory/old.md": "x\n"})
 	events := make(chan Event, 20)
 	w := &Watcher{Root: root, OnEvent: func(e Event) { events <- e }, Delay: func(p string) time.Duration {
-		if isMemoryPath(p) {
+		if strings.HasPrefix(p, "memory/") {
 			return 400 * time.Millisecond
 		}
 		return 100 * time.Millisecond
