@@ -13,40 +13,42 @@ import (
 const module = "github.com/quirehq/quire"
 
 // The import graph of Quire, as it is and must stay. Each unit is a
-// top-level package tree, except the vocabulary (prompt/workspace and the
-// packages below it: names, kinds of paths, user ids, the one Problem
-// type, the file rules, the confined Dir, and prompt/workspace/watch, the
-// one file-system watcher gitsync, skills and lsp share), which is its own
-// unit below everything:
+// top-level package tree, except that each package under internal/ is a
+// unit of its own. Downward, with the edges within a layer:
 //
-//	cmd → daemon, lsp → gitsync, memory, skills → prompt, templates → vocabulary
+//	cmd → daemon, lsp
+//	daemon → gitsync, agent (and everything below)
+//	lsp → agent (and everything below), never gitsync: no git plumbing
+//	agent → skills, memory, templates, prompt: what an agent is
+//	gitsync → workspace: git only, policy comes in as functions
+//	skills → memory (BM25), prompt → workspace
+//	templates → prompt → workspace, the vocabulary, which imports nothing
 //
-// Within a layer the edges are listed too: gitsync lints skills, skills
-// rank with memory's BM25, templates seed from prompt's names. A unit may
-// import only the units listed for it; anything not listed is a new unit
-// and must be added here deliberately.
+// internal/fswatch (the one file-system watcher) and internal/xdg (the
+// machine's directories) import nothing of Quire's; internal/testenv is
+// for tests only, so no unit may import it. A unit may import only the
+// units listed for it; anything not listed is a new unit and must be
+// added here deliberately.
 var allowed = map[string][]string{
-	// internal/testenv: helpers for tests (git work trees), imported by
-	// test files only.
-	"internal":   {},
-	"vocabulary": {},
-	"prompt":     {"vocabulary"},
-	"templates":  {"prompt", "vocabulary"},
-	"memory":     {"prompt", "templates", "vocabulary"},
-	"skills":     {"memory", "prompt", "templates", "vocabulary"},
-	"gitsync":    {"skills", "memory", "prompt", "templates", "vocabulary"},
-	"lsp":        {"gitsync", "skills", "memory", "prompt", "templates", "vocabulary"},
-	"daemon":     {"gitsync", "skills", "memory", "prompt", "templates", "vocabulary"},
-	"cmd":        {"daemon", "lsp", "gitsync", "skills", "memory", "prompt", "templates", "vocabulary"},
+	"workspace":        {},
+	"internal/fswatch": {},
+	"internal/xdg":     {},
+	"internal/testenv": {},
+	"prompt":           {"workspace"},
+	"templates":        {"prompt", "workspace"},
+	"memory":           {"workspace"},
+	"skills":           {"memory", "prompt", "workspace", "internal/fswatch"},
+	"agent":            {"skills", "memory", "prompt", "templates", "workspace"},
+	"gitsync":          {"workspace", "internal/fswatch"},
+	"lsp":              {"agent", "skills", "memory", "prompt", "templates", "workspace", "internal/fswatch", "internal/xdg"},
+	"daemon":           {"gitsync", "agent", "skills", "memory", "prompt", "templates", "workspace", "internal/fswatch", "internal/xdg"},
+	"cmd":              {"daemon", "lsp", "gitsync", "agent", "skills", "memory", "prompt", "templates", "workspace", "internal/fswatch", "internal/xdg"},
 }
-
-// vocabulary is the import path of the vocabulary unit.
-const vocabulary = module + "/prompt/workspace"
 
 // pure units may not reach the network, a database driver or other
 // programs. memory/openai (HTTP embedders) and memory/pgstore (PostgreSQL)
 // are the sanctioned exceptions inside memory.
-var pure = map[string]bool{"vocabulary": true, "prompt": true, "skills": true, "memory": true, "templates": true}
+var pure = map[string]bool{"workspace": true, "prompt": true, "skills": true, "memory": true, "templates": true, "agent": true}
 
 var impureImports = []string{"net", "net/http", "os/exec", "database/sql", "github.com/jackc/pgx/v5", "github.com/pgvector/pgvector-go"}
 
@@ -87,14 +89,21 @@ func TestImportGraphViolations(t *testing.T) {
 		pkg  listedPackage
 		want string
 	}{
-		{"the vocabulary imports prompt", listedPackage{ImportPath: vocabulary, Imports: []string{module + "/prompt"}}, "vocabulary may only import []"},
-		{"the watcher imports skills", listedPackage{ImportPath: vocabulary + "/watch", Imports: []string{module + "/skills"}}, "vocabulary may only import []"},
-		{"prompt imports gitsync", listedPackage{ImportPath: module + "/prompt", Imports: []string{module + "/gitsync"}}, "prompt may only import [vocabulary]"},
+		{"the vocabulary imports prompt", listedPackage{ImportPath: module + "/workspace", Imports: []string{module + "/prompt"}}, "workspace may only import []"},
+		{"the watcher imports skills", listedPackage{ImportPath: module + "/internal/fswatch", Imports: []string{module + "/skills"}}, "internal/fswatch may only import []"},
+		{"prompt imports gitsync", listedPackage{ImportPath: module + "/prompt", Imports: []string{module + "/gitsync"}}, "prompt may only import [workspace]"},
 		{"gitsync imports daemon", listedPackage{ImportPath: module + "/gitsync", Imports: []string{module + "/daemon/api"}}, "gitsync may only import"},
+		{"gitsync imports prompt", listedPackage{ImportPath: module + "/gitsync", Imports: []string{module + "/prompt"}}, "gitsync may only import"},
+		{"gitsync imports agent", listedPackage{ImportPath: module + "/gitsync", Imports: []string{module + "/agent"}}, "gitsync may only import"},
+		{"agent imports gitsync", listedPackage{ImportPath: module + "/agent", Imports: []string{module + "/gitsync"}}, "agent may only import"},
+		{"lsp imports gitsync", listedPackage{ImportPath: module + "/lsp", Imports: []string{module + "/gitsync"}}, "lsp may only import"},
 		{"memory imports skills", listedPackage{ImportPath: module + "/memory", Imports: []string{module + "/skills"}}, "memory may only import"},
 		{"lsp imports daemon", listedPackage{ImportPath: module + "/lsp", Imports: []string{module + "/daemon"}}, "lsp may only import"},
+		{"a package imports the test helpers", listedPackage{ImportPath: module + "/daemon", Imports: []string{module + "/internal/testenv"}}, "daemon may only import"},
 		{"a new tree", listedPackage{ImportPath: module + "/extra"}, `unit "extra" is not in the table`},
+		{"a new internal package", listedPackage{ImportPath: module + "/internal/extra"}, `unit "internal/extra" is not in the table`},
 		{"skills reaches the network", listedPackage{ImportPath: module + "/skills", Deps: []string{"net/http"}}, "must stay pure"},
+		{"agent runs programs", listedPackage{ImportPath: module + "/agent", Deps: []string{"os/exec"}}, "must stay pure"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,7 +113,7 @@ func TestImportGraphViolations(t *testing.T) {
 			}
 		})
 	}
-	ok := listedPackage{ImportPath: module + "/gitsync", Imports: []string{vocabulary, module + "/skills", "fmt"}}
+	ok := listedPackage{ImportPath: module + "/gitsync", Imports: []string{module + "/workspace", module + "/internal/fswatch", "fmt"}}
 	if got := violations([]listedPackage{ok}); len(got) != 0 {
 		t.Fatalf("an allowed import is reported: %q", got)
 	}
@@ -146,19 +155,18 @@ func sanctioned(pkg string) bool {
 	return strings.HasPrefix(pkg, module+"/memory/pgstore") || strings.HasPrefix(pkg, module+"/memory/openai")
 }
 
-// unitOf returns the unit of a Quire import path: "vocabulary" for the
-// vocabulary, otherwise its top-level folder; "" for anything outside the
-// module (or the module root itself).
+// unitOf returns the unit of a Quire import path: its top-level folder,
+// or internal/<name> for a package under internal/; "" for anything
+// outside the module (or the module root itself).
 func unitOf(path string) string {
-	if path == vocabulary || strings.HasPrefix(path, vocabulary+"/") {
-		return "vocabulary"
-	}
 	rest, ok := strings.CutPrefix(path, module+"/")
 	if !ok {
 		return ""
 	}
-	if i := strings.IndexByte(rest, '/'); i >= 0 {
-		rest = rest[:i]
+	top, below, _ := strings.Cut(rest, "/")
+	if top == "internal" {
+		name, _, _ := strings.Cut(below, "/")
+		return top + "/" + name
 	}
-	return rest
+	return top
 }
