@@ -43,18 +43,6 @@ func IsDailyLog(rel string) bool {
 	return ok
 }
 
-// IsDailyLogPath reports whether p, a slash path in a repository whose
-// agent directories are not known (the git endpoint's merge), is a daily
-// log of some agent or user: its last two elements are
-// memory/YYYY-MM-DD.md, under the rule of LogDate.
-func IsDailyLogPath(p string) bool {
-	if i := strings.LastIndex(p, "/"+MemoryDir+"/"); i >= 0 {
-		p = p[i+1:]
-	}
-	_, ok := logDate(p)
-	return ok
-}
-
 // logDate applies the rule to rel, relative to the directory that holds
 // memory/.
 func logDate(rel string) (time.Time, bool) {
