@@ -398,32 +398,10 @@ func (d *Daemon) openSources(ctx context.Context, tokens *prompt.Tokenizer) erro
 			return fmt.Errorf("upstream mirror: %w", err)
 		}
 		root := strings.TrimSuffix(pathBase(up.String()), ".git")
-		s := d.sources.add(&source{kind: kindUpstream, name: up.String(), remote: up, rootName: root, repo: repo,
+		u := newUpstream(repo, up, d.opts.Poll, d.opts.FetchTimeout, d.log)
+		d.sources.add(&source{kind: kindUpstream, name: up.String(), rootName: root, repo: repo, up: u,
 			refs: []string{upstreamLive.String(), upstreamMain.String(), "refs/remotes/upstream/master"}})
-		// A fetch's follow-up (merge main into live, deploy) runs in Run's
-		// loop, not in the fetch: a writer that fetches holds s.writeMu.
-		s.fetched = make(chan struct{}, 1)
-		s.follower = gitsync.NewFollower(repo, up, func(gitsync.Event) {
-			select {
-			case s.fetched <- struct{}{}:
-			default:
-			}
-		})
-		s.follower.Interval = d.opts.Poll
-		s.follower.Timeout = d.opts.FetchTimeout
-		s.follower.Logger = d.log
-		s.follower.OnFetch = s.setFetchError
-		// The first fetch before the first deploy, so that a restart
-		// serves what the upstream holds (a failure is in status).
-		first := 30 * time.Second
-		if d.opts.FetchTimeout > 0 {
-			first = min(first, d.opts.FetchTimeout)
-		}
-		fctx, cancel := context.WithTimeout(ctx, first)
-		if _, err := s.follower.Fetch(fctx); err != nil {
-			d.log.Warn("first fetch of the upstream failed; serving the mirror", "url", up, "err", err)
-		}
-		cancel()
+		u.firstFetch(ctx)
 	}
 	var claims []error
 	for _, s := range d.sources.all() {
@@ -442,7 +420,7 @@ func (d *Daemon) openSources(ctx context.Context, tokens *prompt.Tokenizer) erro
 				continue
 			}
 			d.log.Error("initial deploy failed", "source", s.id(), "err", err)
-			s.setError(err)
+			d.deployer.failed(s, err)
 		}
 	}
 	if len(claims) > 0 {
@@ -572,18 +550,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	for _, s := range d.sources.all() {
 		switch s.kind {
 		case kindUpstream:
-			f := s.follower
-			g.Go(func() error { return quiet(gctx, f.Run(gctx)) })
-			g.Go(func() error {
-				for {
-					select {
-					case <-gctx.Done():
-						return nil
-					case <-s.fetched:
-						d.deployer.afterFetch(gctx, s)
-					}
-				}
-			})
+			g.Go(func() error { return s.up.run(gctx, func(ctx context.Context) { d.writer.afterFetch(ctx, s) }) })
 		case kindDir:
 			w := &gitsync.Watcher{Root: s.dir, Logger: d.log, Delay: agent.Delay, OnEvent: func(e gitsync.Event) {
 				if _, err := d.deployer.deploy(gctx, s); err != nil {

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -50,6 +51,47 @@ type deployer struct {
 	claimMu sync.Mutex
 }
 
+// deployState is a source's deployed revision. The deployer owns it:
+// only the deployer swaps a deployment in (one deploy at a time) and
+// records why the last deploy failed; every other part reads current.
+type deployState struct {
+	// cur is the deployment requests read: swapped atomically, so a
+	// request sees the old or the new revision, never a mix.
+	cur atomic.Pointer[deployment]
+	mu  sync.Mutex // one deploy at a time
+	// seq numbers the skill sets the deploys load
+	// (agent.SkillOptions.Version).
+	seq atomic.Uint64
+
+	errMu   sync.Mutex
+	lastErr string
+}
+
+// current is the deployed revision (nil before the first deploy).
+func (ds *deployState) current() *deployment { return ds.cur.Load() }
+
+// lastError is why the last deploy failed ("" when it worked).
+func (ds *deployState) lastError() string {
+	ds.errMu.Lock()
+	defer ds.errMu.Unlock()
+	return ds.lastErr
+}
+
+func (ds *deployState) setError(err error) {
+	ds.errMu.Lock()
+	defer ds.errMu.Unlock()
+	if err == nil {
+		ds.lastErr = ""
+	} else {
+		ds.lastErr = err.Error()
+	}
+}
+
+// failed records that deploying s failed (status shows it until a
+// deploy works) when the deploy itself could not say so: the first
+// deploy at start, a merge before a deploy.
+func (dp *deployer) failed(s *source, err error) { s.deploys.setError(err) }
+
 // deploy builds the source's newest revision and swaps it in. It returns
 // the previous deployment (nil when nothing changed or nothing was
 // deployed before) and the new one.
@@ -61,8 +103,8 @@ func (dp *deployer) deploy(ctx context.Context, s *source) (*deployment, error) 
 // level: an agent's own write (many a minute) logs at debug, so that info
 // stays for what an operator acts on (pushes, fetches, errors).
 func (dp *deployer) deployLogged(ctx context.Context, s *source, level slog.Level) (*deployment, error) {
-	s.deployMu.Lock()
-	defer s.deployMu.Unlock()
+	s.deploys.mu.Lock()
+	defer s.deploys.mu.Unlock()
 	start := time.Now()
 	var fsys fs.FS
 	var commit string
@@ -73,7 +115,7 @@ func (dp *deployer) deployLogged(ctx context.Context, s *source, level slog.Leve
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", s.dir, err)
 		}
-		if cur := s.cur.Load(); cur != nil && cur.commit == id {
+		if cur := s.deploys.current(); cur != nil && cur.commit == id {
 			return cur, nil // the same files: nothing to deploy or index
 		}
 		commit = id
@@ -85,7 +127,7 @@ func (dp *deployer) deployLogged(ctx context.Context, s *source, level slog.Leve
 			}
 			return nil, fmt.Errorf("resolve %s: %w", s.refs[0], err)
 		}
-		if cur := s.cur.Load(); cur != nil && cur.commit == h.String() && (!cur.damaged || s.repo.Damage() != nil) {
+		if cur := s.deploys.current(); cur != nil && cur.commit == h.String() && (!cur.damaged || s.repo.Damage() != nil) {
 			return cur, nil
 		}
 		snap, err := s.repo.SnapshotOf(h)
@@ -96,7 +138,7 @@ func (dp *deployer) deployLogged(ctx context.Context, s *source, level slog.Leve
 	}
 	dep, err := dp.build(ctx, s, fsys, commit)
 	if err != nil {
-		s.setError(err)
+		s.deploys.setError(err)
 		return nil, err
 	}
 	dep.logLevel = level
@@ -110,19 +152,19 @@ func (dp *deployer) deployLogged(ctx context.Context, s *source, level slog.Leve
 		if o == s {
 			continue
 		}
-		if od := o.cur.Load(); od != nil {
+		if od := o.deploys.current(); od != nil {
 			for _, name := range dep.names {
 				if _, ok := od.agents[name]; ok {
 					err := &duplicateAgentError{agent: name, owner: o.id(), other: s.id()}
 					dp.log.Error("not deployed: two sources define one agent", "agent", name, "deployed", o.id(), "refused", s.id())
-					s.setError(err)
+					s.deploys.setError(err)
 					return nil, err
 				}
 			}
 		}
 	}
-	s.cur.Store(dep)
-	s.setError(nil)
+	s.deploys.cur.Store(dep)
+	s.deploys.setError(nil)
 	dp.notes.deployed(s, dep.commit)
 	dp.metrics.deployed(time.Since(start))
 	dp.indexer.enqueue(s, dep)
@@ -144,7 +186,7 @@ func (dp *deployer) build(ctx context.Context, s *source, base fs.FS, commit str
 	fsys := fs.FS(view)
 	dep := &deployment{commit: commit, fsys: fsys, base: base, ws: ws, agents: map[string]*deployedAgent{}, at: dp.now(), prompts: map[string][]byte{}}
 	for _, a := range ws.Agents() {
-		opts := agent.SkillOptions{Shared: dp.shared.Sources(), Version: s.seq.Add(1)}
+		opts := agent.SkillOptions{Shared: dp.shared.Sources(), Version: s.deploys.seq.Add(1)}
 		if s.kind == kindDir {
 			opts.Dir = s.dir
 		}
@@ -176,9 +218,9 @@ func (dp *deployer) redeploySkills(ctx context.Context, updates <-chan struct{})
 
 // rebuild re-reads the skills of s's current deployment.
 func (dp *deployer) rebuild(ctx context.Context, s *source) error {
-	s.deployMu.Lock()
-	defer s.deployMu.Unlock()
-	cur := s.cur.Load()
+	s.deploys.mu.Lock()
+	defer s.deploys.mu.Unlock()
+	cur := s.deploys.current()
 	if cur == nil {
 		return nil
 	}
@@ -189,7 +231,7 @@ func (dp *deployer) rebuild(ctx context.Context, s *source) error {
 	if sameSkills(cur, dep) {
 		return nil // a write of the same content, or the watcher's first look
 	}
-	s.cur.Store(dep)
+	s.deploys.cur.Store(dep)
 	dp.log.Info("reloaded shared skills", "source", s.id(), "commit", short(dep.commit))
 	return nil
 }
@@ -223,7 +265,7 @@ func (dp *deployer) afterPush(ctx context.Context, e gitsync.Event, remote io.Wr
 		}
 		return
 	}
-	prev := s.cur.Load()
+	prev := s.deploys.current()
 	dep, err := dp.deploy(ctx, s)
 	if err != nil {
 		fmt.Fprintf(remote, "quire: deploy failed: %v\n", err)
@@ -241,66 +283,21 @@ func (dp *deployer) afterPush(ctx context.Context, e gitsync.Event, remote io.Wr
 	writeDeployReport(remote, prev, dep, dp.now())
 	wctx, cancel := context.WithTimeout(ctx, dp.indexWait)
 	defer cancel()
-	done := s.waitIndexed(wctx, dep)
+	done := waitIndexed(wctx, s, dep)
 	for _, name := range dep.names {
 		if !done {
 			fmt.Fprintf(remote, "%s: memory: indexing continues\n", name)
 			continue
 		}
-		s.mu.Lock()
-		st, errText := s.stats[name], s.indexErr[name]
-		s.mu.Unlock()
-		if errText != "" {
-			fmt.Fprintf(remote, "%s: memory: indexing failed: %s (it will be retried)\n", name, errText)
+		ai := s.index.agent(name)
+		st := ai.stats
+		if ai.err != "" {
+			fmt.Fprintf(remote, "%s: memory: indexing failed: %s (it will be retried)\n", name, ai.err)
 			continue
 		}
 		fmt.Fprintf(remote, "%s: memory: %s chunks re-indexed (%s documents changed, %s removed, %s unchanged)\n",
 			name, prompt.GroupThousands(st.Chunks), prompt.GroupThousands(st.Changed), prompt.GroupThousands(st.Removed), prompt.GroupThousands(st.Unchanged))
 	}
-}
-
-// afterFetch deploys what a fetch brought and, when the upstream's main
-// moved past its live, merges main into live there (whichever daemon
-// sees it first; the compare-and-swap decides, the others adopt it).
-func (dp *deployer) afterFetch(ctx context.Context, s *source) {
-	if err := dp.mergeUpstreamMain(ctx, s); err != nil {
-		dp.log.Warn("merging the upstream's main into live failed", "source", s.id(), "err", err)
-		s.setError(err)
-	}
-	if _, err := dp.deployLogged(ctx, s, slog.LevelInfo); err != nil {
-		dp.log.Warn("deploy after fetch failed", "source", s.id(), "err", err)
-	}
-}
-
-func (dp *deployer) mergeUpstreamMain(ctx context.Context, s *source) error {
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	main, err := s.repo.Resolve(upstreamMain.String())
-	if err != nil {
-		return nil // no main: nothing to merge
-	}
-	live, err := s.repo.Resolve(upstreamLive.String())
-	if err != nil {
-		return nil // no live yet: the first write creates it at main
-	}
-	m, err := s.repo.MergeOn(ctx, main, live)
-	if err != nil || m.IsZero() {
-		return err
-	}
-	pctx, cancel := context.WithTimeout(ctx, upstreamWriteFor)
-	defer cancel()
-	if _, err := s.repo.PushCAS(pctx, s.remote, gitsync.LiveRef, live, m); err != nil {
-		if errors.Is(err, gitsync.ErrStale) {
-			s.follower.Trigger() // another daemon merged or wrote first
-			return nil
-		}
-		return err
-	}
-	if err := s.repo.UpdateRef(upstreamLive, live, m); err != nil {
-		s.follower.Trigger()
-	}
-	dp.log.Info("merged the upstream's main into live", "source", s.id(), "live", short(m.String()))
-	return nil
 }
 
 // duplicateAgentError is a source that defines an agent another source

@@ -123,7 +123,7 @@ type writeQueue struct {
 func (wr *writer) groupCommit(ctx context.Context, ref agentRef, user, message string, key gitsync.WriteKey, build buildFunc) (committed, error) {
 	s := ref.src
 	r := &writeReq{ctx: ctx, ref: ref, user: user, message: message, key: key, build: build, done: make(chan struct{})}
-	q := &s.queue
+	q := &s.writes.queue
 	q.mu.Lock()
 	q.reqs = append(q.reqs, r)
 	start := !q.running
@@ -182,7 +182,7 @@ func (wr *writer) outcomeUnknown(s *source, why error) error {
 // until the queue is empty. A write whose caller gave up before it was
 // taken is left out.
 func (wr *writer) commitQueued(s *source) {
-	q := &s.queue
+	q := &s.writes.queue
 	for {
 		q.mu.Lock()
 		var batch []*writeReq
@@ -217,10 +217,10 @@ func (wr *writer) commitBatch(s *source, batch []*writeReq) {
 	ctx, cancel := batchContext(batch)
 	defer cancel()
 	var commit, branch string
-	err := s.writeMu.LockContext(ctx)
+	err := s.writes.lock.LockContext(ctx)
 	if err == nil {
 		commit, branch, err = wr.commitWrites(ctx, s, batch)
-		s.writeMu.Unlock()
+		s.writes.lock.Unlock()
 	}
 	if err != nil && len(batch) > 1 && ctx.Err() == nil && api.AsError(err).Code != api.CodeOutcomeUnknown && !maybeSent(batch) {
 		wr.log.Debug("a batch of writes failed; committing them one by one", "source", s.id(), "writes", len(batch), "err", err)
@@ -264,7 +264,7 @@ func (wr *writer) settle(s *source, batch []*writeReq, commit, branch string, er
 		case len(r.writes) > 0:
 			r.commit, r.branch = commit, branch
 			if r.key.ID != "" {
-				s.keys.add(r.key.ID, keyHit{commit: commit, path: r.key.Path})
+				s.writes.keys.add(r.key.ID, keyHit{commit: commit, path: r.key.Path})
 			}
 			wr.announceWrites(s, r.ref.ag.agent.Name, r.user, commit, r.writes)
 		}
@@ -390,16 +390,16 @@ func batchKeys(batch []*writeReq) []gitsync.WriteKey {
 // the index; an index that cannot be read is logged and looked up as it
 // is (a retry may then be applied again: never a write lost).
 func (wr *writer) knownKeys(s *source, head plumbing.Hash) func(string) (keyHit, bool) {
-	if err := s.keys.sync(s.repo, head); err != nil {
+	if err := s.writes.keys.sync(s.repo, head); err != nil {
 		wr.log.Warn("reading the write keys of live's history failed", "source", s.id(), "err", err)
 	}
-	return s.keys.lookup
+	return s.writes.keys.lookup
 }
 
 // commitWrites commits batch's writes on the source's deployed branch
 // (or, for an upstream, on the upstream's live) and deploys the result.
 // It returns the commit ("" when nothing was written) and its branch.
-// Callers hold s.writeMu. The error is the commit's: requests whose
+// Callers hold s.writes.lock. The error is the commit's: requests whose
 // build failed carry their own.
 func (wr *writer) commitWrites(ctx context.Context, s *source, batch []*writeReq) (string, string, error) {
 	var commit, branch string

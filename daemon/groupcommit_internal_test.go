@@ -221,7 +221,7 @@ func TestApplyBatchKeys(t *testing.T) {
 	if e := api.AsError(gone.err); e.Code != api.CodeWriteTimeout {
 		t.Errorf("the abandoned write answered %v, want write_timeout", gone.err)
 	}
-	if h, ok := s.keys.lookup("bot::twice"); !ok || h.commit != "c1" {
+	if h, ok := s.writes.keys.lookup("bot::twice"); !ok || h.commit != "c1" {
 		t.Errorf("the index has bot::twice at %+v, %v", h, ok)
 	}
 }

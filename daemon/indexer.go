@@ -44,13 +44,7 @@ func newIndexer(sources *sourceSet, store memory.Store, events *broker, m *metri
 }
 
 func (ix *indexer) enqueue(s *source, dep *deployment) {
-	s.mu.Lock()
-	for _, name := range dep.names {
-		if _, waiting := s.unindexedSince[name]; !waiting && s.indexed[name] != dep.commit {
-			s.unindexedSince[name] = dep.at
-		}
-	}
-	s.mu.Unlock()
+	s.index.queued(dep)
 	ix.mu.Lock()
 	ix.pending[s] = dep
 	ix.mu.Unlock()
@@ -79,7 +73,7 @@ func (ix *indexer) run(ctx context.Context) error {
 		ix.mu.Unlock()
 		failed := ix.unembedded && !ix.backfill(ctx)
 		for s, dep := range work {
-			if s.cur.Load() != dep {
+			if s.deploys.current() != dep {
 				continue // a newer deployment is on its way
 			}
 			if !ix.index(ctx, s, dep) {
@@ -138,25 +132,8 @@ func (ix *indexer) index(ctx context.Context, s *source, dep *deployment) bool {
 			}
 		}
 		ix.metrics.indexed(time.Since(start), err)
-		s.mu.Lock()
-		if notIndexed != "" {
-			s.notIndexed[name] = notIndexed
-		} else {
-			delete(s.notIndexed, name)
-		}
-		if err != nil {
-			s.indexErr[name] = err.Error()
-		} else {
-			delete(s.indexErr, name)
-			s.indexed[name] = indexedCommit
-			s.stats[name] = stats
-			if cur := s.cur.Load(); cur == nil || cur.commit == dep.commit {
-				delete(s.unindexedSince, name)
-			}
-		}
-		close(s.notify)
-		s.notify = make(chan struct{})
-		s.mu.Unlock()
+		s.index.ran(indexRun{agent: name, commit: dep.commit, indexed: indexedCommit, stats: stats, notIndexed: notIndexed, err: err},
+			s.deploys.current)
 		if err != nil {
 			ok = false
 			ix.log.Warn("index failed", "agent", name, "commit", short(dep.commit), "err", err)
@@ -191,8 +168,25 @@ func (ix *indexer) backfill(ctx context.Context) bool {
 // store connected).
 func (ix *indexer) retryAll() {
 	for _, s := range ix.sources.all() {
-		if dep := s.cur.Load(); dep != nil {
+		if dep := s.deploys.current(); dep != nil {
 			ix.enqueue(s, dep)
+		}
+	}
+}
+
+// waitIndexed waits until every agent of dep is indexed at dep's commit
+// (or a later deployment replaced dep), reporting whether that happened
+// before ctx ended.
+func waitIndexed(ctx context.Context, s *source, dep *deployment) bool {
+	for {
+		done, _, changed := s.index.progress(dep)
+		if done || s.deploys.current() != dep {
+			return done
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return false
 		}
 	}
 }

@@ -190,8 +190,8 @@ func (n *liveNotes) connected(first bool) {
 		return
 	}
 	for _, s := range n.sources.all() {
-		if s.kind == kindUpstream && s.follower != nil {
-			s.follower.Trigger()
+		if s.up != nil {
+			s.up.trigger()
 		}
 	}
 }
@@ -208,7 +208,7 @@ func (n *liveNotes) heardNote(payload string) {
 		return
 	}
 	for _, s := range n.sources.all() {
-		if s.kind != kindUpstream || s.follower == nil || s.rootName != note.Repo {
+		if s.up == nil || s.rootName != note.Repo {
 			continue
 		}
 		n.hear(s, note.Commit)
@@ -222,12 +222,12 @@ func (n *liveNotes) heardNote(payload string) {
 			// not happen (or the commit is older than what it has).
 			time.AfterFunc(recheckOwn, func() {
 				if !s.holds(note.Commit) {
-					s.follower.Trigger()
+					s.up.trigger()
 				}
 			})
 		default:
 			n.log.Debug("another daemon announced a new live commit; fetching", "source", s.id(), "commit", short(note.Commit))
-			s.follower.Trigger()
+			s.up.trigger()
 		}
 	}
 }
@@ -236,18 +236,3 @@ func (n *liveNotes) heardNote(payload string) {
 // not deploy yet (its own write, acknowledged by the upstream a moment
 // ago) waits before it fetches after all.
 const recheckOwn = 250 * time.Millisecond
-
-// holds reports whether commit is the deployed ref's commit or an
-// ancestor of it (a walk of the history from the head: the commit is
-// usually near it).
-func (s *source) holds(commit string) bool {
-	head, _, err := s.head()
-	if err != nil {
-		return false
-	}
-	ok, err := s.repo.IsAncestor(commit, head.String())
-	return err == nil && ok
-}
-
-// knows reports whether the repository has commit (a lookup, no walk).
-func (s *source) knows(commit string) bool { return s.repo.HasCommit(commit) }

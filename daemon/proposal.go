@@ -18,10 +18,10 @@ import (
 func (wr *writer) propose(ctx context.Context, ref agentRef, user, message string, key gitsync.WriteKey, build buildFunc) (committed, error) {
 	s := ref.src
 	agent := ref.ag.agent.Name
-	if err := s.writeMu.LockContext(ctx); err != nil {
+	if err := s.writes.lock.LockContext(ctx); err != nil {
 		return committed{}, wr.notApplied(s)
 	}
-	defer s.writeMu.Unlock()
+	defer s.writes.lock.Unlock()
 	prefix := "refs/heads/proposals/" + agent + "/"
 	existing, err := s.repo.RefNames(prefix)
 	if err != nil {

@@ -65,53 +65,9 @@ func (rd *reader) Status(ctx context.Context) api.Status {
 	now := rd.now()
 	var damaged []api.AgentStatus // agents damage hides, repositories' faults
 	for _, s := range rd.sources.all() {
-		dep := s.cur.Load()
-		notes, hidden, repoDamage := damageStatus(s, dep)
+		agents, hidden := sourceStatus(s, now)
+		st.Agents = append(st.Agents, agents...)
 		damaged = append(damaged, hidden...)
-		s.mu.Lock()
-		lastErr := s.lastErr
-		for _, e := range []string{s.fetchErr, s.writeErr} {
-			if e == "" {
-				continue
-			}
-			// A stuck upstream: prompts are served from the last good
-			// commit meanwhile.
-			if lastErr != "" {
-				lastErr += "; "
-			}
-			lastErr += "upstream: " + e
-		}
-		lag := s.upstreamLag()
-		if dep == nil {
-			if e := joinErrors(lastErr, repoDamage); e != "" {
-				st.Agents = append(st.Agents, api.AgentStatus{Source: s.id(), LastError: e})
-			}
-			s.mu.Unlock()
-			continue
-		}
-		if repoDamage != "" {
-			damaged = append(damaged, api.AgentStatus{Source: s.id(), LastError: repoDamage})
-		}
-		for _, name := range dep.names {
-			a := api.AgentStatus{Name: name, Source: s.id(), Deployed: dep.commit, DeployAt: dep.at, Indexed: s.indexed[name]}
-			if since, ok := s.unindexedSince[name]; ok && a.Indexed != a.Deployed {
-				a.LagSeconds = now.Sub(since).Seconds()
-			}
-			a.LagSeconds = max(a.LagSeconds, lag.Seconds())
-			a.LastError = lastErr
-			if e := s.indexErr[name]; e != "" {
-				a.LastError = "index: " + e
-			}
-			if n := s.notIndexed[name]; n != "" {
-				if a.LastError != "" {
-					a.LastError += "; "
-				}
-				a.LastError += "index: " + n
-			}
-			a.LastError = joinErrors(a.LastError, notes[name])
-			st.Agents = append(st.Agents, a)
-		}
-		s.mu.Unlock()
 	}
 	st.Agents = append(st.Agents, damaged...)
 	if rd.sources.host != nil {
@@ -124,6 +80,56 @@ func (rd *reader) Status(ctx context.Context) api.Status {
 		}
 	}
 	return st
+}
+
+// sourceStatus is the status of s's agents, from what its parts say:
+// the deployer (the deployed revision, the last deploy's error), the
+// upstream (whether it answers) and the indexer (what the store holds).
+// hidden are the entries damage to s's repository makes, listed after
+// every source's agents.
+func sourceStatus(s *source, now time.Time) (agents, hidden []api.AgentStatus) {
+	dep := s.deploys.current()
+	notes, hidden, repoDamage := damageStatus(s, dep)
+	lastErr := s.deploys.lastError()
+	upErrs, lag := s.up.health()
+	for _, e := range upErrs {
+		// A stuck upstream: prompts are served from the last good
+		// commit meanwhile.
+		if lastErr != "" {
+			lastErr += "; "
+		}
+		lastErr += "upstream: " + e
+	}
+	if dep == nil {
+		if e := joinErrors(lastErr, repoDamage); e != "" {
+			agents = append(agents, api.AgentStatus{Source: s.id(), LastError: e})
+		}
+		return agents, hidden
+	}
+	if repoDamage != "" {
+		hidden = append(hidden, api.AgentStatus{Source: s.id(), LastError: repoDamage})
+	}
+	for _, name := range dep.names {
+		ix := s.index.agent(name)
+		a := api.AgentStatus{Name: name, Source: s.id(), Deployed: dep.commit, DeployAt: dep.at, Indexed: ix.commit}
+		if ix.waiting && a.Indexed != a.Deployed {
+			a.LagSeconds = now.Sub(ix.since).Seconds()
+		}
+		a.LagSeconds = max(a.LagSeconds, lag.Seconds())
+		a.LastError = lastErr
+		if ix.err != "" {
+			a.LastError = "index: " + ix.err
+		}
+		if ix.notIndexed != "" {
+			if a.LastError != "" {
+				a.LastError += "; "
+			}
+			a.LastError += "index: " + ix.notIndexed
+		}
+		a.LastError = joinErrors(a.LastError, notes[name])
+		agents = append(agents, a)
+	}
+	return agents, hidden
 }
 
 // Agents implements api.Backend.
@@ -260,10 +266,7 @@ func (rd *reader) MemorySearch(ctx context.Context, agent string, req api.Search
 	if hits == nil {
 		hits = []memory.Hit{}
 	}
-	ref.src.mu.Lock()
-	indexed := ref.src.indexed[agent]
-	ref.src.mu.Unlock()
-	return api.SearchResponse{Hits: hits, Commit: indexed}, nil
+	return api.SearchResponse{Hits: hits, Commit: ref.src.index.agent(agent).commit}, nil
 }
 
 // FlushPlan implements api.Backend (behavior.md §6).

@@ -42,7 +42,6 @@ func (ss *sourceSet) add(s *source) *source {
 			return o
 		}
 	}
-	s.init()
 	ss.list = append(ss.list, s)
 	return s
 }
@@ -101,7 +100,7 @@ type agentRef struct {
 // agent finds agent name in the current deployments.
 func (ss *sourceSet) agent(name string) (agentRef, error) {
 	for _, s := range ss.all() {
-		dep := s.cur.Load()
+		dep := s.deploys.current()
 		if dep == nil {
 			continue
 		}
@@ -118,7 +117,7 @@ func (ss *sourceSet) agentRefs() []agentRef {
 	var out []agentRef
 	seen := map[string]bool{}
 	for _, s := range ss.all() {
-		dep := s.cur.Load()
+		dep := s.deploys.current()
 		if dep == nil {
 			continue
 		}
@@ -144,8 +143,8 @@ func (ss *sourceSet) olderCommit(agent, commit, indexed string) bool {
 		return false
 	}
 	older, err := ref.src.repo.IsAncestor(commit, indexed)
-	if errors.Is(err, plumbing.ErrObjectNotFound) && ref.src.follower != nil {
-		ref.src.follower.Trigger()
+	if errors.Is(err, plumbing.ErrObjectNotFound) && ref.src.up != nil {
+		ref.src.up.trigger()
 		return true
 	}
 	return err == nil && older
@@ -178,7 +177,7 @@ func (ss *sourceSet) claims(ctx context.Context, ref gitsync.RefUpdate, tree *gi
 		if o.id() == self {
 			continue
 		}
-		dep := o.cur.Load()
+		dep := o.deploys.current()
 		if dep == nil {
 			continue
 		}

@@ -5,200 +5,157 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"golang.org/x/sync/errgroup"
 
-	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/gitsync"
 )
 
-// Bounds of a write to an upstream: how many times a write is re-applied
-// after the upstream's live moved, and how long it may take in all when
-// it has no deadline of its own (an API write's is Options.WriteTimeout
-// from its arrival).
+// upstreamLive and upstreamMain are an upstream's branches as fetched.
 const (
-	upstreamAttempts = 30
-	upstreamWriteFor = 30 * time.Second
+	upstreamLive = plumbing.ReferenceName("refs/remotes/upstream/live")
+	upstreamMain = plumbing.ReferenceName("refs/remotes/upstream/main")
 )
 
-// upstreamHead is what a write to an upstream goes on: the upstream's
-// live as last fetched, or its main when it has no live yet (the write
-// then creates live there, at main).
-func (s *source) upstreamHead() (head, lease plumbing.Hash, err error) {
-	if h, err := s.repo.Resolve(upstreamLive.String()); err == nil {
-		return h, h, nil
-	}
-	h, err := s.repo.Resolve(upstreamMain.String())
-	if err != nil {
-		return plumbing.ZeroHash, plumbing.ZeroHash, fmt.Errorf("the upstream has neither live nor main yet: %w", err)
-	}
-	return h, plumbing.ZeroHash, nil
+// upstream is the part that follows an upstream (--upstream): the
+// follower that fetches it into the source's mirror, the remote it
+// pushes writes to, and the upstream's health, which status reports:
+// whether it answered the last fetch and the last write, and since when
+// it has not. It owns that health; the follower reports each fetch and
+// the writer each write through its methods.
+type upstream struct {
+	remote   gitsync.Remote // its URL prints without the credential
+	follower *gitsync.Follower
+	log      *slog.Logger
+	// fetched wakes run's follow-up when a fetch moved refs: size one,
+	// so that a burst of fetches makes one follow-up.
+	fetched chan struct{}
+
+	mu       sync.Mutex
+	fetchErr string // the last fetch's error ("" when it worked)
+	writeErr string // the last write's error ("" when it worked)
+	// answered is when the upstream last answered a fetch or took a
+	// write: while it does not, what is served lags it by that much.
+	answered time.Time
 }
 
-// commitUpstream commits batch's writes on the upstream's live and
-// returns the commit: the commit goes on live as last fetched and is
-// pushed with compare-and-swap; when another daemon moved live first, it
-// fetches and re-applies the writes as operations (each build runs again
-// on the new live: an append appends, an If-Match write re-checks its
-// ETag), with backoff, until ctx's deadline. It returns only once the
-// upstream accepted the writes ("" when none was left to write). A push
-// that went unanswered may have landed: the writes' keys (every write to
-// an upstream has one) tell after a fetch, and a second copy is refused
-// (by a quire host for its keys, by any other for its lease); until then
-// the writes' outcome is unknown. Callers hold s.writeMu.
-func (wr *writer) commitUpstream(ctx context.Context, s *source, batch []*writeReq) (string, error) {
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, upstreamWriteFor)
-		defer cancel()
-	}
-	var last error
-	unanswered := false // a push went unanswered: its writes may be in the upstream
-	for attempt := 0; attempt < upstreamAttempts; attempt++ {
-		if attempt > 0 {
-			// Backoff with jitter, so that daemons racing for live
-			// spread out.
-			wait := min(5*time.Millisecond<<min(attempt, 8), 500*time.Millisecond)
-			wait = wait/2 + rand.N(wait/2+1)
+// newUpstream follows remote into repo, fetching every poll; a fetch
+// gives up after fetchTimeout (0: gitsync's default).
+func newUpstream(repo *gitsync.Repository, remote gitsync.Remote, poll, fetchTimeout time.Duration, log *slog.Logger) *upstream {
+	u := &upstream{remote: remote, log: log, fetched: make(chan struct{}, 1),
+		answered: time.Now()} // until it fails, as of the start
+	u.follower = gitsync.NewFollower(repo, remote, func(gitsync.Event) {
+		select {
+		case u.fetched <- struct{}{}:
+		default:
+		}
+	})
+	u.follower.Interval = poll
+	u.follower.Timeout = fetchTimeout
+	u.follower.Logger = log
+	u.follower.OnFetch = u.fetchDone
+	return u
+}
+
+// run fetches every poll and when triggered, and calls after (in this
+// loop, never in the fetch: a writer that fetches holds the writer's
+// lock, which after may take) once a fetch moved refs, until ctx ends.
+func (u *upstream) run(ctx context.Context, after func(context.Context)) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return quiet(gctx, u.follower.Run(gctx)) })
+	g.Go(func() error {
+		for {
 			select {
-			case <-time.After(wait):
-			case <-ctx.Done():
-				return "", wr.upstreamFailed(s, unanswered, fmt.Errorf("%w (last: %v)", ctx.Err(), last))
-			}
-			if _, err := s.follower.Fetch(ctx); err != nil {
-				last = err
-				if ctx.Err() != nil {
-					return "", wr.upstreamFailed(s, unanswered, err)
-				}
-				continue
+			case <-gctx.Done():
+				return nil
+			case <-u.fetched:
+				after(gctx)
 			}
 		}
-		head, lease, err := s.upstreamHead()
-		if err != nil {
-			return "", err
-		}
-		snap, err := s.repo.SnapshotOf(head)
-		if err != nil {
-			return "", err
-		}
-		// A write whose key live holds (a push that went unanswered
-		// landed, or a retry of a write another daemon took) is
-		// answered with that commit instead.
-		writes := applyBatch(snap, batch, wr.knownKeys(s, head))
-		if len(writes) == 0 {
-			return "", nil
-		}
-		sig, user, msg := batchMessage(batch, wr.now())
-		h, err := s.repo.CommitOn(ctx, head, gitsync.CommitRequest{Writes: writes,
-			Author: sig, User: user, Message: msg, Keys: batchKeys(batch)})
-		if err != nil {
-			if ctx.Err() != nil {
-				return "", wr.upstreamFailed(s, unanswered, err)
-			}
-			return "", err
-		}
-		now, err := s.repo.PushCAS(ctx, s.remote, gitsync.LiveRef, lease, h)
-		if err == nil {
-			s.setWriteError(nil)
-			return wr.pushed(ctx, s, lease, h, now), nil
-		}
-		last = err
-		var rej *gitsync.PushRejectedError
-		switch {
-		case errors.As(err, &rej) && !rej.Stale && !unanswered:
-			return "", api.Errorf(api.CodeUpstreamRefused, "%v; nothing was written", err)
-		case rej == nil && !errors.Is(err, gitsync.ErrPushNotSent):
-			// Not refused: maybe not taken, maybe taken with the answer
-			// lost. The writes' keys tell after the next fetch.
-			unanswered = true
-			for _, r := range batch {
-				if r.err == nil && len(r.writes) > 0 {
-					r.maybeSent = true
-				}
-			}
-		}
-		if ctx.Err() != nil || rej != nil && !rej.Stale {
-			return "", wr.upstreamFailed(s, unanswered, err)
-		}
-		// Certainly not applied (unless an earlier push went
-		// unanswered): a caller whose deadline passes meanwhile is told
-		// nothing was written.
-		for _, r := range batch {
-			r.unclaim()
-		}
-		wr.log.Debug("upstream write re-applied", "source", s.id(), "attempt", attempt+1, "err", err)
-	}
-	return "", wr.upstreamFailed(s, unanswered, last)
+	})
+	return g.Wait()
 }
 
-// pushed settles the mirror after the upstream took commit h pushed on
-// lease, and returns the commit that answers the write: live as the
-// upstream says it is now.
-func (wr *writer) pushed(ctx context.Context, s *source, lease, h, now plumbing.Hash) string {
-	// The mirror's live goes to the write (what it has the objects of; a
-	// fetch that got there first is fine too).
-	if err := s.repo.UpdateRef(upstreamLive, lease, h); err != nil {
-		// A fetch moved the mirror's live meanwhile, to a commit that
-		// may not hold the write yet: fetch again now, so that what is
-		// deployed next holds the acknowledged write (the upstream's
-		// live holds it).
-		wr.log.Debug("mirror's live moved meanwhile; fetching", "err", err)
-		if _, err := s.follower.Fetch(ctx); err != nil {
-			wr.log.Debug("fetch after an acknowledged write", "source", s.id(), "err", err)
-		}
-	}
-	if now == h {
-		return h.String()
-	}
-	// The upstream (a quire host) merged the write onto a live that had
-	// moved: the answer names live as it is now, fetched in the
-	// background.
-	s.follower.Trigger()
-	if now.IsZero() {
-		return wr.mergedLive(ctx, s, h)
-	}
-	return now.String()
+// trigger makes the follower fetch now (several triggers before the
+// fetch starts make one fetch).
+func (u *upstream) trigger() { u.follower.Trigger() }
+
+// fetch fetches the upstream now and waits for it.
+func (u *upstream) fetch(ctx context.Context) error {
+	_, err := u.follower.Fetch(ctx)
+	return err
 }
 
-// upstreamFailed is the answer of writes the upstream did not take, and
-// says so in the status: outcome_unknown once a push of them went
-// unanswered (they may be there), upstream_unavailable otherwise
-// (nothing was written).
-func (wr *writer) upstreamFailed(s *source, unanswered bool, err error) error {
-	var out error
-	if unanswered {
-		out = wr.outcomeUnknown(s, err)
+// firstFetch is the fetch before the first deploy, so that a restart
+// serves what the upstream holds; it gives up after at most 30 s (or
+// the fetch timeout), and a failure is in status.
+func (u *upstream) firstFetch(ctx context.Context) {
+	first := 30 * time.Second
+	if t := u.follower.Timeout; t > 0 {
+		first = min(first, t)
+	}
+	fctx, cancel := context.WithTimeout(ctx, first)
+	defer cancel()
+	if err := u.fetch(fctx); err != nil {
+		u.log.Warn("first fetch of the upstream failed; serving the mirror", "url", u.remote, "err", err)
+	}
+}
+
+// pushLive pushes h to the upstream's live with compare-and-swap from
+// old (gitsync.Repository.PushCAS), returning live as the upstream says
+// it is now.
+func (u *upstream) pushLive(ctx context.Context, repo *gitsync.Repository, old, h plumbing.Hash) (plumbing.Hash, error) {
+	return repo.PushCAS(ctx, u.remote, gitsync.LiveRef, old, h)
+}
+
+// fetchDone records a fetch's outcome (the follower's OnFetch).
+func (u *upstream) fetchDone(err error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if err == nil {
+		u.fetchErr, u.writeErr = "", ""
+		u.answered = time.Now()
 	} else {
-		out = upstreamUnavailable(s, err)
+		u.fetchErr = err.Error()
 	}
-	s.setWriteError(out)
-	return out
 }
 
-// mergedLive fetches the upstream's live after it merged the write h
-// onto it without saying which commit that made, and returns it, or h
-// itself when the fetch fails or does not hold h (the write is accepted
-// either way; the next fetch settles the mirror).
-func (wr *writer) mergedLive(ctx context.Context, s *source, h plumbing.Hash) string {
-	if _, err := s.follower.Fetch(ctx); err != nil {
-		wr.log.Debug("fetch after a merged write", "source", s.id(), "err", err)
-		return h.String()
+// writeDone records the outcome of a write to the upstream: an error
+// that says it did not answer shows in the status at once, without
+// waiting for the next fetch to fail.
+func (u *upstream) writeDone(err error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if err == nil {
+		u.writeErr = ""
+		u.answered = time.Now()
+	} else {
+		u.writeErr = err.Error()
 	}
-	live, err := s.repo.Resolve(upstreamLive.String())
-	if err != nil {
-		return h.String()
-	}
-	if ok, err := s.repo.IsAncestor(h.String(), live.String()); err != nil || !ok {
-		return h.String()
-	}
-	return live.String()
 }
 
-func upstreamUnavailable(s *source, err error) error {
-	return api.Errorf(api.CodeUpstreamUnavailable,
-		"the upstream %s did not take the write: %v; nothing was written, retry", s.name, err)
+// health is what status says of the upstream: the errors of the last
+// fetch and write that failed, and how long it has not answered while
+// they fail (0 when it answers). A nil upstream (another kind of source)
+// is healthy.
+func (u *upstream) health() (errs []string, lag time.Duration) {
+	if u == nil {
+		return nil, 0
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, e := range []string{u.fetchErr, u.writeErr} {
+		if e != "" {
+			errs = append(errs, e)
+		}
+	}
+	if len(errs) == 0 {
+		return nil, 0
+	}
+	return errs, max(time.Since(u.answered), time.Millisecond)
 }
 
 // parseUpstream reads opts.Upstream and opts.UpstreamCredential into a

@@ -130,7 +130,7 @@ func (wh *webhook) answer(w http.ResponseWriter, r *http.Request) (int, any) {
 		if s.knows(p.After) && s.holds(p.After) {
 			continue
 		}
-		s.follower.Trigger()
+		s.up.trigger()
 		ids = append(ids, s.id())
 	}
 	if len(ids) == 0 {
@@ -212,7 +212,7 @@ func (wh *webhook) sourcesOf(p pushPayload) []*source {
 	full := strings.ToLower(strings.Trim(p.Repository.FullName, "/"))
 	var out []*source
 	for _, s := range wh.sources.all() {
-		if s.kind != kindUpstream || s.follower == nil {
+		if s.up == nil {
 			continue
 		}
 		k := repoKey(s.name)

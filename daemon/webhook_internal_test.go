@@ -78,7 +78,7 @@ func FuzzHookPayload(f *testing.F) {
 	f.Add([]byte(`[]`))
 	secret := []byte("s3cret")
 	wh := &webhook{secret: secret, log: slog.New(slog.DiscardHandler),
-		sources: &sourceSet{list: []*source{{kind: kindUpstream, name: "https://github.com/acme/bot.git", follower: gitsync.NewFollower(nil, gitsync.Remote{}, nil)}}}}
+		sources: &sourceSet{list: []*source{{kind: kindUpstream, name: "https://github.com/acme/bot.git", up: &upstream{follower: gitsync.NewFollower(nil, gitsync.Remote{}, nil)}}}}}
 	send := func(body []byte, key []byte) int {
 		r := httptest.NewRequest(http.MethodPost, HookPath, bytes.NewReader(body))
 		r.Header.Set("X-GitHub-Event", "push")

@@ -44,6 +44,18 @@ type writer struct {
 	writeTimeout time.Duration
 }
 
+// writeState is a source's writes under way. The writer owns it: the
+// lock that makes the daemon's commits on the source one at a time, the
+// API writes waiting for a group commit, and the index of the write keys
+// live holds. The zero value is ready to use.
+type writeState struct {
+	// lock: one commit by the daemon at a time, granted in arrival
+	// order; a write's wait for it counts against its deadline.
+	lock  gitsync.QueueLock
+	queue writeQueue // API writes waiting for their commit
+	keys  writeKeys  // the write keys in live's recent history
+}
+
 // deadline bounds an API write: it is answered by then (and
 // answerGrace).
 func (wr *writer) deadline(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -266,11 +278,11 @@ func (wr *writer) commitChange(ctx context.Context, ref agentRef, user, message 
 // deploys it. A key is remembered in memory only (until a restart).
 func (wr *writer) writeWorkTree(ctx context.Context, ref agentRef, user string, key gitsync.WriteKey, build buildFunc) (committed, error) {
 	s := ref.src
-	if err := s.writeMu.LockContext(ctx); err != nil {
+	if err := s.writes.lock.LockContext(ctx); err != nil {
 		return committed{}, wr.notApplied(s)
 	}
-	defer s.writeMu.Unlock()
-	if hit, ok := s.keys.lookup(key.ID); ok && key.ID != "" {
+	defer s.writes.lock.Unlock()
+	if hit, ok := s.writes.keys.lookup(key.ID); ok && key.ID != "" {
 		return committed{commit: hit.commit, replay: &hit}, nil
 	}
 	a := ref.ag.agent
@@ -315,7 +327,7 @@ func (wr *writer) writeWorkTree(ctx context.Context, ref agentRef, user string, 
 		return committed{}, err
 	}
 	if key.ID != "" {
-		s.keys.add(key.ID, keyHit{commit: dep.commit, path: key.Path})
+		s.writes.keys.add(key.ID, keyHit{commit: dep.commit, path: key.Path})
 	}
 	wr.announceWrites(s, a.Name, user, dep.commit, writes)
 	return committed{commit: dep.commit}, nil

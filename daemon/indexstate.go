@@ -1,0 +1,139 @@
+package daemon
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/quirehq/quire/memory"
+)
+
+// indexState is what the memory store holds of a source's agents, as
+// the index runs left it. The indexer owns it: only its runs write it
+// (queued, ran); status, the deploy report, memory search and
+// Daemon.WaitIndexed read it through agent and progress. The zero value
+// is ready to use.
+type indexState struct {
+	mu      sync.Mutex
+	indexed map[string]string            // agent → indexed commit
+	stats   map[string]memory.IndexStats // agent → stats of the last index run
+	failed  map[string]indexFailure      // agent → the last run's error
+	// notIndexed is, per agent, the memory files the last index run
+	// left out (notIndexedError).
+	notIndexed map[string]string
+	// unindexedSince is, per agent, when the oldest deployment not yet
+	// indexed was deployed: the lag that status reports, which a newer
+	// deployment does not reset.
+	unindexedSince map[string]time.Time
+	changed        chan struct{} // closed and replaced after each index run
+}
+
+// indexFailure is an index run that failed: the commit it was of, and
+// why.
+type indexFailure struct{ commit, err string }
+
+// indexRun is the outcome of one agent's index run of a deployment.
+type indexRun struct {
+	agent  string
+	commit string // the deployment's
+	// indexed is the commit the store holds now: the deployment's, or a
+	// newer one another daemon indexed.
+	indexed    string
+	stats      memory.IndexStats
+	notIndexed string // notIndexedError of the run's problems
+	err        error
+}
+
+// agentIndex is what the store holds of one agent.
+type agentIndex struct {
+	commit     string // the indexed commit ("" for none yet)
+	stats      memory.IndexStats
+	err        string // why the last run failed ("" when it worked)
+	notIndexed string
+	// since is when the oldest deployment not yet indexed was deployed
+	// (waiting: there is one).
+	since   time.Time
+	waiting bool
+}
+
+func (ix *indexState) init() {
+	if ix.changed == nil {
+		ix.indexed = map[string]string{}
+		ix.stats = map[string]memory.IndexStats{}
+		ix.failed = map[string]indexFailure{}
+		ix.notIndexed = map[string]string{}
+		ix.unindexedSince = map[string]time.Time{}
+		ix.changed = make(chan struct{})
+	}
+}
+
+// queued records that dep waits for its index run: an agent not indexed
+// at dep's commit lags from when dep was deployed, unless an older
+// deployment waits already.
+func (ix *indexState) queued(dep *deployment) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.init()
+	for _, name := range dep.names {
+		if _, waiting := ix.unindexedSince[name]; !waiting && ix.indexed[name] != dep.commit {
+			ix.unindexedSince[name] = dep.at
+		}
+	}
+}
+
+// ran records an index run and wakes those waiting for one; current is
+// the source's deployment as of now (the agent lags no more when the
+// run was of it).
+func (ix *indexState) ran(r indexRun, current func() *deployment) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.init()
+	name := r.agent
+	if r.notIndexed != "" {
+		ix.notIndexed[name] = r.notIndexed
+	} else {
+		delete(ix.notIndexed, name)
+	}
+	if r.err != nil {
+		ix.failed[name] = indexFailure{commit: r.commit, err: r.err.Error()}
+	} else {
+		delete(ix.failed, name)
+		ix.indexed[name] = r.indexed
+		ix.stats[name] = r.stats
+		if cur := current(); cur == nil || cur.commit == r.commit {
+			delete(ix.unindexedSince, name)
+		}
+	}
+	close(ix.changed)
+	ix.changed = make(chan struct{})
+}
+
+// agent is what the store holds of agent name.
+func (ix *indexState) agent(name string) agentIndex {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.init()
+	a := agentIndex{commit: ix.indexed[name], stats: ix.stats[name], err: ix.failed[name].err, notIndexed: ix.notIndexed[name]}
+	a.since, a.waiting = ix.unindexedSince[name]
+	return a
+}
+
+// progress says whether every agent of dep is indexed at dep's commit,
+// else the error of a run of that commit that failed (nil when none did),
+// and a channel closed after the next index run.
+func (ix *indexState) progress(dep *deployment) (done bool, failed error, changed <-chan struct{}) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.init()
+	done = true
+	for _, name := range dep.names {
+		if ix.indexed[name] == dep.commit {
+			continue
+		}
+		done = false
+		if f, ok := ix.failed[name]; ok && f.commit == dep.commit && failed == nil {
+			failed = fmt.Errorf("index agent %s at %s: %s", name, short(dep.commit), f.err)
+		}
+	}
+	return done, failed, ix.changed
+}
