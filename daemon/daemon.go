@@ -150,6 +150,7 @@ type Daemon struct {
 	deployer *deployer
 	writer   *writer
 	reader   *reader
+	prompter *prompter
 	indexer  *indexer
 	notes    *liveNotes
 	webhook  *webhook
@@ -268,13 +269,14 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 			pruneInterval: opts.PruneInterval, writeTimeout: opts.WriteTimeout},
 		reader: &reader{sources: sources, store: store, events: events, metrics: m, version: opts.Version, started: started, now: opts.Now,
 			flushed: map[string]int{}},
-		indexer: ix,
-		notes:   notes,
-		webhook: &webhook{secret: opts.WebhookSecret, sources: sources, metrics: m, log: log},
-		events:  events,
-		metrics: m,
-		lock:    lock,
-		ready:   make(chan struct{}),
+		prompter: &prompter{sources: sources, now: opts.Now},
+		indexer:  ix,
+		notes:    notes,
+		webhook:  &webhook{secret: opts.WebhookSecret, sources: sources, metrics: m, log: log},
+		events:   events,
+		metrics:  m,
+		lock:     lock,
+		ready:    make(chan struct{}),
 
 		mcpSessions: mcp.NewSessions(opts.MCPSessions),
 	}
@@ -452,9 +454,10 @@ func (d *Daemon) Handler(tokens api.Tokens) http.Handler {
 	return mux
 }
 
-// Backend is what the local API's routes call, in process: the reads
-// and writes of the running daemon (`quire mcp --dir` serves MCP with it).
-func (d *Daemon) Backend() api.Backend { return backend{d.reader, d.writer} }
+// Backend is what the local API's routes and MCP call, in process: the
+// reads and writes of the running daemon (`quire mcp --dir` serves MCP
+// with it).
+func (d *Daemon) Backend() mcp.LocalBackend { return backend{d.reader, d.prompter, d.writer} }
 
 // GitHandler is the git endpoint (nil without --repos), behind the
 // credentials of Options.GitTokens.

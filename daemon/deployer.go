@@ -184,7 +184,7 @@ func (dp *deployer) build(ctx context.Context, s *source, base fs.FS, commit str
 	}
 	view.agents = ws.Agents()
 	fsys := fs.FS(view)
-	dep := &deployment{commit: commit, fsys: fsys, base: base, ws: ws, agents: map[string]*deployedAgent{}, at: dp.now(), prompts: map[string][]byte{}}
+	dep := &deployment{commit: commit, fsys: fsys, base: base, ws: ws, agents: map[string]*deployedAgent{}, at: dp.now()}
 	for _, a := range ws.Agents() {
 		opts := agent.SkillOptions{Shared: dp.shared.Sources(), Version: s.deploys.seq.Add(1)}
 		if s.kind == kindDir {

@@ -11,7 +11,6 @@ import (
 	"reflect"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/quirehq/quire/memory"
@@ -38,46 +37,8 @@ type deployment struct {
 	// lack an agent); the same commit is built again once it is not.
 	damaged bool
 
-	// prompts caches encoded prompt responses by agent, day and request:
-	// assembly is deterministic, and a deployment never changes.
-	// promptBytes is what the keys and answers in it hold.
-	promptMu    sync.RWMutex
-	prompts     map[string][]byte
-	promptBytes int
-}
-
-// Bounds of a deployment's prompt cache, in bytes, so that no client can
-// grow the daemon by sending distinct requests: an answer whose key and
-// body together exceed maxCachedPromptBytes is not kept (a request with a
-// large "extra" is not worth keeping), and a cache that would pass
-// maxPromptCacheBytes is emptied first.
-const (
-	maxCachedPromptBytes = 256 << 10
-	maxPromptCacheBytes  = 32 << 20
-)
-
-func (dep *deployment) cachedPrompt(key []byte) []byte {
-	dep.promptMu.RLock()
-	defer dep.promptMu.RUnlock()
-	return dep.prompts[string(key)]
-}
-
-func (dep *deployment) cachePrompt(key string, b []byte) {
-	n := len(key) + len(b)
-	if n > maxCachedPromptBytes {
-		return
-	}
-	dep.promptMu.Lock()
-	defer dep.promptMu.Unlock()
-	if old, ok := dep.prompts[key]; ok {
-		dep.promptBytes -= len(key) + len(old)
-	}
-	if dep.promptBytes+n > maxPromptCacheBytes {
-		clear(dep.prompts)
-		dep.promptBytes = 0
-	}
-	dep.prompts[key] = b
-	dep.promptBytes += n
+	// prompts holds its answers to prompt requests (prompter).
+	prompts promptCache
 }
 
 type deployedAgent struct {

@@ -12,10 +12,9 @@
 //     tree, a write) becomes a deployment — the commit's gitsync.Snapshot,
 //     a prompt.Workspace and every agent's skills.Set, built before
 //     anything changes — which is swapped in with an atomic pointer, so a
-//     request sees the old revision or the new one, never a mix. Each
-//     deployment caches its encoded prompts. The deployer also writes a
-//     push's deploy report, rebuilds deployments when a shared skill tier
-//     changes, and merges a followed upstream's main into its live.
+//     request sees the old revision or the new one, never a mix. The
+//     deployer also writes a push's deploy report and rebuilds
+//     deployments when a shared skill tier changes.
 //   - indexer: a coalescing runner (one pending deployment per source, a
 //     size-one wake-up channel) that brings the memory store to the
 //     deployed commit and retries with backoff while the store is away.
@@ -27,17 +26,30 @@
 //     upstream's live, or written into a --dir working tree; the deployer
 //     deploys the result at once. Persona files go to proposals/<agent>/<n>
 //     branches instead. The writer also prunes daily logs past their
-//     retention. The first write for a new user commits the user's seed
-//     files with it.
-//   - reader: the API's reads (status, agents, prompts, memory search,
+//     retention, and merges a followed upstream's main into its live
+//     after a fetch. The first write for a new user commits the user's
+//     seed files with it.
+//   - prompter: prompt requests → prompts, assembled from the deployed
+//     revision and kept in the deployment's promptCache by agent, day
+//     and request, so that a repeated request costs a lookup. The local
+//     API gets the answers encoded as it sends them, MCP typed; neither
+//     sees the cache.
+//   - reader: the API's other reads (status, agents, memory search,
 //     flush plans, files, skills, events, metrics), answered from the
 //     current deployments and the store. A read never writes: a new user
 //     reads their seed files virtually (seedFS), the same bytes the first
-//     write commits. backend joins the reader and the writer into the
-//     api.Backend that the local API and MCP serve.
+//     write commits. backend joins the reader, the prompter and the
+//     writer into the api.Backend that the local API and MCP serve.
+//   - upstream: follows a --upstream (fetches on --poll, a trigger or a
+//     webhook) and keeps its health for status.
 //   - liveNotes: daemons sharing a PostgreSQL store announce new live
 //     commits to each other, so a follower fetches a write made elsewhere
 //     at once; webhook: a signed push webhook makes a follower fetch.
+//
+// Each part owns what it keeps of a source (see source): the deployer
+// the deployed revision, the indexer what the store holds, the writer
+// the writes under way, upstream the upstream's health. The others read
+// it through the owner's methods.
 //
 // Errors the API answers are *api.Error values with an api.Code; daemon/api
 // decides the HTTP status of each code in one place (api.StatusOf). Every

@@ -2,19 +2,17 @@ package daemon
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
 	"path"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/daemon/mcp"
 	"github.com/quirehq/quire/memory"
-	"github.com/quirehq/quire/prompt"
 	"github.com/quirehq/quire/skills"
 	"github.com/quirehq/quire/workspace"
 )
@@ -38,15 +36,16 @@ type reader struct {
 }
 
 // backend is the local API's api.Backend (and MCP's, through mcp.Local):
-// the reader's reads and the writer's writes.
+// the reader's reads, the prompter's prompts and the writer's writes.
 type backend struct {
 	*reader
+	*prompter
 	*writer
 }
 
 var (
-	_ api.Backend     = backend{}
-	_ api.PromptCache = backend{}
+	_ mcp.LocalBackend  = backend{}
+	_ api.PromptAnswers = backend{}
 )
 
 // FlushPrompt is what the model is told when the flush plan says flush.
@@ -143,93 +142,6 @@ func (rd *reader) Agents(ctx context.Context) []api.Agent {
 
 func badRequest(format string, args ...any) *api.Error {
 	return api.Errorf(api.CodeBadRequest, format, args...)
-}
-
-// Prompt implements api.Backend: the prompt is assembled from the
-// in-memory deployment (and cached there, encoded, by agent, day and
-// request); a new user reads their seed files virtually.
-func (rd *reader) Prompt(ctx context.Context, agent string, req api.PromptRequest) (api.PromptResponse, error) {
-	ref, err := rd.sources.agent(agent)
-	if err != nil {
-		return api.PromptResponse{}, err
-	}
-	today := rd.now() // one reading: the key's day is the prompt's
-	now := today
-	if req.Now != nil {
-		now = *req.Now
-	}
-	body := req.Body
-	if body == nil {
-		if body, err = json.Marshal(req); err != nil {
-			return api.PromptResponse{}, err
-		}
-	}
-	var kb [512]byte
-	key := promptKey(kb[:0], ref, today, body)
-	if b := ref.dep.cachedPrompt(key); b != nil {
-		return api.PromptResponse{Encoded: b}, nil
-	}
-	if req.User != "" {
-		// A new user's files are served virtually (seedFS) until their
-		// first write stores them: a prompt read does not write.
-		if _, err := workspace.EncodeID(req.User); err != nil {
-			return api.PromptResponse{}, badRequest("user %q: %v", req.User, err)
-		}
-	}
-	sreq := skills.Request{Agent: agent, User: req.User, Allow: ref.ag.agent.Config.Skills}
-	if req.Skills != nil {
-		sreq.Filter = req.Skills
-	}
-	res, err := ref.dep.ws.Assemble(prompt.Request{
-		Agent: agent, User: req.User, Session: req.Session, Channel: req.Channel, Room: req.Room,
-		Tools: req.Tools, Extra: req.Extra, VirtualFiles: req.VirtualFiles, Now: now,
-		Skills: ref.ag.skills.PromptSkills(sreq),
-	})
-	if err != nil {
-		if errors.Is(err, prompt.ErrBadRequest) || errors.Is(err, workspace.ErrBadID) {
-			// The code says "bad request" already.
-			return api.PromptResponse{}, badRequest("%s", strings.TrimPrefix(err.Error(), prompt.ErrBadRequest.Error()+": "))
-		}
-		if errors.Is(err, prompt.ErrUnknownAgent) {
-			return api.PromptResponse{}, api.Errorf(api.CodeUnknownAgent, "%v", err)
-		}
-		if errors.Is(err, workspace.ErrSymlink) || errors.Is(err, workspace.ErrNotRegular) {
-			return api.PromptResponse{}, api.Errorf(api.CodeUnreadable, "%v", err)
-		}
-		return api.PromptResponse{}, err
-	}
-	out := api.PromptResponse{Prompt: res.Prompt, Report: res.Report, Commit: ref.dep.commit}
-	if b, err := api.Encode(out); err == nil {
-		out.Encoded = b
-		ref.dep.cachePrompt(string(key), out.Encoded)
-	}
-	return out, nil
-}
-
-// CachedPrompt implements api.PromptCache: the answer an identical
-// request got today from the deployed revision, or nil.
-func (rd *reader) CachedPrompt(agent string, body []byte) []byte {
-	ref, err := rd.sources.agent(agent)
-	if err != nil {
-		return nil
-	}
-	var kb [512]byte
-	return ref.dep.cachedPrompt(promptKey(kb[:0], ref, rd.now(), body))
-}
-
-// promptKey appends the prompt cache key of a request to dst: the agent,
-// today in the agent's time zone (the prompt names the day) and the
-// body, which holds the caller's "now" when it sets one.
-func promptKey(dst []byte, ref agentRef, now time.Time, body []byte) []byte {
-	loc := ref.ag.agent.Config.Location
-	if loc == nil {
-		loc = time.UTC
-	}
-	dst = append(dst, ref.ag.agent.Name...)
-	dst = append(dst, 0)
-	dst = now.In(loc).AppendFormat(dst, time.DateOnly)
-	dst = append(dst, 0)
-	return append(dst, body...)
 }
 
 // MemorySearch implements api.Backend. A store that does not answer is a

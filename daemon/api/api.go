@@ -25,7 +25,13 @@ import (
 type Backend interface {
 	Status(ctx context.Context) Status
 	Agents(ctx context.Context) []Agent
-	Prompt(ctx context.Context, agent string, req PromptRequest) (PromptResponse, error)
+	// PromptJSON answers POST /v1/agents/{agent}/prompt with the
+	// PromptResponse encoded by Encode, which the route sends as it is:
+	// a rendered answer, not a typed one, so that a backend that keeps
+	// its answers (see PromptAnswers) sends a repeated one without
+	// encoding a prompt of many kilobytes again. body is req as it
+	// arrived, read during the call only.
+	PromptJSON(ctx context.Context, agent string, req PromptRequest, body []byte) ([]byte, error)
 	MemorySearch(ctx context.Context, agent string, req SearchRequest) (SearchResponse, error)
 	MemoryAppend(ctx context.Context, agent string, req AppendRequest) (WriteResponse, error)
 	FlushPlan(ctx context.Context, agent string, req FlushPlanRequest) (FlushPlan, error)
@@ -118,18 +124,16 @@ type PromptRequest struct {
 	// Skills, when present, replaces the agent.yaml allow list for this
 	// request.
 	Skills []string `json:"skills,omitempty"`
-
-	// Body is the request as it arrived, set by the handler: a backend
-	// that caches answers keys them by it (see PromptCache).
-	Body []byte `json:"-"`
 }
 
-// PromptCache is implemented by a Backend that remembers its encoded
-// prompt answers by agent and request body. The handler asks it before
-// decoding a request, so a repeated request costs a map lookup.
-type PromptCache interface {
-	// CachedPrompt returns the encoded answer to body, or nil.
-	CachedPrompt(agent string, body []byte) []byte
+// PromptAnswers is implemented by a Backend that keeps the answers
+// PromptJSON gave: the route asks it before it decodes a request, so
+// that a repeated request costs a lookup.
+type PromptAnswers interface {
+	// AnsweredPrompt returns the answer PromptJSON would give to body
+	// (a request as it arrived) when the backend has it at hand, else
+	// nil.
+	AnsweredPrompt(agent string, body []byte) []byte
 }
 
 // PromptResponse is the answer of POST /v1/agents/{agent}/prompt.
@@ -137,9 +141,6 @@ type PromptResponse struct {
 	Prompt string        `json:"prompt"`
 	Report prompt.Report `json:"report"`
 	Commit string        `json:"commit"`
-	// Encoded, when set, is this response already encoded as JSON; the
-	// handler sends it as is (the daemon caches encoded prompts).
-	Encoded []byte `json:"-"`
 }
 
 // SearchRequest is the body of POST /v1/agents/{agent}/memory/search.

@@ -16,8 +16,11 @@ type promptBackend struct {
 	err    error
 }
 
-func (b promptBackend) Prompt(context.Context, string, PromptRequest) (PromptResponse, error) {
-	return PromptResponse{Prompt: b.prompt}, b.err
+func (b promptBackend) PromptJSON(context.Context, string, PromptRequest, []byte) ([]byte, error) {
+	if b.err != nil {
+		return nil, b.err
+	}
+	return Encode(PromptResponse{Prompt: b.prompt})
 }
 
 // TestAnswersKeepMarkup: answers and error bodies write <, > and & as
@@ -59,9 +62,9 @@ func TestAnswersKeepMarkup(t *testing.T) {
 			}
 		})
 	}
-	// Encode is what the daemon caches prompts with: the same bytes.
+	// Encode is what the daemon renders prompt answers with.
 	b, err := Encode(PromptResponse{Prompt: text})
-	if err != nil || !strings.Contains(string(b), text[:16]) {
-		t.Errorf("Encode = %s, %v", b, err)
+	if err != nil || !strings.Contains(string(b), tests[0].want) || strings.Contains(string(b), `\u00`) {
+		t.Errorf("Encode = %s, %v; want %s verbatim", b, err, tests[0].want)
 	}
 }

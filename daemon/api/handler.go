@@ -380,8 +380,8 @@ func (h *handler) prompt(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	agent := r.PathValue("agent")
-	if pc, ok := h.b.(PromptCache); ok {
-		if b := pc.CachedPrompt(agent, body); b != nil {
+	if pa, ok := h.b.(PromptAnswers); ok {
+		if b := pa.AnsweredPrompt(agent, body); b != nil {
 			writeJSON(w, b)
 			return nil
 		}
@@ -390,16 +390,12 @@ func (h *handler) prompt(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeBytes(body, &req); err != nil {
 		return err
 	}
-	req.Body = body
-	res, err := h.b.Prompt(r.Context(), agent, req)
+	b, err := h.b.PromptJSON(r.Context(), agent, req, body)
 	if err != nil {
 		return err
 	}
-	if res.Encoded != nil {
-		writeJSON(w, res.Encoded)
-		return nil
-	}
-	return reply(w, res)
+	writeJSON(w, b)
+	return nil
 }
 
 func (h *handler) memorySearch(w http.ResponseWriter, r *http.Request) error {

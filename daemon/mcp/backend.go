@@ -2,8 +2,6 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -29,28 +27,21 @@ type Backend interface {
 	Subscribe(ctx context.Context) <-chan api.Event
 }
 
-// Local adapts the daemon's api.Backend; the operations whose signatures
+// LocalBackend is the daemon in process: its api.Backend, and its
+// prompts answered typed.
+type LocalBackend interface {
+	api.Backend
+	Prompt(ctx context.Context, agent string, req api.PromptRequest) (api.PromptResponse, error)
+}
+
+// Local adapts the daemon in process; the operations whose signatures
 // agree are the backend's own.
-func Local(b api.Backend) Backend { return local{b} }
+func Local(b LocalBackend) Backend { return local{b} }
 
-type local struct{ api.Backend }
+type local struct{ LocalBackend }
 
-func (l local) Agents(ctx context.Context) ([]api.Agent, error) { return l.Backend.Agents(ctx), nil }
-
-func (l local) Prompt(ctx context.Context, agent string, req api.PromptRequest) (api.PromptResponse, error) {
-	res, err := l.Backend.Prompt(ctx, agent, req)
-	if err != nil {
-		return res, err
-	}
-	if res.Prompt == "" && res.Encoded != nil {
-		// A cached answer comes encoded only.
-		var dec api.PromptResponse
-		if err := json.Unmarshal(res.Encoded, &dec); err != nil {
-			return res, fmt.Errorf("decode the cached prompt of agent %q: %w", agent, err)
-		}
-		return dec, nil
-	}
-	return res, nil
+func (l local) Agents(ctx context.Context) ([]api.Agent, error) {
+	return l.LocalBackend.Agents(ctx), nil
 }
 
 // Remote adapts a client of a running daemon: the client's operations,
