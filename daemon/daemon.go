@@ -47,8 +47,8 @@ type Options struct {
 	// Upstream need the git CLI (gitsync.MinGitVersion or later) on
 	// PATH; New checks it.
 	ReposDir string
-	// GitListen is the address of the git endpoint (default
-	// 127.0.0.1:7480 when ReposDir is set).
+	// GitListen is the address of the git endpoint, with ReposDir
+	// (default 127.0.0.1:7480).
 	GitListen string
 	// GitTokens, when not empty, are the credentials the git endpoint
 	// requires (HTTP basic auth, the token as the password). Empty leaves
@@ -80,7 +80,7 @@ type Options struct {
 	// last good commit is served.
 	FetchTimeout time.Duration
 	// WriteTimeout bounds an API write from its arrival, waiting for
-	// other writes and a fetch included (default DefaultWriteTimeout):
+	// other writes and a fetch included (default 30 s):
 	// it is answered by then and a second at most (outcome_unknown when
 	// it may have been applied).
 	WriteTimeout time.Duration
@@ -138,6 +138,64 @@ type Options struct {
 	MCPSessions mcp.SessionLimits
 }
 
+// DefaultOptions are the defaults of the fields of Options that have
+// one and do not depend on the environment: what New uses for a zero
+// field, and the defaults of `quire serve`'s flags.
+func DefaultOptions() Options {
+	return Options{
+		GitListen:     "127.0.0.1:7480",
+		Poll:          30 * time.Second,
+		FetchTimeout:  time.Minute,
+		WriteTimeout:  30 * time.Second,
+		PruneInterval: time.Hour,
+		IndexWait:     time.Second,
+		IndexTimeout:  2 * time.Minute,
+		HeaderTimeout: 10 * time.Second,
+		BodyTimeout:   30 * time.Second,
+	}
+}
+
+// withDefaults returns o with its zero fields set to their defaults:
+// DefaultOptions, and the socket, the cache directory, the embedder,
+// the logger and the clock.
+func (o Options) withDefaults() Options {
+	def := DefaultOptions()
+	for _, f := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{
+		{&o.Poll, def.Poll}, {&o.FetchTimeout, def.FetchTimeout}, {&o.WriteTimeout, def.WriteTimeout},
+		{&o.PruneInterval, def.PruneInterval}, {&o.IndexWait, def.IndexWait}, {&o.IndexTimeout, def.IndexTimeout},
+		{&o.HeaderTimeout, def.HeaderTimeout}, {&o.BodyTimeout, def.BodyTimeout},
+	} {
+		if *f.v <= 0 {
+			*f.v = f.def
+		}
+	}
+	if o.GitListen == "" {
+		o.GitListen = def.GitListen
+	}
+	if o.Socket == "" {
+		o.Socket = api.DefaultSocket(os.Getenv)
+	}
+	if o.CacheDir == "" {
+		o.CacheDir = xdg.CacheDir(os.Getenv)
+		if o.CacheDir == "" {
+			o.CacheDir = filepath.Join(xdg.PrivateTempDir(), "cache")
+		}
+	}
+	if o.Embedder == nil {
+		o.Embedder = memory.Builtin{}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
 // Daemon is `quire serve`, the composition root: it builds the parts
 // (sourceSet, deployer, writer, indexer, reader, liveNotes, webhook)
 // from Options, wires them, serves the local API and the git endpoint,
@@ -187,48 +245,7 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	if opts.Dir == "" && len(opts.Dirs) == 0 && opts.ReposDir == "" && opts.Upstream == "" {
 		return nil, errors.New("no source of truth: give --dir, --repos or --upstream")
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.Poll <= 0 {
-		opts.Poll = 30 * time.Second
-	}
-	if opts.WriteTimeout <= 0 {
-		opts.WriteTimeout = DefaultWriteTimeout
-	}
-	if opts.PruneInterval <= 0 {
-		opts.PruneInterval = time.Hour
-	}
-	if opts.IndexWait <= 0 {
-		opts.IndexWait = time.Second
-	}
-	if opts.HeaderTimeout <= 0 {
-		opts.HeaderTimeout = 10 * time.Second
-	}
-	if opts.BodyTimeout <= 0 {
-		opts.BodyTimeout = 30 * time.Second
-	}
-	if opts.IndexTimeout <= 0 {
-		opts.IndexTimeout = 2 * time.Minute
-	}
-	if opts.Socket == "" {
-		opts.Socket = api.DefaultSocket(os.Getenv)
-	}
-	if opts.ReposDir != "" && opts.GitListen == "" {
-		opts.GitListen = "127.0.0.1:7480"
-	}
-	if opts.CacheDir == "" {
-		opts.CacheDir = xdg.CacheDir(os.Getenv)
-		if opts.CacheDir == "" {
-			opts.CacheDir = filepath.Join(xdg.PrivateTempDir(), "cache")
-		}
-	}
-	if opts.Embedder == nil {
-		opts.Embedder = memory.Builtin{}
-	}
+	opts = opts.withDefaults()
 	log := opts.Logger
 	upstream, err := parseUpstream(&opts, log)
 	if err != nil {

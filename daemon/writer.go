@@ -62,9 +62,6 @@ func (wr *writer) deadline(ctx context.Context) (context.Context, context.Cancel
 	return context.WithTimeout(ctx, wr.writeTimeout)
 }
 
-// DefaultWriteTimeout is Options.WriteTimeout's default.
-const DefaultWriteTimeout = 30 * time.Second
-
 // WriteFile implements api.Backend (behavior.md §7).
 func (wr *writer) WriteFile(ctx context.Context, agent, user, p, ifMatch string, content []byte) (api.WriteResponse, error) {
 	ctx, cancel := wr.deadline(ctx)

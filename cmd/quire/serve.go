@@ -104,12 +104,13 @@ Examples:
   quire serve --dir examples --socket /tmp/quire.sock`,
 		flags: func(fs *flag.FlagSet) any {
 			o := &serveOptions{}
+			def := daemon.DefaultOptions()
 			fs.Func("dir", "serve the working tree in `directory` (dev mode; repeatable)", func(v string) error {
 				o.dirs = append(o.dirs, v)
 				return nil
 			})
 			fs.StringVar(&o.repos, "repos", "", "host the bare repositories in `directory` and accept pushes")
-			fs.StringVar(&o.gitListen, "git-listen", "127.0.0.1:7480", "`address` of the git endpoint (with --repos)")
+			fs.StringVar(&o.gitListen, "git-listen", def.GitListen, "`address` of the git endpoint (with --repos)")
 			fs.StringVar(&o.gitTokenFile, "git-token-file", "", "more git endpoint tokens: `file` with \"USER TOKEN [REPO...]\" per line")
 			fs.StringVar(&o.stateDir, "state-dir", "", "`directory` of the daemon's own git token (default $XDG_STATE_HOME/quire)")
 			fs.Func("allowed-host", "also answer HTTP requests for host `name` (repeatable; e.g. a name in a reverse proxy)", func(v string) error {
@@ -120,9 +121,9 @@ Examples:
 			fs.BoolVar(&o.allowNonFastForward, "allow-non-fast-forward", false, "let a push move main to a commit that does not descend from it (live keeps every agent write either way)")
 			fs.StringVar(&o.upstream, "upstream", "", "follow the remote at `URL` (without a credential in it: see --upstream-credential-file)")
 			fs.StringVar(&o.upstreamCredentialFile, "upstream-credential-file", "", "the upstream's credential: `file` with \"USER:TOKEN\" or a token, readable by this user only (default $QUIRE_UPSTREAM_TOKEN, else git's credential helpers)")
-			fs.DurationVar(&o.poll, "poll", 30*time.Second, "fetch the upstream every `interval`")
-			fs.DurationVar(&o.fetchTimeout, "fetch-timeout", time.Minute, "give up a fetch of the upstream that has not finished after `duration` (the last good commit is served meanwhile; status shows the failure)")
-			fs.DurationVar(&o.writeTimeout, "write-timeout", daemon.DefaultWriteTimeout, "answer a write within `duration` of its arrival, waiting for other writes and the upstream included (504 outcome_unknown when it may have been applied)")
+			fs.DurationVar(&o.poll, "poll", def.Poll, "fetch the upstream every `interval`")
+			fs.DurationVar(&o.fetchTimeout, "fetch-timeout", def.FetchTimeout, "give up a fetch of the upstream that has not finished after `duration` (the last good commit is served meanwhile; status shows the failure)")
+			fs.DurationVar(&o.writeTimeout, "write-timeout", def.WriteTimeout, "answer a write within `duration` of its arrival, waiting for other writes and the upstream included (504 outcome_unknown when it may have been applied)")
 			fs.StringVar(&o.webhookSecretFile, "webhook-secret-file", "", "turn on POST /v1/hooks/git: push webhooks signed with the secret in `file` make the upstream fetch at once")
 			fs.StringVar(&o.socket, "socket", "", "unix socket `path` of the local API (default $XDG_RUNTIME_DIR/quire/quire.sock)")
 			fs.StringVar(&o.apiListen, "api-listen", "", "also serve the local API on TCP `address` (needs --token-file)")
