@@ -191,10 +191,7 @@ func BenchmarkMemorySearchOverhead(b *testing.B) {
 	wt := newWorkTree(b, copyTree(b, filepath.Join("..", "examples", "agents")))
 	td.push(b, wt, "agents")
 	q := memory.Query{Text: "printer out of toner on the second floor", User: "ines.carvalho"}
-	waitFor(b, "the index", func() bool {
-		st, _ := td.c.Status(ctx)
-		return len(st.Agents) == 2 && st.Agents[0].Indexed == st.Agents[0].Deployed
-	})
+	td.waitIndexed(b)
 	b.Run("store", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			if _, err := store.Search(ctx, "concierge", q); err != nil {

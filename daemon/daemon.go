@@ -632,5 +632,19 @@ func quiet(ctx context.Context, err error) error {
 	return err
 }
 
+// WaitIndexed waits until the memory store holds every agent's deployed
+// revision: each run of the indexer is a signal, no polling. It returns
+// the error of a deployed revision's index run that failed (the indexer
+// retries it; status says why), or ctx's error when ctx ends first. A
+// revision is indexed only while Run runs.
+func (d *Daemon) WaitIndexed(ctx context.Context) error {
+	for _, s := range d.sources.all() {
+		if err := waitCurrentIndexed(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Status is what GET /v1/status answers.
 func (d *Daemon) Status(ctx context.Context) api.Status { return d.reader.Status(ctx) }

@@ -194,6 +194,17 @@ func apiStatus(err error) int {
 	return 0
 }
 
+// waitIndexed waits (10 s at most) until td's memory store holds every
+// agent's deployed revision.
+func (td *testDaemon) waitIndexed(t testing.TB) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := td.d.WaitIndexed(ctx); err != nil {
+		t.Fatalf("waiting for the index: %v", err)
+	}
+}
+
 // waitFor polls cond until it holds or 10 s pass.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()

@@ -191,6 +191,30 @@ func waitIndexed(ctx context.Context, s *source, dep *deployment) bool {
 	}
 }
 
+// waitCurrentIndexed waits until the store holds s's deployed revision
+// (whichever is deployed by then), returning the error of its index run
+// when that failed, or ctx's.
+func waitCurrentIndexed(ctx context.Context, s *source) error {
+	for {
+		dep := s.deploys.current()
+		if dep == nil {
+			return nil // nothing deployed: nothing to index
+		}
+		done, failed, changed := s.index.progress(dep)
+		switch {
+		case done:
+			return nil
+		case failed != nil:
+			return failed
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 // maxNotIndexedShown bounds the files status names as not indexed.
 const maxNotIndexedShown = 3
 

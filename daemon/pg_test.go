@@ -252,10 +252,7 @@ func TestPostgresRestart(t *testing.T) {
 	if _, err := td.c.MemoryAppend(ctx, "bot", api.AppendRequest{Text: "First entry."}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "index at HEAD", func() bool {
-		st, _ := td.c.Status(ctx)
-		return len(st.Agents) == 1 && st.Agents[0].Indexed == st.Agents[0].Deployed
-	})
+	td.waitIndexed(t)
 	td.stop()
 
 	check := open()
@@ -265,10 +262,7 @@ func TestPostgresRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	td2 := startDaemon(t, daemon.Options{Store: open(), ReposDir: td.repos})
-	waitFor(t, "the restarted daemon's index", func() bool {
-		st, _ := td2.c.Status(ctx)
-		return len(st.Agents) == 1 && st.Agents[0].Indexed == st.Agents[0].Deployed
-	})
+	td2.waitIndexed(t)
 	after, err := check.Chunks(ctx, "bot")
 	if err != nil {
 		t.Fatal(err)

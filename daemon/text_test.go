@@ -245,12 +245,12 @@ func testNULDailyLog(t *testing.T, open func(t *testing.T) memory.Store) {
 	}
 	td2 := startDaemon(t, opts)
 	const notIndexed = "index: memory/2026-01-02.md:5:8: not indexed: holds the control character U+0000 at byte 31: context files must be printable text (tab, CR and LF are allowed); remove it"
-	var st api.Status
-	waitFor(t, "the commit indexed", func() bool {
-		st, _ = td2.c.Status(ctx)
-		return len(st.Agents) == 1 && st.Agents[0].Indexed == head
-	})
-	if a := st.Agents[0]; a.Deployed != head || a.LastError != notIndexed {
+	td2.waitIndexed(t)
+	st, err := td2.c.Status(ctx)
+	if err != nil || len(st.Agents) != 1 {
+		t.Fatalf("status: %+v %v", st, err)
+	}
+	if a := st.Agents[0]; a.Deployed != head || a.Indexed != head || a.LastError != notIndexed {
 		t.Errorf("status: deployed %s, last_error %q; want %s, %q", a.Deployed, a.LastError, head, notIndexed)
 	}
 	for q, want := range map[string]string{"wifi fridge": "MEMORY.md", "lighthouse keeper": "memory/2026-01-03.md"} {
@@ -278,11 +278,11 @@ func testNULDailyLog(t *testing.T, open func(t *testing.T) memory.Store) {
 	if err != nil {
 		t.Fatalf("fix the log: %v", err)
 	}
-	waitFor(t, "the fix indexed", func() bool {
-		st, _ = td2.c.Status(ctx)
-		return len(st.Agents) == 1 && st.Agents[0].Indexed == w.Commit
-	})
-	if a := st.Agents[0]; a.LastError != "" {
+	td2.waitIndexed(t)
+	if st, err = td2.c.Status(ctx); err != nil || len(st.Agents) != 1 {
+		t.Fatalf("status: %+v %v", st, err)
+	}
+	if a := st.Agents[0]; a.Indexed != w.Commit || a.LastError != "" {
 		t.Errorf("status after the fix: last_error %q, want none", a.LastError)
 	}
 	if res, err := td2.c.MemorySearch(ctx, "bot", api.SearchRequest{Query: "harbour"}); err != nil || len(res.Hits) == 0 || res.Hits[0].Path != "memory/2026-01-02.md" {

@@ -168,20 +168,13 @@ func embeddedDaemon(ctx context.Context, e *env, o *mcpOptions, log *slog.Logger
 		os.RemoveAll(run)
 		return nil, nil, err
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) && !indexed(d.Status(ctx)) {
-		time.Sleep(20 * time.Millisecond)
+	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+	defer wcancel()
+	if err := d.WaitIndexed(wctx); err != nil {
+		// Served all the same: a search sees what is indexed so far.
+		log.Debug("memory is not indexed yet", "err", err)
 	}
 	return d, stop, nil
-}
-
-func indexed(st api.Status) bool {
-	for _, a := range st.Agents {
-		if a.Indexed != a.Deployed && a.LastError == "" {
-			return false
-		}
-	}
-	return true
 }
 
 // readToken returns the first field of the first line of path that is
