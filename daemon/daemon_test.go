@@ -194,16 +194,17 @@ func TestRoutes(t *testing.T) {
 	// Events: a write shows up on the stream.
 	evCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	got := make(chan api.Event, 16)
-	go td.c.Events(evCtx, func(e api.Event) bool { got <- e; return e.Type != "write" })
-	time.Sleep(100 * time.Millisecond) // let the subscription start
+	got := td.subscribe(t, evCtx)
 	if _, err := td.c.MemoryAppend(ctx, "bot", api.AppendRequest{Text: "Checked the boiler."}); err != nil {
 		t.Fatal(err)
 	}
 	sawWrite := false
 	for !sawWrite {
 		select {
-		case e := <-got:
+		case e, ok := <-got:
+			if !ok {
+				t.Fatal("the event stream ended without a write event")
+			}
 			sawWrite = e.Type == "write" && e.Agent == "bot" && e.Path == "memory/2026-11-22.md"
 		case <-evCtx.Done():
 			t.Fatal("no write event")

@@ -194,6 +194,33 @@ func apiStatus(err error) int {
 	return 0
 }
 
+// subscribe opens td's event stream, returning once the daemon answered:
+// every event published from then on is delivered, until ctx ends.
+func (td *testDaemon) subscribe(t testing.TB, ctx context.Context) <-chan api.Event {
+	t.Helper()
+	ch, err := td.c.Subscribe(ctx)
+	if err != nil {
+		t.Fatalf("subscribe to the events: %v", err)
+	}
+	return ch
+}
+
+// deploys subscribes to td's events and returns the commits td deploys
+// from then on.
+func (td *testDaemon) deploys(t testing.TB, ctx context.Context) <-chan string {
+	t.Helper()
+	events := td.subscribe(t, ctx)
+	out := make(chan string, 1024)
+	go func() {
+		for e := range events {
+			if e.Type == "deploy" {
+				out <- e.Commit
+			}
+		}
+	}()
+	return out
+}
+
 // waitIndexed waits (10 s at most) until td's memory store holds every
 // agent's deployed revision.
 func (td *testDaemon) waitIndexed(t testing.TB) {

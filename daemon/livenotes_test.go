@@ -224,14 +224,7 @@ func BenchmarkWriteServedElsewhere(b *testing.B) {
 	cb := newFetchCounter(b, host.remote)
 	fb := startDaemon(b, daemon.Options{DatabaseURL: dbURL, DatabaseSchema: schema, Upstream: cb.url + "/bot.git", Poll: time.Hour})
 	cb.settled(b)
-	deployed := make(chan string, 1024)
-	go fb.c.Events(ctx, func(e api.Event) bool {
-		if e.Type == "deploy" {
-			deployed <- e.Commit
-		}
-		return true
-	})
-	time.Sleep(100 * time.Millisecond) // the stream is open
+	deployed := fb.deploys(b, ctx)
 	var ds []time.Duration
 	b.ResetTimer()
 	for i := range b.N {

@@ -105,14 +105,7 @@ func TestPruneDailyLogs(t *testing.T) {
 	td := startDaemon(t, daemon.Options{PruneInterval: 50 * time.Millisecond})
 	evCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	pruned := make(chan api.Event, 1)
-	go td.c.Events(evCtx, func(e api.Event) bool {
-		if e.Type == "prune" {
-			pruned <- e
-			return false
-		}
-		return true
-	})
+	events := td.subscribe(t, evCtx)
 	files := maps.Clone(botFiles)
 	files["agent.yaml"] += "daily_log_retention_days: 30\n"
 	wt := newWorkTree(t, files)
@@ -130,13 +123,22 @@ func TestPruneDailyLogs(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(wt, "MEMORY.md")); err != nil {
 		t.Fatal("pruning removed MEMORY.md")
 	}
-	select {
-	case e := <-pruned:
-		if e.Agent != "bot" || !strings.Contains(e.Message, "memory/2020-01-01.md") || !strings.Contains(e.Message, "older than 30 days") {
-			t.Errorf("prune event %+v; want the agent, the file and the retention", e)
+	timeout := time.After(5 * time.Second)
+	for {
+		select {
+		case e, ok := <-events:
+			switch {
+			case !ok:
+				t.Fatal("the event stream ended without a prune event")
+			case e.Type != "prune":
+				continue
+			case e.Agent != "bot" || !strings.Contains(e.Message, "memory/2020-01-01.md") || !strings.Contains(e.Message, "older than 30 days"):
+				t.Errorf("prune event %+v; want the agent, the file and the retention", e)
+			}
+			return
+		case <-timeout:
+			t.Fatal("no prune event on the event stream")
 		}
-	case <-time.After(5 * time.Second):
-		t.Error("no prune event on the event stream")
 	}
 }
 
@@ -157,9 +159,13 @@ func TestImportedLogsSurviveStart(t *testing.T) {
 // graceful shutdown, and the socket file is removed.
 func TestShutdownWithEventStream(t *testing.T) {
 	td := startDaemon(t, daemon.Options{})
-	streamDone := make(chan error, 1)
-	go func() { streamDone <- td.c.Events(context.Background(), func(api.Event) bool { return true }) }()
-	time.Sleep(100 * time.Millisecond)
+	events := td.subscribe(t, context.Background())
+	streamDone := make(chan struct{})
+	go func() {
+		for range events {
+		}
+		close(streamDone)
+	}()
 	start := time.Now()
 	td.stop()
 	if d := time.Since(start); d > 5*time.Second {

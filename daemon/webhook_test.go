@@ -199,14 +199,7 @@ func BenchmarkWebhookServed(b *testing.B) {
 	f := startDaemon(b, daemon.Options{Upstream: up, Poll: time.Hour, WebhookSecret: []byte(hookSecret),
 		APIListen: "127.0.0.1:0", Tokens: api.Tokens{"tok": {"*"}}})
 	waitFor(b, "the follower to deploy", func() bool { _, err := f.c.Prompt(ctx, "bot", api.PromptRequest{}); return err == nil })
-	deployed := make(chan string, 1024)
-	go f.c.Events(ctx, func(e api.Event) bool {
-		if e.Type == "deploy" {
-			deployed <- e.Commit
-		}
-		return true
-	})
-	time.Sleep(100 * time.Millisecond) // the stream is open
+	deployed := f.deploys(b, ctx)
 	hook := githubHook(hookSecret, githubPush(up, "refs/heads/live"))
 	var ds []time.Duration
 	b.ResetTimer()

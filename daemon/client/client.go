@@ -247,25 +247,67 @@ func (c *Client) Skill(ctx context.Context, agent, name, user string) (api.Skill
 // Events streams the daemon's events to fn until ctx is done, fn returns
 // false, or the connection ends.
 func (c *Client) Events(ctx context.Context, fn func(api.Event) bool) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url("/v1/events"), nil)
+	body, err := c.openEvents(ctx)
 	if err != nil {
 		return err
+	}
+	defer body.Close()
+	return readEvents(ctx, body, fn)
+}
+
+// Subscribe opens the daemon's event stream and returns once the daemon
+// answered: from then on, every event it publishes is delivered on the
+// channel (a slow reader misses events, as GET /v1/events says). The
+// channel is closed when ctx is done or the stream ends.
+func (c *Client) Subscribe(ctx context.Context) (<-chan api.Event, error) {
+	body, err := c.openEvents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan api.Event, 256)
+	go func() {
+		defer close(ch)
+		defer body.Close()
+		_ = readEvents(ctx, body, func(e api.Event) bool {
+			select {
+			case ch <- e:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		})
+	}()
+	return ch, nil
+}
+
+// openEvents sends GET /v1/events and returns the stream once the
+// daemon answered it (it subscribes before it answers).
+func (c *Client) openEvents(ctx context.Context) (io.ReadCloser, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url("/v1/events"), nil)
+	if err != nil {
+		return nil, err
 	}
 	if c.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
 	resp, err := c.http().Do(req)
 	if err != nil {
-		return unreachable(err)
+		return nil, unreachable(err)
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
 		var eb api.ErrorBody
 		_ = json.NewDecoder(resp.Body).Decode(&eb)
 		eb.Error.Status = resp.StatusCode
-		return &eb.Error
+		return nil, &eb.Error
 	}
-	sc := bufio.NewScanner(resp.Body)
+	return resp.Body, nil
+}
+
+// readEvents hands each event of the stream r to fn until fn returns
+// false or the stream ends.
+func readEvents(ctx context.Context, r io.Reader, fn func(api.Event) bool) error {
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		var e api.Event
