@@ -141,7 +141,11 @@ func TestPostgresBlackhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	td := startDaemon(t, daemon.Options{Store: store, IndexTimeout: 500 * time.Millisecond})
+	// The daemon's clock runs ahead by skew: the test ages the
+	// unindexed deployment by moving it, not by sleeping.
+	var skew atomic.Int64
+	now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	td := startDaemon(t, daemon.Options{Store: store, IndexTimeout: 500 * time.Millisecond, Now: now})
 	wt := newWorkTree(t, botFiles)
 	td.push(t, wt, "bot")
 	waitFor(t, "the first index", func() bool {
@@ -159,7 +163,8 @@ func TestPostgresBlackhole(t *testing.T) {
 		st, err = td.c.Status(ctx)
 		return err == nil && len(st.Agents) == 1 && strings.Contains(st.Agents[0].LastError, "did not answer")
 	})
-	time.Sleep(300 * time.Millisecond)
+	const aged = 300 * time.Millisecond
+	skew.Add(int64(aged))
 	if _, err := td.c.MemoryAppend(ctx, "bot", api.AppendRequest{Text: "A later write."}); err != nil {
 		t.Fatal(err)
 	}
@@ -167,8 +172,9 @@ func TestPostgresBlackhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := st.Agents[0]; a.LagSeconds < 0.3 || a.LagSeconds > time.Since(pushed).Seconds()+1 {
-		t.Fatalf("lag %.2f s after a write; the unindexed push was %.2f s ago", a.LagSeconds, time.Since(pushed).Seconds())
+	since := time.Since(pushed) + aged // on the daemon's clock
+	if a := st.Agents[0]; a.LagSeconds < aged.Seconds() || a.LagSeconds > since.Seconds()+1 {
+		t.Fatalf("lag %.2f s after a write; the unindexed push was %.2f s ago", a.LagSeconds, since.Seconds())
 	}
 	proxy.hole.Store(false)
 	waitFor(t, "catching up", func() bool {
@@ -299,17 +305,18 @@ func TestTwoDaemonsOneDatabase(t *testing.T) {
 		}
 		td := startDaemon(t, daemon.Options{Store: store, Upstream: "file://" + bare, Poll: 50 * time.Millisecond})
 		daemons = append(daemons, td)
-		go td.c.Events(ctx, func(e api.Event) bool {
-			if e.Type == "index" {
-				mu.Lock()
-				chunks[e.Commit] += e.Chunks
-				events[e.Commit]++
-				mu.Unlock()
+		stream := td.subscribe(t, ctx)
+		go func() {
+			for e := range stream {
+				if e.Type == "index" {
+					mu.Lock()
+					chunks[e.Commit] += e.Chunks
+					events[e.Commit]++
+					mu.Unlock()
+				}
 			}
-			return true
-		})
+		}()
 	}
-	time.Sleep(100 * time.Millisecond) // subscriptions in place
 	wt := newWorkTree(t, botFiles)
 	for round := 0; round < 3; round++ {
 		if round > 0 {
