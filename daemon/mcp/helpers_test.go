@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -148,6 +149,41 @@ func socketHTTP(socket string) *http.Client {
 		var d net.Dialer
 		return d.DialContext(ctx, "unix", socket)
 	}}}
+}
+
+// streamSignal is a transport that closes opened once a GET of a path
+// ending in path is answered 200: a stream the server holds open (MCP's
+// standalone stream, the local API's events) has started then.
+type streamSignal struct {
+	base   http.RoundTripper
+	path   string
+	once   sync.Once
+	opened chan struct{}
+}
+
+func (s *streamSignal) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := s.base.RoundTrip(r)
+	if err == nil && r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, s.path) && resp.StatusCode == http.StatusOK {
+		s.once.Do(func() { close(s.opened) })
+	}
+	return resp, err
+}
+
+// signalStream returns hc with a transport that closes the channel once
+// a stream at path opened (see streamSignal).
+func signalStream(hc *http.Client, path string) (*http.Client, <-chan struct{}) {
+	s := &streamSignal{base: hc.Transport, path: path, opened: make(chan struct{})}
+	return &http.Client{Transport: s}, s.opened
+}
+
+// waitOpened waits (10 s at most) for a stream signalStream watches.
+func waitOpened(t testing.TB, what string, opened <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-opened:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s did not open within 10 s", what)
+	}
 }
 
 // mcpRequest is a POST of a JSON-RPC message to url in session ("" for

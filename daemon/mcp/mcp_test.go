@@ -441,11 +441,12 @@ func TestNotificationsAfterAPush(t *testing.T) {
 func TestShutdownWithOpenSessions(t *testing.T) {
 	td := startDaemon(t, daemon.Options{})
 	td.deploy(t, "alpha", "alpha", alphaFiles)
-	cs := mustConnect(t, socketHTTP(td.socket), "http://quire/mcp?agent=alpha", nil)
+	hc, opened := signalStream(socketHTTP(td.socket), "/mcp")
+	cs := mustConnect(t, hc, "http://quire/mcp?agent=alpha", nil)
 	if err := cs.Subscribe(context.Background(), &sdk.SubscribeParams{URI: "quire://alpha/SOUL.md"}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond) // let the standalone stream open
+	waitOpened(t, "the standalone stream", opened)
 	if took := td.stop(); took > 5*time.Second {
 		t.Errorf("shutdown took %v with an MCP session open", took)
 	}
@@ -485,7 +486,8 @@ func TestRemoteResyncsAfterADaemonRestart(t *testing.T) {
 	testenv.Git(t, dir, "push", "-q", "http://"+d.GitAddr()+"/alpha.git", "main")
 
 	updated := make(chan string, 16)
-	c := &client.Client{Socket: sock}
+	hc, opened := signalStream(socketHTTP(sock), "/v1/events")
+	c := &client.Client{Socket: sock, HTTPClient: hc}
 	b := mcp.Remote(c, nil)
 	waitFor(t, "alpha to be deployed", func() bool { _, err := c.Prompt(ctx, "alpha", api.PromptRequest{}); return err == nil })
 	sctx, cancel := context.WithCancel(ctx)
@@ -505,7 +507,7 @@ func TestRemoteResyncsAfterADaemonRestart(t *testing.T) {
 	if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "quire://alpha/SOUL.md"}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond) // the event stream is connected
+	waitOpened(t, "the daemon's event stream", opened)
 	stop()
 	// While no daemon runs, SOUL.md changes in the hosted repository.
 	testenv.WriteFiles(t, dir, map[string]string{"SOUL.md": "# Soul\n\nChanged offline. SOUL-OFFLINE\n"})
