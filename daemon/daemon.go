@@ -68,12 +68,12 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 		return nil, errors.New("no source of truth: give --dir, --repos or --upstream")
 	}
 	opts = opts.withDefaults()
-	upstream, err := parseUpstream(&opts, opts.Logger)
+	upstream, err := parseUpstream(&opts, component(opts.Logger, "upstream"))
 	if err != nil {
 		return nil, err
 	}
 	started := opts.Now()
-	if err := checkGit(ctx, opts); err != nil {
+	if err := checkGit(ctx, opts, component(opts.Logger, "daemon")); err != nil {
 		return nil, err
 	}
 	var lock *reposLock
@@ -82,7 +82,7 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 			return nil, err
 		}
 	}
-	sources := &sourceSet{log: opts.Logger}
+	sources := &sourceSet{log: component(opts.Logger, "sources")}
 	store, err := openStore(ctx, opts, sources.olderCommit)
 	if err != nil {
 		lock.release()
@@ -98,32 +98,36 @@ func New(ctx context.Context, opts Options) (*Daemon, error) {
 	return d, nil
 }
 
+// component is log for one part of the daemon: each line says which
+// part logged it.
+func component(log *slog.Logger, name string) *slog.Logger { return log.With("component", name) }
+
 // build makes the parts of a daemon around its sources and store and
 // wires them together.
 func build(opts Options, sources *sourceSet, store memory.Store, started time.Time) *Daemon {
 	log := opts.Logger
 	tokens := prompt.NewTokenizer()
 	events, m := newBroker(), newMetrics()
-	ix := newIndexer(sources, store, events, m, log, opts.IndexTimeout)
-	notes := newLiveNotes(store, sources, log)
-	dp := &deployer{sources: sources, tokens: tokens, indexer: ix, notes: notes, events: events, metrics: m, log: log, now: opts.Now,
+	ix := newIndexer(sources, store, events, m, component(log, "indexer"), opts.IndexTimeout)
+	notes := newLiveNotes(store, sources, component(log, "livenotes"))
+	dp := &deployer{sources: sources, tokens: tokens, indexer: ix, notes: notes, events: events, metrics: m, log: component(log, "deployer"), now: opts.Now,
 		shared:    skills.Options{HomeDir: opts.HomeDir, ManagedDir: opts.SkillsDir, NoBuiltin: true},
 		indexWait: opts.IndexWait}
 	return &Daemon{
 		opts:     opts,
-		log:      log,
+		log:      component(log, "daemon"),
 		store:    store,
 		tokens:   tokens,
 		sources:  sources,
 		deployer: dp,
-		writer: &writer{sources: sources, deployer: dp, tokens: tokens, events: events, log: log, now: opts.Now,
+		writer: &writer{sources: sources, deployer: dp, tokens: tokens, events: events, log: component(log, "writer"), now: opts.Now,
 			pruneInterval: opts.PruneInterval, writeTimeout: opts.WriteTimeout},
 		reader: &reader{sources: sources, store: store, events: events, metrics: m, version: opts.Version, started: started, now: opts.Now,
 			flushed: map[string]int{}},
 		prompter:    &prompter{sources: sources, now: opts.Now},
 		indexer:     ix,
 		notes:       notes,
-		webhook:     &webhook{secret: opts.WebhookSecret, sources: sources, metrics: m, log: log},
+		webhook:     &webhook{secret: opts.WebhookSecret, sources: sources, metrics: m, log: component(log, "webhook")},
 		events:      events,
 		metrics:     m,
 		ready:       make(chan struct{}),
@@ -141,8 +145,8 @@ func (d *Daemon) Handler(tokens api.Tokens) http.Handler {
 	mux := http.NewServeMux()
 	b := d.Backend()
 	mux.Handle("POST "+HookPath, d.webhook) // HMAC, not a bearer token
-	mux.Handle("/", api.Handler(b, api.Options{Tokens: tokens, Logger: d.log, Observe: d.metrics.observeRequest}))
-	mcp.Mount(mux, mcp.Local(b), mcp.HTTPOptions{Options: mcp.Options{Version: d.opts.Version, Logger: d.log, Observe: d.metrics.observeRequest}, Tokens: tokens, Sessions: d.mcpSessions})
+	mux.Handle("/", api.Handler(b, api.Options{Tokens: tokens, Logger: component(d.opts.Logger, "api"), Observe: d.metrics.observeRequest}))
+	mcp.Mount(mux, mcp.Local(b), mcp.HTTPOptions{Options: mcp.Options{Version: d.opts.Version, Logger: component(d.opts.Logger, "mcp"), Observe: d.metrics.observeRequest}, Tokens: tokens, Sessions: d.mcpSessions})
 	return mux
 }
 

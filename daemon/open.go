@@ -21,7 +21,7 @@ import (
 // store (or, with DatabaseWait, one that connects in the background) or
 // the embedded one. older is pgstore.Options.Older.
 func openStore(ctx context.Context, opts Options, older func(agent, commit, indexed string) bool) (memory.Store, error) {
-	log, emb := opts.Logger, opts.Embedder
+	log, emb := component(opts.Logger, "store"), opts.Embedder
 	switch {
 	case opts.Store != nil:
 		return opts.Store, nil
@@ -119,7 +119,7 @@ func (d *Daemon) openHosted() error {
 		AfterPush:    d.deployer.afterPush,
 		Authenticate: gitUser(d.opts.GitTokens),
 		AllowCreate:  d.opts.AllowCreate,
-		Logger:       d.log,
+		Logger:       component(d.opts.Logger, "git"),
 		// main is people's, live the daemon's (see gitsync.MainRef).
 		Live:                true,
 		AllowNonFastForward: d.opts.AllowNonFastForward,
@@ -158,7 +158,7 @@ func (d *Daemon) openUpstream(ctx context.Context) error {
 		return fmt.Errorf("upstream mirror: %w", err)
 	}
 	root := strings.TrimSuffix(pathBase(up.String()), ".git")
-	u := newUpstream(repo, up, d.opts.Poll, d.opts.FetchTimeout, d.log)
+	u := newUpstream(repo, up, d.opts.Poll, d.opts.FetchTimeout, component(d.opts.Logger, "upstream"))
 	d.sources.add(&source{kind: kindUpstream, name: up.String(), rootName: root, repo: repo, up: u,
 		refs: []string{upstreamLive.String(), upstreamMain.String(), "refs/remotes/upstream/master"}})
 	u.firstFetch(ctx)

@@ -96,7 +96,7 @@ func (d *Daemon) listen(g *errgroup.Group) ([]*http.Server, error) {
 // itself.
 func (d *Daemon) httpServer(name string, h http.Handler) *http.Server {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: d.opts.HeaderTimeout, IdleTimeout: time.Minute,
-		MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(d.log.Handler(), slog.LevelWarn)}
+		MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(component(d.opts.Logger, "http").Handler(), slog.LevelWarn)}
 	if name != "git" {
 		srv.ReadTimeout = d.opts.BodyTimeout
 	}
@@ -124,9 +124,10 @@ func (d *Daemon) runParts(ctx context.Context, g *errgroup.Group) {
 		case kindUpstream:
 			g.Go(func() error { return s.up.run(ctx, func(ctx context.Context) { d.writer.afterFetch(ctx, s) }) })
 		case kindDir:
-			w := &gitsync.Watcher{Root: s.dir, Logger: d.log, Delay: agent.Delay, OnEvent: func(e gitsync.Event) {
+			log := component(d.opts.Logger, "watch")
+			w := &gitsync.Watcher{Root: s.dir, Logger: log, Delay: agent.Delay, OnEvent: func(e gitsync.Event) {
 				if _, err := d.deployer.deploy(ctx, s); err != nil {
-					d.log.Warn("deploy after a file change failed", "source", s.id(), "err", err)
+					log.Warn("deploy after a file change failed", "source", s.id(), "err", err)
 				}
 			}}
 			g.Go(func() error { return quiet(ctx, w.Run(ctx)) })
@@ -134,7 +135,7 @@ func (d *Daemon) runParts(ctx context.Context, g *errgroup.Group) {
 	}
 	g.Go(func() error { return d.writer.pruneLoop(ctx) })
 	if d.opts.SkillsDir != "" || d.opts.HomeDir != "" {
-		w := skills.NewWatcher(d.deployer.shared, d.log)
+		w := skills.NewWatcher(d.deployer.shared, component(d.opts.Logger, "skills"))
 		g.Go(func() error { return quiet(ctx, w.Run(ctx)) })
 		g.Go(func() error { return d.deployer.redeploySkills(ctx, w.Updates()) })
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,7 +18,7 @@ import (
 // repositories, an upstream) when git is missing from PATH or older than
 // gitsync.MinGitVersion: pushes would fail later with "unpacker error"
 // and clones with git's "check your access rights".
-func checkGit(ctx context.Context, opts Options) error {
+func checkGit(ctx context.Context, opts Options, log *slog.Logger) error {
 	var who, why string
 	switch {
 	case opts.ReposDir != "":
@@ -31,7 +32,7 @@ func checkGit(ctx context.Context, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("%s runs git (%s): %w", who, why, err)
 	}
-	opts.Logger.Debug("git CLI", "version", v)
+	log.Debug("git CLI", "version", v)
 	return nil
 }
 

@@ -99,8 +99,8 @@ func TestServeLogs(t *testing.T) {
 		took    string // a deploy's duration
 		stopped string
 	}{
-		{"text", `level=INFO msg=deployed .* took=[0-9.]+(µs|ms|s)\n`, "level=INFO msg=stopped signal=terminated\n"},
-		{"json", `"level":"INFO","msg":"deployed",.*"took":"[0-9.]+(µs|ms|s)"`, `"level":"INFO","msg":"stopped","signal":"terminated"}`},
+		{"text", `level=INFO msg=deployed .* took=[0-9.]+(µs|ms|s)\n`, "level=INFO msg=stopped component=daemon signal=terminated\n"},
+		{"json", `"level":"INFO","msg":"deployed",.*"took":"[0-9.]+(µs|ms|s)"`, `"level":"INFO","msg":"stopped","component":"daemon","signal":"terminated"}`},
 	} {
 		t.Run(tt.format, func(t *testing.T) {
 			tmp, err := os.MkdirTemp("", "qlog") // short: the socket path must fit
