@@ -106,35 +106,9 @@ func (dp *deployer) deployLogged(ctx context.Context, s *source, level slog.Leve
 	s.deploys.mu.Lock()
 	defer s.deploys.mu.Unlock()
 	start := time.Now()
-	var fsys fs.FS
-	var commit string
-	switch s.kind {
-	case kindDir:
-		fsys = workspace.DirFS(s.dir)
-		id, err := contentID(fsys)
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", s.dir, err)
-		}
-		if cur := s.deploys.current(); cur != nil && cur.commit == id {
-			return cur, nil // the same files: nothing to deploy or index
-		}
-		commit = id
-	default:
-		h, _, err := s.head()
-		if err != nil {
-			if errors.Is(err, plumbing.ErrReferenceNotFound) {
-				return nil, nil // an empty repository: nothing to deploy yet
-			}
-			return nil, fmt.Errorf("resolve %s: %w", s.refs[0], err)
-		}
-		if cur := s.deploys.current(); cur != nil && cur.commit == h.String() && (!cur.damaged || s.repo.Damage() != nil) {
-			return cur, nil
-		}
-		snap, err := s.repo.SnapshotOf(h)
-		if err != nil {
-			return nil, err
-		}
-		fsys, commit = snap, h.String()
+	fsys, commit, same, err := dp.newest(s)
+	if err != nil || fsys == nil {
+		return same, err
 	}
 	dep, err := dp.build(ctx, s, fsys, commit)
 	if err != nil {
@@ -143,25 +117,11 @@ func (dp *deployer) deployLogged(ctx context.Context, s *source, level slog.Leve
 	}
 	dep.logLevel = level
 	dep.damaged = s.repo != nil && s.repo.Damage() != nil
-	// An agent belongs to the first source that deployed it: another
-	// source defining the same name is not deployed (it would take over
-	// the agent's prompt and memory index), and says why in status.
 	dp.claimMu.Lock()
 	defer dp.claimMu.Unlock()
-	for _, o := range dp.sources.all() {
-		if o == s {
-			continue
-		}
-		if od := o.deploys.current(); od != nil {
-			for _, name := range dep.names {
-				if _, ok := od.agents[name]; ok {
-					err := &duplicateAgentError{agent: name, owner: o.id(), other: s.id()}
-					dp.log.Error("not deployed: two sources define one agent", "agent", name, "deployed", o.id(), "refused", s.id())
-					s.deploys.setError(err)
-					return nil, err
-				}
-			}
-		}
+	if err := dp.claimed(s, dep); err != nil {
+		s.deploys.setError(err)
+		return nil, err
 	}
 	s.deploys.cur.Store(dep)
 	s.deploys.setError(nil)
@@ -174,6 +134,62 @@ func (dp *deployer) deployLogged(ctx context.Context, s *source, level slog.Leve
 	}
 	dp.log.Log(ctx, level, "deployed", "source", s.id(), "commit", short(dep.commit), "agents", strings.Join(dep.names, ","), "took", time.Since(start))
 	return dep, nil
+}
+
+// newest reads s's newest revision: its tree and commit, or, when
+// there is nothing new to deploy (fsys nil), what deploy returns then:
+// the current deployment when it is that revision, nil for an empty
+// repository.
+func (dp *deployer) newest(s *source) (fsys fs.FS, commit string, same *deployment, err error) {
+	if s.kind == kindDir {
+		fsys = workspace.DirFS(s.dir)
+		id, err := contentID(fsys)
+		if err != nil {
+			return nil, "", nil, fmt.Errorf("read %s: %w", s.dir, err)
+		}
+		if cur := s.deploys.current(); cur != nil && cur.commit == id {
+			return nil, "", cur, nil // the same files: nothing to deploy or index
+		}
+		return fsys, id, nil, nil
+	}
+	h, _, err := s.head()
+	if err != nil {
+		if errors.Is(err, plumbing.ErrReferenceNotFound) {
+			return nil, "", nil, nil // an empty repository: nothing to deploy yet
+		}
+		return nil, "", nil, fmt.Errorf("resolve %s: %w", s.refs[0], err)
+	}
+	if cur := s.deploys.current(); cur != nil && cur.commit == h.String() && (!cur.damaged || s.repo.Damage() != nil) {
+		return nil, "", cur, nil
+	}
+	snap, err := s.repo.SnapshotOf(h)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return snap, h.String(), nil, nil
+}
+
+// claimed refuses dep when another source deploys one of its agents
+// already: an agent belongs to the first source that deployed it, as
+// another would take over the agent's prompt and memory index. Callers
+// hold claimMu until dep is swapped in.
+func (dp *deployer) claimed(s *source, dep *deployment) error {
+	for _, o := range dp.sources.all() {
+		if o == s {
+			continue
+		}
+		od := o.deploys.current()
+		if od == nil {
+			continue
+		}
+		for _, name := range dep.names {
+			if _, ok := od.agents[name]; ok {
+				dp.log.Error("not deployed: two sources define one agent", "agent", name, "deployed", o.id(), "refused", s.id())
+				return &duplicateAgentError{agent: name, owner: o.id(), other: s.id()}
+			}
+		}
+	}
+	return nil
 }
 
 func (dp *deployer) build(ctx context.Context, s *source, base fs.FS, commit string) (*deployment, error) {
