@@ -78,52 +78,13 @@ func (wr *writer) WriteFile(ctx context.Context, agent, user, p, ifMatch string,
 	if err != nil {
 		return api.WriteResponse{}, err
 	}
-	if virtualFiles[rel] {
-		return api.WriteResponse{}, api.Errorf(api.CodeVirtualFile, "%s is a virtual file supplied by the caller; it cannot be written", rel)
-	}
-	class, why := classify(rel, user != "")
-	if class == classRefused {
-		return api.WriteResponse{}, api.Errorf(api.CodeNotWritable, "%s", why)
-	}
-	cfg := ref.ag.agent.Config
-	if limit := cfg.WriteLimitBytes; limit > 0 && len(content) > limit {
-		return api.WriteResponse{}, api.Errorf(api.CodeWriteLimit,
-			"%d bytes exceed agent %q's write_limit_bytes of %d; nothing was written (writes are never truncated)", len(content), agent, limit)
-	}
-	if !utf8.Valid(content) {
-		return api.WriteResponse{}, api.Errorf(api.CodeNotUTF8, "%s must be valid UTF-8", rel)
-	}
-	if err := workspace.CheckText("content", content); err != nil {
-		return api.WriteResponse{}, api.Errorf(api.CodeBadRequest, "%v", err)
+	class, err := checkFileWrite(ref, rel, user, content)
+	if err != nil {
+		return api.WriteResponse{}, err
 	}
 	full := joinSlash(ref.ag.agent.Dir, sc, rel)
 	del := templates.DeletesWhenEmpty(path.Base(rel), content)
-	build := func(fsys fs.FS) ([]gitsync.FileWrite, error) {
-		cur, err := fs.ReadFile(fsys, full)
-		exists := err == nil
-		if !ifMatches(ifMatch, cur, exists) {
-			if ifMatch == "*" {
-				return nil, api.Errorf(api.CodeExists, "%s already exists: If-Match: * only creates a file; send its ETag %s to replace it", joinSlash(sc, rel), ETag(cur))
-			}
-			if !exists {
-				return nil, api.Errorf(api.CodeStale, "%s does not exist (any more); send If-Match: * to create it", joinSlash(sc, rel))
-			}
-			return nil, api.Errorf(api.CodeStale, "%s changed since you read it: its ETag is now %s; read it again and retry", joinSlash(sc, rel), ETag(cur))
-		}
-		if del {
-			if !exists {
-				return nil, nil
-			}
-			return []gitsync.FileWrite{{Path: full, Delete: true}}, nil
-		}
-		w := gitsync.FileWrite{Path: full, Content: content}
-		if ifMatch == "*" {
-			// Checked again under the writer lock: the file must still
-			// not exist.
-			w.Match = new(plumbing.Hash)
-		}
-		return []gitsync.FileWrite{w}, nil
-	}
+	build := replaceFile(full, joinSlash(sc, rel), ifMatch, content, del)
 	msg := fmt.Sprintf("%s: write %s", agent, joinSlash(sc, rel))
 	if del {
 		msg = fmt.Sprintf("%s: delete %s (the first run is over)", agent, joinSlash(sc, rel))
@@ -159,6 +120,63 @@ func (wr *writer) WriteFile(ctx context.Context, agent, user, p, ifMatch string,
 	}
 	res.Commit, res.Branch = c.commit, c.branch
 	return res, nil
+}
+
+// checkFileWrite checks a write of content to rel (relative to the
+// user's directory when user is set) against the rules of a write: not
+// a virtual file, in the write allow list, within the agent's write
+// limit, printable UTF-8 text. It returns the file's class.
+func checkFileWrite(ref agentRef, rel, user string, content []byte) (fileClass, error) {
+	if virtualFiles[rel] {
+		return classRefused, api.Errorf(api.CodeVirtualFile, "%s is a virtual file supplied by the caller; it cannot be written", rel)
+	}
+	class, why := classify(rel, user != "")
+	if class == classRefused {
+		return classRefused, api.Errorf(api.CodeNotWritable, "%s", why)
+	}
+	if limit := ref.ag.agent.Config.WriteLimitBytes; limit > 0 && len(content) > limit {
+		return classRefused, api.Errorf(api.CodeWriteLimit,
+			"%d bytes exceed agent %q's write_limit_bytes of %d; nothing was written (writes are never truncated)", len(content), ref.ag.agent.Name, limit)
+	}
+	if !utf8.Valid(content) {
+		return classRefused, api.Errorf(api.CodeNotUTF8, "%s must be valid UTF-8", rel)
+	}
+	if err := workspace.CheckText("content", content); err != nil {
+		return classRefused, api.Errorf(api.CodeBadRequest, "%v", err)
+	}
+	return class, nil
+}
+
+// replaceFile is the build of a write of content to full (shown as
+// shown in answers) under ifMatch, or of its deletion (del): the file
+// on the tree the commit goes on must match, or the write is refused.
+func replaceFile(full, shown, ifMatch string, content []byte, del bool) buildFunc {
+	return func(fsys fs.FS) ([]gitsync.FileWrite, error) {
+		cur, err := fs.ReadFile(fsys, full)
+		exists := err == nil
+		if !ifMatches(ifMatch, cur, exists) {
+			if ifMatch == "*" {
+				return nil, api.Errorf(api.CodeExists, "%s already exists: If-Match: * only creates a file; send its ETag %s to replace it", shown, ETag(cur))
+			}
+			if !exists {
+				return nil, api.Errorf(api.CodeStale, "%s does not exist (any more); send If-Match: * to create it", shown)
+			}
+			return nil, api.Errorf(api.CodeStale, "%s changed since you read it: its ETag is now %s; read it again and retry", shown, ETag(cur))
+		}
+		if del {
+			if !exists {
+				return nil, nil
+			}
+			return []gitsync.FileWrite{{Path: full, Delete: true}}, nil
+		}
+		w := gitsync.FileWrite{Path: full, Content: content}
+		if ifMatch == "*" {
+			// Checked again under the writer lock: the file must still
+			// not exist.
+			w.Match = new(plumbing.Hash)
+		}
+		return []gitsync.FileWrite{w}, nil
+	}
 }
 
 // writeKey is the write's idempotency key (the request's, scoped by agent
