@@ -10,6 +10,7 @@ import (
 	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/memory"
+	"github.com/quirehq/quire/workspace"
 )
 
 // pruneLoop deletes daily logs older than each agent's retention, soon
@@ -56,7 +57,7 @@ func (wr *writer) pruneDailyLogs(ctx context.Context, ref agentRef) error {
 	}
 	name := ref.ag.agent.Name
 	c, err := wr.commitChange(ctx, ref, "", fmt.Sprintf("%s: prune daily logs older than %d days", name, cfg.DailyLogRetentionDays),
-		gitsync.WriteKey{Path: "memory"}, build)
+		gitsync.WriteKey{Path: workspace.MemoryDir}, build)
 	if err != nil || c.commit == "" {
 		return err
 	}
