@@ -1,12 +1,6 @@
 package gitsync
 
-import (
-	"bytes"
-	"time"
-
-	"github.com/go-git/go-git/v5/utils/diff"
-	"github.com/sergi/go-diff/diffmatchpatch"
-)
+import "bytes"
 
 // LineRange is a 1-based, inclusive range of lines; an empty range (End <
 // Start) is the point before line Start.
@@ -20,54 +14,176 @@ type TextConflict struct {
 	Base, Ours, Theirs LineRange
 }
 
-// diffTimeout bounds one line diff; past it the diff is coarser (whole
-// regions replaced), which can only turn a clean merge into a conflict,
-// never merge wrongly.
-const diffTimeout = 2 * time.Second
-
-// Merge3 merges two texts that both descend from base, line by line (the
-// diff3 algorithm): a region changed on one side only takes that side's
-// lines; a region both changed the same way takes them once; a region
-// both changed differently is a conflict, and the merged text then holds
-// ours for it. Lines end with "\n" (a last line without one is a line).
+// Merge3 merges two texts that both descend from base, line by line, as
+// git merge-file does: each side is diffed against base (see lineDiff);
+// a change of one side that neither overlaps nor touches a change of the
+// other takes that side's lines; changes that do are one conflict,
+// unless both sides made it the same. The merged text holds ours for a
+// conflict; a conflict is the whole region (git's markers narrow it to
+// the lines that differ). Lines end with "\n" (a last line without one
+// is a line). Texts too different to diff within maxDiffSteps are one
+// conflict.
 func Merge3(base, ours, theirs []byte) ([]byte, []TextConflict) {
+	return merge3(base, ours, theirs, maxDiffSteps)
+}
+
+// merge3 is Merge3 with a budget of steps for its diffs.
+func merge3(base, ours, theirs []byte, steps int) ([]byte, []TextConflict) {
 	b, o, t := splitLines(base), splitLines(ours), splitLines(theirs)
-	mo, mt := matchLines(base, ours, len(b)), matchLines(base, theirs, len(b))
+	cs := lineClasses(b, o, t)
+	cb, co, ct := cs[0], cs[1], cs[2]
+	oh, ok1 := lineDiff(cb, co, &steps)
+	th, ok2 := lineDiff(cb, ct, &steps)
+	switch {
+	case !ok1 || !ok2:
+		whole := TextConflict{Base: LineRange{1, len(b)}, Ours: LineRange{1, len(o)}, Theirs: LineRange{1, len(t)}}
+		return bytes.Clone(ours), []TextConflict{whole}
+	case len(oh) == 0:
+		return bytes.Clone(theirs), nil
+	case len(th) == 0:
+		return bytes.Clone(ours), nil
+	}
+	same := func(x, y hunk) bool {
+		return equalLines(o[x.side:x.side+x.sideN], t[y.side:y.side+y.sideN])
+	}
+	return assemble(o, t, mergeRegions(oh, th, same, len(b), len(o), len(t)))
+}
+
+// assemble writes ours with the regions that take theirs replaced by
+// theirs, and lists the regions that conflict.
+func assemble(o, t []string, rs []region) ([]byte, []TextConflict) {
 	var out bytes.Buffer
 	var conflicts []TextConflict
-	i, jo, jt := 0, 0, 0
-	for i < len(b) || jo < len(o) || jt < len(t) {
-		if i < len(b) && mo[i] == jo && mt[i] == jt {
-			out.WriteString(b[i]) // stable: unchanged on both sides
-			i, jo, jt = i+1, jo+1, jt+1
-			continue
-		}
-		// The unstable chunk runs to the next base line both sides kept.
-		l := i
-		for l < len(b) && (mo[l] < 0 || mt[l] < 0) {
-			l++
-		}
-		eo, et := len(o), len(t)
-		if l < len(b) {
-			eo, et = mo[l], mt[l]
-		}
-		cb, co, ct := b[i:l], o[jo:eo], t[jt:et]
+	next := 0 // the first line of ours not yet written
+	for _, r := range rs {
 		switch {
-		case equalLines(co, cb):
-			writeLines(&out, ct)
-		case equalLines(ct, cb), equalLines(co, ct):
-			writeLines(&out, co)
-		default:
-			writeLines(&out, co)
+		case r.take == takeTheirs:
+			writeLines(&out, o[next:r.ours])
+			writeLines(&out, t[r.theirs:r.theirs+r.theirsN])
+			next = r.ours + r.oursN
+		case r.take == conflicting && !sameChange(o[r.ours:r.ours+r.oursN], t[r.theirs:r.theirs+r.theirsN]):
 			conflicts = append(conflicts, TextConflict{
-				Base:   LineRange{i + 1, l},
-				Ours:   LineRange{jo + 1, eo},
-				Theirs: LineRange{jt + 1, et},
+				Base:   LineRange{r.base + 1, r.base + r.baseN},
+				Ours:   LineRange{r.ours + 1, r.ours + r.oursN},
+				Theirs: LineRange{r.theirs + 1, r.theirs + r.theirsN},
 			})
 		}
-		i, jo, jt = l, eo, et
 	}
+	writeLines(&out, o[next:])
 	return out.Bytes(), conflicts
+}
+
+// lineClasses numbers the lines of texts: equal lines, equal numbers.
+func lineClasses(texts ...[]string) [][]int {
+	ids := map[string]int{}
+	out := make([][]int, len(texts))
+	for i, lines := range texts {
+		out[i] = make([]int, len(lines))
+		for j, l := range lines {
+			id, ok := ids[l]
+			if !ok {
+				id = len(ids)
+				ids[l] = id
+			}
+			out[i][j] = id
+		}
+	}
+	return out
+}
+
+// sameChange reports whether a conflicting region is resolved after all:
+// both sides hold the same lines there. One empty on either side stays
+// a conflict, as in git.
+func sameChange(ours, theirs []string) bool {
+	return len(ours) > 0 && len(theirs) > 0 && equalLines(ours, theirs)
+}
+
+// What a region of a merge takes.
+const (
+	conflicting = iota
+	takeOurs
+	takeTheirs
+)
+
+// region is a stretch of a merge: baseN lines of base from line base
+// (0-based), oursN of ours from ours and theirsN of theirs from theirs,
+// and which side it takes.
+type region struct {
+	take                                      int
+	base, baseN, ours, oursN, theirs, theirsN int
+}
+
+// mergeRegions walks the hunks of ours and of theirs (diffs of base to
+// each) in order, as git's xdl_do_merge does: a hunk that ends before
+// the other side's next one begins is taken; hunks that overlap or touch
+// are a conflict, unless they are the same change (same reports whether
+// two hunks put the same lines in); a region that touches the one before
+// joins it (a conflict if they take different sides).
+func mergeRegions(oh, th []hunk, same func(x, y hunk) bool, nBase, nOurs, nTheirs int) []region {
+	var rs []region
+	add := func(r region) {
+		k := len(rs) - 1
+		if k < 0 || r.ours > rs[k].ours+rs[k].oursN && r.theirs > rs[k].theirs+rs[k].theirsN {
+			rs = append(rs, r)
+			return
+		}
+		last := &rs[k]
+		if r.take != last.take {
+			last.take = conflicting
+		}
+		last.baseN = r.base + r.baseN - last.base
+		last.oursN = r.ours + r.oursN - last.ours
+		last.theirsN = r.theirs + r.theirsN - last.theirs
+	}
+	for len(oh) > 0 && len(th) > 0 {
+		x, y := oh[0], th[0]
+		if x.base+x.baseN < y.base {
+			add(region{takeOurs, x.base, x.baseN, x.side, x.sideN, y.side - y.base + x.base, x.baseN})
+			oh = oh[1:]
+			continue
+		}
+		if y.base+y.baseN < x.base {
+			add(region{takeTheirs, y.base, y.baseN, x.side - x.base + y.base, y.baseN, y.side, y.sideN})
+			th = th[1:]
+			continue
+		}
+		if x.base != y.base || x.baseN != y.baseN || !same(x, y) {
+			add(overlap(x, y))
+		}
+		if x.base+x.baseN >= y.base+y.baseN {
+			th = th[1:]
+		}
+		if y.base+y.baseN >= x.base+x.baseN {
+			oh = oh[1:]
+		}
+	}
+	for _, x := range oh {
+		add(region{takeOurs, x.base, x.baseN, x.side, x.sideN, x.base + nTheirs - nBase, x.baseN})
+	}
+	for _, y := range th {
+		add(region{takeTheirs, y.base, y.baseN, y.base + nOurs - nBase, y.baseN, y.side, y.sideN})
+	}
+	return rs
+}
+
+// overlap is the conflict of two hunks that overlap or touch: the base
+// lines either covers, and each side's lines for them.
+func overlap(x, y hunk) region {
+	r := region{take: conflicting, base: x.base, ours: x.side, theirs: y.side}
+	if off := x.base - y.base; off > 0 {
+		r.base, r.ours = r.base-off, r.ours-off
+	} else {
+		r.theirs += off
+	}
+	r.baseN = x.base + x.baseN - r.base
+	r.oursN = x.side + x.sideN - r.ours
+	r.theirsN = y.side + y.sideN - r.theirs
+	if end := (x.base + x.baseN) - (y.base + y.baseN); end < 0 {
+		r.baseN, r.oursN = r.baseN-end, r.oursN-end
+	} else {
+		r.theirsN += end
+	}
+	return r
 }
 
 // splitLines splits s after every "\n".
@@ -101,30 +217,4 @@ func writeLines(b *bytes.Buffer, ls []string) {
 	for _, l := range ls {
 		b.WriteString(l)
 	}
-}
-
-// matchLines returns, for each of the n lines of base, the index of the
-// line of other it is kept as in a line diff (-1: removed or changed).
-// Matches are increasing.
-func matchLines(base, other []byte, n int) []int {
-	m := make([]int, n)
-	for i := range m {
-		m[i] = -1
-	}
-	i, j := 0, 0
-	for _, d := range diff.DoWithTimeout(string(base), string(other), diffTimeout) {
-		k := len(splitLines([]byte(d.Text)))
-		switch d.Type {
-		case diffmatchpatch.DiffEqual:
-			for x := 0; x < k && i < n; x++ {
-				m[i] = j
-				i, j = i+1, j+1
-			}
-		case diffmatchpatch.DiffDelete:
-			i += k
-		case diffmatchpatch.DiffInsert:
-			j += k
-		}
-	}
-	return m
 }

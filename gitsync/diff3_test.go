@@ -2,6 +2,11 @@ package gitsync
 
 import (
 	"bytes"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 )
 
@@ -72,4 +77,57 @@ func FuzzMerge3(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestMerge3StepBound: what bounds a merge is a number of steps, not a
+// time: given exactly the steps its two diffs take, a merge is clean;
+// given one fewer, the whole file is one conflict; and the outcome is
+// the same every time, on a busy machine too.
+func TestMerge3StepBound(t *testing.T) {
+	var base, ours, theirs strings.Builder
+	for i := range 3000 {
+		line := fmt.Sprintf("line %d\n", i%700) // lines that repeat
+		base.WriteString(line)
+		switch {
+		case i%97 == 5:
+			ours.WriteString("ours " + line)
+		case i%97 == 50:
+			theirs.WriteString("theirs " + line)
+		}
+		if i%97 != 5 {
+			ours.WriteString(line)
+		}
+		if i%97 != 50 {
+			theirs.WriteString(line)
+		}
+	}
+	b, o, th := []byte(base.String()), []byte(ours.String()), []byte(theirs.String())
+	classes := lineClasses(splitLines(b), splitLines(o), splitLines(th))
+	left := 1 << 40
+	for _, side := range classes[1:] {
+		if _, ok := lineDiff(classes[0], side, &left); !ok {
+			t.Fatal("no diff")
+		}
+	}
+	need := 1<<40 - left
+	want, cs := Merge3(b, o, th)
+	if len(cs) != 0 {
+		t.Fatalf("Merge3 conflicts: %v", cs)
+	}
+	whole := []TextConflict{{Base: LineRange{1, 3000}, Ours: LineRange{1, 3000}, Theirs: LineRange{1, 3000}}}
+	var wg sync.WaitGroup
+	for range 4 * runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for range 5 {
+				if got, cs := merge3(b, o, th, need); len(cs) != 0 || !bytes.Equal(got, want) {
+					t.Errorf("with the %d steps it takes: conflicts %v", need, cs)
+				}
+				if got, cs := merge3(b, o, th, need-1); !slices.Equal(cs, whole) || !bytes.Equal(got, o) {
+					t.Errorf("with %d steps, one fewer than it takes: conflicts %v, want the whole file", need-1, cs)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	t.Logf("the merge takes %d steps", need)
 }
