@@ -2,12 +2,18 @@ package gitsync
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/quirehq/quire/internal/testenv"
 )
 
 func TestMerge3(t *testing.T) {
@@ -44,16 +50,40 @@ func TestMerge3(t *testing.T) {
 	}
 }
 
-// FuzzMerge3 checks the merge's invariants on any input: it never
-// panics; a clean merge of one-sided changes is that side; merging a text
+// FuzzMerge3 checks the merge against git merge-file (its default
+// diff, no configuration) and its invariants on any input: it never
+// panics; it merges cleanly exactly when git does, and then into git's
+// bytes; a clean merge of one-sided changes is that side; merging a text
 // with itself is the text; without conflicts every line the merge keeps
-// comes from one of the inputs.
+// comes from one of the inputs. Texts with a NUL byte are not compared
+// with git's merge: git refuses them as binary, and mergeTrees never
+// merges them by line. (Files a MergePolicy combines, daily logs, never
+// reach Merge3.)
 func FuzzMerge3(f *testing.F) {
 	f.Add([]byte("a\nb\nc\n"), []byte("a\nB\nc\n"), []byte("a\nb\nC\n"))
 	f.Add([]byte(""), []byte("x"), []byte("y\n"))
 	f.Add([]byte("a\n\n\nb"), []byte("\n"), []byte("a\nb\nb\n"))
+	// Where the diff can place a change in more than one way: git puts
+	// ours' "a" after the "a" of base, next to theirs' deletion, which
+	// conflicts (the diff3 before merged it).
+	f.Add([]byte("a\nb\n"), []byte("a\na\nb\n"), []byte("a\n"))
+	f.Add([]byte("a\nb\na\nb\n"), []byte("a\nb\na\nb\na\nb\n"), []byte("a\nb\nX\nb\n"))
+	f.Add([]byte("x\n\n\ny\n\n\nz\n"), []byte("x\n\n\ny\n\n\n\nz\n"), []byte("x\n\nY\n\n\nz\n"))
+	// Lines with many matches amid lines with none (set aside by git).
+	f.Add([]byte("}\n}\n}\na\n}\nb\n}\n"), []byte("}\nc\n}\nd\n}\ne\n}\n"), []byte("}\n}\n}\na\n}\nb\n}\nf\n"))
+	// The same change on both sides, next to a change of one.
+	f.Add([]byte("1\n2\n3\n4\n"), []byte("1\nX\n3\n4\n"), []byte("1\nX\nY\n4\n"))
 	f.Fuzz(func(t *testing.T, base, ours, theirs []byte) {
 		got, cs := Merge3(base, ours, theirs)
+		if !slices.ContainsFunc([][]byte{base, ours, theirs}, func(b []byte) bool { return bytes.IndexByte(b, 0) >= 0 }) {
+			want, clean := gitMergeFile(t, base, ours, theirs)
+			switch {
+			case clean != (len(cs) == 0):
+				t.Fatalf("git merges cleanly: %v; Merge3 conflicts: %v\nbase %q\nours %q\ntheirs %q", clean, cs, base, ours, theirs)
+			case clean && !bytes.Equal(got, want):
+				t.Fatalf("merged %q, git merged %q\nbase %q\nours %q\ntheirs %q", got, want, base, ours, theirs)
+			}
+		}
 		if m, c := Merge3(base, ours, base); len(c) != 0 || !bytes.Equal(m, ours) {
 			t.Fatalf("theirs unchanged: got %q %v, want ours %q", m, c, ours)
 		}
@@ -77,6 +107,34 @@ func FuzzMerge3(f *testing.F) {
 			}
 		}
 	})
+}
+
+// gitMergeFile merges as git merge-file -p does, outside any repository
+// and configuration (merge.conflictStyle=diff3 would merge less), and
+// reports whether the merge is clean.
+func gitMergeFile(t testing.TB, base, ours, theirs []byte) (merged []byte, clean bool) {
+	t.Helper()
+	dir := t.TempDir()
+	for name, b := range map[string][]byte{"base": base, "ours": ours, "theirs": theirs} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command("git", "merge-file", "-p", "-L", "ours", "-L", "base", "-L", "theirs", "ours", "base", "theirs")
+	cmd.Dir = dir
+	cmd.Env = append(testenv.GitEnv(), "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return out, true
+	case errors.As(err, &exit) && exit.ExitCode() > 0 && exit.ExitCode() < 128 && stderr.Len() == 0:
+		return out, false // the number of conflicts
+	}
+	t.Fatalf("git merge-file: %v: %s", err, stderr.String())
+	return nil, false
 }
 
 // TestMerge3StepBound: what bounds a merge is a number of steps, not a
