@@ -255,28 +255,30 @@ func removeStaleTemporaries(commonDir, packDir string, temporary, quarantine tim
 			n++
 		}
 	}
-	return n + sweepTemporaries(commonDir, packDir, temporary, 0, isTemporary)
+	return n + sweepTemporaries(commonDir, packDir, temporary, isTemporary)
 }
 
 // sweepTemporaries removes the temporary files of r's pack directory
 // that which selects and that are older than minAge; it returns how many.
 // While a repack holds the repository's repack lock (one of another
 // process, or one a killed process left running) nothing is removed: it
-// may be writing them. It waits up to wait for the lock.
-func (r *Repository) sweepTemporaries(minAge, wait time.Duration, which func(string) bool) int {
-	return sweepTemporaries(r.st.refs.commonDir, r.st.packDir, minAge, wait, which)
+// may be writing them.
+func (r *Repository) sweepTemporaries(minAge time.Duration, which func(string) bool) int {
+	return sweepTemporaries(r.st.refs.commonDir, r.st.packDir, minAge, which)
 }
 
-func sweepTemporaries(commonDir, packDir string, minAge, wait time.Duration, which func(string) bool) int {
+func sweepTemporaries(commonDir, packDir string, minAge time.Duration, which func(string) bool) int {
 	lock, err := takeRepackLock(commonDir)
-	for deadline := time.Now().Add(wait); err == nil && lock == nil && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-		lock, err = takeRepackLock(commonDir)
-	}
 	if err != nil || lock == nil {
 		return 0
 	}
 	defer lock.Close()
+	return removeTemporaries(packDir, minAge, which)
+}
+
+// removeTemporaries is sweepTemporaries for a caller that holds the
+// repack lock.
+func removeTemporaries(packDir string, minAge time.Duration, which func(string) bool) int {
 	des, err := os.ReadDir(packDir)
 	if err != nil {
 		return 0

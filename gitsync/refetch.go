@@ -32,7 +32,7 @@ func (f *Follower) checkFetched(ctx context.Context, updates []RefUpdate, err er
 		log = slog.New(slog.DiscardHandler)
 	}
 	if err != nil {
-		r.sweepTemporaries(0, 0, isGitTemporary)
+		r.sweepTemporaries(0, isGitTemporary)
 	}
 	r.RemoveTemporaries() // what a killed daemon's fetch left
 	d, _ := r.verifyLogged(ctx, log, "it is fetched again from the upstream", "repo", r.path)

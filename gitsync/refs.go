@@ -276,7 +276,9 @@ func (rs *refStore) check() error {
 }
 
 // lock creates path+".lock" exclusively, waiting for another writer up
-// to lockWait and removing a lock left by a crash.
+// to lockWait and removing a lock left by a crash. It retries with
+// backoff, as git does (core.filesRefLockTimeout): git's lock is a bare
+// file whose holder signals nothing when it lets go.
 func lockFile(path string) (*os.File, error) {
 	lp := path + ".lock"
 	deadline := time.Now().Add(lockWait)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -95,24 +96,62 @@ func (r *Repository) RepackContext(ctx context.Context) error {
 		return fmt.Errorf("repack %s: %w", r.path, err)
 	}
 	written := r.st.packs.Load()
-	cmd := backgroundGit(ctx, "repack", "-q", "--geometric=2")
-	cmd.Dir = r.st.refs.commonDir
-	cmd.Env = gitEnv("GIT_DIR=" + r.st.refs.commonDir)
-	cmd.WaitDelay = 5 * time.Second
-	cmd.ExtraFiles = []*os.File{lock}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		// Its temporary packs go now, not after git's two weeks, once
-		// no child of git holds the lock any more (one git started
-		// may outlive it briefly).
-		lock.Close()
-		r.sweepTemporaries(0, 5*time.Second, isGitTemporary)
-		return fmt.Errorf("repack %s: git repack: %w: %s", r.path, err, oneLine(strings.TrimSpace(string(out))))
+	if err := r.runRepack(ctx, lock); err != nil {
+		return fmt.Errorf("repack %s: %w", r.path, err)
 	}
 	r.st.packs.Add(-written)
 	if err := r.dropRedundant(before); err != nil {
 		return fmt.Errorf("repack %s: %w", r.path, err)
 	}
 	return nil
+}
+
+// runRepack runs git repack --geometric=2 (without -d) holding lock.
+// When git fails, its temporary packs go at once (git itself removes
+// them only in gc, after two weeks), under the lock, which stays held
+// meanwhile: git and every process it starts inherit the lock and the
+// write end of a pipe, so the pipe reads to its end once they are all
+// gone and nothing of git's writes any more. When ctx ends first (git
+// was killed; what it started may run on), the temporary packs are left
+// to RemoveTemporaries.
+func (r *Repository) runRepack(ctx context.Context, lock *os.File) error {
+	gone, held, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("git repack: %w", err)
+	}
+	cmd := backgroundGit(ctx, "repack", "-q", "--geometric=2")
+	cmd.Dir = r.st.refs.commonDir
+	cmd.Env = gitEnv("GIT_DIR=" + r.st.refs.commonDir)
+	cmd.WaitDelay = 5 * time.Second
+	cmd.ExtraFiles = []*os.File{lock, held}
+	out, err := cmd.CombinedOutput()
+	held.Close()
+	if err == nil {
+		gone.Close()
+		return nil
+	}
+	if allGone(ctx, gone) {
+		removeTemporaries(r.st.packDir, 0, isGitTemporary)
+	}
+	return fmt.Errorf("git repack: %w: %s", err, oneLine(strings.TrimSpace(string(out))))
+}
+
+// allGone waits until the read end of a pipe reads to its end (every
+// process that held its write end is gone), and reports whether that
+// came before ctx ended. It closes the pipe.
+func allGone(ctx context.Context, pipe *os.File) bool {
+	done := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.Discard, pipe)
+		pipe.Close()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // repackLockName is the file in a repository's common directory that a

@@ -1,11 +1,14 @@
 package gitsync
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -224,6 +227,78 @@ func TestRepackLeftRunning(t *testing.T) {
 		t.Fatalf("the stale temporary file is still there once no repack runs: %v", err)
 	}
 	t.Logf("%d reads and %d commits while the orphaned repack ran", n, commits)
+}
+
+// TestFailedRepack: when git repack fails, its temporary packs are
+// removed before Repack returns, once every process it started is gone
+// (here one that finishes after git, writing a last temporary file),
+// under the repack lock, which none of them holds any more.
+func TestFailedRepack(t *testing.T) {
+	dir := newBare(t)
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commitPacks(t, r, "a", 2)
+	tmp := []string{filepath.Join(r.st.packDir, "tmp_pack_Ab12Cd"), filepath.Join(r.st.packDir, "tmp_idx_Ab12Cd")}
+	shim := t.TempDir()
+	started, letGo := filepath.Join(shim, "started"), filepath.Join(shim, "go")
+	for _, fifo := range []string{started, letGo} {
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := fmt.Sprintf(`#!/bin/sh
+echo x >%s
+(echo >%s; read go <%s; echo x >%s) </dev/null >/dev/null 2>&1 &
+echo 'fatal: out of luck' >&2
+exit 1
+`, tmp[0], started, letGo, tmp[1])
+	if err := os.WriteFile(filepath.Join(shim, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", shim+string(os.PathListSeparator)+os.Getenv("PATH"))
+	repacked := make(chan error, 1)
+	go func() { repacked <- r.Repack() }()
+	if !signalled(started, 20*time.Second) {
+		t.Fatal("git did not start")
+	}
+	// git has failed or is about to; what it started finishes now.
+	if err := os.WriteFile(letGo, []byte("go\n"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-repacked; err == nil || !strings.Contains(err.Error(), "out of luck") {
+		t.Fatalf("Repack: %v, want git's failure", err)
+	}
+	for _, p := range tmp {
+		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the failed repack's %s is still there: %v", filepath.Base(p), err)
+		}
+	}
+	lock, err := takeRepackLock(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lock == nil {
+		t.Fatal("a process the failed git repack started still holds the repack lock")
+	}
+	lock.Close()
+}
+
+// signalled waits until a process opens the FIFO fifo to write to it and
+// closes it again (a shell's `echo >fifo`), at most limit.
+func signalled(fifo string, limit time.Duration) bool {
+	done := make(chan struct{})
+	go func() {
+		os.ReadFile(fifo)
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-time.After(limit):
+		return false
+	}
 }
 
 // repackHelper repacks dir, for TestRepackLeftRunning, which kills it.
