@@ -71,22 +71,12 @@ const closeGrace = 500 * time.Millisecond
 // of a session (the first assembly loads the tokenizer, which takes a while).
 const drainLimit = 5 * time.Second
 
-// replyGrace covers the moment between a handler's return and its reply
-// being written, which jsonrpc2 does not let a server observe.
-const replyGrace = 20 * time.Millisecond
-
-// drain waits (at most drainLimit) until every request received so far is
-// answered. Once the stream is closing or has ended, jsonrpc2 refuses to
-// write, so replies must go out before.
+// drain waits (at most drainLimit) until the reply to every request
+// received so far is written. Once the stream is closing or has ended,
+// jsonrpc2 refuses to write, so replies must go out before.
 func (s *server) drain() {
-	done := make(chan struct{})
-	go func() {
-		s.calls.Wait()
-		close(done)
-	}()
 	select {
-	case <-done:
-		time.Sleep(replyGrace)
+	case <-s.replies.allPaid():
 	case <-time.After(drainLimit):
 	}
 }
@@ -108,7 +98,9 @@ func (s *server) serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	// of the input it lets the requests already read be answered first (a
 	// client that writes its last requests and closes its end of the pipe
 	// still gets its replies).
-	conn := jsonrpc2.NewConn(newFrameStream(rwc, s.log, s.drain), jsonrpc2.WithCodec(codec{}))
+	stream := newFrameStream(rwc, s.log, s.drain)
+	stream.replies = s.replies
+	conn := jsonrpc2.NewConn(stream, jsonrpc2.WithCodec(codec{}))
 	s.client = protocol.ClientDispatcher(conn)
 	conn.Go(ctx, protocol.CancelHandler(s.handler(protocol.ServerHandler(s, nil))))
 
@@ -165,7 +157,7 @@ type server struct {
 	exitOnce sync.Once
 	initDone chan struct{}  // closed when initialize has set the session up
 	inflight sync.WaitGroup // requests being answered, shutdown aside
-	calls    sync.WaitGroup // requests being answered
+	replies  *replies       // requests whose reply is not written yet
 
 	mu          sync.Mutex
 	root        string // absolute workspace directory; "" until initialize
@@ -211,6 +203,7 @@ func newServer(opts Options) *server {
 		dirty:      make(chan struct{}, 1),
 		exited:     make(chan struct{}),
 		initDone:   make(chan struct{}),
+		replies:    newReplies(),
 		docs:       map[uri.URI]*document{},
 		published:  map[uri.URI][]protocol.Diagnostic{},
 		analyses:   analyses{cache: prompt.NewTokenizer()},
@@ -237,8 +230,7 @@ func (s *server) handler(next jsonrpc2.Handler) jsonrpc2.Handler {
 	return func(ctx context.Context, req *jsonrpc2.Request) (result any, err error) {
 		call := req.IsCall()
 		if call {
-			s.calls.Add(1)
-			defer s.calls.Done()
+			s.replies.owe(req.ID())
 		}
 		if call && req.Method() != protocol.MethodShutdown {
 			// Counted on the read loop, so that shutdown, which arrives

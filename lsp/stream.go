@@ -108,6 +108,9 @@ type frameStream struct {
 	// atEOF runs once the input has ended, before Read reports it: the
 	// session answers the requests already read first.
 	atEOF func()
+	// replies, when set, learns of every reply written, and of the end
+	// of writing.
+	replies *replies
 
 	maxBody int // bodies over this many bytes are refused
 
@@ -133,6 +136,7 @@ func newFrameStream(conn io.ReadWriteCloser, log *slog.Logger, atEOF func()) *fr
 func (s *frameStream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 	for {
 		if err := ctx.Err(); err != nil {
+			s.endReplies()
 			return nil, 0, err
 		}
 		body, n, err := s.nextBody()
@@ -140,6 +144,7 @@ func (s *frameStream) Read(ctx context.Context) (jsonrpc2.Message, int64, error)
 			if s.atEOF != nil {
 				s.atEOF()
 			}
+			s.endReplies()
 			return nil, 0, err
 		}
 		if body == nil {
@@ -191,9 +196,20 @@ func idOf(body []byte) jsonrpc2.ID {
 // dispatcher.
 func (s *frameStream) reply(id jsonrpc2.ID, code jsonrpc2.Code, msg string) {
 	s.log.Warn("malformed message", "code", int64(code), "problem", msg)
-	resp := jsonrpc2.NewResponse(id, nil, jsonrpc2.NewError(code, msg))
-	if _, err := s.Write(context.Background(), resp); err != nil {
+	body, err := jsonrpc2.EncodeMessage(jsonrpc2.NewResponse(id, nil, jsonrpc2.NewError(code, msg)))
+	if err == nil {
+		_, err = s.writeFrame(body)
+	}
+	if err != nil {
 		s.log.Debug("answer a malformed message", "err", err)
+	}
+}
+
+// endReplies tells replies that nothing more is written: jsonrpc2
+// writes nothing once Read or a write has failed.
+func (s *frameStream) endReplies() {
+	if s.replies != nil {
+		s.replies.end()
 	}
 }
 
@@ -551,15 +567,30 @@ func (sc *jsonScanner) scan(p []byte) (int, bool) {
 	return 0, false
 }
 
-// Write implements jsonrpc2.Stream: one frame, written in one call.
+// Write implements jsonrpc2.Stream: one frame, written in one call. A
+// reply written, or given up, is paid to replies.
 func (s *frameStream) Write(ctx context.Context, msg jsonrpc2.Message) (int64, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
 	body, err := jsonrpc2.EncodeMessage(msg)
 	if err != nil {
 		return 0, fmt.Errorf("encode message: %w", err)
 	}
+	if s.replies != nil {
+		if id, ok := responseID(msg, body); ok {
+			defer s.replies.wrote(id)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	n, err := s.writeFrame(body)
+	if err != nil {
+		s.endReplies()
+	}
+	return n, err
+}
+
+// writeFrame writes body with its header in one call.
+func (s *frameStream) writeFrame(body []byte) (int64, error) {
 	frame := make([]byte, 0, len(body)+32)
 	frame = append(frame, "Content-Length: "...)
 	frame = strconv.AppendInt(frame, int64(len(body)), 10)

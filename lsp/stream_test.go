@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -444,5 +447,59 @@ func TestBadInitializeCanBeRetried(t *testing.T) {
 	r.send(frame(`{"jsonrpc":"2.0","id":4,"method":"textDocument/documentSymbol","params":{"textDocument":{"uri":"file:///x/SOUL.md"}}}`))
 	if rep := r.next("a request after initialize"); rep.Error != nil || string(rep.ID) != "4" {
 		t.Fatalf("request after initialize: %s %+v", rep.ID, rep.Error)
+	}
+}
+
+// scriptedConn is a client that sends in and ends its input; what the
+// server writes collects in out.
+type scriptedConn struct {
+	in  io.Reader
+	mu  sync.Mutex
+	out bytes.Buffer
+}
+
+func (c *scriptedConn) Read(p []byte) (int, error) { return c.in.Read(p) }
+func (c *scriptedConn) Close() error               { return nil }
+func (c *scriptedConn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.out.Write(p)
+}
+
+// A client that writes its last request and ends its input still gets
+// the reply, however long jsonrpc2 takes from the handler's return to
+// writing it: here the outline of a document of 20 000 headings, some
+// megabytes to encode, which used to outlast the 20 ms the session
+// waited after its handlers returned.
+func TestReplyAfterTheInputEnds(t *testing.T) {
+	root := t.TempDir()
+	var doc strings.Builder
+	for i := range 20000 {
+		fmt.Fprintf(&doc, "# Heading %d\n", i)
+	}
+	text, _ := json.Marshal(doc.String())
+	uri := "file://" + filepath.ToSlash(filepath.Join(root, "SOUL.md"))
+	var in strings.Builder
+	in.WriteString(frame(initializeBody))
+	in.WriteString(frame(`{"jsonrpc":"2.0","method":"initialized","params":{}}`))
+	in.WriteString(frame(`{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":"` + uri + `","languageId":"markdown","version":1,"text":` + string(text) + `}}}`))
+	in.WriteString(frame(`{"jsonrpc":"2.0","id":2,"method":"textDocument/documentSymbol","params":{"textDocument":{"uri":"` + uri + `"}}}`))
+	conn := &scriptedConn{in: strings.NewReader(in.String())}
+	if err := Serve(context.Background(), conn, Options{Root: root, Logger: testLogger(), Debounce: time.Hour}); !errors.Is(err, ErrExitWithoutShutdown) {
+		t.Fatalf("Serve = %v, want ErrExitWithoutShutdown", err)
+	}
+	fr := &frameReader{r: bytes.NewReader(conn.out.Bytes())}
+	for {
+		body, err := fr.next()
+		if err != nil {
+			t.Fatalf("no reply to the outline request: %v", err)
+		}
+		// The outline (not decoded whole: it is large).
+		if n := bytes.Count(body, []byte(`"name":"Heading `)); n > 0 {
+			if n != 20000 || !bytes.HasPrefix(body, []byte(`{"jsonrpc":"2.0","id":2,`)) {
+				t.Fatalf("outline of %d headings, want 20000: %.100s…", n, body)
+			}
+			return
+		}
 	}
 }
