@@ -33,9 +33,9 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// crashHelper hosts dir/ws.git over HTTP (its address goes to dir/addr),
-// maintains it, and commits to main as fast as it can, printing "ack <hash>" once each
-// commit returned, until it is killed.
+// crashHelper hosts dir/ws.git over HTTP (printing "addr <host:port>"
+// once it serves), maintains it, and commits to main as fast as it can,
+// printing "ack <hash>" once each commit returned, until it is killed.
 func crashHelper(dir string) int {
 	h, err := NewHost(dir, HostOptions{AllowCreate: true})
 	if err != nil {
@@ -60,12 +60,10 @@ func crashHelper(dir string) int {
 	// As the daemon does: packs are rolled up as they accumulate, so
 	// kills also land in the middle of repacks.
 	go h.Maintain(context.Background(), time.Minute, RepackThreshold)
-	if err := os.WriteFile(filepath.Join(dir, "addr.tmp"), []byte(l.Addr().String()), 0o644); err != nil {
-		return 1
-	}
-	os.Rename(filepath.Join(dir, "addr.tmp"), filepath.Join(dir, "addr"))
 	agent := object.Signature{Name: "Ada", Email: "ada@agents.invalid"}
 	out := bufio.NewWriter(os.Stdout)
+	fmt.Fprintf(out, "addr %s\n", l.Addr())
+	out.Flush()
 	for i := 0; ; i++ {
 		c, err := r.Commit(context.Background(), CommitRequest{Ref: "main", Author: agent, Message: "append",
 			Writes: []FileWrite{{Path: fmt.Sprintf("memory/%d-%d.md", os.Getpid(), i), Content: []byte(randomText(200))}}})
@@ -76,7 +74,7 @@ func crashHelper(dir string) int {
 		fmt.Fprintf(out, "ack %s\n", c)
 		out.Flush()
 		if i%50 == 49 {
-			time.Sleep(20 * time.Millisecond) // bursts
+			time.Sleep(20 * time.Millisecond) // commits come in bursts (the workload, not a wait)
 		}
 	}
 }
@@ -101,7 +99,6 @@ func TestCrashKill9(t *testing.T) {
 	var acked []string       // commits whose Commit returned
 	var pushedAcked []string // commits whose git push succeeded
 	start := func() (*exec.Cmd, string, chan string) {
-		os.Remove(filepath.Join(dir, "addr"))
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), "QUIRE_GITSYNC_CRASH_HELPER="+dir)
 		cmd.Stderr = os.Stderr
@@ -119,25 +116,29 @@ func TestCrashKill9(t *testing.T) {
 		// being removed.
 		t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
 		acks := make(chan string, 1<<16)
+		addr := make(chan string, 1)
 		go func() {
 			sc := bufio.NewScanner(stdout)
 			for sc.Scan() {
 				if h, ok := strings.CutPrefix(sc.Text(), "ack "); ok {
 					acks <- h
+				} else if a, ok := strings.CutPrefix(sc.Text(), "addr "); ok {
+					addr <- a
 				}
 			}
 			close(acks)
+			close(addr)
 		}()
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			if b, err := os.ReadFile(filepath.Join(dir, "addr")); err == nil {
-				return cmd, "http://" + string(b) + "/ws.git", acks
+		select {
+		case a, ok := <-addr:
+			if !ok {
+				t.Fatal("the helper ended before it served")
 			}
-			if time.Now().After(deadline) {
-				t.Fatal("the helper did not start")
-			}
-			time.Sleep(10 * time.Millisecond)
+			return cmd, "http://" + a + "/ws.git", acks
+		case <-time.After(20 * time.Second):
+			t.Fatal("the helper did not start")
 		}
+		return nil, "", nil
 	}
 	client := filepath.Join(t.TempDir(), "client")
 	firstPush := make(chan struct{})
@@ -190,6 +191,8 @@ func TestCrashKill9(t *testing.T) {
 				t.Fatal("no push succeeded")
 			}
 		}
+		// The kill lands at a random moment of the work (a sleep by
+		// design: what it waits for is chance).
 		time.Sleep(time.Duration(50+rand.IntN(700)) * time.Millisecond)
 		// Even rounds take the git children along, as a power loss
 		// would; odd rounds kill the process alone, as the OOM killer or

@@ -62,7 +62,10 @@ func BenchmarkAppend(b *testing.B) {
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
 		var runs int
+		going := make(chan struct{})
 		wg.Go(func() {
+			got := sync.OnceFunc(func() { close(going) })
+			defer got()
 			for {
 				select {
 				case <-stop:
@@ -74,9 +77,10 @@ func BenchmarkAppend(b *testing.B) {
 					return
 				}
 				runs++
+				got()
 			}
 		})
-		time.Sleep(200 * time.Millisecond) // let it get going
+		<-going // it got going: one run is done
 		return func() {
 			close(stop)
 			wg.Wait()

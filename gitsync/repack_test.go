@@ -116,11 +116,16 @@ func TestRepackLeftRunning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// git, started by the helper, waits before it repacks: long enough
-	// to kill the helper and to read meanwhile.
+	// git, started by the helper, says so and waits to be let go: the
+	// helper is killed and the restarted process reads meanwhile.
 	shim := t.TempDir()
-	started := filepath.Join(shim, "started")
-	script := fmt.Sprintf("#!/bin/sh\ntouch %s\nsleep 2\nexec %s \"$@\"\n", started, realGit)
+	started, letGo := filepath.Join(shim, "started"), filepath.Join(shim, "go")
+	for _, fifo := range []string{started, letGo} {
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := fmt.Sprintf("#!/bin/sh\necho >%s\nread go <%s\nexec %s \"$@\"\n", started, letGo, realGit)
 	if err := os.WriteFile(filepath.Join(shim, "git"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -133,13 +138,8 @@ func TestRepackLeftRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { syscall.Kill(-helper.Process.Pid, syscall.SIGKILL) })
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if _, err := os.Stat(started); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the helper's git repack did not start")
-		}
+	if !signalled(started, 20*time.Second) {
+		t.Fatal("the helper's git repack did not start")
 	}
 	// Only the daemon dies; its git lives on.
 	if err := helper.Process.Kill(); err != nil {
@@ -186,6 +186,13 @@ func TestRepackLeftRunning(t *testing.T) {
 	stop := make(chan struct{})
 	wait := readers(r2, stop)
 	commits := 0
+	for ; commits < 5; commits++ {
+		commitPacks(t, r2, fmt.Sprintf("b%d", commits), 1)
+	}
+	// The orphan repacks now.
+	if err := os.WriteFile(letGo, []byte("go\n"), 0); err != nil {
+		t.Fatal(err)
+	}
 	for deadline := time.Now().Add(30 * time.Second); running(); commits++ {
 		if time.Now().After(deadline) {
 			t.Fatal("the orphaned repack did not finish")

@@ -78,7 +78,7 @@ func TestWatcher(t *testing.T) {
 		{"burst of memory writes", func() {
 			for i := range 5 {
 				write("memory/old.md", strings.Repeat("y", i))
-				time.Sleep(50 * time.Millisecond)
+				time.Sleep(50 * time.Millisecond) // spread over the debounce: the burst under test
 			}
 		}, []string{"memory/old.md"}, 300 * time.Millisecond},
 		{"delete", func() {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -213,64 +214,58 @@ func TestPushDuplicateWrite(t *testing.T) {
 
 // TestQueueLock: the lock goes to its waiters in the order they came; a
 // waiter whose context ends leaves the queue without the lock, and the
-// lock still reaches the waiters after it.
+// lock still reaches the waiters after it. (In a synctest bubble, so
+// that a waiter is known to be queued once every goroutine is blocked.)
 func TestQueueLock(t *testing.T) {
-	var l QueueLock
-	l.Lock()
-	waiting := func(n int) {
-		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+	synctest.Test(t, func(t *testing.T) {
+		var l QueueLock
+		l.Lock()
+		waiting := func(n int) {
+			t.Helper()
+			synctest.Wait()
 			l.mu.Lock()
-			got := len(l.waiters)
-			l.mu.Unlock()
-			if got == n {
-				return
+			defer l.mu.Unlock()
+			if len(l.waiters) != n {
+				t.Fatalf("%d waiters, want %d", len(l.waiters), n)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%d waiters, want %d", got, n)
-			}
-			time.Sleep(time.Millisecond)
 		}
-	}
-	var mu sync.Mutex
-	var order []int
-	var wg sync.WaitGroup
-	gone, cancel := context.WithCancel(context.Background())
-	goneErr := make(chan error, 1)
-	for i := range 6 {
-		if i == 3 {
-			// The fourth waiter gives up before its turn.
-			go func() { goneErr <- l.LockContext(gone) }()
+		var mu sync.Mutex
+		var order []int
+		var wg sync.WaitGroup
+		gone, cancel := context.WithCancel(context.Background())
+		goneErr := make(chan error, 1)
+		for i := range 6 {
+			if i == 3 {
+				// The fourth waiter gives up before its turn.
+				go func() { goneErr <- l.LockContext(gone) }()
+				waiting(i + 1)
+				continue
+			}
+			wg.Go(func() {
+				l.Lock()
+				mu.Lock()
+				order = append(order, i)
+				mu.Unlock()
+				l.Unlock()
+			})
 			waiting(i + 1)
-			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			l.Lock()
-			mu.Lock()
-			order = append(order, i)
-			mu.Unlock()
-			l.Unlock()
-		}()
-		waiting(i + 1)
-	}
-	cancel()
-	if err := <-goneErr; !errors.Is(err, context.Canceled) {
-		t.Fatalf("LockContext after its context ended: %v", err)
-	}
-	waiting(5)
-	l.Unlock()
-	wg.Wait()
-	if !slices.Equal(order, []int{0, 1, 2, 4, 5}) {
-		t.Errorf("granted in order %v, want 0 1 2 4 5", order)
-	}
-	// Free again: taken at once, even with a context that has ended.
-	ctx, stop := context.WithCancel(context.Background())
-	stop()
-	if err := l.LockContext(ctx); err != nil {
-		t.Fatalf("LockContext of a free lock: %v", err)
-	}
-	l.Unlock()
+		cancel()
+		if err := <-goneErr; !errors.Is(err, context.Canceled) {
+			t.Fatalf("LockContext after its context ended: %v", err)
+		}
+		waiting(5)
+		l.Unlock()
+		wg.Wait()
+		if !slices.Equal(order, []int{0, 1, 2, 4, 5}) {
+			t.Errorf("granted in order %v, want 0 1 2 4 5", order)
+		}
+		// Free again: taken at once, even with a context that has ended.
+		ctx, stop := context.WithCancel(context.Background())
+		stop()
+		if err := l.LockContext(ctx); err != nil {
+			t.Fatalf("LockContext of a free lock: %v", err)
+		}
+		l.Unlock()
+	})
 }
