@@ -14,6 +14,7 @@ import (
 // commit dates that lie (a merge dated years before its parents, a side
 // commit dated in the future): the answer never depends on the dates.
 func TestIsAncestor(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	run := func(date string, args ...string) string {
 		t.Helper()

@@ -12,6 +12,7 @@ import (
 )
 
 func TestChanges(t *testing.T) {
+	t.Parallel()
 	dir := newWorkRepo(t, map[string]string{"AGENTS.md": "a\n", "memory/a.md": "x\n", "old/name.md": "move me\n", "gone.md": "bye\n"})
 	first := git(t, dir, "rev-parse", "HEAD")
 	writeFiles(t, dir, map[string]string{"AGENTS.md": "changed\n", "skills/pdf/SKILL.md": "new\n"})
@@ -53,6 +54,7 @@ func TestChanges(t *testing.T) {
 // TestExternalGC: a repository repacked by another process (git gc drops
 // the loose objects and the old packs go-git indexed) stays readable.
 func TestExternalGC(t *testing.T) {
+	t.Parallel()
 	dir := newWorkRepo(t, map[string]string{"AGENTS.md": "one\n"})
 	git(t, dir, "gc", "-q")
 	r, err := Open(dir)

@@ -10,6 +10,7 @@ import (
 
 // A refused push is logged with its reason, not only as a count.
 func TestRefusedPushIsLoggedWithItsReason(t *testing.T) {
+	t.Parallel()
 	var logs syncBuffer
 	_, url, _ := testHost(t, HostOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	work := newWorkRepo(t, map[string]string{"AGENTS.md": "# A\n"})

@@ -21,6 +21,7 @@ func newBare(t testing.TB) string {
 }
 
 func TestCommit(t *testing.T) {
+	t.Parallel()
 	dir := newBare(t)
 	r, err := Open(dir)
 	if err != nil {
@@ -80,6 +81,7 @@ func TestCommit(t *testing.T) {
 }
 
 func TestCommitConcurrentAndRepack(t *testing.T) {
+	t.Parallel()
 	dir := newBare(t)
 	r, err := Open(dir)
 	if err != nil {
@@ -148,6 +150,7 @@ func BenchmarkCommit(b *testing.B) {
 }
 
 func TestCommitMatchAndStart(t *testing.T) {
+	t.Parallel()
 	dir := newBare(t)
 	r, err := Open(dir)
 	if err != nil {
@@ -219,6 +222,7 @@ func TestCommitMatchAndStart(t *testing.T) {
 // Create starts a branch only if it does not exist: two proposals that
 // picked the same number never end up on one branch.
 func TestCommitCreate(t *testing.T) {
+	t.Parallel()
 	dir := newBare(t)
 	r, err := Open(dir)
 	if err != nil {

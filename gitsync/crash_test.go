@@ -87,6 +87,7 @@ func crashHelper(dir string) int {
 // repository opens with no broken ref, and the restarted process serves
 // HEAD to a clone.
 func TestCrashKill9(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills processes")
 	}

@@ -15,6 +15,7 @@ import (
 // of report-status (go-git) still gets what the after-push hook writes,
 // and git push still shows it and the result.
 func TestGoGitSeesTheDeployReport(t *testing.T) {
+	t.Parallel()
 	h, url, _ := testHost(t, HostOptions{AfterPush: func(_ context.Context, p Event, remote io.Writer) {
 		fmt.Fprintf(remote, "deployed %d ref(s) of %s\n", len(p.Refs), p.Name)
 	}})

@@ -17,6 +17,7 @@ import (
 )
 
 func TestMerge3(t *testing.T) {
+	t.Parallel()
 	base := "a\nb\nc\nd\ne\n"
 	for _, tc := range []struct {
 		name          string
@@ -142,6 +143,7 @@ func gitMergeFile(t testing.TB, base, ours, theirs []byte) (merged []byte, clean
 // given one fewer, the whole file is one conflict; and the outcome is
 // the same every time, on a busy machine too.
 func TestMerge3StepBound(t *testing.T) {
+	t.Parallel()
 	var base, ours, theirs strings.Builder
 	for i := range 3000 {
 		line := fmt.Sprintf("line %d\n", i%700) // lines that repeat

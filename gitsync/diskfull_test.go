@@ -21,6 +21,7 @@ import (
 // *DiskFullError naming the path, however it is wrapped, and git's words
 // for it are recognised; other failures are not.
 func TestDiskFullClassified(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name  string
 		err   error
@@ -63,6 +64,7 @@ func TestDiskFullClassified(t *testing.T) {
 // the same reason in git's output, a repack fails and leaves no
 // temporary pack; once space is freed, all of them work.
 func TestDiskFull(t *testing.T) {
+	t.Parallel()
 	disk := testenv.SmallDisk(t, 4<<20)
 	h, err := NewHost(disk, HostOptions{AllowCreate: true})
 	if err != nil {

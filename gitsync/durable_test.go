@@ -23,6 +23,7 @@ import (
 // (or a symbolic link) and whose second removes it is refused, and the
 // file is not stored.
 func TestPushChecksEveryCommit(t *testing.T) {
+	t.Parallel()
 	_, url, dir := testHost(t, HostOptions{})
 	src := newWorkRepo(t, map[string]string{"AGENTS.md": "a\n"})
 	git(t, src, "push", "-q", url+"/ws.git", "main")
@@ -53,6 +54,7 @@ func TestPushChecksEveryCommit(t *testing.T) {
 // TestPushManyRefs: 3,000 refs in one push; the status report is far
 // over one side-band packet and the client must read it.
 func TestPushManyRefs(t *testing.T) {
+	t.Parallel()
 	_, url, dir := testHost(t, HostOptions{})
 	src := newWorkRepo(t, map[string]string{"AGENTS.md": "a\n"})
 	var b strings.Builder
@@ -84,6 +86,7 @@ func TestPushManyRefs(t *testing.T) {
 // left after a crash) is an error naming the ref, never an empty
 // repository; a push can replace it.
 func TestBrokenRefIsReported(t *testing.T) {
+	t.Parallel()
 	h, url, dir := testHost(t, HostOptions{})
 	src := newWorkRepo(t, map[string]string{"AGENTS.md": "a\n"})
 	git(t, src, "push", "-q", url+"/ws.git", "main")
@@ -122,6 +125,7 @@ func TestBrokenRefIsReported(t *testing.T) {
 // lock held by git makes a writer wait, then fail), deletion removes a
 // packed ref, and nothing is written in place.
 func TestRefStore(t *testing.T) {
+	t.Parallel()
 	dir := newBare(t)
 	r, err := Open(dir)
 	if err != nil {
@@ -189,6 +193,7 @@ func TestRefStore(t *testing.T) {
 // TestHostCreateOptIn: a push to a new name is refused unless
 // AllowCreate; created repositories are private to their owner.
 func TestHostCreateOptIn(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	h, err := NewHost(dir, HostOptions{})
 	if err != nil {
@@ -237,6 +242,7 @@ func TestHostCreateOptIn(t *testing.T) {
 // TestWriteThroughFile: a write whose parent is a file, or a file where a
 // directory is, is a PathConflictError and nothing moves.
 func TestWriteThroughFile(t *testing.T) {
+	t.Parallel()
 	dir := newBare(t)
 	r, err := Open(dir)
 	if err != nil {
@@ -264,6 +270,7 @@ func TestWriteThroughFile(t *testing.T) {
 }
 
 func TestLimitReader(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		size, limit int
 		tooLarge    bool
@@ -279,6 +286,7 @@ func TestLimitReader(t *testing.T) {
 // gets a clear 503; every push's outcome is kept for status, and the
 // client is told which commit a ref is at.
 func TestPushSlotsAndRecord(t *testing.T) {
+	t.Parallel()
 	h, url, _ := testHost(t, HostOptions{MaxConcurrentPushes: 1})
 	h.pushWait = 100 * time.Millisecond
 	src := newWorkRepo(t, map[string]string{"AGENTS.md": "a\n"})

@@ -99,6 +99,7 @@ func randomText(n int) string {
 }
 
 func TestEndpointWithGitCLI(t *testing.T) {
+	t.Parallel()
 	var hookMu sync.Mutex
 	var pushes []Event
 	h, url, dir := testHost(t, HostOptions{AfterPush: func(_ context.Context, p Event, remote io.Writer) {
@@ -301,6 +302,7 @@ func TestEndpointWithGitCLI(t *testing.T) {
 // Tokens accepts exactly the configured token of each user: not a prefix,
 // an extension, another user's, or an empty one.
 func TestTokens(t *testing.T) {
+	t.Parallel()
 	auth := Tokens(map[string]string{"ada": "s3cret", "bo": "other", "nobody": ""})
 	for _, tt := range []struct {
 		user, token string
@@ -317,6 +319,7 @@ func TestTokens(t *testing.T) {
 }
 
 func TestEndpointAuth(t *testing.T) {
+	t.Parallel()
 	_, url, _ := testHost(t, HostOptions{Authenticate: Tokens(map[string]string{"ada": "s3cret", "nobody": ""})})
 	src := newWorkRepo(t, map[string]string{"AGENTS.md": "a\n"})
 	authed := strings.Replace(url, "http://", "http://ada:s3cret@", 1)
@@ -339,6 +342,7 @@ func TestEndpointAuth(t *testing.T) {
 // TestRacingPushes: two clients push different commits from the same
 // base at the same time; exactly one wins and nothing is lost.
 func TestRacingPushes(t *testing.T) {
+	t.Parallel()
 	h, url, dir := testHost(t, HostOptions{})
 	if _, err := h.Create("ws"); err != nil {
 		t.Fatal(err)
@@ -376,6 +380,7 @@ func TestRacingPushes(t *testing.T) {
 // fetch, commit and push until they succeed; every accepted commit ends
 // up in the history.
 func TestDaemonCommitsRacingPushes(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("spawns many git processes")
 	}
@@ -439,6 +444,7 @@ func TestDaemonCommitsRacingPushes(t *testing.T) {
 }
 
 func TestEndpointSizeLimit(t *testing.T) {
+	t.Parallel()
 	_, url, dir := testHost(t, HostOptions{MaxRequestBytes: 64 << 10})
 	src := newWorkRepo(t, map[string]string{"AGENTS.md": "a\n"})
 	git(t, src, "push", "-q", url+"/ws.git", "main")
@@ -456,6 +462,7 @@ func TestEndpointSizeLimit(t *testing.T) {
 }
 
 func TestHostMaintain(t *testing.T) {
+	t.Parallel()
 	h, url, dir := testHost(t, HostOptions{})
 	src := newWorkRepo(t, map[string]string{"AGENTS.md": "a\n"})
 	for i := range 5 {
@@ -488,6 +495,7 @@ func TestHostMaintain(t *testing.T) {
 // default ones, and a validator that overruns the request time limit
 // refuses the push.
 func TestEndpointComposedValidator(t *testing.T) {
+	t.Parallel()
 	forbid := ValidatorFunc(func(_ context.Context, ref RefUpdate, tree *Snapshot, changed []Change) []workspace.Problem {
 		var out []workspace.Problem
 		for _, c := range changed {
@@ -534,6 +542,7 @@ func TestEndpointComposedValidator(t *testing.T) {
 
 // TestUploadPackGzip: git compresses larger upload-pack requests.
 func TestUploadPackGzip(t *testing.T) {
+	t.Parallel()
 	h, url, _ := testHost(t, HostOptions{})
 	if _, err := h.Create("ws"); err != nil {
 		t.Fatal(err)
@@ -559,6 +568,7 @@ func TestUploadPackGzip(t *testing.T) {
 }
 
 func TestEndpointTags(t *testing.T) {
+	t.Parallel()
 	_, url, _ := testHost(t, HostOptions{})
 	src := newWorkRepo(t, map[string]string{"AGENTS.md": "a\n"})
 	git(t, src, "tag", "light")

@@ -18,6 +18,7 @@ import (
 // live, which must not turn a link into a file), on live and on any other
 // branch, each with a remote: error line naming the path; nothing moves.
 func TestEntriesRefusedOnEveryRef(t *testing.T) {
+	t.Parallel()
 	h, url, dir := testHost(t, HostOptions{Live: true})
 	bare := filepath.Join(dir, "ws.git")
 	repoURL := url + "/ws.git"
@@ -81,6 +82,7 @@ func TestEntriesRefusedOnEveryRef(t *testing.T) {
 // TestMergeKeepsModes: a file main adds as executable, and one it changes
 // from executable to regular, keep their modes in live's merge.
 func TestMergeKeepsModes(t *testing.T) {
+	t.Parallel()
 	h, url, dir := testHost(t, HostOptions{Live: true})
 	bare := filepath.Join(dir, "ws.git")
 	repoURL := url + "/ws.git"

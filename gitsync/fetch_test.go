@@ -46,6 +46,7 @@ func fastImport(t testing.TB, n int) string {
 // v0 and v2 (answered in v0) and with go-git's client; shallow clones work; an object no
 // ref reaches is refused.
 func TestFetchLargeHistory(t *testing.T) {
+	t.Parallel()
 	h, url, dir := testHost(t, HostOptions{})
 	src := fastImport(t, 1000)
 	// A 400 KB file is under the file limit but the pack is far over

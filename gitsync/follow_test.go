@@ -7,6 +7,7 @@ import (
 )
 
 func TestFollower(t *testing.T) {
+	t.Parallel()
 	h, url, _ := testHost(t, HostOptions{})
 	if _, err := h.Create("up"); err != nil {
 		t.Fatal(err)

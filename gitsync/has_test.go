@@ -9,6 +9,7 @@ import (
 )
 
 func TestHasCommit(t *testing.T) {
+	t.Parallel()
 	r, err := Open(newBare(t))
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 // system is read into memory (one read, not one per fan-out entry), and
 // reads the same as the file.
 func TestIdxFSReadsWhole(t *testing.T) {
+	t.Parallel()
 	dir := newWorkRepo(t, map[string]string{"a.md": "b\n"})
 	git(t, dir, "gc", "-q")
 	r, err := Open(dir)
@@ -75,6 +76,7 @@ func readAll(r *Repository) (int, error) {
 // not listed, and every read goes on; go-git listed it, failed to load
 // its index, and every read failed with "packfile not found".
 func TestPackWithoutIndexIsNotListed(t *testing.T) {
+	t.Parallel()
 	dir := newBare(t)
 	r, err := Open(dir)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 // TestIgnored lists what git ignores and does not track, and Without
 // hides it.
 func TestIgnored(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := newWorkRepo(t, map[string]string{".gitignore": "*.log\nbuild/\n", "notes.md": "# notes\n"})
 	writeFiles(t, dir, map[string]string{"kept.log": "tracked\n", "a.log": "x", "build/out/x.md": "x", "sub/b.log": "x", "sub/c.md": "c"})

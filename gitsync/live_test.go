@@ -34,6 +34,7 @@ func agentWrite(t testing.TB, r *Repository, files map[string]string) plumbing.H
 }
 
 func TestLiveBranch(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var events []Event
 	h, url, dir := testHost(t, HostOptions{Live: true, AfterPush: func(_ context.Context, e Event, _ io.Writer) {
@@ -150,6 +151,7 @@ func TestLiveBranch(t *testing.T) {
 }
 
 func TestLiveAllowNonFastForward(t *testing.T) {
+	t.Parallel()
 	_, url, dir := testHost(t, HostOptions{Live: true, AllowNonFastForward: true})
 	bare := filepath.Join(dir, "ws.git")
 	src := newWorkRepo(t, map[string]string{"AGENTS.md": "v0\n"})
@@ -170,6 +172,7 @@ func TestLiveAllowNonFastForward(t *testing.T) {
 // TestPushWithoutSideband pushes with a client that does not ask for
 // side-band-64k: the push must still reach AfterPush (be deployed).
 func TestPushWithoutSideband(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	called := 0
 	_, url, _ := testHost(t, HostOptions{Live: true, AfterPush: func(_ context.Context, e Event, _ io.Writer) {
@@ -212,6 +215,7 @@ func TestPushWithoutSideband(t *testing.T) {
 // is merged into live, keeping the agent's writes; a conflict is an error
 // naming the file and nothing moves.
 func TestMergeMain(t *testing.T) {
+	t.Parallel()
 	h, url, dir := testHost(t, HostOptions{Live: true})
 	bare := filepath.Join(dir, "ws.git")
 	src := newWorkRepo(t, map[string]string{"AGENTS.md": "v0\n", "MEMORY.md": "a\nb\nc\n"})

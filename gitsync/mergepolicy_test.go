@@ -13,6 +13,7 @@ import (
 // at one place conflict; one that combines the file is given the trees
 // of both sides (ours: live, theirs: main) and its result lands on live.
 func TestMergePolicy(t *testing.T) {
+	t.Parallel()
 	lineByLine := func(string, fs.FS, fs.FS) func(base, ours, theirs []byte) []byte { return nil }
 	var sawTrees bool
 	combining := func(p string, ours, theirs fs.FS) func(base, ours, theirs []byte) []byte {

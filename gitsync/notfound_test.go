@@ -14,6 +14,7 @@ import (
 // repository it does not hold. A push says the repository does not exist
 // and how to let a push create it; a clone or fetch says it does not exist.
 func TestNotFoundSaysHowToCreate(t *testing.T) {
+	t.Parallel()
 	const missing = `remote: repository "new.git" does not exist on this daemon`
 	const howTo = "; a push creates it only when the daemon runs with quire serve --allow-create"
 	src := newWorkRepo(t, map[string]string{"AGENTS.md": "a\n"})

@@ -16,6 +16,7 @@ import (
 // already has) resolves through the repository; the same pack against an
 // empty repository does not, which shows the pack really is thin.
 func TestOverlayThinPack(t *testing.T) {
+	t.Parallel()
 	big := strings.Repeat("a line of a long memory file that deltas well\n", 1000)
 	work := newWorkRepo(t, map[string]string{"MEMORY.md": big})
 	first := git(t, work, "rev-parse", "HEAD")

@@ -14,6 +14,7 @@ import (
 // *BrokenRefError naming the file and the line, like a broken loose
 // ref; the good lines are still read.
 func TestBrokenPackedRefs(t *testing.T) {
+	t.Parallel()
 	dir := newBare(t)
 	r, err := Open(dir)
 	if err != nil {

@@ -30,6 +30,7 @@ var (
 )
 
 func TestParseCommands(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in string
 		want     string // fmt of commands, or "error"
@@ -88,6 +89,7 @@ func sorted(s []string) []string {
 }
 
 func TestParseUploadRequest(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in string
 		want     string
@@ -166,6 +168,7 @@ func FuzzParseUploadRequest(f *testing.F) {
 // TestReceiveProtocol talks to the endpoint directly: the probe, a stale
 // deletion refused by compare-and-swap, a push with a corrupt pack.
 func TestReceiveProtocol(t *testing.T) {
+	t.Parallel()
 	h, url, dir := testHost(t, HostOptions{})
 	if _, err := h.Create("ws"); err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 // repository over file://, a quire host without live. A write that
 // conflicts with what moved is refused as stale by the quire host too.
 func TestPushCAS(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	files := map[string]string{"AGENTS.md": "v0\n", "MEMORY.md": "# Memory\n\none\n",
 		"memory/2026-01-02.md": "# 2026-01-02\n\n## 09:00\n\nfirst\n"}

@@ -15,6 +15,7 @@ import (
 // daemon checked no longer holds; a person's commit; a base that is not
 // in live).
 func TestRebaseLive(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h, url, _ := testHost(t, HostOptions{Live: true})
 	src := newWorkRepo(t, map[string]string{"AGENTS.md": "v0\n", "MEMORY.md": "# Memory\n\none\n",

@@ -14,6 +14,7 @@ import (
 // and fetched again whole; the fetch reports every ref as moved, so the
 // daemon deploys again. A failed fetch leaves no temporary pack.
 func TestDamagedMirrorIsFetchedAgain(t *testing.T) {
+	t.Parallel()
 	h, url, _ := testHost(t, HostOptions{})
 	if _, err := h.Create("up"); err != nil {
 		t.Fatal(err)

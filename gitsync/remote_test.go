@@ -42,6 +42,7 @@ func printed(r Remote) string {
 }
 
 func TestRemoteNeverPrintsItsCredential(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, raw, cred string
 		shown           string // String()
@@ -85,6 +86,7 @@ func TestRemoteNeverPrintsItsCredential(t *testing.T) {
 }
 
 func TestParseRemoteErrorsQuoteNothing(t *testing.T) {
+	t.Parallel()
 	for _, raw := range []string{
 		"http://follower:" + remoteToken + "@host:port/a.git", // a bad port
 		"http://follower:" + remoteToken + "%zz@host/a.git",   // a bad escape
@@ -108,6 +110,7 @@ func TestParseRemoteErrorsQuoteNothing(t *testing.T) {
 }
 
 func TestRemoteUserName(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ raw, cred, user, password string }{
 		{"http://follower:" + remoteToken + "@host/a.git", "", "follower", remoteToken},
 		{"http://follower@host/a.git", remoteToken, "follower", remoteToken},
@@ -130,6 +133,7 @@ func TestRemoteUserName(t *testing.T) {
 }
 
 func TestScrubErr(t *testing.T) {
+	t.Parallel()
 	r, _ := ParseRemote("http://follower:" + remoteToken + "@host/a.git")
 	inner := fmt.Errorf("fatal: unable to access 'http://follower:%s@host/a.git/': %w", remoteToken, ErrPushOutcomeUnknown)
 	err := r.scrubErr(inner)

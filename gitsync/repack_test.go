@@ -52,6 +52,7 @@ func readers(r *Repository, stop <-chan struct{}) func() (int64, error) {
 // repack makes redundant are deleted under the storage lock), the packs
 // are rolled up, and git fsck is clean.
 func TestRepackNeverPullsAPackFromUnderARead(t *testing.T) {
+	t.Parallel()
 	dir := newBare(t)
 	r, err := Open(dir)
 	if err != nil {
@@ -102,6 +103,7 @@ func TestRepackNeverPullsAPackFromUnderARead(t *testing.T) {
 // packs the new process's pack list named, and its reads failed with
 // "packfile not found" until a retry happened to see the new list.
 func TestRepackLeftRunning(t *testing.T) {
+	t.Parallel()
 	realGit, err := exec.LookPath("git")
 	if err != nil {
 		t.Skip("no git")
@@ -328,6 +330,7 @@ func repackHelper(dir string) int {
 // lock, no temporary pack file is removed. Open removes only what is
 // older than a day.
 func TestStaleTemporaries(t *testing.T) {
+	t.Parallel()
 	dir := newBare(t)
 	files := []struct {
 		path string        // the file written

@@ -98,6 +98,7 @@ func (lr *liveRemote) paths(t testing.TB, native, cli int64) {
 // that differ from its parent's: what git rev-list --objects new
 // --not parent lists, nothing of live's history.
 func TestSendLiveObjects(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	lr := newLiveRemote(t, nil)
 	for i := range 10 {
@@ -168,6 +169,7 @@ func packedObjects(t testing.TB, idx string) []string {
 // is not a daemon's write, made on an older live; a daemon's write to a
 // file live changed since.
 func TestSendLiveStale(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	lr := newLiveRemote(t, nil)
 	base := lr.live(t)
@@ -204,6 +206,7 @@ func TestSendLiveStale(t *testing.T) {
 // and the push stays native. A repository that never pushed it cannot
 // tell, and leaves the push to git.
 func TestSendLiveMergedParent(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	lr := newLiveRemote(t, nil)
 	log := "# 2026-01-02\n\n## 09:00\n\nfirst\n"
@@ -256,6 +259,7 @@ func nativeClient(req *http.Request) bool { return req.UserAgent() == sendPackAg
 // (its advertisement or its push) gets the push from git push instead,
 // which it accepts.
 func TestSendLiveFallback(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, refuse := range []string{"info/refs", "git-receive-pack"} {
 		t.Run(refuse, func(t *testing.T) {
@@ -299,6 +303,7 @@ func TestSendLiveFallback(t *testing.T) {
 // with git, though here the host did apply it; a fatal error on band 3
 // likewise. The caller fetches and finds the write there.
 func TestSendLiveOutcomeUnknown(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for name, answer := range map[string]func(rec []byte) []byte{
 		"cut": func(rec []byte) []byte {
@@ -340,6 +345,7 @@ func sideband(band byte, s string) string {
 }
 
 func TestReadPushResult(t *testing.T) {
+	t.Parallel()
 	report := string(appendPkt(nil, "unpack ok\n")) + string(appendPkt(nil, "ok refs/heads/live\n")) + "0000"
 	live := strings.Repeat("ab", 20)
 	for _, tc := range []struct {
@@ -436,6 +442,7 @@ func FuzzReadAdvertisement(f *testing.F) {
 }
 
 func TestReadAdvertisement(t *testing.T) {
+	t.Parallel()
 	live, have := strings.Repeat("1", 40), strings.Repeat("2", 40)
 	in := "001f# service=git-receive-pack\n0000" +
 		string(appendPkt(nil, strings.Repeat("3", 40)+" refs/heads/main\x00report-status side-band-64k quire-live agent=quire\n")) +
@@ -463,6 +470,7 @@ func TestReadAdvertisement(t *testing.T) {
 // proven to be on the remote by this repository's own copy of live, an
 // advertised commit that descends from it.
 func TestSendLiveProvenAncestor(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	lr := newLiveRemote(t, nil)
 	base := agentWrite(t, lr.up, map[string]string{"AGENTS.md": "v1\n"}) // not main, which is advertised

@@ -11,6 +11,7 @@ import (
 )
 
 func TestSnapshotFS(t *testing.T) {
+	t.Parallel()
 	dir := newWorkRepo(t, map[string]string{
 		"AGENTS.md":              "# agents\n",
 		"memory/2026-01-01.md":   "day one\n",
@@ -102,6 +103,7 @@ func TestSnapshotFS(t *testing.T) {
 }
 
 func TestOpenBare(t *testing.T) {
+	t.Parallel()
 	dir := newWorkRepo(t, map[string]string{"SOUL.md": "soul\n"})
 	bare := filepath.Join(t.TempDir(), "b.git")
 	git(t, dir, "clone", "-q", "--bare", dir, bare)

@@ -15,6 +15,7 @@ import (
 // TestStaged reads what the index holds, not the disk: the staged
 // content, modes and links, nothing untracked, no submodule.
 func TestStaged(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	big := strings.Repeat("x", 3<<19) // over MaxFileBytes: read when opened
 	dir := newWorkRepo(t, map[string]string{
@@ -78,6 +79,7 @@ func TestStaged(t *testing.T) {
 
 // TestStagedUnmerged leaves a conflicted path out and lists it.
 func TestStagedUnmerged(t *testing.T) {
+	t.Parallel()
 	dir := newWorkRepo(t, map[string]string{"SOUL.md": "base\n", "agent.yaml": "name: a\n"})
 	git(t, dir, "checkout", "-q", "-b", "other")
 	writeFiles(t, dir, map[string]string{"SOUL.md": "theirs\n"})
@@ -105,6 +107,7 @@ func TestStagedUnmerged(t *testing.T) {
 
 // TestStagedMissingBlob names the file whose staged blob is not there.
 func TestStagedMissingBlob(t *testing.T) {
+	t.Parallel()
 	dir := newWorkRepo(t, map[string]string{"agent.yaml": "name: a\n"})
 	git(t, dir, "update-index", "--add", "--info-only", "--cacheinfo", "100644,"+strings.Repeat("ab", 20)+",SOUL.md")
 	_, err := OpenStaged(context.Background(), dir)

@@ -70,6 +70,7 @@ func flip(b []byte, off int64, n int) []byte {
 // path of every object a served branch cannot read, and nothing in a
 // good repository.
 func TestVerifyNamesDamage(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name   string
 		damage func(t *testing.T, dir, pack string)
@@ -140,6 +141,7 @@ func TestVerifyNamesDamage(t *testing.T) {
 // TestVerifyIsIncremental: a second check reads no tree the first read
 // whole, and a new commit's trees are read; Full reads all of them.
 func TestVerifyIsIncremental(t *testing.T) {
+	t.Parallel()
 	dir, pack := damagedRepo(t)
 	r, err := Open(dir)
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 // own trailers), and WriteKeys reads them back exactly, odd characters
 // included.
 func TestWriteKeyTrailers(t *testing.T) {
+	t.Parallel()
 	dir := newBare(t)
 	r, err := Open(dir)
 	if err != nil {
@@ -66,6 +67,7 @@ func TestWriteKeyTrailers(t *testing.T) {
 // trailer; the walk ends at stop (also when stop is the write a merge
 // brought in) and after limit commits.
 func TestRecentWriteKeys(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := newBare(t)
 	r, err := Open(dir)
@@ -133,6 +135,7 @@ func TestRecentWriteKeys(t *testing.T) {
 // finds its write there); live holds the write once. Natively and with
 // git push.
 func TestPushDuplicateWrite(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	files := map[string]string{"AGENTS.md": "v0\n", "memory/2026-01-02.md": "# 2026-01-02\n\n## 09:00\n\nfirst\n"}
 	for _, gitOnly := range []bool{false, true} {
@@ -217,6 +220,7 @@ func TestPushDuplicateWrite(t *testing.T) {
 // lock still reaches the waiters after it. (In a synctest bubble, so
 // that a waiter is known to be queued once every goroutine is blocked.)
 func TestQueueLock(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var l QueueLock
 		l.Lock()
