@@ -1,27 +1,21 @@
 package gitsync
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"path"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/format/pktline"
 	"github.com/go-git/go-git/v5/plumbing/storer"
-	"github.com/quirehq/quire/workspace"
 )
-
-// refResult is the outcome for one pushed ref: "" is ok, otherwise the
-// reason it was refused.
-type refResult struct {
-	cmd    command
-	reason string
-}
 
 // serveReceivePack handles a push: the pack streams to a quarantine on
 // disk (bounded as it arrives), every updated ref's new tree and every
@@ -117,6 +111,78 @@ func (h *Host) serveReceivePack(ctx context.Context, w http.ResponseWriter, req 
 	_, _ = w.Write([]byte("0000"))
 }
 
+// command is one ref update of a receive-pack request.
+type command struct {
+	Old, New plumbing.Hash
+	Name     plumbing.ReferenceName
+}
+
+func (c command) isDelete() bool { return c.New.IsZero() }
+
+// maxCommands bounds the number of ref updates in one push.
+const maxCommands = 10000
+
+// parseCommands reads the command list of a receive-pack request up to
+// its flush-pkt ("old new ref\0caps", then "old new ref" lines). A request
+// that is only a flush-pkt (the probe git sends before a large push)
+// yields no commands. The pack, if any, follows in r.
+func parseCommands(r io.Reader) ([]command, capSet, error) {
+	sc := pktline.NewScanner(r)
+	var cmds []command
+	caps := capSet{}
+	for {
+		if !sc.Scan() {
+			if err := sc.Err(); err != nil {
+				return nil, nil, fmt.Errorf("%w: read commands: %w", errProtocol, err)
+			}
+			if len(cmds) == 0 {
+				return nil, caps, nil // empty body
+			}
+			return nil, nil, fmt.Errorf("%w: commands not terminated by a flush-pkt", errProtocol)
+		}
+		line := sc.Bytes()
+		if len(line) == 0 {
+			return cmds, caps, nil
+		}
+		if len(cmds) >= maxCommands {
+			return nil, nil, fmt.Errorf("%w: more than %d commands", errProtocol, maxCommands)
+		}
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		if len(cmds) == 0 {
+			if i := bytes.IndexByte(line, 0); i >= 0 {
+				caps = parseCaps(string(line[i+1:]))
+				line = line[:i]
+			}
+		}
+		if bytes.HasPrefix(line, []byte("shallow ")) {
+			return nil, nil, fmt.Errorf("%w: shallow pushes are not supported", errProtocol)
+		}
+		f := strings.Split(string(line), " ")
+		if len(f) != 3 {
+			return nil, nil, fmt.Errorf("%w: malformed command %q", errProtocol, line)
+		}
+		old, ok1 := parseHash(f[0])
+		nw, ok2 := parseHash(f[1])
+		if !ok1 || !ok2 {
+			return nil, nil, fmt.Errorf("%w: malformed command %q", errProtocol, line)
+		}
+		name := plumbing.ReferenceName(f[2])
+		if !validRefName(name) {
+			return nil, nil, fmt.Errorf("%w: invalid ref name %q", errProtocol, f[2])
+		}
+		if old.IsZero() && nw.IsZero() {
+			return nil, nil, fmt.Errorf("%w: command for %s has two zero ids", errProtocol, name)
+		}
+		cmds = append(cmds, command{Old: old, New: nw, Name: name})
+	}
+}
+
+// existing returns the open repository for name, if it already exists.
+func (h *Host) existing(name string) (*Repository, bool) {
+	r, err := h.Repository(name)
+	return r, err == nil
+}
+
 // acquirePush takes a push slot, waiting up to h.pushWait.
 func (h *Host) acquirePush(ctx context.Context) bool {
 	t := time.NewTimer(h.pushWait)
@@ -133,10 +199,13 @@ func (h *Host) acquirePush(ctx context.Context) bool {
 // pushWait is how long a push waits for a slot before a 503.
 const pushWait = 10 * time.Second
 
-// existing returns the open repository for name, if it already exists.
-func (h *Host) existing(name string) (*Repository, bool) {
-	r, err := h.Repository(name)
-	return r, err == nil
+// repoURL is the repository's URL as the client reached it.
+func repoURL(req *http.Request, name string) string {
+	scheme := "http"
+	if req.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + req.Host + "/" + name + ".git"
 }
 
 // pushOutput collects what a push reports.
@@ -152,43 +221,11 @@ func (o *pushOutput) say(format string, args ...any) {
 	o.messages = fmt.Appendf(o.messages, format+"\n", args...)
 }
 
-// Side-band channels.
-const (
-	bandData     = 1
-	bandProgress = 2
-)
-
-// maxSidebandData is the payload of one side-band-64k packet: a pkt-line
-// is at most 65520 bytes with its 4-byte length, and one byte names the
-// band.
-const maxSidebandData = 65520 - 4 - 1
-
-// writeSideband writes p on band in packets of at most maxSidebandData.
-// It is hand-written because go-git's sideband.Muxer fills a packet with
-// 65,519 data bytes, more than a pkt-line holds, and fails any write over
-// 64 KiB (go-git v5.19: "payload is too long").
-func writeSideband(w io.Writer, band byte, p []byte) (int, error) {
-	n := 0
-	buf := make([]byte, 0, 5+min(len(p), maxSidebandData))
-	for len(p) > 0 {
-		chunk := p[:min(len(p), maxSidebandData)]
-		buf = fmt.Appendf(buf[:0], "%04x", len(chunk)+5)
-		buf = append(buf, band)
-		buf = append(buf, chunk...)
-		if _, err := w.Write(buf); err != nil {
-			return n, err
-		}
-		n += len(chunk)
-		p = p[len(chunk):]
-	}
-	return n, nil
-}
-
-// remoteWriter sends what the after-push hook writes as remote: lines.
-type remoteWriter struct{ w io.Writer }
-
-func (rw *remoteWriter) Write(p []byte) (int, error) {
-	return writeSideband(rw.w, bandProgress, p)
+// refResult is the outcome for one pushed ref: "" is ok, otherwise the
+// reason it was refused.
+type refResult struct {
+	cmd    command
+	reason string
 }
 
 // receive runs one push against r and returns each ref's result and the
@@ -382,210 +419,69 @@ func (h *Host) receive(ctx context.Context, r *Repository, body io.Reader, cmds 
 	return results, updates
 }
 
-// pushesBoth reports whether a push updates both main and live.
-func pushesBoth(cmds []command) bool {
-	var main, live bool
-	for _, c := range cmds {
-		main = main || c.Name == MainRef
-		live = live || c.Name == LiveRef
-	}
-	return main && live
-}
-
-// liveValue reads live (zero when missing or unreadable).
-func (r *Repository) liveValue() plumbing.Hash {
-	var h plumbing.Hash
+// forget removes a repository that a refused push to a new name created,
+// unless something (a concurrent push) has put a ref in it meanwhile.
+func (h *Host) forget(name string, r *Repository) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	empty := true
 	_ = r.locked(func(storer.EncodedObjectStorer) error {
-		h, _ = r.refValue(LiveRef)
-		return nil
+		iter, err := r.repo.Storer.IterReferences()
+		if err != nil {
+			empty = false
+			return err
+		}
+		return iter.ForEach(func(ref *plumbing.Reference) error {
+			if ref.Type() == plumbing.HashReference {
+				empty = false
+			}
+			return nil
+		})
 	})
-	return h
+	if !empty {
+		return
+	}
+	delete(h.repos, name)
+	_ = os.RemoveAll(filepath.Join(h.dir, name+".git"))
 }
 
-// checkMain validates a push to main on what it would deploy: its merge
-// with live.
-func (h *Host) checkMain(ctx context.Context, r *Repository, ov *overlay, c command, out *pushOutput) (*livePlan, string) {
-	obj, err := ov.EncodedObject(plumbing.AnyObject, c.New)
-	if err != nil {
-		return nil, "missing necessary objects"
-	}
-	if obj.Type() != plumbing.CommitObject {
-		return nil, "not a commit"
-	}
-	// What the person pushed, before the merge (which carries files
-	// over by content): names, links and gitlinks.
-	if pushed, err := changes(ctx, ov, commitOrZero(ov, c.Old), c.New); err == nil {
-		if reason := reportProblems(c, entryProblems(pushed), out); reason != "" {
-			return nil, reason
+// Side-band channels.
+const (
+	bandData     = 1
+	bandProgress = 2
+)
+
+// maxSidebandData is the payload of one side-band-64k packet: a pkt-line
+// is at most 65520 bytes with its 4-byte length, and one byte names the
+// band.
+const maxSidebandData = 65520 - 4 - 1
+
+// writeSideband writes p on band in packets of at most maxSidebandData.
+// It is hand-written because go-git's sideband.Muxer fills a packet with
+// 65,519 data bytes, more than a pkt-line holds, and fails any write over
+// 64 KiB (go-git v5.19: "payload is too long").
+func writeSideband(w io.Writer, band byte, p []byte) (int, error) {
+	n := 0
+	buf := make([]byte, 0, 5+min(len(p), maxSidebandData))
+	for len(p) > 0 {
+		chunk := p[:min(len(p), maxSidebandData)]
+		buf = fmt.Appendf(buf[:0], "%04x", len(chunk)+5)
+		buf = append(buf, band)
+		buf = append(buf, chunk...)
+		if _, err := w.Write(buf); err != nil {
+			return n, err
 		}
+		n += len(chunk)
+		p = p[len(chunk):]
 	}
-	plan, tree, changed, reason := h.planLive(ctx, r, ov, c, out.url, out)
-	if reason != "" {
-		return nil, reason
-	}
-	problems := h.opts.Validator.Validate(ctx, RefUpdate{Repo: out.repo, Name: c.Name, Old: c.Old, New: c.New}, tree, changed)
-	problems = append(problems, historyProblems(ctx, ov, c.New)...)
-	return plan, reportProblems(c, problems, out)
+	return n, nil
 }
 
-// commitOrZero is h when it names a commit, zero otherwise.
-func commitOrZero(ov *overlay, h plumbing.Hash) plumbing.Hash {
-	if h.IsZero() {
-		return h
-	}
-	if o, err := ov.EncodedObject(plumbing.AnyObject, h); err != nil || o.Type() != plumbing.CommitObject {
-		return plumbing.ZeroHash
-	}
-	return h
-}
+// remoteWriter sends what the after-push hook writes as remote: lines.
+type remoteWriter struct{ w io.Writer }
 
-// repoURL is the repository's URL as the client reached it.
-func repoURL(req *http.Request, name string) string {
-	scheme := "http"
-	if req.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + req.Host + "/" + name + ".git"
-}
-
-// checkMemo remembers what check answered for a commit, so a push of many
-// refs that name one commit (a mirror, a tag per release) validates it
-// once: a flood of refs costs one validation, not one per ref.
-type checkMemo map[checkKey]string
-
-// checkKey is what check's answer depends on besides the objects.
-type checkKey struct {
-	old, new plumbing.Hash
-	dir      string // the directory of the ref's name (see Validator)
-}
-
-// check is h.check, answered from the memo for a ref whose commit, old
-// value and kind an earlier ref of the push had (a refusal points at the
-// earlier ref's remote: lines instead of repeating them).
-func (m checkMemo) check(ctx context.Context, h *Host, ov *overlay, c command, out *pushOutput) string {
-	k := checkKey{old: c.Old, new: c.New, dir: path.Dir(c.Name.String())}
-	if reason, ok := m[k]; ok {
-		if reason != "" {
-			out.say("error: %s refused: same commit as a ref refused above (%s)", c.Name.Short(), reason)
-		}
-		return reason
-	}
-	reason := h.check(ctx, ov, c, out)
-	if ctx.Err() == nil {
-		m[k] = reason
-	}
-	return reason
-}
-
-// check validates one command against the old value the client sent:
-// "" accepts it.
-func (h *Host) check(ctx context.Context, ov *overlay, c command, out *pushOutput) string {
-	cur := c.Old
-	if c.isDelete() {
-		return ""
-	}
-	obj, err := ov.EncodedObject(plumbing.AnyObject, c.New)
-	if err != nil {
-		return "missing necessary objects"
-	}
-	commit := c.New
-	if obj.Type() == plumbing.TagObject {
-		tag, err := object.DecodeTag(ov, obj)
-		if err != nil {
-			return "bad tag object"
-		}
-		if tag.TargetType != plumbing.CommitObject {
-			return "" // a tag of a tree or blob: nothing to deploy
-		}
-		commit = tag.Target
-	} else if obj.Type() != plumbing.CommitObject {
-		if strings.HasPrefix(c.Name.String(), "refs/heads/") {
-			return "not a commit"
-		}
-		return ""
-	}
-	old := commitOrZero(ov, cur)
-	tree, err := ov.snapshot(commit)
-	if err != nil {
-		return "bad commit"
-	}
-	changed, err := changes(ctx, ov, old, commit)
-	if err != nil {
-		return "cannot compare trees"
-	}
-	problems := h.opts.Validator.Validate(ctx, RefUpdate{Repo: out.repo, Name: c.Name, Old: c.Old, New: c.New}, tree, changed)
-	problems = append(problems, historyProblems(ctx, ov, commit)...)
-	return reportProblems(c, problems, out)
-}
-
-// reportProblems writes a refused ref's problems as remote: lines and
-// returns the refusal reason ("" when there are none).
-func reportProblems(c command, problems []workspace.Problem, out *pushOutput) string {
-	if len(problems) == 0 {
-		return ""
-	}
-	out.say("error: %s refused:", c.Name.Short())
-	for _, p := range problems {
-		out.say("error:   %s", oneLine(remoteLine(p)))
-	}
-	reason := oneLine(remoteLine(problems[0]))
-	if len(problems) > 1 {
-		reason += fmt.Sprintf(" (and %d more)", len(problems)-1)
-	}
-	return reason
-}
-
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
-}
-
-// historyProblems applies the file limits (no symbolic links, no file
-// over MaxFileBytes) to every commit of the push before tip: a file added
-// and removed again within one push is refused too, since the push would
-// store and serve it. Only commits that came with the push are walked;
-// each is compared with its first parent.
-func historyProblems(ctx context.Context, ov *overlay, tip plumbing.Hash) []workspace.Problem {
-	var out []workspace.Problem
-	seen := map[plumbing.Hash]bool{tip: true}
-	c, err := object.GetCommit(ov, tip)
-	if err != nil {
-		return nil // the tip's own checks report it
-	}
-	stack := append([]plumbing.Hash(nil), c.ParentHashes...)
-	for len(stack) > 0 && len(out) < 20 {
-		h := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if seen[h] || !ov.pushed(h) {
-			continue
-		}
-		seen[h] = true
-		if err := ctx.Err(); err != nil {
-			return append(out, workspace.Problem{Message: "validation cancelled: " + err.Error()})
-		}
-		c, err := object.GetCommit(ov, h)
-		if err != nil {
-			out = append(out, workspace.Problem{Message: fmt.Sprintf("commit %s: %v", h, err)})
-			continue
-		}
-		stack = append(stack, c.ParentHashes...)
-		var parent plumbing.Hash
-		if len(c.ParentHashes) > 0 {
-			parent = c.ParentHashes[0]
-		}
-		changed, err := changes(ctx, ov, parent, h)
-		if err != nil {
-			out = append(out, workspace.Problem{Message: fmt.Sprintf("commit %s: cannot compare trees: %v", h, err)})
-			continue
-		}
-		tree, err := ov.snapshot(h)
-		if err != nil {
-			out = append(out, workspace.Problem{Message: fmt.Sprintf("commit %s: %v", h, err)})
-			continue
-		}
-		for _, p := range fileLimits(ctx, tree, changed) {
-			p.Message += fmt.Sprintf(" (in commit %s, an earlier commit of this push)", h.String()[:12])
-			out = append(out, p)
-		}
-	}
-	return out
+func (rw *remoteWriter) Write(p []byte) (int, error) {
+	return writeSideband(rw.w, bandProgress, p)
 }
