@@ -320,6 +320,16 @@ func (h *Host) validateRef(ctx context.Context, p *push, i int, ov *overlay, bot
 	return memo.check(ctx, h, ov, c, p.out)
 }
 
+// pushesBoth reports whether a push updates both main and live.
+func pushesBoth(cmds []command) bool {
+	var main, live bool
+	for _, c := range cmds {
+		main = main || c.Name == MainRef
+		live = live || c.Name == LiveRef
+	}
+	return main && live
+}
+
 // recheck compares every accepted ref with where the client saw it
 // (compare-and-swap): another writer may have moved it since. A
 // daemon's write on a live that moved is merged onto it when it can be;
@@ -358,6 +368,16 @@ func (h *Host) recheck(ctx context.Context, p *push, ov *overlay) {
 			p.plans[i], p.results[i].reason = h.checkMain(ctx, r, ov, c, p.out)
 		}
 	}
+}
+
+// liveValue reads live (zero when missing or unreadable).
+func (r *Repository) liveValue() plumbing.Hash {
+	var h plumbing.Hash
+	_ = r.locked(func(storer.EncodedObjectStorer) error {
+		h, _ = r.refValue(LiveRef)
+		return nil
+	})
+	return h
 }
 
 // failAtomic refuses every ref of the push when one is refused (the

@@ -12,16 +12,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
-// pushesBoth reports whether a push updates both main and live.
-func pushesBoth(cmds []command) bool {
-	var main, live bool
-	for _, c := range cmds {
-		main = main || c.Name == MainRef
-		live = live || c.Name == LiveRef
-	}
-	return main && live
-}
-
 // livePlan is what an accepted push to main does to live.
 type livePlan struct {
 	old, new plumbing.Hash // live before and after (equal: unchanged)
@@ -211,16 +201,6 @@ func lineRange(l LineRange) string {
 		return fmt.Sprintf("line %d", l.Start)
 	}
 	return fmt.Sprintf("lines %d-%d", l.Start, l.End)
-}
-
-// liveValue reads live (zero when missing or unreadable).
-func (r *Repository) liveValue() plumbing.Hash {
-	var h plumbing.Hash
-	_ = r.locked(func(storer.EncodedObjectStorer) error {
-		h, _ = r.refValue(LiveRef)
-		return nil
-	})
-	return h
 }
 
 // rebaseLive answers a push to live that a daemon made on a live that
