@@ -50,7 +50,24 @@ const largeObject = 1 << 20
 // limit bytes of pack are refused while they arrive. A file system that is
 // full is a *DiskFullError naming the repository.
 func receivePack(ctx context.Context, r *Repository, body io.Reader, limit int64) (*quarantine, error) {
-	dir, err := os.MkdirTemp(r.st.refs.commonDir, quarantinePrefix)
+	q, err := newQuarantine(r.st.refs.commonDir)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := q.indexPack(ctx, r.st.refs.commonDir, body, limit)
+	if err == nil {
+		err = q.adopt(sum)
+	}
+	if err != nil {
+		q.close()
+		return nil, err
+	}
+	return q, nil
+}
+
+// newQuarantine creates an empty quarantine in commonDir.
+func newQuarantine(commonDir string) (*quarantine, error) {
+	dir, err := os.MkdirTemp(commonDir, quarantinePrefix)
 	if err != nil {
 		if df := DiskFull(err); df != nil {
 			return nil, df
@@ -58,34 +75,40 @@ func receivePack(ctx context.Context, r *Repository, body io.Reader, limit int64
 		return nil, fmt.Errorf("create quarantine: %w", err)
 	}
 	q := &quarantine{dir: dir}
-	packDir := filepath.Join(dir, "objects", "pack")
-	if err := os.MkdirAll(packDir, 0o755); err != nil {
+	if err := os.MkdirAll(q.packDir(), 0o755); err != nil {
 		q.close()
 		if df := DiskFull(err); df != nil {
 			return nil, df
 		}
 		return nil, fmt.Errorf("create quarantine: %w", err)
 	}
-	tmp := filepath.Join(packDir, "tmp.pack")
+	return q, nil
+}
+
+func (q *quarantine) packDir() string { return filepath.Join(q.dir, "objects", "pack") }
+
+// indexPack streams body to `git index-pack` (in the repository whose
+// common directory is commonDir, for the bases of a thin pack), which
+// writes tmp.pack and tmp.idx in the quarantine, and returns the pack's
+// checksum.
+func (q *quarantine) indexPack(ctx context.Context, commonDir string, body io.Reader, limit int64) (plumbing.Hash, error) {
 	var stderr, stdout bytes.Buffer
 	cmd := exec.CommandContext(ctx, "git",
 		// Stream large blobs instead of inflating them in memory.
 		"-c", "core.bigFileThreshold=1m",
 		"index-pack", "--stdin", "--fix-thin", "--strict",
-		"--max-input-size="+strconv.FormatInt(limit, 10), tmp)
-	cmd.Dir = r.st.refs.commonDir
-	cmd.Env = gitEnv("GIT_DIR=" + r.st.refs.commonDir)
+		"--max-input-size="+strconv.FormatInt(limit, 10), filepath.Join(q.packDir(), "tmp.pack"))
+	cmd.Dir = commonDir
+	cmd.Env = gitEnv("GIT_DIR=" + commonDir)
 	cmd.Stdout = &stdout
 	cmd.Stderr = &limitedBuffer{b: &stderr, n: 4096}
 	cmd.WaitDelay = 5 * time.Second
 	in, err := cmd.StdinPipe()
 	if err != nil {
-		q.close()
-		return nil, fmt.Errorf("index pack: %w", err)
+		return plumbing.ZeroHash, fmt.Errorf("index pack: %w", err)
 	}
 	if err := cmd.Start(); err != nil {
-		q.close()
-		return nil, fmt.Errorf("index pack: start git: %w", err)
+		return plumbing.ZeroHash, fmt.Errorf("index pack: start git: %w", err)
 	}
 	_, copyErr := io.Copy(in, body)
 	in.Close()
@@ -97,48 +120,56 @@ func receivePack(ctx context.Context, r *Repository, body io.Reader, limit int64
 		waitErr = copyErr
 	}
 	if waitErr != nil {
-		q.close()
-		if df := gitDiskFull(stderr.String(), r.st.refs.commonDir); df != nil {
-			return nil, df
-		}
-		msg := strings.TrimSpace(stderr.String())
-		if i := strings.LastIndex(msg, "fatal: "); i >= 0 {
-			msg = msg[i+len("fatal: "):]
-		}
-		var mbe *http.MaxBytesError
-		if errors.As(copyErr, &mbe) || errors.Is(copyErr, errTooLarge) || strings.Contains(msg, "maximum allowed size") {
-			msg = fmt.Sprintf("push exceeds the %d-byte limit", limit)
-		}
-		if msg == "" {
-			msg = waitErr.Error()
-		}
-		return nil, fmt.Errorf("%s", oneLine(msg))
+		return plumbing.ZeroHash, indexPackError(stderr.String(), commonDir, copyErr, waitErr, limit)
 	}
 	// "pack\t<sum>" on stdout.
 	f := strings.Fields(stdout.String())
 	if len(f) == 0 {
-		q.close()
-		return nil, errors.New("index-pack reported no pack")
+		return plumbing.ZeroHash, errors.New("index-pack reported no pack")
 	}
 	sum, ok := parseHash(f[len(f)-1])
 	if !ok {
-		q.close()
-		return nil, fmt.Errorf("index-pack reported %q", stdout.String())
+		return plumbing.ZeroHash, fmt.Errorf("index-pack reported %q", stdout.String())
 	}
+	return sum, nil
+}
+
+// indexPackError is why index-pack refused a pack, in one line: a full
+// file system as a *DiskFullError, a pack over limit as such, otherwise
+// git's own words.
+func indexPackError(stderr, commonDir string, copyErr, waitErr error, limit int64) error {
+	if df := gitDiskFull(stderr, commonDir); df != nil {
+		return df
+	}
+	msg := strings.TrimSpace(stderr)
+	if i := strings.LastIndex(msg, "fatal: "); i >= 0 {
+		msg = msg[i+len("fatal: "):]
+	}
+	var mbe *http.MaxBytesError
+	if errors.As(copyErr, &mbe) || errors.Is(copyErr, errTooLarge) || strings.Contains(msg, "maximum allowed size") {
+		msg = fmt.Sprintf("push exceeds the %d-byte limit", limit)
+	}
+	if msg == "" {
+		msg = waitErr.Error()
+	}
+	return fmt.Errorf("%s", oneLine(msg))
+}
+
+// adopt names the indexed pack after its checksum and opens the
+// quarantine's objects for reading.
+func (q *quarantine) adopt(sum plumbing.Hash) error {
 	q.sum = sum
-	base := filepath.Join(packDir, "pack-"+sum.String())
+	base := filepath.Join(q.packDir(), "pack-"+sum.String())
 	q.pack, q.idx = base+".pack", base+".idx"
-	if err := os.Rename(tmp, q.pack); err != nil {
-		q.close()
-		return nil, fmt.Errorf("quarantine pack: %w", err)
+	if err := os.Rename(filepath.Join(q.packDir(), "tmp.pack"), q.pack); err != nil {
+		return fmt.Errorf("quarantine pack: %w", err)
 	}
-	if err := os.Rename(filepath.Join(packDir, "tmp.idx"), q.idx); err != nil {
-		q.close()
-		return nil, fmt.Errorf("quarantine pack: %w", err)
+	if err := os.Rename(filepath.Join(q.packDir(), "tmp.idx"), q.idx); err != nil {
+		return fmt.Errorf("quarantine pack: %w", err)
 	}
-	q.st = filesystem.NewStorageWithOptions(osfs.New(dir), cache.NewObjectLRU(8<<20),
+	q.st = filesystem.NewStorageWithOptions(osfs.New(q.dir), cache.NewObjectLRU(8<<20),
 		filesystem.Options{LargeObjectThreshold: largeObject})
-	return q, nil
+	return nil
 }
 
 func (q *quarantine) close() {
