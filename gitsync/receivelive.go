@@ -22,6 +22,9 @@ type livePlan struct {
 	rebased bool
 }
 
+// staleLive refuses a push to live that is not a fast-forward.
+const staleLive = "non-fast-forward: live only moves forward (it holds the agents' writes); fetch live, build on it, push again"
+
 // livePolicy refuses what the two-branch rule forbids, before anything is
 // validated: deleting main or live, and moving either to a commit that
 // does not descend from it (main may when AllowNonFastForward is set; a
@@ -55,7 +58,7 @@ func (h *Host) livePolicy(ov *overlay, c command) (reason string, ff bool) {
 		if _, ok := daemonWrite(ov, c.New); ok {
 			return "", false
 		}
-		return "non-fast-forward: live only moves forward (it holds the agents' writes); fetch live, build on it, push again", false
+		return staleLive, false
 	}
 	return "non-fast-forward: main only moves forward on this server; git pull --no-rebase, then push again without --force", false
 }
@@ -135,6 +138,13 @@ func (h *Host) planLive(ctx context.Context, r *Repository, ov *overlay, c comma
 		}
 		return &livePlan{old: live, new: live}, tree, nil, ""
 	}
+	return h.mergeIntoLive(ctx, r, ov, c, live, url, out)
+}
+
+// mergeIntoLive is planLive for a live that does not hold the pushed
+// main yet: the merge commit (first parent live, second main) is built
+// in memory.
+func (h *Host) mergeIntoLive(ctx context.Context, r *Repository, ov *overlay, c command, live plumbing.Hash, url string, out *pushOutput) (*livePlan, *Snapshot, []Change, string) {
 	base, err := mergeBase(ov, live, c.New)
 	if err != nil {
 		h.opts.Logger.Error("merge base", "repo", r.path, "err", err)
@@ -218,20 +228,19 @@ func lineRange(l LineRange) string {
 // else stays "non-fast-forward". The merged tree is validated like any
 // push. Callers hold r.writeMu.
 func (h *Host) rebaseLive(ctx context.Context, r *Repository, ov *overlay, c command, cur plumbing.Hash, out *pushOutput) (*livePlan, string) {
-	const stale = "non-fast-forward: live only moves forward (it holds the agents' writes); fetch live, build on it, push again"
 	if cur.IsZero() || c.isDelete() {
-		return nil, stale
+		return nil, staleLive
 	}
 	base, ok := daemonWrite(ov, c.New)
 	if !ok {
-		return nil, stale
+		return nil, staleLive
 	}
 	if base == cur {
 		// Written on live as it is: a fast-forward.
 		return &livePlan{old: cur, new: c.New, rebased: true}, ""
 	}
 	if ok, err := isAncestor(ov, base, cur); err != nil || !ok {
-		return nil, stale
+		return nil, staleLive
 	}
 	// A retry of the write (its idempotency key) that another daemon
 	// pushed first: applying this one too would write it twice.
@@ -241,27 +250,34 @@ func (h *Host) rebaseLive(ctx context.Context, r *Repository, ov *overlay, c com
 	}
 	ours, err := changes(ctx, ov, base, c.New)
 	if err != nil {
-		return nil, stale
+		return nil, staleLive
 	}
 	theirs, err := changes(ctx, ov, base, cur)
 	if err != nil {
-		return nil, stale
+		return nil, staleLive
 	}
 	moved := make(map[string]bool, len(theirs))
 	for _, ch := range theirs {
 		moved[ch.Path] = true
 	}
 	if !h.combines(ov, ours, moved, cur, c.New) {
-		return nil, stale
+		return nil, staleLive
 	}
+	return h.mergeWrite(ctx, ov, c, base, cur, out)
+}
+
+// mergeWrite merges a daemon's write (c.New, written on base) onto cur
+// and validates the merged tree: rebaseLive once it found the write
+// combines with what live took since base.
+func (h *Host) mergeWrite(ctx context.Context, ov *overlay, c command, base, cur plumbing.Hash, out *pushOutput) (*livePlan, string) {
 	p := newPending(ov)
 	res, err := mergeTrees(ctx, p, h.opts.Merge, base, cur, c.New)
 	if err != nil || len(res.Conflicts) > 0 {
-		return nil, stale
+		return nil, staleLive
 	}
 	m, err := mergeCommit(p, res.Tree, cur, c.New, "write "+c.New.String()[:12], LiveRef.Short())
 	if err != nil {
-		return nil, stale
+		return nil, staleLive
 	}
 	tree, err := newSnapshot(p, m)
 	if err != nil {
