@@ -20,7 +20,6 @@ import (
 
 	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
 // HostOptions configure a Host. The zero value is usable.
@@ -216,34 +215,6 @@ func initBare(p string) error {
 		return err
 	}
 	return syncDir(filepath.Dir(p))
-}
-
-// forget removes a repository that a refused push to a new name created,
-// unless something (a concurrent push) has put a ref in it meanwhile.
-func (h *Host) forget(name string, r *Repository) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	r.writeMu.Lock()
-	defer r.writeMu.Unlock()
-	empty := true
-	_ = r.locked(func(storer.EncodedObjectStorer) error {
-		iter, err := r.repo.Storer.IterReferences()
-		if err != nil {
-			empty = false
-			return err
-		}
-		return iter.ForEach(func(ref *plumbing.Reference) error {
-			if ref.Type() == plumbing.HashReference {
-				empty = false
-			}
-			return nil
-		})
-	})
-	if !empty {
-		return
-	}
-	delete(h.repos, name)
-	_ = os.RemoveAll(filepath.Join(h.dir, name+".git"))
 }
 
 // ServeHTTP answers GET /<name>.git/info/refs?service=…, POST

@@ -11,14 +11,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/pktline"
 )
 
-// command is one ref update of a receive-pack request.
-type command struct {
-	Old, New plumbing.Hash
-	Name     plumbing.ReferenceName
-}
-
-func (c command) isDelete() bool { return c.New.IsZero() }
-
 // capSet is the set of capabilities a client asked for.
 type capSet map[string]string
 
@@ -36,9 +28,6 @@ func (c capSet) has(name string) bool { _, ok := c[name]; return ok }
 // errProtocol marks a malformed request.
 var errProtocol = errors.New("protocol error")
 
-// maxCommands bounds the number of ref updates in one push.
-const maxCommands = 10000
-
 func parseHash(s string) (plumbing.Hash, bool) {
 	if len(s) != 40 {
 		return plumbing.ZeroHash, false
@@ -50,61 +39,6 @@ func parseHash(s string) (plumbing.Hash, bool) {
 		}
 	}
 	return plumbing.NewHash(s), true
-}
-
-// parseCommands reads the command list of a receive-pack request up to
-// its flush-pkt ("old new ref\0caps", then "old new ref" lines). A request
-// that is only a flush-pkt (the probe git sends before a large push)
-// yields no commands. The pack, if any, follows in r.
-func parseCommands(r io.Reader) ([]command, capSet, error) {
-	sc := pktline.NewScanner(r)
-	var cmds []command
-	caps := capSet{}
-	for {
-		if !sc.Scan() {
-			if err := sc.Err(); err != nil {
-				return nil, nil, fmt.Errorf("%w: read commands: %w", errProtocol, err)
-			}
-			if len(cmds) == 0 {
-				return nil, caps, nil // empty body
-			}
-			return nil, nil, fmt.Errorf("%w: commands not terminated by a flush-pkt", errProtocol)
-		}
-		line := sc.Bytes()
-		if len(line) == 0 {
-			return cmds, caps, nil
-		}
-		if len(cmds) >= maxCommands {
-			return nil, nil, fmt.Errorf("%w: more than %d commands", errProtocol, maxCommands)
-		}
-		line = bytes.TrimSuffix(line, []byte("\n"))
-		if len(cmds) == 0 {
-			if i := bytes.IndexByte(line, 0); i >= 0 {
-				caps = parseCaps(string(line[i+1:]))
-				line = line[:i]
-			}
-		}
-		if bytes.HasPrefix(line, []byte("shallow ")) {
-			return nil, nil, fmt.Errorf("%w: shallow pushes are not supported", errProtocol)
-		}
-		f := strings.Split(string(line), " ")
-		if len(f) != 3 {
-			return nil, nil, fmt.Errorf("%w: malformed command %q", errProtocol, line)
-		}
-		old, ok1 := parseHash(f[0])
-		nw, ok2 := parseHash(f[1])
-		if !ok1 || !ok2 {
-			return nil, nil, fmt.Errorf("%w: malformed command %q", errProtocol, line)
-		}
-		name := plumbing.ReferenceName(f[2])
-		if !validRefName(name) {
-			return nil, nil, fmt.Errorf("%w: invalid ref name %q", errProtocol, f[2])
-		}
-		if old.IsZero() && nw.IsZero() {
-			return nil, nil, fmt.Errorf("%w: command for %s has two zero ids", errProtocol, name)
-		}
-		cmds = append(cmds, command{Old: old, New: nw, Name: name})
-	}
 }
 
 // validRefName follows git check-ref-format for names under refs/.

@@ -18,6 +18,7 @@ import (
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
@@ -49,7 +50,24 @@ const largeObject = 1 << 20
 // limit bytes of pack are refused while they arrive. A file system that is
 // full is a *DiskFullError naming the repository.
 func receivePack(ctx context.Context, r *Repository, body io.Reader, limit int64) (*quarantine, error) {
-	dir, err := os.MkdirTemp(r.st.refs.commonDir, quarantinePrefix)
+	q, err := newQuarantine(r.st.refs.commonDir)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := q.indexPack(ctx, r.st.refs.commonDir, body, limit)
+	if err == nil {
+		err = q.adopt(sum)
+	}
+	if err != nil {
+		q.close()
+		return nil, err
+	}
+	return q, nil
+}
+
+// newQuarantine creates an empty quarantine in commonDir.
+func newQuarantine(commonDir string) (*quarantine, error) {
+	dir, err := os.MkdirTemp(commonDir, quarantinePrefix)
 	if err != nil {
 		if df := DiskFull(err); df != nil {
 			return nil, df
@@ -57,34 +75,40 @@ func receivePack(ctx context.Context, r *Repository, body io.Reader, limit int64
 		return nil, fmt.Errorf("create quarantine: %w", err)
 	}
 	q := &quarantine{dir: dir}
-	packDir := filepath.Join(dir, "objects", "pack")
-	if err := os.MkdirAll(packDir, 0o755); err != nil {
+	if err := os.MkdirAll(q.packDir(), 0o755); err != nil {
 		q.close()
 		if df := DiskFull(err); df != nil {
 			return nil, df
 		}
 		return nil, fmt.Errorf("create quarantine: %w", err)
 	}
-	tmp := filepath.Join(packDir, "tmp.pack")
+	return q, nil
+}
+
+func (q *quarantine) packDir() string { return filepath.Join(q.dir, "objects", "pack") }
+
+// indexPack streams body to `git index-pack` (in the repository whose
+// common directory is commonDir, for the bases of a thin pack), which
+// writes tmp.pack and tmp.idx in the quarantine, and returns the pack's
+// checksum.
+func (q *quarantine) indexPack(ctx context.Context, commonDir string, body io.Reader, limit int64) (plumbing.Hash, error) {
 	var stderr, stdout bytes.Buffer
 	cmd := exec.CommandContext(ctx, "git",
 		// Stream large blobs instead of inflating them in memory.
 		"-c", "core.bigFileThreshold=1m",
 		"index-pack", "--stdin", "--fix-thin", "--strict",
-		"--max-input-size="+strconv.FormatInt(limit, 10), tmp)
-	cmd.Dir = r.st.refs.commonDir
-	cmd.Env = gitEnv("GIT_DIR=" + r.st.refs.commonDir)
+		"--max-input-size="+strconv.FormatInt(limit, 10), filepath.Join(q.packDir(), "tmp.pack"))
+	cmd.Dir = commonDir
+	cmd.Env = gitEnv("GIT_DIR=" + commonDir)
 	cmd.Stdout = &stdout
 	cmd.Stderr = &limitedBuffer{b: &stderr, n: 4096}
 	cmd.WaitDelay = 5 * time.Second
 	in, err := cmd.StdinPipe()
 	if err != nil {
-		q.close()
-		return nil, fmt.Errorf("index pack: %w", err)
+		return plumbing.ZeroHash, fmt.Errorf("index pack: %w", err)
 	}
 	if err := cmd.Start(); err != nil {
-		q.close()
-		return nil, fmt.Errorf("index pack: start git: %w", err)
+		return plumbing.ZeroHash, fmt.Errorf("index pack: start git: %w", err)
 	}
 	_, copyErr := io.Copy(in, body)
 	in.Close()
@@ -96,53 +120,173 @@ func receivePack(ctx context.Context, r *Repository, body io.Reader, limit int64
 		waitErr = copyErr
 	}
 	if waitErr != nil {
-		q.close()
-		if df := gitDiskFull(stderr.String(), r.st.refs.commonDir); df != nil {
-			return nil, df
-		}
-		msg := strings.TrimSpace(stderr.String())
-		if i := strings.LastIndex(msg, "fatal: "); i >= 0 {
-			msg = msg[i+len("fatal: "):]
-		}
-		var mbe *http.MaxBytesError
-		if errors.As(copyErr, &mbe) || errors.Is(copyErr, errTooLarge) || strings.Contains(msg, "maximum allowed size") {
-			msg = fmt.Sprintf("push exceeds the %d-byte limit", limit)
-		}
-		if msg == "" {
-			msg = waitErr.Error()
-		}
-		return nil, fmt.Errorf("%s", oneLine(msg))
+		return plumbing.ZeroHash, indexPackError(stderr.String(), commonDir, copyErr, waitErr, limit)
 	}
 	// "pack\t<sum>" on stdout.
 	f := strings.Fields(stdout.String())
 	if len(f) == 0 {
-		q.close()
-		return nil, errors.New("index-pack reported no pack")
+		return plumbing.ZeroHash, errors.New("index-pack reported no pack")
 	}
 	sum, ok := parseHash(f[len(f)-1])
 	if !ok {
-		q.close()
-		return nil, fmt.Errorf("index-pack reported %q", stdout.String())
+		return plumbing.ZeroHash, fmt.Errorf("index-pack reported %q", stdout.String())
 	}
+	return sum, nil
+}
+
+// indexPackError is why index-pack refused a pack, in one line: a full
+// file system as a *DiskFullError, a pack over limit as such, otherwise
+// git's own words.
+func indexPackError(stderr, commonDir string, copyErr, waitErr error, limit int64) error {
+	if df := gitDiskFull(stderr, commonDir); df != nil {
+		return df
+	}
+	msg := strings.TrimSpace(stderr)
+	if i := strings.LastIndex(msg, "fatal: "); i >= 0 {
+		msg = msg[i+len("fatal: "):]
+	}
+	var mbe *http.MaxBytesError
+	if errors.As(copyErr, &mbe) || errors.Is(copyErr, errTooLarge) || strings.Contains(msg, "maximum allowed size") {
+		msg = fmt.Sprintf("push exceeds the %d-byte limit", limit)
+	}
+	if msg == "" {
+		msg = waitErr.Error()
+	}
+	return fmt.Errorf("%s", oneLine(msg))
+}
+
+// adopt names the indexed pack after its checksum and opens the
+// quarantine's objects for reading.
+func (q *quarantine) adopt(sum plumbing.Hash) error {
 	q.sum = sum
-	base := filepath.Join(packDir, "pack-"+sum.String())
+	base := filepath.Join(q.packDir(), "pack-"+sum.String())
 	q.pack, q.idx = base+".pack", base+".idx"
-	if err := os.Rename(tmp, q.pack); err != nil {
-		q.close()
-		return nil, fmt.Errorf("quarantine pack: %w", err)
+	if err := os.Rename(filepath.Join(q.packDir(), "tmp.pack"), q.pack); err != nil {
+		return fmt.Errorf("quarantine pack: %w", err)
 	}
-	if err := os.Rename(filepath.Join(packDir, "tmp.idx"), q.idx); err != nil {
-		q.close()
-		return nil, fmt.Errorf("quarantine pack: %w", err)
+	if err := os.Rename(filepath.Join(q.packDir(), "tmp.idx"), q.idx); err != nil {
+		return fmt.Errorf("quarantine pack: %w", err)
 	}
-	q.st = filesystem.NewStorageWithOptions(osfs.New(dir), cache.NewObjectLRU(8<<20),
+	q.st = filesystem.NewStorageWithOptions(osfs.New(q.dir), cache.NewObjectLRU(8<<20),
 		filesystem.Options{LargeObjectThreshold: largeObject})
-	return q, nil
+	return nil
+}
+
+func (q *quarantine) close() {
+	if q == nil {
+		return
+	}
+	if q.st != nil {
+		q.st.Close()
+	}
+	os.RemoveAll(q.dir)
 }
 
 // has reports whether the object came with the push.
 func (q *quarantine) has(h plumbing.Hash) bool {
 	return q != nil && q.st.HasEncodedObject(h) == nil
+}
+
+// overlay reads a push's quarantined objects first and the repository's
+// for everything else, so the pushed trees can be read and checked
+// before anything joins the repository. It is read-only.
+type overlay struct {
+	repo *Repository
+	q    *quarantine // nil: a push with no pack (deletions only)
+}
+
+func newOverlay(r *Repository, q *quarantine) *overlay {
+	return &overlay{repo: r, q: q}
+}
+
+// pushed reports whether h came with the push.
+func (o *overlay) pushed(h plumbing.Hash) bool { return o.q.has(h) }
+
+func (o *overlay) NewEncodedObject() plumbing.EncodedObject { return &plumbing.MemoryObject{} }
+
+func (o *overlay) SetEncodedObject(plumbing.EncodedObject) (plumbing.Hash, error) {
+	return plumbing.ZeroHash, errors.New("overlay: read-only")
+}
+
+func (o *overlay) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	if o.q != nil {
+		obj, err := o.q.st.EncodedObject(t, h)
+		if err == nil {
+			return obj, nil
+		}
+		if !errors.Is(err, plumbing.ErrObjectNotFound) {
+			return nil, err
+		}
+	}
+	var obj plumbing.EncodedObject
+	// withStore re-reads the pack directory when a repack removed the
+	// pack the object was in.
+	err := o.repo.withStore(func(st storer.EncodedObjectStorer) error {
+		var err error
+		obj, err = st.EncodedObject(t, h)
+		if err != nil {
+			return err
+		}
+		// Read it now, under the storage lock: go-git's objects read
+		// lazily from pack files.
+		return copyObject(&obj)
+	})
+	return obj, err
+}
+
+// copyObject replaces *obj with an in-memory copy.
+func copyObject(obj *plumbing.EncodedObject) error {
+	src := *obj
+	if _, ok := src.(*plumbing.MemoryObject); ok {
+		return nil
+	}
+	mo := &plumbing.MemoryObject{}
+	mo.SetType(src.Type())
+	mo.SetSize(src.Size())
+	r, err := src.Reader()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	w, _ := mo.Writer()
+	if _, err := io.Copy(w, r); err != nil {
+		return err
+	}
+	*obj = mo
+	return nil
+}
+
+func (o *overlay) IterEncodedObjects(t plumbing.ObjectType) (storer.EncodedObjectIter, error) {
+	return nil, errors.New("overlay: objects cannot be iterated")
+}
+
+func (o *overlay) HasEncodedObject(h plumbing.Hash) error {
+	if o.pushed(h) {
+		return nil
+	}
+	return o.repo.locked(func(st storer.EncodedObjectStorer) error { return st.HasEncodedObject(h) })
+}
+
+func (o *overlay) EncodedObjectSize(h plumbing.Hash) (int64, error) {
+	if o.q != nil {
+		if n, err := o.q.st.EncodedObjectSize(h); err == nil {
+			return n, nil
+		}
+	}
+	var n int64
+	err := o.repo.locked(func(st storer.EncodedObjectStorer) error {
+		var err error
+		n, err = st.EncodedObjectSize(h)
+		return err
+	})
+	return n, err
+}
+
+func (o *overlay) AddAlternate(string) error { return errors.New("overlay: alternates not supported") }
+
+// snapshot returns commit h's tree as seen through the overlay.
+func (o *overlay) snapshot(h plumbing.Hash) (*Snapshot, error) {
+	return newSnapshot(o, h)
 }
 
 // migrate syncs the quarantined pack and index and moves them into r's
@@ -199,125 +343,4 @@ func (q *quarantine) smallObjects() []plumbing.EncodedObject {
 		return nil
 	}
 	return out
-}
-
-func (q *quarantine) close() {
-	if q == nil {
-		return
-	}
-	if q.st != nil {
-		q.st.Close()
-	}
-	os.RemoveAll(q.dir)
-}
-
-// Temporary files in a pack directory: git's ("tmp_pack_XXXXXX" and the
-// like from pack-objects and index-pack, ".tmp-<pid>-pack-…" from
-// repack) and this package's own (ownTemporary, written and renamed or
-// removed within one call).
-const ownTemporary = "tmp_quire_"
-
-func isGitTemporary(name string) bool {
-	return strings.HasPrefix(name, "tmp_") && !strings.HasPrefix(name, ownTemporary) || strings.HasPrefix(name, ".tmp-")
-}
-
-func isTemporary(name string) bool {
-	return strings.HasPrefix(name, "tmp_") || strings.HasPrefix(name, ".tmp-")
-}
-
-// Ages past which RemoveTemporaries removes what a crash left: a
-// temporary pack file that no running repack of ours writes (a fetch's
-// git writes one for at most its timeout), and a push's quarantine (a
-// push lasts at most the host's request timeout, 5 minutes by default).
-// Open, which also opens repositories no daemon runs in (a work tree of
-// quire prompt --rev, where the owner's git may run for long), removes
-// only what is older than a day.
-const (
-	staleTemporary  = 5 * time.Minute
-	staleQuarantine = time.Hour
-	staleAtOpen     = 24 * time.Hour
-)
-
-// RemoveTemporaries removes the temporary pack files older than a few
-// minutes and the push quarantines older than an hour that a crash (or a
-// kill -9) left in a repository the daemon keeps, and returns how many;
-// no temporary pack file while a repack holds the repack lock (one a
-// killed daemon left running).
-func (r *Repository) RemoveTemporaries() int {
-	return removeStaleTemporaries(r.st.refs.commonDir, r.st.packDir, staleTemporary, staleQuarantine)
-}
-
-func removeStaleTemporaries(commonDir, packDir string, temporary, quarantine time.Duration) int {
-	n := 0
-	ms, _ := filepath.Glob(filepath.Join(commonDir, quarantinePrefix+"*"))
-	for _, m := range ms {
-		if st, err := os.Stat(m); err == nil && time.Since(st.ModTime()) > quarantine && os.RemoveAll(m) == nil {
-			n++
-		}
-	}
-	return n + sweepTemporaries(commonDir, packDir, temporary, isTemporary)
-}
-
-// sweepTemporaries removes the temporary files of r's pack directory
-// that which selects and that are older than minAge; it returns how many.
-// While a repack holds the repository's repack lock (one of another
-// process, or one a killed process left running) nothing is removed: it
-// may be writing them.
-func (r *Repository) sweepTemporaries(minAge time.Duration, which func(string) bool) int {
-	return sweepTemporaries(r.st.refs.commonDir, r.st.packDir, minAge, which)
-}
-
-func sweepTemporaries(commonDir, packDir string, minAge time.Duration, which func(string) bool) int {
-	lock, err := takeRepackLock(commonDir)
-	if err != nil || lock == nil {
-		return 0
-	}
-	defer lock.Close()
-	return removeTemporaries(packDir, minAge, which)
-}
-
-// removeTemporaries is sweepTemporaries for a caller that holds the
-// repack lock.
-func removeTemporaries(packDir string, minAge time.Duration, which func(string) bool) int {
-	des, err := os.ReadDir(packDir)
-	if err != nil {
-		return 0
-	}
-	n := 0
-	for _, de := range des {
-		if !which(de.Name()) {
-			continue
-		}
-		p := filepath.Join(packDir, de.Name())
-		if fi, err := de.Info(); err == nil && time.Since(fi.ModTime()) >= minAge && os.RemoveAll(p) == nil {
-			n++
-		}
-	}
-	return n
-}
-
-// gitEnv is the environment of a git child process: this process's
-// without GIT_* variables (they could point git at another repository),
-// plus extra.
-func gitEnv(extra ...string) []string {
-	var env []string
-	for _, e := range os.Environ() {
-		if !strings.HasPrefix(e, "GIT_") {
-			env = append(env, e)
-		}
-	}
-	return append(env, extra...)
-}
-
-// limitedBuffer keeps the first n bytes written.
-type limitedBuffer struct {
-	b *bytes.Buffer
-	n int
-}
-
-func (l *limitedBuffer) Write(p []byte) (int, error) {
-	if room := l.n - l.b.Len(); room > 0 {
-		l.b.Write(p[:min(room, len(p))])
-	}
-	return len(p), nil
 }

@@ -200,6 +200,16 @@ func (r *Repository) sendLive(ctx context.Context, remote Remote, new plumbing.H
 		return plumbing.ZeroHash, err
 	}
 
+	res, err := r.postLive(ctx, client, base, auth, rawURL, old, new, pack)
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return r.liveOutcome(rawURL, base, res, old, new, parents)
+}
+
+// postLive sends the command that moves live from old to new, with pack,
+// to the host at base and reads the host's report.
+func (r *Repository) postLive(ctx context.Context, client *http.Client, base string, auth func(*http.Request), rawURL string, old, new plumbing.Hash, pack []byte) (*pushResult, error) {
 	body := make([]byte, 0, len(pack)+200)
 	body = appendPkt(body, old.String()+" "+new.String()+" "+LiveRef.String()+"\x00report-status side-band-64k agent=quire")
 	body = append(body, "0000"...)
@@ -211,17 +221,17 @@ func (r *Repository) sendLive(ctx context.Context, remote Remote, new plumbing.H
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/git-receive-pack", bytes.NewReader(body))
 	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("%w: %w", errUseCLI, err)
+		return nil, fmt.Errorf("%w: %w", errUseCLI, err)
 	}
 	auth(req)
 	req.Header.Set("Content-Type", "application/x-git-receive-pack-request")
 	req.Header.Set("Accept", "application/x-git-receive-pack-result")
 	resp, err := client.Do(req)
 	if op := (*net.OpError)(nil); errors.As(err, &op) && op.Op == "dial" {
-		return plumbing.ZeroHash, fmt.Errorf("push live to %s: %w: %w", base, ErrPushNotSent, err)
+		return nil, fmt.Errorf("push live to %s: %w: %w", base, ErrPushNotSent, err)
 	}
 	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("push live to %s: %w: %w", base, ErrPushOutcomeUnknown, err)
+		return nil, fmt.Errorf("push live to %s: %w: %w", base, ErrPushOutcomeUnknown, err)
 	}
 	defer resp.Body.Close()
 	switch {
@@ -230,24 +240,30 @@ func (r *Repository) sendLive(ctx context.Context, remote Remote, new plumbing.H
 		// Refused before receive-pack ran. A credential from git's
 		// helpers is asked for again next time.
 		r.sp.helperCreds.Delete(rawURL)
-		return plumbing.ZeroHash, fmt.Errorf("%w: git-receive-pack: %s", errUseCLI, resp.Status)
+		return nil, fmt.Errorf("%w: git-receive-pack: %s", errUseCLI, resp.Status)
 	case resp.StatusCode != http.StatusOK:
 		// A proxy's 502 may come after the host applied the push.
-		return plumbing.ZeroHash, fmt.Errorf("push live to %s: %w: %s", base, ErrPushOutcomeUnknown, resp.Status)
+		return nil, fmt.Errorf("push live to %s: %w: %s", base, ErrPushOutcomeUnknown, resp.Status)
 	case resp.Header.Get("Content-Type") != "application/x-git-receive-pack-result":
-		return plumbing.ZeroHash, fmt.Errorf("push live to %s: %w: answered with %q", base, ErrPushOutcomeUnknown, resp.Header.Get("Content-Type"))
+		return nil, fmt.Errorf("push live to %s: %w: answered with %q", base, ErrPushOutcomeUnknown, resp.Header.Get("Content-Type"))
 	}
 	lr := &io.LimitedReader{R: resp.Body, N: maxResultBytes}
 	res, err := readPushResult(lr)
 	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("push live to %s: %w: %w", base, ErrPushOutcomeUnknown, err)
+		return nil, fmt.Errorf("push live to %s: %w: %w", base, ErrPushOutcomeUnknown, err)
 	}
 	// The report decided. The rest (what the host's after-push hook
 	// writes: its deploy) is read as git push reads it, to its end, so
 	// the push returns when the host's answer does; a failure there
 	// changes nothing.
 	_, _ = io.Copy(io.Discard, lr)
+	return res, nil
+}
 
+// liveOutcome reads the host's report on a push of live from old to new
+// (a commit whose parents are parents): the commit live is now, or why
+// the push failed.
+func (r *Repository) liveOutcome(rawURL, base string, res *pushResult, old, new plumbing.Hash, parents []plumbing.Hash) (plumbing.Hash, error) {
 	st, ok := res.status(LiveRef)
 	if !ok {
 		return plumbing.ZeroHash, fmt.Errorf("push live to %s: %w: the report does not name %s", base, ErrPushOutcomeUnknown, LiveRef)

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/quirehq/quire/workspace"
 )
@@ -20,19 +22,6 @@ type RefUpdate struct {
 	Repo     string
 	Name     plumbing.ReferenceName
 	Old, New plumbing.Hash
-}
-
-// remoteLine formats a problem as the client sees it on a remote: line:
-// path: [line N: ]message.
-func remoteLine(p workspace.Problem) string {
-	msg := p.Message
-	if p.Line > 0 {
-		msg = fmt.Sprintf("line %d: %s", p.Line, msg)
-	}
-	if p.Path == "" {
-		return msg
-	}
-	return p.Path + ": " + msg
 }
 
 // Validator decides whether a pushed tree may be deployed. It is called
@@ -108,6 +97,117 @@ func gitlinkProblems(changed []Change) []workspace.Problem {
 	return out
 }
 
+// checkMemo remembers what check answered for a commit, so a push of many
+// refs that name one commit (a mirror, a tag per release) validates it
+// once: a flood of refs costs one validation, not one per ref.
+type checkMemo map[checkKey]string
+
+// checkKey is what check's answer depends on besides the objects.
+type checkKey struct {
+	old, new plumbing.Hash
+	dir      string // the directory of the ref's name (see Validator)
+}
+
+// check is h.check, answered from the memo for a ref whose commit, old
+// value and kind an earlier ref of the push had (a refusal points at the
+// earlier ref's remote: lines instead of repeating them).
+func (m checkMemo) check(ctx context.Context, h *Host, ov *overlay, c command, out *pushOutput) string {
+	k := checkKey{old: c.Old, new: c.New, dir: path.Dir(c.Name.String())}
+	if reason, ok := m[k]; ok {
+		if reason != "" {
+			out.say("error: %s refused: same commit as a ref refused above (%s)", c.Name.Short(), reason)
+		}
+		return reason
+	}
+	reason := h.check(ctx, ov, c, out)
+	if ctx.Err() == nil {
+		m[k] = reason
+	}
+	return reason
+}
+
+// check validates one command against the old value the client sent:
+// "" accepts it.
+func (h *Host) check(ctx context.Context, ov *overlay, c command, out *pushOutput) string {
+	cur := c.Old
+	if c.isDelete() {
+		return ""
+	}
+	obj, err := ov.EncodedObject(plumbing.AnyObject, c.New)
+	if err != nil {
+		return "missing necessary objects"
+	}
+	commit := c.New
+	if obj.Type() == plumbing.TagObject {
+		tag, err := object.DecodeTag(ov, obj)
+		if err != nil {
+			return "bad tag object"
+		}
+		if tag.TargetType != plumbing.CommitObject {
+			return "" // a tag of a tree or blob: nothing to deploy
+		}
+		commit = tag.Target
+	} else if obj.Type() != plumbing.CommitObject {
+		if strings.HasPrefix(c.Name.String(), "refs/heads/") {
+			return "not a commit"
+		}
+		return ""
+	}
+	old := commitOrZero(ov, cur)
+	tree, err := ov.snapshot(commit)
+	if err != nil {
+		return "bad commit"
+	}
+	changed, err := changes(ctx, ov, old, commit)
+	if err != nil {
+		return "cannot compare trees"
+	}
+	problems := h.opts.Validator.Validate(ctx, RefUpdate{Repo: out.repo, Name: c.Name, Old: c.Old, New: c.New}, tree, changed)
+	problems = append(problems, historyProblems(ctx, ov, commit)...)
+	return reportProblems(c, problems, out)
+}
+
+// commitOrZero is h when it names a commit, zero otherwise.
+func commitOrZero(ov *overlay, h plumbing.Hash) plumbing.Hash {
+	if h.IsZero() {
+		return h
+	}
+	if o, err := ov.EncodedObject(plumbing.AnyObject, h); err != nil || o.Type() != plumbing.CommitObject {
+		return plumbing.ZeroHash
+	}
+	return h
+}
+
+// reportProblems writes a refused ref's problems as remote: lines and
+// returns the refusal reason ("" when there are none).
+func reportProblems(c command, problems []workspace.Problem, out *pushOutput) string {
+	if len(problems) == 0 {
+		return ""
+	}
+	out.say("error: %s refused:", c.Name.Short())
+	for _, p := range problems {
+		out.say("error:   %s", oneLine(remoteLine(p)))
+	}
+	reason := oneLine(remoteLine(problems[0]))
+	if len(problems) > 1 {
+		reason += fmt.Sprintf(" (and %d more)", len(problems)-1)
+	}
+	return reason
+}
+
+// remoteLine formats a problem as the client sees it on a remote: line:
+// path: [line N: ]message.
+func remoteLine(p workspace.Problem) string {
+	msg := p.Message
+	if p.Line > 0 {
+		msg = fmt.Sprintf("line %d: %s", p.Line, msg)
+	}
+	if p.Path == "" {
+		return msg
+	}
+	return p.Path + ": " + msg
+}
+
 // entryProblems applies the rules that need no content to the added or
 // modified entries of a commit as it was pushed: names (no invalid UTF-8,
 // no control characters), no symbolic links, no gitlinks. A push to main
@@ -130,11 +230,52 @@ func entryProblems(changed []Change) []workspace.Problem {
 	return append(out, gitlinkProblems(changed)...)
 }
 
-func changedPaths(changed []Change) []string {
-	out := make([]string, 0, len(changed))
-	for _, c := range changed {
-		if c.Kind != Deleted {
-			out = append(out, c.Path)
+// historyProblems applies the file limits (no symbolic links, no file
+// over MaxFileBytes) to every commit of the push before tip: a file added
+// and removed again within one push is refused too, since the push would
+// store and serve it. Only commits that came with the push are walked;
+// each is compared with its first parent.
+func historyProblems(ctx context.Context, ov *overlay, tip plumbing.Hash) []workspace.Problem {
+	var out []workspace.Problem
+	seen := map[plumbing.Hash]bool{tip: true}
+	c, err := object.GetCommit(ov, tip)
+	if err != nil {
+		return nil // the tip's own checks report it
+	}
+	stack := append([]plumbing.Hash(nil), c.ParentHashes...)
+	for len(stack) > 0 && len(out) < 20 {
+		h := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[h] || !ov.pushed(h) {
+			continue
+		}
+		seen[h] = true
+		if err := ctx.Err(); err != nil {
+			return append(out, workspace.Problem{Message: "validation cancelled: " + err.Error()})
+		}
+		c, err := object.GetCommit(ov, h)
+		if err != nil {
+			out = append(out, workspace.Problem{Message: fmt.Sprintf("commit %s: %v", h, err)})
+			continue
+		}
+		stack = append(stack, c.ParentHashes...)
+		var parent plumbing.Hash
+		if len(c.ParentHashes) > 0 {
+			parent = c.ParentHashes[0]
+		}
+		changed, err := changes(ctx, ov, parent, h)
+		if err != nil {
+			out = append(out, workspace.Problem{Message: fmt.Sprintf("commit %s: cannot compare trees: %v", h, err)})
+			continue
+		}
+		tree, err := ov.snapshot(h)
+		if err != nil {
+			out = append(out, workspace.Problem{Message: fmt.Sprintf("commit %s: %v", h, err)})
+			continue
+		}
+		for _, p := range fileLimits(ctx, tree, changed) {
+			p.Message += fmt.Sprintf(" (in commit %s, an earlier commit of this push)", h.String()[:12])
+			out = append(out, p)
 		}
 	}
 	return out
@@ -148,6 +289,16 @@ func fileLimits(ctx context.Context, tree *Snapshot, changed []Change) []workspa
 	for _, p := range workspace.CheckFiles(ctx, tree, changedPaths(changed)) {
 		if p.Code != workspace.CodeInvalidUTF8 && p.Code != workspace.CodeControlChar {
 			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func changedPaths(changed []Change) []string {
+	out := make([]string, 0, len(changed))
+	for _, c := range changed {
+		if c.Kind != Deleted {
+			out = append(out, c.Path)
 		}
 	}
 	return out

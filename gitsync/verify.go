@@ -158,9 +158,9 @@ func (r *Repository) Verify(ctx context.Context, opts VerifyOptions) error {
 	if !opts.Full {
 		v.known = r.ver.trees
 	}
-	v.refFaults()
+	refs := v.refFaults()
 	v.packFaults()
-	v.objectFaults()
+	v.objectFaults(refs)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -202,11 +202,13 @@ func (v *verifyRun) rel(p string) string {
 	return p
 }
 
-// refFaults adds the broken refs, loose and packed.
-func (v *verifyRun) refFaults() {
-	_, broken, err := v.r.st.refs.list()
+// refFaults adds the broken refs, loose and packed, and returns the refs
+// that can be read (none when the refs cannot be listed).
+func (v *verifyRun) refFaults() []*plumbing.Reference {
+	refs, broken, err := v.r.st.refs.list()
 	if err != nil {
 		v.faults = append(v.faults, Fault{File: "refs", Reason: err.Error()})
+		refs = nil
 	}
 	if _, err := v.r.st.refs.read(plumbing.HEAD); err != nil && !errors.Is(err, plumbing.ErrReferenceNotFound) {
 		broken = append([]error{err}, broken...)
@@ -223,6 +225,7 @@ func (v *verifyRun) refFaults() {
 		}
 		v.faults = append(v.faults, Fault{File: v.rel(br.File), Line: br.Line, Ref: string(br.Name), Reason: reason})
 	}
+	return refs
 }
 
 // packFaults adds the packs that are not whole; packs found good before
@@ -321,14 +324,11 @@ func checkPack(dir, base string) (*packIndex, string, error) {
 	return idx, "", nil
 }
 
-// objectFaults adds the objects of the branches that cannot be read.
-func (v *verifyRun) objectFaults() {
+// objectFaults adds the objects of the branches that cannot be read; a
+// full run reads every ref of refs (refFaults' listing).
+func (v *verifyRun) objectFaults(refs []*plumbing.Reference) {
 	var tips []*plumbing.Reference
 	if v.full {
-		refs, _, err := v.r.st.refs.list()
-		if err != nil {
-			return // refFaults reported it
-		}
 		// A fetch's staging refs name what the branches name.
 		tips = slices.DeleteFunc(refs, func(ref *plumbing.Reference) bool {
 			return strings.HasPrefix(ref.Name().String(), stagingPrefix)

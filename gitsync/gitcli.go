@@ -1,9 +1,11 @@
 package gitsync
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -86,4 +88,34 @@ func atLeast(major, minor, min string) bool {
 	x, _ := strconv.Atoi(wantMajor)
 	y, _ := strconv.Atoi(wantMinor)
 	return a > x || a == x && b >= y
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// gitEnv is the environment of a git child process: this process's
+// without GIT_* variables (they could point git at another repository),
+// plus extra.
+func gitEnv(extra ...string) []string {
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "GIT_") {
+			env = append(env, e)
+		}
+	}
+	return append(env, extra...)
+}
+
+// limitedBuffer keeps the first n bytes written.
+type limitedBuffer struct {
+	b *bytes.Buffer
+	n int
+}
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if room := l.n - l.b.Len(); room > 0 {
+		l.b.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
 }
