@@ -75,35 +75,9 @@ func runPrompt(ctx context.Context, e *env, opts any, args []string) error {
 	if len(args) > 0 {
 		return usagef("unexpected argument %q (flags come before arguments; the workspace is given with --dir)", args[0])
 	}
-	switch prompt.Session(o.session) {
-	case prompt.SessionMain, prompt.SessionSubagent, prompt.SessionCron:
-	default:
-		return usagef("--session %q: use main, subagent or cron", o.session)
-	}
-	if o.channel != string(prompt.ChannelDM) && o.channel != string(prompt.ChannelGroup) {
-		return usagef("--channel %q: use dm or group", o.channel)
-	}
-	req := prompt.Request{
-		Agent: o.agent, User: o.user, Session: prompt.Session(o.session), Channel: prompt.Channel(o.channel), Room: o.room,
-		Extra: o.extra, Model: o.model, Sandbox: o.sandbox, ShowTime: o.showTime, CanSpawn: o.spawn,
-		CountPromptTokens: o.tokens || o.report || o.json,
-	}
-	req.Now = time.Now()
-	if o.now != "" {
-		t, err := time.Parse(time.RFC3339, o.now)
-		if err != nil {
-			return usagef("--now %q: use RFC 3339, e.g. 2026-11-22T09:30:00Z", o.now)
-		}
-		req.Now = t
-	}
-	if o.tools != "" {
-		data, err := os.ReadFile(o.tools)
-		if err != nil {
-			return fmt.Errorf("--tools: %w", err)
-		}
-		if err := json.Unmarshal(data, &req.Tools); err != nil {
-			return fmt.Errorf("--tools %s: want a JSON list of {\"name\", \"description\"}: %w", o.tools, err)
-		}
+	req, err := o.request()
+	if err != nil {
+		return err
 	}
 	// Token counts only when they are shown: the report and --json count
 	// exactly (remembered on disk by content, so an unchanged file is never
@@ -111,15 +85,7 @@ func runPrompt(ctx context.Context, e *env, opts any, args []string) error {
 	wopts := prompt.Options{EstimateTokens: !req.CountPromptTokens}
 	if req.CountPromptTokens {
 		wopts.Tokenizer = prompt.NewTokenizer()
-		if p := tokenFilePath(e.getenv, wopts.Tokenizer.Encoding()); p != "" {
-			store := &tokenFile{path: p}
-			wopts.Tokenizer.SetStore(store)
-			defer func() {
-				if err := store.save(); err != nil {
-					fmt.Fprintf(e.stderr, "quire: %v (token counts are not remembered)\n", err)
-				}
-			}()
-		}
+		defer rememberTokens(e, wopts.Tokenizer)()
 	}
 	ws, err := openWorkspaceOpts(o.dir, o.rev, wopts)
 	if err != nil {
@@ -143,24 +109,81 @@ func runPrompt(ctx context.Context, e *env, opts any, args []string) error {
 	for _, p := range probs {
 		fmt.Fprintf(e.stderr, "%s\n", p)
 	}
-	switch {
-	case o.json:
-		if err := writeJSON(e.stdout, res); err != nil {
-			return err
-		}
-	case o.report:
-		if err := res.Report.WriteText(e.stdout); err != nil {
-			return err
-		}
-	default:
-		if _, err := fmt.Fprint(e.stdout, res.Prompt); err != nil {
-			return err
-		}
+	if err := o.write(e, res); err != nil {
+		return err
 	}
 	if workspace.HasErrors(probs) {
 		return exitError{exitFindings}
 	}
 	return nil
+}
+
+// request is the prompt request the flags ask for; a flag with a value
+// quire cannot use is a usage error.
+func (o *promptOptions) request() (prompt.Request, error) {
+	switch prompt.Session(o.session) {
+	case prompt.SessionMain, prompt.SessionSubagent, prompt.SessionCron:
+	default:
+		return prompt.Request{}, usagef("--session %q: use main, subagent or cron", o.session)
+	}
+	if o.channel != string(prompt.ChannelDM) && o.channel != string(prompt.ChannelGroup) {
+		return prompt.Request{}, usagef("--channel %q: use dm or group", o.channel)
+	}
+	req := prompt.Request{
+		Agent: o.agent, User: o.user, Session: prompt.Session(o.session), Channel: prompt.Channel(o.channel), Room: o.room,
+		Extra: o.extra, Model: o.model, Sandbox: o.sandbox, ShowTime: o.showTime, CanSpawn: o.spawn,
+		CountPromptTokens: o.tokens || o.report || o.json,
+	}
+	req.Now = time.Now()
+	if o.now != "" {
+		t, err := time.Parse(time.RFC3339, o.now)
+		if err != nil {
+			return prompt.Request{}, usagef("--now %q: use RFC 3339, e.g. 2026-11-22T09:30:00Z", o.now)
+		}
+		req.Now = t
+	}
+	if o.tools != "" {
+		data, err := os.ReadFile(o.tools)
+		if err != nil {
+			return prompt.Request{}, fmt.Errorf("--tools: %w", err)
+		}
+		if err := json.Unmarshal(data, &req.Tools); err != nil {
+			return prompt.Request{}, fmt.Errorf("--tools %s: want a JSON list of {\"name\", \"description\"}: %w", o.tools, err)
+		}
+	}
+	return req, nil
+}
+
+// rememberTokens gives tok the token counts remembered in the user's
+// cache directory and returns what saves the new ones (a failure to save
+// is a warning: counts are only remembered to save time).
+func rememberTokens(e *env, tok *prompt.Tokenizer) (save func()) {
+	p := tokenFilePath(e.getenv, tok.Encoding())
+	if p == "" {
+		return func() {}
+	}
+	store := &tokenFile{path: p}
+	tok.SetStore(store)
+	return func() {
+		if err := store.save(); err != nil {
+			fmt.Fprintf(e.stderr, "quire: %v (token counts are not remembered)\n", err)
+		}
+	}
+}
+
+// write prints the result as the flags ask: JSON, the report, or the
+// prompt alone.
+func (o *promptOptions) write(e *env, res prompt.Result) error {
+	var err error
+	switch {
+	case o.json:
+		err = writeJSON(e.stdout, res)
+	case o.report:
+		err = res.Report.WriteText(e.stdout)
+	default:
+		_, err = fmt.Fprint(e.stdout, res.Prompt)
+	}
+	return err
 }
 
 // loadSkills loads the skills agent a sees (agent.Skills): from its
