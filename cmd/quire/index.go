@@ -99,6 +99,13 @@ func runIndex(ctx context.Context, e *env, opts any, args []string) error {
 	if o.database == "" {
 		return indexEmbedded(ctx, e, o.dir, rev, commit, ws, agents, emb)
 	}
+	return indexPostgres(ctx, e, o, commit, ws, agents, emb)
+}
+
+// indexPostgres indexes the memory of agents in the PostgreSQL store of
+// --database, one agent at a time with a line each, then back-fills the
+// vectors an embedder failure left out.
+func indexPostgres(ctx context.Context, e *env, o *indexOptions, commit string, ws *prompt.Workspace, agents []*prompt.Agent, emb memory.Embedder) error {
 	store, err := pgstore.Open(ctx, pgstore.Options{URL: o.database, Schema: o.schema, Embedder: emb})
 	if err != nil {
 		return err
@@ -113,22 +120,9 @@ func runIndex(ctx context.Context, e *env, opts any, args []string) error {
 	}
 	fmt.Fprintf(e.stderr, "indexing %d agent(s) from %s with embedder %s\n", len(agents), source, emb.Model())
 	for i, a := range agents {
-		docs, problems, err := memory.Documents(ws.FS(), a.Dir)
+		st, err := indexAgent(ctx, e, o.dir, store, a, ws, commit, progress(i+1, len(agents)))
 		if err != nil {
 			return err
-		}
-		for _, p := range problems {
-			fmt.Fprintf(e.stderr, "%s: warning: %s\n", displayPath(o.dir, joinAgent(a.Dir, p.Path)), p.Message)
-		}
-		t0 := time.Now()
-		st, err := store.Index(ctx, a.Name, commit, docs)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(e.stderr, "%s %s: %d documents (%d changed, %d unchanged, %d removed), %d chunks written (%.1fs)\n",
-			progress(i+1, len(agents)), a.Name, st.Documents, st.Changed, st.Unchanged, st.Removed, st.Chunks, time.Since(t0).Seconds())
-		if st.EmbedError != nil {
-			fmt.Fprintf(e.stderr, "    warning: %v (%d chunks wait for vectors)\n", st.EmbedError, st.Pending)
 		}
 		total.Documents += st.Documents
 		total.Changed += st.Changed
@@ -147,6 +141,29 @@ func runIndex(ctx context.Context, e *env, opts any, args []string) error {
 	fmt.Fprintf(e.stdout, "indexed %d agent(s): %d documents, %d changed, %d unchanged, %d removed, %d chunks written, %d vectors back-filled in %.1fs\n",
 		len(agents), total.Documents, total.Changed, total.Unchanged, total.Removed, total.Chunks, backfilled, time.Since(start).Seconds())
 	return nil
+}
+
+// indexAgent indexes one agent's memory and says so in a line that
+// starts with step ("[2/5]").
+func indexAgent(ctx context.Context, e *env, dir string, store *pgstore.Store, a *prompt.Agent, ws *prompt.Workspace, commit, step string) (memory.IndexStats, error) {
+	docs, problems, err := memory.Documents(ws.FS(), a.Dir)
+	if err != nil {
+		return memory.IndexStats{}, err
+	}
+	for _, p := range problems {
+		fmt.Fprintf(e.stderr, "%s: warning: %s\n", displayPath(dir, joinAgent(a.Dir, p.Path)), p.Message)
+	}
+	t0 := time.Now()
+	st, err := store.Index(ctx, a.Name, commit, docs)
+	if err != nil {
+		return st, err
+	}
+	fmt.Fprintf(e.stderr, "%s %s: %d documents (%d changed, %d unchanged, %d removed), %d chunks written (%.1fs)\n",
+		step, a.Name, st.Documents, st.Changed, st.Unchanged, st.Removed, st.Chunks, time.Since(t0).Seconds())
+	if st.EmbedError != nil {
+		fmt.Fprintf(e.stderr, "    warning: %v (%d chunks wait for vectors)\n", st.EmbedError, st.Pending)
+	}
+	return st, nil
 }
 
 // progress renders a 20-cell bar for step n of total.
