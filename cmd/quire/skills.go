@@ -98,45 +98,56 @@ func runSkills(ctx context.Context, e *env, opts any, args []string) error {
 	case "list":
 		return skillsList(e, o, set, req)
 	case "search":
-		hits := set.Search(rest[0], req, o.limit, nil)
-		if o.json {
-			type hit struct {
-				Slug  string      `json:"slug"`
-				Name  string      `json:"name"`
-				Score float64     `json:"score"`
-				Tier  skills.Tier `json:"tier"`
-				Path  string      `json:"path"`
-			}
-			out := []hit{}
-			for _, h := range hits {
-				out = append(out, hit{h.Skill.Slug, h.Skill.Name, h.Score, h.Skill.Tier, h.Skill.Path})
-			}
-			return writeJSON(e.stdout, out)
-		}
-		if len(hits) == 0 {
-			fmt.Fprintf(e.stderr, "no skill matches %q\n", rest[0])
-			return exitError{exitFindings}
-		}
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "SLUG\tSCORE\tTIER\tDESCRIPTION")
-		for _, h := range hits {
-			fmt.Fprintf(tw, "%s\t%.4f\t%s\t%s\n", h.Skill.Slug, h.Score, h.Skill.Tier, clip(h.Skill.Description, 70))
-		}
-		return tw.Flush()
+		return skillsSearch(e, o, set, req, rest[0])
 	default: // show
-		sk, ok := set.Show(req, rest[0])
-		if !ok {
-			if _, exists := set.Skill(rest[0]); exists {
-				return fmt.Errorf("skill %q exists but agent %s may not use it (agent.yaml skills allow list or access rules)", rest[0], a.Name)
-			}
-			return fmt.Errorf("no skill %q; run 'quire skills list' to see the skills in effect", rest[0])
-		}
-		if o.json {
-			return writeJSON(e.stdout, map[string]any{"slug": sk.Slug, "name": sk.Name, "description": sk.Description, "tier": sk.Tier, "path": sk.Path, "location": sk.Location, "body": sk.ResolvedBody()})
-		}
-		_, err := fmt.Fprint(e.stdout, sk.ResolvedBody())
-		return err
+		return skillsShow(e, o, set, req, a.Name, rest[0])
 	}
+}
+
+// skillsSearch prints the skills of set that match query best.
+func skillsSearch(e *env, o *skillsOptions, set *skills.Set, req skills.Request, query string) error {
+	hits := set.Search(query, req, o.limit, nil)
+	if o.json {
+		type hit struct {
+			Slug  string      `json:"slug"`
+			Name  string      `json:"name"`
+			Score float64     `json:"score"`
+			Tier  skills.Tier `json:"tier"`
+			Path  string      `json:"path"`
+		}
+		out := []hit{}
+		for _, h := range hits {
+			out = append(out, hit{h.Skill.Slug, h.Skill.Name, h.Score, h.Skill.Tier, h.Skill.Path})
+		}
+		return writeJSON(e.stdout, out)
+	}
+	if len(hits) == 0 {
+		fmt.Fprintf(e.stderr, "no skill matches %q\n", query)
+		return exitError{exitFindings}
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SLUG\tSCORE\tTIER\tDESCRIPTION")
+	for _, h := range hits {
+		fmt.Fprintf(tw, "%s\t%.4f\t%s\t%s\n", h.Skill.Slug, h.Score, h.Skill.Tier, clip(h.Skill.Description, 70))
+	}
+	return tw.Flush()
+}
+
+// skillsShow prints the skill name as agent sees it; a skill the agent
+// may not use is an error that says so.
+func skillsShow(e *env, o *skillsOptions, set *skills.Set, req skills.Request, agent, name string) error {
+	sk, ok := set.Show(req, name)
+	if !ok {
+		if _, exists := set.Skill(name); exists {
+			return fmt.Errorf("skill %q exists but agent %s may not use it (agent.yaml skills allow list or access rules)", name, agent)
+		}
+		return fmt.Errorf("no skill %q; run 'quire skills list' to see the skills in effect", name)
+	}
+	if o.json {
+		return writeJSON(e.stdout, map[string]any{"slug": sk.Slug, "name": sk.Name, "description": sk.Description, "tier": sk.Tier, "path": sk.Path, "location": sk.Location, "body": sk.ResolvedBody()})
+	}
+	_, err := fmt.Fprint(e.stdout, sk.ResolvedBody())
+	return err
 }
 
 func skillsList(e *env, o *skillsOptions, set *skills.Set, req skills.Request) error {
