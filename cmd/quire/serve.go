@@ -146,50 +146,17 @@ func runServe(ctx context.Context, e *env, opts any, args []string) error {
 	if len(args) > 0 {
 		return usagef("unexpected argument %q", args[0])
 	}
-	if len(o.dirs) == 0 && o.repos == "" && o.upstream == "" {
-		return usagef("give a source of truth: --dir, --repos or --upstream")
-	}
-	if o.upstreamCredentialFile != "" && o.upstream == "" {
-		return usagef("--upstream-credential-file needs --upstream: the credential is the upstream's")
-	}
-	if o.apiListen != "" && o.tokenFile == "" {
-		return usagef("--api-listen needs --token-file: the TCP listener only answers bearer tokens")
+	if err := o.check(); err != nil {
+		return err
 	}
 	log, err := newLogger(e.stderr, o.logLevel, o.logFormat)
 	if err != nil {
 		return err
 	}
 	tuneGC(e.getenv, log)
-	var tokens api.Tokens
-	if o.tokenFile != "" {
-		f, err := os.Open(o.tokenFile)
-		if err != nil {
-			return fmt.Errorf("--token-file: %w", err)
-		}
-		tokens, err = api.ParseTokens(f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("--token-file %s: %w", o.tokenFile, err)
-		}
-	}
-	var gitTokens []daemon.GitToken
-	if o.repos != "" {
-		stateDir := o.stateDir
-		if stateDir == "" {
-			stateDir = daemon.DefaultStateDir(e.getenv)
-		}
-		own, err := daemon.LoadGitToken(stateDir, true)
-		if err != nil {
-			return fmt.Errorf("--state-dir: %w", err)
-		}
-		gitTokens = append(gitTokens, daemon.GitToken{Token: own})
-		if o.gitTokenFile != "" {
-			more, err := readGitTokens(o.gitTokenFile)
-			if err != nil {
-				return err
-			}
-			gitTokens = append(gitTokens, more...)
-		}
+	sec, err := o.secrets(e)
+	if err != nil {
+		return err
 	}
 	emb, err := o.embedderOptions.open(ctx, e.getenv)
 	if err != nil {
@@ -199,27 +166,100 @@ func runServe(ctx context.Context, e *env, opts any, args []string) error {
 	if socket == "" {
 		socket = api.DefaultSocket(e.getenv)
 	}
-	var webhookSecret []byte
-	if o.webhookSecretFile != "" {
-		if webhookSecret, err = readWebhookSecret(o.webhookSecretFile); err != nil {
-			return err
-		}
-	}
-	upstreamCredential, err := readUpstreamCredential(o.upstream, o.upstreamCredentialFile, e.getenv)
-	if err != nil {
-		return err
-	}
 	d, err := daemon.New(ctx, daemon.Options{
-		Dirs: o.dirs, ReposDir: o.repos, GitListen: o.gitListen, GitTokens: gitTokens, AllowedHosts: o.allowedHosts, AllowCreate: o.allowCreate, AllowNonFastForward: o.allowNonFastForward, Upstream: o.upstream, UpstreamCredential: upstreamCredential, Poll: o.poll, FetchTimeout: o.fetchTimeout, WriteTimeout: o.writeTimeout,
-		Socket: socket, APIListen: o.apiListen, Tokens: tokens, DatabaseURL: o.database, DatabaseWait: true,
+		Dirs: o.dirs, ReposDir: o.repos, GitListen: o.gitListen, GitTokens: sec.gitTokens, AllowedHosts: o.allowedHosts, AllowCreate: o.allowCreate, AllowNonFastForward: o.allowNonFastForward, Upstream: o.upstream, UpstreamCredential: sec.upstreamCredential, Poll: o.poll, FetchTimeout: o.fetchTimeout, WriteTimeout: o.writeTimeout,
+		Socket: socket, APIListen: o.apiListen, Tokens: sec.tokens, DatabaseURL: o.database, DatabaseWait: true,
 		Embedder: emb, CacheDir: o.cacheDir, Version: buildVersion(), Logger: log,
-		SkillsDir: o.skillsDir, HomeDir: e.getenv("HOME"), WebhookSecret: webhookSecret,
+		SkillsDir: o.skillsDir, HomeDir: e.getenv("HOME"), WebhookSecret: sec.webhookSecret,
 		MCPSessions: o.mcpSessions.lim,
 	})
 	if err != nil {
 		return err
 	}
 	return d.Run(ctx)
+}
+
+// check refuses flag combinations serve cannot run with.
+func (o *serveOptions) check() error {
+	switch {
+	case len(o.dirs) == 0 && o.repos == "" && o.upstream == "":
+		return usagef("give a source of truth: --dir, --repos or --upstream")
+	case o.upstreamCredentialFile != "" && o.upstream == "":
+		return usagef("--upstream-credential-file needs --upstream: the credential is the upstream's")
+	case o.apiListen != "" && o.tokenFile == "":
+		return usagef("--api-listen needs --token-file: the TCP listener only answers bearer tokens")
+	}
+	return nil
+}
+
+// serveSecrets are the credentials serve reads from the files its flags
+// name (never from the command line).
+type serveSecrets struct {
+	tokens             api.Tokens
+	gitTokens          []daemon.GitToken
+	webhookSecret      []byte
+	upstreamCredential string
+}
+
+// secrets reads the API tokens, the git endpoint's tokens (its own, made
+// on first start, and --git-token-file's), the webhook secret and the
+// upstream's credential.
+func (o *serveOptions) secrets(e *env) (serveSecrets, error) {
+	var sec serveSecrets
+	var err error
+	if o.tokenFile != "" {
+		if sec.tokens, err = readAPITokens(o.tokenFile); err != nil {
+			return sec, err
+		}
+	}
+	if o.repos != "" {
+		if sec.gitTokens, err = o.gitEndpointTokens(e); err != nil {
+			return sec, err
+		}
+	}
+	if o.webhookSecretFile != "" {
+		if sec.webhookSecret, err = readWebhookSecret(o.webhookSecretFile); err != nil {
+			return sec, err
+		}
+	}
+	sec.upstreamCredential, err = readUpstreamCredential(o.upstream, o.upstreamCredentialFile, e.getenv)
+	return sec, err
+}
+
+// readAPITokens reads --token-file.
+func readAPITokens(name string) (api.Tokens, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("--token-file: %w", err)
+	}
+	defer f.Close()
+	tokens, err := api.ParseTokens(f)
+	if err != nil {
+		return nil, fmt.Errorf("--token-file %s: %w", name, err)
+	}
+	return tokens, nil
+}
+
+// gitEndpointTokens are the tokens the git endpoint accepts: the daemon's
+// own (made on first start in the state directory) and --git-token-file's.
+func (o *serveOptions) gitEndpointTokens(e *env) ([]daemon.GitToken, error) {
+	stateDir := o.stateDir
+	if stateDir == "" {
+		stateDir = daemon.DefaultStateDir(e.getenv)
+	}
+	own, err := daemon.LoadGitToken(stateDir, true)
+	if err != nil {
+		return nil, fmt.Errorf("--state-dir: %w", err)
+	}
+	tokens := []daemon.GitToken{{Token: own}}
+	if o.gitTokenFile != "" {
+		more, err := readGitTokens(o.gitTokenFile)
+		if err != nil {
+			return nil, err
+		}
+		tokens = append(tokens, more...)
+	}
+	return tokens, nil
 }
 
 // readWebhookSecret reads --webhook-secret-file: the secret, surrounding
