@@ -339,16 +339,9 @@ func writeTree(st storer.EncodedObjectStorer, root plumbing.Hash, writes []FileW
 // writeSubtree rewrites tree h with writes whose paths are relative to it
 // (prefix is for error messages). It reports empty when nothing is left.
 func writeSubtree(st storer.EncodedObjectStorer, h plumbing.Hash, writes []FileWrite, prefix string) (plumbing.Hash, bool, error) {
-	var entries []object.TreeEntry
-	if !h.IsZero() {
-		t, err := object.GetTree(st, h)
-		if err != nil {
-			return plumbing.ZeroHash, false, fmt.Errorf("read tree %s%s: %w", prefix, h, err)
-		}
-		entries = slices.Clone(t.Entries)
-	}
-	index := func(name string) int {
-		return slices.IndexFunc(entries, func(e object.TreeEntry) bool { return e.Name == name })
+	entries, err := treeEntries(st, h, prefix)
+	if err != nil {
+		return plumbing.ZeroHash, false, err
 	}
 	sub := map[string][]FileWrite{}
 	var subOrder []string
@@ -363,89 +356,131 @@ func writeSubtree(st storer.EncodedObjectStorer, h plumbing.Hash, writes []FileW
 			sub[first] = append(sub[first], inner)
 			continue
 		}
-		i := index(first)
-		if w.Match != nil {
-			var have plumbing.Hash
-			if i >= 0 && entries[i].Mode != filemode.Dir && entries[i].Mode != filemode.Submodule {
-				have = entries[i].Hash
-			}
-			if have != *w.Match {
-				return plumbing.ZeroHash, false, &ConflictError{Path: prefix + first, Want: *w.Match, Have: have}
-			}
-		}
-		if !w.Delete && i >= 0 && entries[i].Mode == filemode.Dir {
-			return plumbing.ZeroHash, false, &PathConflictError{Path: prefix + first, Conflict: prefix + first, IsDir: true}
-		}
-		if w.Delete {
-			if i >= 0 && entries[i].Mode != filemode.Dir {
-				entries = slices.Delete(entries, i, i+1)
-			}
-			continue
-		}
-		bh := w.Object
-		if bh.IsZero() {
-			var err error
-			if bh, err = writeBlob(st, w.Content); err != nil {
-				return plumbing.ZeroHash, false, fmt.Errorf("write blob %s%s: %w", prefix, first, err)
-			}
-		}
-		mode := w.Mode
-		if mode == 0 {
-			mode = filemode.Regular
-			if i >= 0 && entries[i].Mode == filemode.Executable {
-				mode = filemode.Executable
-			}
-		}
-		e := object.TreeEntry{Name: first, Mode: mode, Hash: bh}
-		if i >= 0 {
-			entries[i] = e
-		} else {
-			entries = append(entries, e)
+		if entries, err = writeEntry(st, entries, w, prefix); err != nil {
+			return plumbing.ZeroHash, false, err
 		}
 	}
 	for _, name := range subOrder {
-		i := index(name)
-		var old plumbing.Hash
-		if i >= 0 && entries[i].Mode == filemode.Dir {
-			old = entries[i].Hash
-		} else if i >= 0 {
-			deletesOnly := true
-			for _, w := range sub[name] {
-				deletesOnly = deletesOnly && w.Delete && w.Match == nil
-			}
-			if deletesOnly {
-				continue // nothing under a file to delete
-			}
-			return plumbing.ZeroHash, false, &PathConflictError{Path: prefix + name + "/" + sub[name][0].Path, Conflict: prefix + name}
-		}
-		nh, empty, err := writeSubtree(st, old, sub[name], prefix+name+"/")
-		if err != nil {
+		if entries, err = writeSubtreeEntry(st, entries, name, sub[name], prefix); err != nil {
 			return plumbing.ZeroHash, false, err
-		}
-		switch {
-		case empty && i >= 0 && entries[i].Mode == filemode.Dir:
-			entries = slices.Delete(entries, i, i+1)
-		case empty:
-		case i >= 0:
-			entries[i] = object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: nh}
-		default:
-			entries = append(entries, object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: nh})
 		}
 	}
 	if len(entries) == 0 {
 		return plumbing.ZeroHash, true, nil
 	}
+	nh, err := storeTree(st, entries, prefix)
+	return nh, false, err
+}
+
+// treeEntries is a copy of tree h's entries, none for the zero hash.
+func treeEntries(st storer.EncodedObjectStorer, h plumbing.Hash, prefix string) ([]object.TreeEntry, error) {
+	if h.IsZero() {
+		return nil, nil
+	}
+	t, err := object.GetTree(st, h)
+	if err != nil {
+		return nil, fmt.Errorf("read tree %s%s: %w", prefix, h, err)
+	}
+	return slices.Clone(t.Entries), nil
+}
+
+// entryIndex is the index of the entry called name, -1 when there is none.
+func entryIndex(entries []object.TreeEntry, name string) int {
+	return slices.IndexFunc(entries, func(e object.TreeEntry) bool { return e.Name == name })
+}
+
+// writeEntry applies w, whose path names an entry of entries itself, and
+// returns the entries after it.
+func writeEntry(st storer.EncodedObjectStorer, entries []object.TreeEntry, w FileWrite, prefix string) ([]object.TreeEntry, error) {
+	name := w.Path
+	i := entryIndex(entries, name)
+	if w.Match != nil {
+		var have plumbing.Hash
+		if i >= 0 && entries[i].Mode != filemode.Dir && entries[i].Mode != filemode.Submodule {
+			have = entries[i].Hash
+		}
+		if have != *w.Match {
+			return nil, &ConflictError{Path: prefix + name, Want: *w.Match, Have: have}
+		}
+	}
+	if !w.Delete && i >= 0 && entries[i].Mode == filemode.Dir {
+		return nil, &PathConflictError{Path: prefix + name, Conflict: prefix + name, IsDir: true}
+	}
+	if w.Delete {
+		if i >= 0 && entries[i].Mode != filemode.Dir {
+			entries = slices.Delete(entries, i, i+1)
+		}
+		return entries, nil
+	}
+	bh := w.Object
+	if bh.IsZero() {
+		var err error
+		if bh, err = writeBlob(st, w.Content); err != nil {
+			return nil, fmt.Errorf("write blob %s%s: %w", prefix, name, err)
+		}
+	}
+	mode := w.Mode
+	if mode == 0 {
+		mode = filemode.Regular
+		if i >= 0 && entries[i].Mode == filemode.Executable {
+			mode = filemode.Executable
+		}
+	}
+	e := object.TreeEntry{Name: name, Mode: mode, Hash: bh}
+	if i >= 0 {
+		entries[i] = e
+	} else {
+		entries = append(entries, e)
+	}
+	return entries, nil
+}
+
+// writeSubtreeEntry applies writes, whose paths are relative to the
+// directory entry called name, and returns the entries after them.
+func writeSubtreeEntry(st storer.EncodedObjectStorer, entries []object.TreeEntry, name string, writes []FileWrite, prefix string) ([]object.TreeEntry, error) {
+	i := entryIndex(entries, name)
+	var old plumbing.Hash
+	if i >= 0 && entries[i].Mode == filemode.Dir {
+		old = entries[i].Hash
+	} else if i >= 0 {
+		deletesOnly := true
+		for _, w := range writes {
+			deletesOnly = deletesOnly && w.Delete && w.Match == nil
+		}
+		if deletesOnly {
+			return entries, nil // nothing under a file to delete
+		}
+		return nil, &PathConflictError{Path: prefix + name + "/" + writes[0].Path, Conflict: prefix + name}
+	}
+	nh, empty, err := writeSubtree(st, old, writes, prefix+name+"/")
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case empty && i >= 0 && entries[i].Mode == filemode.Dir:
+		entries = slices.Delete(entries, i, i+1)
+	case empty:
+	case i >= 0:
+		entries[i] = object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: nh}
+	default:
+		entries = append(entries, object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: nh})
+	}
+	return entries, nil
+}
+
+// storeTree writes the tree of entries, sorted as git sorts them.
+func storeTree(st storer.EncodedObjectStorer, entries []object.TreeEntry, prefix string) (plumbing.Hash, error) {
 	sortGitOrder(entries)
 	t := &object.Tree{Entries: entries}
 	o := st.NewEncodedObject()
 	if err := t.Encode(o); err != nil {
-		return plumbing.ZeroHash, false, err
+		return plumbing.ZeroHash, err
 	}
 	nh, err := st.SetEncodedObject(o)
 	if err != nil {
-		return plumbing.ZeroHash, false, fmt.Errorf("write tree %s: %w", prefix, err)
+		return plumbing.ZeroHash, fmt.Errorf("write tree %s: %w", prefix, err)
 	}
-	return nh, false, nil
+	return nh, nil
 }
 
 // sortGitOrder sorts tree entries the way git does: a directory sorts as
