@@ -81,15 +81,7 @@ func mergeTrees(ctx context.Context, p *pending, policy MergePolicy, base, ours,
 	for _, c := range ourChanges {
 		ourChanged[c.Path] = c
 	}
-	bs, err := snapshotOrEmpty(p, base)
-	if err != nil {
-		return mergeResult{}, err
-	}
-	osnap, err := newSnapshot(p, ours)
-	if err != nil {
-		return mergeResult{}, err
-	}
-	ts, err := newSnapshot(p, theirs)
+	sides, err := openMergeSides(p, policy, base, ours, theirs)
 	if err != nil {
 		return mergeResult{}, err
 	}
@@ -101,62 +93,105 @@ func mergeTrees(ctx context.Context, p *pending, policy MergePolicy, base, ours,
 		}
 		oc, both := ourChanged[c.Path]
 		if !both {
-			if c.Kind == Deleted {
-				writes = append(writes, FileWrite{Path: c.Path, Delete: true})
-				continue
-			}
-			// Theirs as it is: the same object and mode (a link stays a
-			// link, a gitlink a gitlink, for the validator to see).
-			writes = append(writes, FileWrite{Path: c.Path, Object: c.Hash, Mode: c.Mode})
+			writes = append(writes, theirsAsIs(c))
 			continue
 		}
-		if !isFile(c) || !isFile(oc) {
-			if c.Kind == oc.Kind && c.Mode == oc.Mode && c.Hash == oc.Hash {
-				continue // the same change on both sides
-			}
-			res.Conflicts = append(res.Conflicts, MergeConflict{Path: c.Path, Why: "a link or submodule changed by you and by an agent since your base"})
-			continue
+		w, conflict := sides.mergeChange(c, oc)
+		if conflict != nil {
+			res.Conflicts = append(res.Conflicts, *conflict)
+		} else if w != nil {
+			writes = append(writes, *w)
 		}
-		tb, terr := ts.ReadFile(c.Path)
-		ob, oerr := osnap.ReadFile(c.Path)
-		switch {
-		case terr != nil && oerr != nil:
-			continue // both deleted it
-		case terr != nil:
-			res.Conflicts = append(res.Conflicts, MergeConflict{Path: c.Path, Why: "you deleted it and an agent changed it since your base"})
-			continue
-		case oerr != nil:
-			res.Conflicts = append(res.Conflicts, MergeConflict{Path: c.Path, Why: "you changed it and an agent deleted it since your base"})
-			continue
-		case bytes.Equal(tb, ob):
-			continue
-		}
-		var bb []byte
-		if bs != nil {
-			bb, _ = bs.ReadFile(c.Path) // absent in base: merge against empty
-		}
-		if !utf8.Valid(tb) || !utf8.Valid(ob) || !utf8.Valid(bb) || bytes.IndexByte(tb, 0) >= 0 || bytes.IndexByte(ob, 0) >= 0 {
-			res.Conflicts = append(res.Conflicts, MergeConflict{Path: c.Path, Why: "a binary file changed by you and by an agent since your base"})
-			continue
-		}
-		mode := mergedMode(bs, c, oc)
-		if combine := policy.combine(c.Path, osnap, ts); combine != nil {
-			writes = append(writes, FileWrite{Path: c.Path, Content: combine(bb, ob, tb), Mode: mode})
-			continue
-		}
-		merged, conflicts := Merge3(bb, ob, tb)
-		if len(conflicts) > 0 {
-			res.Conflicts = append(res.Conflicts, MergeConflict{Path: c.Path, Lines: conflicts, Why: "the agent changed these lines since your base"})
-			continue
-		}
-		writes = append(writes, FileWrite{Path: c.Path, Content: merged, Mode: mode})
 	}
 	if len(res.Conflicts) > 0 {
 		return res, nil
 	}
-	root := oursCommit.TreeHash
+	return applyMerge(p, oursCommit.TreeHash, writes)
+}
+
+// theirsAsIs is the write taking theirs' side of a file only they changed.
+func theirsAsIs(c Change) FileWrite {
+	if c.Kind == Deleted {
+		return FileWrite{Path: c.Path, Delete: true}
+	}
+	// Theirs as it is: the same object and mode (a link stays a link, a
+	// gitlink a gitlink, for the validator to see).
+	return FileWrite{Path: c.Path, Object: c.Hash, Mode: c.Mode}
+}
+
+// mergeSides are the three trees of a merge and the policy merging the
+// files both sides changed.
+type mergeSides struct {
+	policy MergePolicy
+	// base is nil when the sides share no history.
+	base, ours, theirs *Snapshot
+}
+
+// openMergeSides reads the trees of commits base (zero: none), ours and
+// theirs.
+func openMergeSides(p *pending, policy MergePolicy, base, ours, theirs plumbing.Hash) (*mergeSides, error) {
+	bs, err := snapshotOrEmpty(p, base)
+	if err != nil {
+		return nil, err
+	}
+	osnap, err := newSnapshot(p, ours)
+	if err != nil {
+		return nil, err
+	}
+	ts, err := newSnapshot(p, theirs)
+	if err != nil {
+		return nil, err
+	}
+	return &mergeSides{policy: policy, base: bs, ours: osnap, theirs: ts}, nil
+}
+
+// mergeChange merges a path both sides changed, theirs as c and ours as
+// oc: the write to make, a conflict refusing the merge, or neither when
+// ours already holds the result.
+func (m *mergeSides) mergeChange(c, oc Change) (*FileWrite, *MergeConflict) {
+	if !isFile(c) || !isFile(oc) {
+		if c.Kind == oc.Kind && c.Mode == oc.Mode && c.Hash == oc.Hash {
+			return nil, nil // the same change on both sides
+		}
+		return nil, &MergeConflict{Path: c.Path, Why: "a link or submodule changed by you and by an agent since your base"}
+	}
+	tb, terr := m.theirs.ReadFile(c.Path)
+	ob, oerr := m.ours.ReadFile(c.Path)
+	switch {
+	case terr != nil && oerr != nil:
+		return nil, nil // both deleted it
+	case terr != nil:
+		return nil, &MergeConflict{Path: c.Path, Why: "you deleted it and an agent changed it since your base"}
+	case oerr != nil:
+		return nil, &MergeConflict{Path: c.Path, Why: "you changed it and an agent deleted it since your base"}
+	case bytes.Equal(tb, ob):
+		return nil, nil
+	}
+	var bb []byte
+	if m.base != nil {
+		bb, _ = m.base.ReadFile(c.Path) // absent in base: merge against empty
+	}
+	if !utf8.Valid(tb) || !utf8.Valid(ob) || !utf8.Valid(bb) || bytes.IndexByte(tb, 0) >= 0 || bytes.IndexByte(ob, 0) >= 0 {
+		return nil, &MergeConflict{Path: c.Path, Why: "a binary file changed by you and by an agent since your base"}
+	}
+	mode := mergedMode(m.base, c, oc)
+	if combine := m.policy.combine(c.Path, m.ours, m.theirs); combine != nil {
+		return &FileWrite{Path: c.Path, Content: combine(bb, ob, tb), Mode: mode}, nil
+	}
+	merged, conflicts := Merge3(bb, ob, tb)
+	if len(conflicts) > 0 {
+		return nil, &MergeConflict{Path: c.Path, Lines: conflicts, Why: "the agent changed these lines since your base"}
+	}
+	return &FileWrite{Path: c.Path, Content: merged, Mode: mode}, nil
+}
+
+// applyMerge writes the merge's writes over our tree root, a conflict
+// when one makes a file and a directory of the same name.
+func applyMerge(p *pending, root plumbing.Hash, writes []FileWrite) (mergeResult, error) {
+	var res mergeResult
 	if len(writes) > 0 {
-		root, err = writeTree(p, oursCommit.TreeHash, writes)
+		var err error
+		root, err = writeTree(p, root, writes)
 		var pc *PathConflictError
 		if errors.As(err, &pc) {
 			res.Conflicts = append(res.Conflicts, MergeConflict{Path: pc.Path, Why: "a file and a directory of that name since your base: " + pc.Error()})
