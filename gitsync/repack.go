@@ -190,9 +190,34 @@ var packExtensions = []string{".idx", ".pack", ".rev", ".bitmap", ".mtimes", ".p
 // is, never drop a pack whose objects are nowhere else.
 func (r *Repository) dropRedundant(before []string) error {
 	dir := r.st.packDir
-	now, err := listPacks(dir)
+	drop, count, err := redundantPacks(dir, before)
 	if err != nil {
 		return err
+	}
+	loose := packedLoose(filepath.Join(r.st.refs.commonDir, "objects"), count)
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	errs := removeRedundant(dir, drop, loose)
+	if len(drop) > 0 {
+		if err := syncDir(dir); err != nil {
+			errs = append(errs, err)
+		}
+		// Let go of the dropped packs' descriptors (the others reopen
+		// on demand).
+		_ = r.st.Storage.Close()
+	}
+	r.reindex()
+	return errors.Join(errs...)
+}
+
+// redundantPacks returns the packs of before in dir whose every object is
+// in a pack that stays, and how many of the staying packs hold each
+// object.
+func redundantPacks(dir string, before []string) ([]string, map[plumbing.Hash]int, error) {
+	now, err := listPacks(dir)
+	if err != nil {
+		return nil, nil, err
 	}
 	type cand struct {
 		base string
@@ -231,10 +256,13 @@ func (r *Repository) dropRedundant(before []string) error {
 			}
 		}
 	}
-	loose := packedLoose(filepath.Join(r.st.refs.commonDir, "objects"), count)
+	return drop, count, nil
+}
 
-	r.mu.Lock()
-	defer r.mu.Unlock()
+// removeRedundant deletes the files of the packs drop in dir and the
+// loose objects loose, returning what went wrong (a file already gone is
+// not wrong).
+func removeRedundant(dir string, drop, loose []string) []error {
 	var errs []error
 	for _, base := range drop {
 		for _, ext := range packExtensions {
@@ -248,16 +276,7 @@ func (r *Repository) dropRedundant(before []string) error {
 			errs = append(errs, err)
 		}
 	}
-	if len(drop) > 0 {
-		if err := syncDir(dir); err != nil {
-			errs = append(errs, err)
-		}
-		// Let go of the dropped packs' descriptors (the others reopen
-		// on demand).
-		_ = r.st.Storage.Close()
-	}
-	r.reindex()
-	return errors.Join(errs...)
+	return errs
 }
 
 // packedLoose returns the loose objects under objects whose hash count
