@@ -591,10 +591,8 @@ func (p *pushResult) status(name plumbing.ReferenceName) (refStatus, bool) {
 // unread. An answer that ends or breaks before the report's flush is an
 // error.
 func readPushResult(rd io.Reader) (*pushResult, error) {
-	res := &pushResult{}
+	rep := &reportParser{res: &pushResult{}}
 	pr := newPktReader(rd)
-	var report []byte // band 1 not parsed yet
-	gotUnpack := false
 	for {
 		pkt, err := pr.next()
 		if err != nil {
@@ -608,55 +606,87 @@ func readPushResult(rd io.Reader) (*pushResult, error) {
 		}
 		switch band, data := pkt[0], pkt[1:]; band {
 		case 1:
-			if len(report)+len(data) > maxReportBytes {
+			if len(rep.report)+len(data) > maxReportBytes {
 				return nil, fmt.Errorf("a report over %d bytes", maxReportBytes)
 			}
-			report = append(report, data...)
+			rep.report = append(rep.report, data...)
 		case 2:
-			res.messages = append(res.messages, data...)
-			if n := len(res.messages); n > maxMessageBytes {
-				res.messages = append(res.messages[:0], res.messages[n-maxMessageBytes:]...)
-			}
+			rep.res.addMessages(data)
 			continue
 		case 3:
 			return nil, fmt.Errorf("remote: %s", strings.TrimSpace(string(data)))
 		default:
 			return nil, fmt.Errorf("side-band packet on band %d", band)
 		}
-		// Parse the report's complete pkt-lines.
-		for {
-			line, rest, ok, err := cutPkt(report)
-			if err != nil {
-				return nil, fmt.Errorf("report: %w", err)
-			}
-			if !ok {
-				break
-			}
-			report = rest
-			if line == nil {
-				if !gotUnpack {
-					return nil, errors.New("report: no unpack line")
-				}
-				return res, nil
-			}
-			s := strings.TrimSuffix(string(line), "\n")
-			switch {
-			case !gotUnpack:
-				u, ok := strings.CutPrefix(s, "unpack ")
-				if !ok {
-					return nil, fmt.Errorf("report: %q where the unpack line belongs", s)
-				}
-				res.unpack, gotUnpack = u, true
-			case strings.HasPrefix(s, "ok "):
-				res.refs = append(res.refs, refStatus{name: plumbing.ReferenceName(s[len("ok "):]), ok: true})
-			case strings.HasPrefix(s, "ng "):
-				name, reason, _ := strings.Cut(s[len("ng "):], " ")
-				res.refs = append(res.refs, refStatus{name: plumbing.ReferenceName(name), reason: reason})
-			default:
-				return nil, fmt.Errorf("report: unexpected line %q", s)
-			}
+		done, err := rep.parse()
+		if err != nil {
+			return nil, err
+		}
+		if done {
+			return rep.res, nil
 		}
 	}
+}
+
+// addMessages adds data to the remote's messages, keeping the last
+// maxMessageBytes.
+func (res *pushResult) addMessages(data []byte) {
+	res.messages = append(res.messages, data...)
+	if n := len(res.messages); n > maxMessageBytes {
+		res.messages = append(res.messages[:0], res.messages[n-maxMessageBytes:]...)
+	}
+}
+
+// reportParser parses a report-status as its side-band packets arrive.
+type reportParser struct {
+	res       *pushResult
+	report    []byte // band 1 not parsed yet
+	gotUnpack bool
+}
+
+// parse parses the report's complete pkt-lines, done at its flush.
+func (p *reportParser) parse() (done bool, err error) {
+	for {
+		line, rest, ok, err := cutPkt(p.report)
+		if err != nil {
+			return false, fmt.Errorf("report: %w", err)
+		}
+		if !ok {
+			return false, nil
+		}
+		p.report = rest
+		if line == nil {
+			if !p.gotUnpack {
+				return false, errors.New("report: no unpack line")
+			}
+			return true, nil
+		}
+		if err := p.line(strings.TrimSuffix(string(line), "\n")); err != nil {
+			return false, err
+		}
+	}
+}
+
+// line parses one line of the report: the unpack line first, then a
+// ref's status.
+func (p *reportParser) line(s string) error {
+	res := p.res
+	switch {
+	case !p.gotUnpack:
+		u, ok := strings.CutPrefix(s, "unpack ")
+		if !ok {
+			return fmt.Errorf("report: %q where the unpack line belongs", s)
+		}
+		res.unpack, p.gotUnpack = u, true
+	case strings.HasPrefix(s, "ok "):
+		res.refs = append(res.refs, refStatus{name: plumbing.ReferenceName(s[len("ok "):]), ok: true})
+	case strings.HasPrefix(s, "ng "):
+		name, reason, _ := strings.Cut(s[len("ng "):], " ")
+		res.refs = append(res.refs, refStatus{name: plumbing.ReferenceName(name), reason: reason})
+	default:
+		return fmt.Errorf("report: unexpected line %q", s)
+	}
+	return nil
 }
 
 // pktReader reads pkt-lines with go-git's scanner: next returns a line's
