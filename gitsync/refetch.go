@@ -70,18 +70,7 @@ func (f *Follower) refetch(ctx context.Context) (aside string, updates []RefUpda
 		return "", nil, fmt.Errorf("create %s: %w", fresh, err)
 	}
 	defer os.RemoveAll(fresh) // nothing left once it took the mirror's place
-	nr, err := Open(fresh)
-	if err != nil {
-		return "", nil, err
-	}
-	nr.ver.copyOf = r
-	// The same follower (its URL, credentials, refspecs, timeout) into
-	// the new repository.
-	nf := *f
-	nf.Repository, nf.OnEvent, nf.OnFetch, nf.trigger = nr, nil, nil, make(chan struct{}, 1)
-	_, err = nf.Fetch(ctx)
-	nr.st.Close()
-	if err != nil {
+	if err := f.fetchInto(ctx, fresh); err != nil {
 		return "", nil, err
 	}
 
@@ -89,26 +78,66 @@ func (f *Follower) refetch(ctx context.Context) (aside string, updates []RefUpda
 	defer r.writeMu.Unlock()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	aside, err = swapMirror(dir, fresh)
+	if err != nil {
+		return "", nil, err
+	}
+	r.forgetPacks()
+	removeOlderAside(dir, aside)
+	updates, err = r.mirroredRefs()
+	if err != nil {
+		return aside, nil, err
+	}
+	return aside, updates, nil
+}
+
+// fetchInto fetches the upstream into the new bare repository fresh with
+// the same follower (its URL, credentials, refspecs, timeout).
+func (f *Follower) fetchInto(ctx context.Context, fresh string) error {
+	nr, err := Open(fresh)
+	if err != nil {
+		return err
+	}
+	nr.ver.copyOf = f.Repository
+	nf := *f
+	nf.Repository, nf.OnEvent, nf.OnFetch, nf.trigger = nr, nil, nil, make(chan struct{}, 1)
+	_, err = nf.Fetch(ctx)
+	nr.st.Close()
+	return err
+}
+
+// swapMirror moves the mirror dir aside and fresh in its place, and
+// returns where the damaged mirror went.
+func swapMirror(dir, fresh string) (aside string, err error) {
 	aside = fmt.Sprintf("%s.damaged-%s", dir, time.Now().UTC().Format("20060102T150405Z"))
 	if err := os.Rename(dir, aside); err != nil {
-		return "", nil, fmt.Errorf("move the damaged mirror aside: %w", err)
+		return "", fmt.Errorf("move the damaged mirror aside: %w", err)
 	}
 	if err := os.Rename(fresh, dir); err != nil {
 		if rerr := os.Rename(aside, dir); rerr != nil {
 			err = errors.Join(err, rerr)
 		}
-		return "", nil, fmt.Errorf("put the new mirror in place: %w", err)
+		return "", fmt.Errorf("put the new mirror in place: %w", err)
 	}
 	if err := syncDir(filepath.Dir(dir)); err != nil {
-		return "", nil, err
+		return "", err
 	}
-	// go-git lets go of the damaged packs and reads the new ones.
+	return aside, nil
+}
+
+// forgetPacks has go-git let go of the damaged packs and read the new
+// ones, and drops what verification knew of the old. Callers hold r.mu.
+func (r *Repository) forgetPacks() {
 	_ = r.st.Storage.Close()
 	r.reindex()
 	r.st.packs.Store(0)
 	r.ver.mu.Lock()
 	r.ver.packs, r.ver.trees = nil, nil
 	r.ver.mu.Unlock()
+}
+
+// removeOlderAside removes the damaged mirrors moved aside before aside.
+func removeOlderAside(dir, aside string) {
 	if olds, _ := filepath.Glob(dir + ".damaged-*"); len(olds) > 1 {
 		for _, o := range olds {
 			if o != aside {
@@ -116,14 +145,20 @@ func (f *Follower) refetch(ctx context.Context) (aside string, updates []RefUpda
 			}
 		}
 	}
+}
+
+// mirroredRefs is every ref of the mirror but the staging ones, as
+// updates from nothing.
+func (r *Repository) mirroredRefs() ([]RefUpdate, error) {
 	refs, _, err := r.st.refs.list()
 	if err != nil {
-		return aside, nil, err
+		return nil, err
 	}
+	var updates []RefUpdate
 	for _, ref := range refs {
 		if !strings.HasPrefix(ref.Name().String(), stagingPrefix) {
 			updates = append(updates, RefUpdate{Name: ref.Name(), New: ref.Hash()})
 		}
 	}
-	return aside, updates, nil
+	return updates, nil
 }
