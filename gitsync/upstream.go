@@ -165,35 +165,17 @@ func (r *Repository) pushCAS(ctx context.Context, remote Remote, ref plumbing.Re
 	if err := ctx.Err(); err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("push %s to %s: %w: %w", ref.Short(), remote, ErrPushNotSent, err)
 	}
+	return r.pushCLI(ctx, remote, ref, old, new, live)
+}
+
+// pushCLI is pushCAS with git push: forced when the host decides live,
+// with a lease on old otherwise.
+func (r *Repository) pushCLI(ctx context.Context, remote Remote, ref plumbing.ReferenceName, old, new plumbing.Hash, live bool) (now plumbing.Hash, err error) {
 	r.sp.cli.Add(1)
-	args := []string{"push", "--porcelain", "--no-verify"}
-	if live {
-		args = append(args, "--force")
-	} else {
-		lease := "--force-with-lease=" + ref.String() + ":"
-		if !old.IsZero() {
-			lease += old.String()
-		}
-		args = append(args, lease)
-	}
-	args = append(args, "--", remote.String(), new.String()+":"+ref.String())
-	out, stderr, err := gitRun(ctx, r, remote, args...)
-	merged := false
-	for _, line := range strings.Split(out, "\n") {
-		// "<flag>\t<from>:<to>\t<summary> (<reason>)"
-		f := strings.SplitN(line, "\t", 3)
-		if len(f) < 3 {
-			continue
-		}
-		if f[0] == "+" {
-			// A forced update: new did not descend from what the remote
-			// had, and a host that decides live merged it.
-			merged = true
-		}
-		if f[0] != "!" {
-			continue
-		}
-		return plumbing.ZeroHash, &PushRejectedError{Ref: ref, Reason: f[2], Stale: staleReason(f[2])}
+	out, stderr, err := gitRun(ctx, r, remote, pushArgs(remote, ref, old, new, live)...)
+	merged, rejected := porcelainOutcome(out, ref)
+	if rejected != nil {
+		return plumbing.ZeroHash, rejected
 	}
 	if err != nil && notSent(stderr) {
 		return plumbing.ZeroHash, fmt.Errorf("push %s to %s: %w: %w", ref.Short(), remote, ErrPushNotSent, err)
@@ -213,6 +195,43 @@ func (r *Repository) pushCAS(ctx context.Context, remote Remote, ref plumbing.Re
 		r.sp.remember(remote.String(), new, now)
 	}
 	return now, nil
+}
+
+// pushArgs are git push's arguments for pushCLI.
+func pushArgs(remote Remote, ref plumbing.ReferenceName, old, new plumbing.Hash, live bool) []string {
+	args := []string{"push", "--porcelain", "--no-verify"}
+	if live {
+		args = append(args, "--force")
+	} else {
+		lease := "--force-with-lease=" + ref.String() + ":"
+		if !old.IsZero() {
+			lease += old.String()
+		}
+		args = append(args, lease)
+	}
+	return append(args, "--", remote.String(), new.String()+":"+ref.String())
+}
+
+// porcelainOutcome reads git push --porcelain's output for ref: whether
+// it was a forced update (merged), or its rejection.
+func porcelainOutcome(out string, ref plumbing.ReferenceName) (merged bool, rejected error) {
+	for _, line := range strings.Split(out, "\n") {
+		// "<flag>\t<from>:<to>\t<summary> (<reason>)"
+		f := strings.SplitN(line, "\t", 3)
+		if len(f) < 3 {
+			continue
+		}
+		if f[0] == "+" {
+			// A forced update: new did not descend from what the remote
+			// had, and a host that decides live merged it.
+			merged = true
+		}
+		if f[0] != "!" {
+			continue
+		}
+		return merged, &PushRejectedError{Ref: ref, Reason: f[2], Stale: staleReason(f[2])}
+	}
+	return merged, nil
 }
 
 // notSent reports whether git push's messages say it never reached the
