@@ -96,21 +96,9 @@ func (f *Follower) Run(ctx context.Context) error {
 // pushed and accepted: newer than what the fetch saw) keeps its value;
 // the next fetch settles it.
 func (f *Follower) Fetch(ctx context.Context) ([]RefUpdate, error) {
-	specs := f.RefSpecs
-	if len(specs) == 0 {
-		specs = []string{"+refs/heads/*:refs/remotes/upstream/*"}
-	}
-	var refSpecs, stagedSpecs []config.RefSpec
-	var staged []string
-	for _, s := range specs {
-		rs := config.RefSpec(s)
-		if err := rs.Validate(); err != nil {
-			return nil, fmt.Errorf("refspec %q: %w", s, err)
-		}
-		refSpecs = append(refSpecs, rs)
-		st := stagedSpec(s)
-		stagedSpecs = append(stagedSpecs, config.RefSpec(st))
-		staged = append(staged, st)
+	refSpecs, stagedSpecs, staged, err := f.fetchSpecs()
+	if err != nil {
+		return nil, err
 	}
 	r := f.Repository
 	// One fetch at a time; the storage lock (readers) and the writer
@@ -123,7 +111,7 @@ func (f *Follower) Fetch(ctx context.Context) ([]RefUpdate, error) {
 	}
 	defer r.fetchMu.Unlock()
 	var before map[plumbing.ReferenceName]plumbing.Hash
-	err := r.locked(func(storer.EncodedObjectStorer) error {
+	err = r.locked(func(storer.EncodedObjectStorer) error {
 		var err error
 		before, err = refsMatching(r, refSpecs)
 		return err
@@ -142,6 +130,39 @@ func (f *Follower) Fetch(ctx context.Context) ([]RefUpdate, error) {
 	if err != nil {
 		return nil, f.Remote.scrubErr(fmt.Errorf("fetch %s into %s: %w", f.Remote, r.path, err))
 	}
+	f.repackIfDue(ctx)
+	slices.SortFunc(updates, func(a, b RefUpdate) int { return strings.Compare(string(a.Name), string(b.Name)) })
+	if len(updates) > 0 && f.OnEvent != nil {
+		f.OnEvent(Event{Source: SourceUpstream, Name: r.path, Repository: r, Refs: updates})
+	}
+	return updates, nil
+}
+
+// fetchSpecs are the follower's refspecs (all branches by default), the
+// same with their destinations in the staging namespace, and those as
+// strings for git fetch.
+func (f *Follower) fetchSpecs() (refSpecs, stagedSpecs []config.RefSpec, staged []string, err error) {
+	specs := f.RefSpecs
+	if len(specs) == 0 {
+		specs = []string{"+refs/heads/*:refs/remotes/upstream/*"}
+	}
+	for _, s := range specs {
+		rs := config.RefSpec(s)
+		if err := rs.Validate(); err != nil {
+			return nil, nil, nil, fmt.Errorf("refspec %q: %w", s, err)
+		}
+		refSpecs = append(refSpecs, rs)
+		st := stagedSpec(s)
+		stagedSpecs = append(stagedSpecs, config.RefSpec(st))
+		staged = append(staged, st)
+	}
+	return refSpecs, stagedSpecs, staged, nil
+}
+
+// repackIfDue rolls up the packs fetches wrote once there are
+// PacksPerRepack of them.
+func (f *Follower) repackIfDue(ctx context.Context) {
+	r := f.Repository
 	if _, bounded := ctx.Deadline(); !bounded && r.PacksWritten() >= PacksPerRepack {
 		// Each fetch is one pack; roll them up (no locks held). Not in
 		// a fetch with a deadline (a write's, after its push was
@@ -150,11 +171,6 @@ func (f *Follower) Fetch(ctx context.Context) ([]RefUpdate, error) {
 			f.Logger.Warn("repack", "repo", r.path, "err", err)
 		}
 	}
-	slices.SortFunc(updates, func(a, b RefUpdate) int { return strings.Compare(string(a.Name), string(b.Name)) })
-	if len(updates) > 0 && f.OnEvent != nil {
-		f.OnEvent(Event{Source: SourceUpstream, Name: r.path, Repository: r, Refs: updates})
-	}
-	return updates, nil
 }
 
 // stagingPrefix is where a fetch puts what it fetched before the refs
