@@ -57,14 +57,8 @@ func (wr *writer) commitUpstream(ctx context.Context, s *source, batch []*writeR
 	unanswered := false // a push went unanswered: its writes may be in the upstream
 	for attempt := 0; attempt < upstreamAttempts; attempt++ {
 		if attempt > 0 {
-			// Backoff with jitter, so that daemons racing for live
-			// spread out.
-			wait := min(5*time.Millisecond<<min(attempt, 8), 500*time.Millisecond)
-			wait = wait/2 + rand.N(wait/2+1)
-			select {
-			case <-time.After(wait):
-			case <-ctx.Done():
-				return "", wr.upstreamFailed(s, unanswered, fmt.Errorf("%w (last: %v)", ctx.Err(), last))
+			if err := backoff(ctx, attempt); err != nil {
+				return "", wr.upstreamFailed(s, unanswered, fmt.Errorf("%w (last: %v)", err, last))
 			}
 			if err := s.up.fetch(ctx); err != nil {
 				last = err
@@ -74,18 +68,10 @@ func (wr *writer) commitUpstream(ctx context.Context, s *source, batch []*writeR
 				continue
 			}
 		}
-		head, lease, err := s.upstreamHead()
+		head, lease, writes, err := wr.upstreamWrites(s, batch)
 		if err != nil {
 			return "", err
 		}
-		snap, err := s.repo.SnapshotOf(head)
-		if err != nil {
-			return "", err
-		}
-		// A write whose key live holds (a push that went unanswered
-		// landed, or a retry of a write another daemon took) is
-		// answered with that commit instead.
-		writes := applyBatch(snap, batch, wr.knownKeys(s, head))
 		if len(writes) == 0 {
 			return "", nil
 		}
@@ -104,32 +90,75 @@ func (wr *writer) commitUpstream(ctx context.Context, s *source, batch []*writeR
 			return wr.pushed(ctx, s, lease, h, now), nil
 		}
 		last = err
-		var rej *gitsync.PushRejectedError
-		switch {
-		case errors.As(err, &rej) && !rej.Stale && !unanswered:
-			return "", api.Errorf(api.CodeUpstreamRefused, "%v; nothing was written", err)
-		case rej == nil && !errors.Is(err, gitsync.ErrPushNotSent):
-			// Not refused: maybe not taken, maybe taken with the answer
-			// lost. The writes' keys tell after the next fetch.
-			unanswered = true
-			for _, r := range batch {
-				if r.err == nil && len(r.writes) > 0 {
-					r.maybeSent = true
-				}
-			}
-		}
-		if ctx.Err() != nil || rej != nil && !rej.Stale {
-			return "", wr.upstreamFailed(s, unanswered, err)
-		}
-		// Certainly not applied (unless an earlier push went
-		// unanswered): a caller whose deadline passes meanwhile is told
-		// nothing was written.
-		for _, r := range batch {
-			r.unclaim()
+		if err := wr.pushFailed(ctx, s, batch, err, &unanswered); err != nil {
+			return "", err
 		}
 		wr.log.Debug("upstream write re-applied", "source", s.id(), "attempt", attempt+1, "err", err)
 	}
 	return "", wr.upstreamFailed(s, unanswered, last)
+}
+
+// backoff waits before attempt (from 1) of an upstream write, or until
+// ctx is done (its error).
+func backoff(ctx context.Context, attempt int) error {
+	// Backoff with jitter, so that daemons racing for live spread out.
+	wait := min(5*time.Millisecond<<min(attempt, 8), 500*time.Millisecond)
+	wait = wait/2 + rand.N(wait/2+1)
+	select {
+	case <-time.After(wait):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// upstreamWrites applies batch's writes to the upstream's live as last
+// fetched (or its main: see upstreamHead): the commit to write on and
+// the lease to push it with, and the writes (none when none is left to
+// write).
+func (wr *writer) upstreamWrites(s *source, batch []*writeReq) (head, lease plumbing.Hash, writes []gitsync.FileWrite, err error) {
+	head, lease, err = s.upstreamHead()
+	if err != nil {
+		return plumbing.ZeroHash, plumbing.ZeroHash, nil, err
+	}
+	snap, err := s.repo.SnapshotOf(head)
+	if err != nil {
+		return plumbing.ZeroHash, plumbing.ZeroHash, nil, err
+	}
+	// A write whose key live holds (a push that went unanswered
+	// landed, or a retry of a write another daemon took) is
+	// answered with that commit instead.
+	return head, lease, applyBatch(snap, batch, wr.knownKeys(s, head)), nil
+}
+
+// pushFailed settles batch after the push of its commit failed with err:
+// the error ending the write, or nil to re-apply it after a fetch.
+// *unanswered becomes true once a push may have landed.
+func (wr *writer) pushFailed(ctx context.Context, s *source, batch []*writeReq, err error, unanswered *bool) error {
+	var rej *gitsync.PushRejectedError
+	switch {
+	case errors.As(err, &rej) && !rej.Stale && !*unanswered:
+		return api.Errorf(api.CodeUpstreamRefused, "%v; nothing was written", err)
+	case rej == nil && !errors.Is(err, gitsync.ErrPushNotSent):
+		// Not refused: maybe not taken, maybe taken with the answer
+		// lost. The writes' keys tell after the next fetch.
+		*unanswered = true
+		for _, r := range batch {
+			if r.err == nil && len(r.writes) > 0 {
+				r.maybeSent = true
+			}
+		}
+	}
+	if ctx.Err() != nil || rej != nil && !rej.Stale {
+		return wr.upstreamFailed(s, *unanswered, err)
+	}
+	// Certainly not applied (unless an earlier push went
+	// unanswered): a caller whose deadline passes meanwhile is told
+	// nothing was written.
+	for _, r := range batch {
+		r.unclaim()
+	}
+	return nil
 }
 
 // pushed settles the mirror after the upstream took commit h pushed on
