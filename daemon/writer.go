@@ -227,26 +227,9 @@ func (wr *writer) MemoryAppend(ctx context.Context, agent string, req api.Append
 		return api.WriteResponse{}, err
 	}
 	cfg := ref.ag.agent.Config
-	if limit := cfg.WriteLimitBytes; limit > 0 && len(req.Text) > limit {
-		return api.WriteResponse{}, api.Errorf(api.CodeWriteLimit,
-			"%d bytes exceed agent %q's write_limit_bytes of %d; nothing was written (writes are never truncated)", len(req.Text), agent, limit)
-	}
-	if !utf8.ValidString(req.Text) {
-		return api.WriteResponse{}, api.Errorf(api.CodeNotUTF8, "text must be valid UTF-8")
-	}
-	if err := workspace.CheckText("text", req.Text); err != nil {
-		return api.WriteResponse{}, api.Errorf(api.CodeBadRequest, "%v", err)
-	}
-	now := wr.now()
-	if req.Now != nil {
-		now = *req.Now
-		if y := now.Year(); y < minLogYear || y > maxLogYear {
-			return api.WriteResponse{}, badRequest("now %s: a daily log's year must be from %d to %d", now.Format(time.RFC3339), minLogYear, maxLogYear)
-		}
-	}
-	if line := entryHeadingLine(req.Text); line > 0 {
-		return api.WriteResponse{}, api.Errorf(api.CodeBadText,
-			"text line %d looks like an entry heading (## HH:MM): the daemon writes those; indent the line or reword it", line)
+	now, err := wr.checkAppend(agent, cfg.WriteLimitBytes, req)
+	if err != nil {
+		return api.WriteResponse{}, err
 	}
 	loc := cfg.Location
 	if loc == nil {
@@ -276,6 +259,34 @@ func (wr *writer) MemoryAppend(ctx context.Context, agent string, req api.Append
 	res.Commit, res.Branch = c.commit, c.branch
 	res.ETag = ETag(written)
 	return res, nil
+}
+
+// checkAppend refuses a memory entry the agent's write limit or the
+// daily log's rules do not allow, and returns the entry's time: the
+// request's, or now.
+func (wr *writer) checkAppend(agent string, limit int, req api.AppendRequest) (time.Time, error) {
+	if limit > 0 && len(req.Text) > limit {
+		return time.Time{}, api.Errorf(api.CodeWriteLimit,
+			"%d bytes exceed agent %q's write_limit_bytes of %d; nothing was written (writes are never truncated)", len(req.Text), agent, limit)
+	}
+	if !utf8.ValidString(req.Text) {
+		return time.Time{}, api.Errorf(api.CodeNotUTF8, "text must be valid UTF-8")
+	}
+	if err := workspace.CheckText("text", req.Text); err != nil {
+		return time.Time{}, api.Errorf(api.CodeBadRequest, "%v", err)
+	}
+	now := wr.now()
+	if req.Now != nil {
+		now = *req.Now
+		if y := now.Year(); y < minLogYear || y > maxLogYear {
+			return time.Time{}, badRequest("now %s: a daily log's year must be from %d to %d", now.Format(time.RFC3339), minLogYear, maxLogYear)
+		}
+	}
+	if line := entryHeadingLine(req.Text); line > 0 {
+		return time.Time{}, api.Errorf(api.CodeBadText,
+			"text line %d looks like an entry heading (## HH:MM): the daemon writes those; indent the line or reword it", line)
+	}
+	return now, nil
 }
 
 // commitChange commits a change on the deployed branch (group commit:
