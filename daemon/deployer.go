@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -264,21 +265,8 @@ func (dp *deployer) afterPush(ctx context.Context, e gitsync.Event, remote io.Wr
 		// The push may have replaced what was damaged (a broken ref).
 		_ = dp.sources.host.Verify(ctx, e.Name)
 	}
-	moved := false
-	for _, r := range e.Refs {
-		if r.Name.String() == s.refs[0] {
-			moved = true
-		}
-	}
-	if !moved {
-		for _, r := range e.Refs {
-			switch {
-			case r.Name == gitsync.MainRef:
-				fmt.Fprintf(remote, "quire: live already holds this main; nothing new to deploy\n")
-			case r.Name.IsBranch() && !strings.HasPrefix(r.Name.String(), "refs/heads/proposals/"):
-				fmt.Fprintf(remote, "quire: %s is stored but not deployed: push to main (merged into live, which is deployed)\n", r.Name.Short())
-			}
-		}
+	if !slices.ContainsFunc(e.Refs, func(r gitsync.RefUpdate) bool { return r.Name.String() == s.refs[0] }) {
+		reportNotDeployed(remote, e.Refs)
 		return
 	}
 	prev := s.deploys.current()
@@ -297,6 +285,25 @@ func (dp *deployer) afterPush(ctx context.Context, e gitsync.Event, remote io.Wr
 		return
 	}
 	writeDeployReport(remote, prev, dep, dp.now())
+	dp.writeIndexReport(ctx, remote, s, dep)
+}
+
+// reportNotDeployed tells the pusher of refs that moved none of what is
+// deployed why nothing was.
+func reportNotDeployed(remote io.Writer, refs []gitsync.RefUpdate) {
+	for _, r := range refs {
+		switch {
+		case r.Name == gitsync.MainRef:
+			fmt.Fprintf(remote, "quire: live already holds this main; nothing new to deploy\n")
+		case r.Name.IsBranch() && !strings.HasPrefix(r.Name.String(), "refs/heads/proposals/"):
+			fmt.Fprintf(remote, "quire: %s is stored but not deployed: push to main (merged into live, which is deployed)\n", r.Name.Short())
+		}
+	}
+}
+
+// writeIndexReport waits up to dp.indexWait for dep's memory to be
+// indexed and tells the pusher how that went for each agent.
+func (dp *deployer) writeIndexReport(ctx context.Context, remote io.Writer, s *source, dep *deployment) {
 	wctx, cancel := context.WithTimeout(ctx, dp.indexWait)
 	defer cancel()
 	done := waitIndexed(wctx, s, dep)
