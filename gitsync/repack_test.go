@@ -329,8 +329,10 @@ func repackHelper(dir string) int {
 // an hour) and keeps what may be in use; while a repack holds the repack
 // lock, no temporary pack file is removed. Open removes only what is
 // older than a day.
+// TestStaleTemporaries is not parallel: it takes the repack lock right
+// after Open released it, and a git process forked meanwhile by a test
+// running beside it holds a copy of the lock's descriptor until it execs.
 func TestStaleTemporaries(t *testing.T) {
-	t.Parallel()
 	dir := newBare(t)
 	files := []struct {
 		path string        // the file written
