@@ -117,15 +117,49 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 		stats.Unchanged = len(docs)
 		return stats, nil
 	}
-
-	// Keep the chunks (and vectors) of unchanged documents.
-	kept := map[docKey]bool{}
 	next := &agentIndex{commit: commit, docs: map[docKey]string{}}
+	kept, fresh, err := next.diff(agent, old, docs, &stats)
+	if err != nil {
+		return stats, err
+	}
+	vectors, err := s.embedFresh(ctx, agent, fresh, &stats)
+	if err != nil {
+		return stats, err
+	}
+	items := s.keptChunks(old, kept)
+	for i, c := range fresh {
+		items = append(items, indexedChunk{c, unit(vectors[i])})
+		stats.Chunks++
+	}
+	next.fill(items, bm25.Builder{Analyzer: s.terms.Each})
+	if memory.Enabled(s.opts.Embedder) {
+		for _, v := range vectors {
+			if v == nil {
+				stats.Pending++
+			} else {
+				stats.Embedded++
+			}
+		}
+	}
+	s.mu.Lock()
+	s.agents[agent] = next
+	s.mu.Unlock()
+	if err := s.saveCache(); err != nil {
+		return stats, err
+	}
+	return stats, nil
+}
+
+// diff records docs in next and sorts them against old: it returns the
+// documents whose chunks (and vectors) are kept and the chunks of the
+// changed ones, counting unchanged, changed and removed documents in stats.
+func (next *agentIndex) diff(agent string, old *agentIndex, docs []memory.Document, stats *memory.IndexStats) (map[docKey]bool, []memory.Chunk, error) {
+	kept := map[docKey]bool{}
 	var fresh []memory.Chunk
 	for _, d := range docs {
 		k := docKey{d.User, d.Path}
 		if _, dup := next.docs[k]; dup {
-			return stats, fmt.Errorf("index %s: document %s of user %q appears twice", agent, d.Path, d.User)
+			return nil, nil, fmt.Errorf("index %s: document %s of user %q appears twice", agent, d.Path, d.User)
 		}
 		next.docs[k] = d.Hash
 		if old != nil && old.docs[k] == d.Hash {
@@ -143,9 +177,16 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 			}
 		}
 	}
+	return kept, fresh, nil
+}
+
+// embedFresh embeds the fresh chunks through the cache. An embedder failure
+// is recorded in stats (the text is indexed, the vectors stay pending); only
+// cancellation and an unreadable cache are errors.
+func (s *Store) embedFresh(ctx context.Context, agent string, fresh []memory.Chunk, stats *memory.IndexStats) ([][]float32, error) {
 	if len(fresh) > 0 && memory.Enabled(s.opts.Embedder) {
 		if err := s.loadCache(); err != nil {
-			return stats, err
+			return nil, err
 		}
 	}
 	texts := make([]string, len(fresh))
@@ -156,33 +197,41 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 	vectors, err := memory.EmbedCached(ctx, s.opts.Embedder, s.cache, texts, hashes)
 	if err != nil {
 		if ctx.Err() != nil {
-			return stats, fmt.Errorf("index %s: %w", agent, ctx.Err())
+			return nil, fmt.Errorf("index %s: %w", agent, ctx.Err())
 		}
 		stats.EmbedError = err
 		s.log.Warn("embedder failed; text indexed, vectors pending", "agent", agent, "err", err)
 	}
-	type item struct {
-		c memory.Chunk
-		v []float32
-	}
-	var items []item
+	return vectors, nil
+}
+
+// indexedChunk is a chunk with its unit vector (nil = pending).
+type indexedChunk struct {
+	c memory.Chunk
+	v []float32
+}
+
+// keptChunks returns old's chunks of the kept documents with their vectors.
+func (s *Store) keptChunks(old *agentIndex, kept map[docKey]bool) []indexedChunk {
+	var items []indexedChunk
 	if old != nil {
 		s.mu.RLock() // Backfill may fill in old.vectors
 		for i, c := range old.chunks {
 			if kept[docKey{c.User, c.Path}] {
-				items = append(items, item{c, old.vectors[i]})
+				items = append(items, indexedChunk{c, old.vectors[i]})
 			}
 		}
 		s.mu.RUnlock()
 	}
-	for i, c := range fresh {
-		items = append(items, item{c, unit(vectors[i])})
-		stats.Chunks++
-	}
-	slices.SortFunc(items, func(a, b item) int {
+	return items
+}
+
+// fill sorts items by user, path and line and makes them next's chunks,
+// vectors, per-user positions and text index.
+func (next *agentIndex) fill(items []indexedChunk, b bm25.Builder) {
+	slices.SortFunc(items, func(a, b indexedChunk) int {
 		return cmp.Or(cmp.Compare(a.c.User, b.c.User), cmp.Compare(a.c.Path, b.c.Path), cmp.Compare(a.c.StartLine, b.c.StartLine))
 	})
-	b := bm25.Builder{Analyzer: s.terms.Each}
 	next.byUser = map[string][]int{}
 	for i, it := range items {
 		next.byUser[it.c.User] = append(next.byUser[it.c.User], i)
@@ -191,22 +240,6 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 		b.Add(memory.IndexText(it.c))
 	}
 	next.text = b.Build()
-	if memory.Enabled(s.opts.Embedder) {
-		for _, v := range vectors {
-			if v == nil {
-				stats.Pending++
-			} else {
-				stats.Embedded++
-			}
-		}
-	}
-	s.mu.Lock()
-	s.agents[agent] = next
-	s.mu.Unlock()
-	if err := s.saveCache(); err != nil {
-		return stats, err
-	}
-	return stats, nil
 }
 
 // unit returns a unit-length copy of v (nil stays nil).
