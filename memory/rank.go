@@ -109,7 +109,25 @@ func Rank(cands []Candidate, opts RankOptions) []Hit {
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
-	// One entry per chunk (stores may list a chunk twice).
+	cs := uniqueCandidates(cands)
+	sc := newScorer(cs, opts)
+	// Score every candidate, then keep one hit per (path, start line):
+	// the user's copy when there is one, else the agent's.
+	byPlace := map[chunkKey]Hit{}
+	for _, c := range cs {
+		h := hitOf(c, sc.score(c))
+		place := chunkKey{path: h.Path, line: h.StartLine}
+		if prev, ok := byPlace[place]; ok && !preferred(h, prev) {
+			continue
+		}
+		byPlace[place] = h
+	}
+	return topHits(byPlace, opts.MinScore, limit)
+}
+
+// uniqueCandidates keeps one entry per chunk (stores may list a chunk
+// twice) and drops candidates scoring nothing on either side.
+func uniqueCandidates(cands []Candidate) []Candidate {
 	seen := map[chunkKey]bool{}
 	var cs []Candidate
 	for _, c := range cands {
@@ -119,71 +137,86 @@ func Rank(cands []Candidate, opts RankOptions) []Hit {
 			cs = append(cs, c)
 		}
 	}
-	maxText, minVec, maxVec := 0.0, 0.0, 0.0
+	return cs
+}
+
+// scorer fuses a candidate's two side scores into one, before the user
+// boost: by rank (RRF) or by weighting the sides scaled to 0..1.
+type scorer struct {
+	rrf                     bool
+	textRank, vecRank       map[chunkKey]int
+	wt                      float64
+	maxText, minVec, maxVec float64
+}
+
+func newScorer(cs []Candidate, opts RankOptions) scorer {
+	sc := scorer{rrf: opts.Fusion == RRF}
 	for i, c := range cs {
-		maxText = max(maxText, c.TextScore)
+		sc.maxText = max(sc.maxText, c.TextScore)
 		if i == 0 {
-			minVec, maxVec = c.VectorScore, c.VectorScore
+			sc.minVec, sc.maxVec = c.VectorScore, c.VectorScore
 		}
-		minVec, maxVec = min(minVec, c.VectorScore), max(maxVec, c.VectorScore)
+		sc.minVec, sc.maxVec = min(sc.minVec, c.VectorScore), max(sc.maxVec, c.VectorScore)
 	}
-	wt := DefaultTextWeight
+	sc.wt = DefaultTextWeight
 	if opts.TextWeight != nil {
-		wt = min(max(*opts.TextWeight, 0), 1)
+		sc.wt = min(max(*opts.TextWeight, 0), 1)
 	}
 	if !opts.Vectors {
-		wt = 1
+		sc.wt = 1
 	}
-	var textRank, vecRank map[chunkKey]int
-	if opts.Fusion == RRF {
-		textRank = sideRanks(cs, func(c Candidate) float64 { return c.TextScore })
+	if sc.rrf {
+		sc.textRank = sideRanks(cs, func(c Candidate) float64 { return c.TextScore })
 		if opts.Vectors {
-			vecRank = sideRanks(cs, func(c Candidate) float64 { return c.VectorScore })
+			sc.vecRank = sideRanks(cs, func(c Candidate) float64 { return c.VectorScore })
 		}
 	}
-	// Score every candidate, then keep one hit per (path, start line):
-	// the user's copy when there is one, else the agent's.
-	byPlace := map[chunkKey]Hit{}
-	for _, c := range cs {
-		var score float64
-		if opts.Fusion == RRF {
-			k := chunkKey{c.User, c.Path, c.StartLine}
-			if r := textRank[k]; r > 0 {
-				score += 1 / float64(RRFK+r)
-			}
-			if r := vecRank[k]; r > 0 {
-				score += 1 / float64(RRFK+r)
-			}
-		} else {
-			t, v := 0.0, 0.0
-			if maxText > 0 {
-				t = c.TextScore / maxText
-			}
-			if maxVec > minVec {
-				v = (c.VectorScore - minVec) / (maxVec - minVec)
-			} else if maxVec > 0 {
-				v = 1
-			}
-			score = wt*t + (1-wt)*v
+	return sc
+}
+
+func (sc *scorer) score(c Candidate) float64 {
+	var score float64
+	if sc.rrf {
+		k := chunkKey{c.User, c.Path, c.StartLine}
+		if r := sc.textRank[k]; r > 0 {
+			score += 1 / float64(RRFK+r)
 		}
-		scope := ScopeAgent
-		if c.User != "" {
-			score *= UserBoost
-			scope = ScopeUser
+		if r := sc.vecRank[k]; r > 0 {
+			score += 1 / float64(RRFK+r)
 		}
-		h := Hit{Path: c.Path, User: c.User, StartLine: c.StartLine, EndLine: c.EndLine, Text: c.Text, Score: score, Scope: scope}
-		if d, ok := workspace.LogDate(c.Path); ok {
-			h.Date = d.Format("2006-01-02")
-		}
-		place := chunkKey{path: h.Path, line: h.StartLine}
-		if prev, ok := byPlace[place]; ok && !preferred(h, prev) {
-			continue
-		}
-		byPlace[place] = h
+		return score
 	}
+	t, v := 0.0, 0.0
+	if sc.maxText > 0 {
+		t = c.TextScore / sc.maxText
+	}
+	if sc.maxVec > sc.minVec {
+		v = (c.VectorScore - sc.minVec) / (sc.maxVec - sc.minVec)
+	} else if sc.maxVec > 0 {
+		v = 1
+	}
+	return sc.wt*t + (1-sc.wt)*v
+}
+
+// hitOf makes c a hit with the fused score, boosted when c is per-user.
+func hitOf(c Candidate, score float64) Hit {
+	scope := ScopeAgent
+	if c.User != "" {
+		score *= UserBoost
+		scope = ScopeUser
+	}
+	h := Hit{Path: c.Path, User: c.User, StartLine: c.StartLine, EndLine: c.EndLine, Text: c.Text, Score: score, Scope: scope}
+	if d, ok := workspace.LogDate(c.Path); ok {
+		h.Date = d.Format("2006-01-02")
+	}
+	return h
+}
+
+// topHits returns the best limit hits scoring at least minScore, in order.
+func topHits(byPlace map[chunkKey]Hit, minScore float64, limit int) []Hit {
 	hits := make([]Hit, 0, len(byPlace))
 	for _, h := range byPlace {
-		if h.Score >= opts.MinScore {
+		if h.Score >= minScore {
 			hits = append(hits, h)
 		}
 	}
