@@ -63,26 +63,11 @@ type Span struct {
 // Invalid UTF-8 counts one code point per bad byte, as
 // utf8.RuneCountInString does.
 func Split(text string) []Span {
-	// Chunks mostly end at a blank line once they hold MinChunkChars.
-	spans := make([]Span, 0, len(text)/MinChunkChars+1)
-	var (
-		lines       int // lines in the current chunk, the first one non-blank
-		first       int // line number of its first line
-		start, end  int // bytes of text its lines up to the last non-blank one span
-		size        int // code points of its lines joined by newlines
-		pending     int // trailing blank lines in it
-		pendingSize int // code points they and the newlines before them add
-	)
-	cr := strings.IndexByte(text, '\r') >= 0
-	flush := func() {
-		if kept := lines - pending; kept > 0 {
-			t := text[start:end]
-			if cr {
-				t = dropCR(t)
-			}
-			spans = append(spans, Span{StartLine: first, EndLine: first + kept - 1, Text: t})
-		}
-		lines, size, pending, pendingSize = 0, 0, 0, 0
+	s := splitter{
+		text: text,
+		cr:   strings.IndexByte(text, '\r') >= 0,
+		// Chunks mostly end at a blank line once they hold MinChunkChars.
+		spans: make([]Span, 0, len(text)/MinChunkChars+1),
 	}
 	n := 0
 	for off := 0; off < len(text); {
@@ -92,61 +77,100 @@ func Split(text string) []Span {
 			le = off + i
 		}
 		off = le + 1
-		if cr {
+		if s.cr {
 			for le > ls && (text[le-1] == '\r' || text[le-1] == '\n') {
 				le--
 			}
 		}
-		line := text[ls:le]
-		blank := isBlank(line)
-		if blank {
-			if lines == 0 {
-				continue
-			}
-			if size-pendingSize >= MinChunkChars {
-				flush()
-				continue
-			}
+		s.add(n, ls, le)
+	}
+	if s.lines > 0 {
+		s.flush()
+	}
+	return s.spans
+}
+
+// splitter is Split's state: the spans so far and the chunk being grown.
+type splitter struct {
+	text  string
+	cr    bool // text holds carriage returns
+	spans []Span
+
+	lines       int // lines in the current chunk, the first one non-blank
+	first       int // line number of its first line
+	start, end  int // bytes of text its lines up to the last non-blank one span
+	size        int // code points of its lines joined by newlines
+	pending     int // trailing blank lines in it
+	pendingSize int // code points they and the newlines before them add
+}
+
+// add takes line n, text[ls:le] without its line break, into the current
+// chunk, ending the chunk first when the line does not fit.
+func (s *splitter) add(n, ls, le int) {
+	line := s.text[ls:le]
+	blank := isBlank(line)
+	if blank {
+		if s.lines == 0 {
+			return
 		}
-		chars := runeCount(line)
-		if chars > MaxChunkChars {
-			if lines > 0 {
-				flush()
-			}
-			for _, piece := range cut(line, MaxChunkChars) {
-				if !isBlank(piece) {
-					spans = append(spans, Span{StartLine: n, EndLine: n, Text: piece})
-				}
-			}
-			continue
-		}
-		grown := size + chars
-		if lines > 0 {
-			grown++ // the newline joining it
-		}
-		if grown > MaxChunkChars {
-			flush()
-			if blank {
-				continue
-			}
-			grown = chars
-		}
-		if lines == 0 {
-			first, start = n, ls
-		}
-		lines++
-		size = grown
-		if blank {
-			pending++
-			pendingSize += chars + 1
-		} else {
-			pending, pendingSize, end = 0, 0, le
+		if s.size-s.pendingSize >= MinChunkChars {
+			s.flush()
+			return
 		}
 	}
-	if lines > 0 {
-		flush()
+	chars := runeCount(line)
+	if chars > MaxChunkChars {
+		s.addLong(n, line)
+		return
 	}
-	return spans
+	grown := s.size + chars
+	if s.lines > 0 {
+		grown++ // the newline joining it
+	}
+	if grown > MaxChunkChars {
+		s.flush()
+		if blank {
+			return
+		}
+		grown = chars
+	}
+	if s.lines == 0 {
+		s.first, s.start = n, ls
+	}
+	s.lines++
+	s.size = grown
+	if blank {
+		s.pending++
+		s.pendingSize += chars + 1
+	} else {
+		s.pending, s.pendingSize, s.end = 0, 0, le
+	}
+}
+
+// addLong ends the current chunk and cuts line n, longer than
+// MaxChunkChars, into spans of its own.
+func (s *splitter) addLong(n int, line string) {
+	if s.lines > 0 {
+		s.flush()
+	}
+	for _, piece := range cut(line, MaxChunkChars) {
+		if !isBlank(piece) {
+			s.spans = append(s.spans, Span{StartLine: n, EndLine: n, Text: piece})
+		}
+	}
+}
+
+// flush ends the current chunk, keeping it as a span without its trailing
+// blank lines.
+func (s *splitter) flush() {
+	if kept := s.lines - s.pending; kept > 0 {
+		t := s.text[s.start:s.end]
+		if s.cr {
+			t = dropCR(t)
+		}
+		s.spans = append(s.spans, Span{StartLine: s.first, EndLine: s.first + kept - 1, Text: t})
+	}
+	s.lines, s.size, s.pending, s.pendingSize = 0, 0, 0, 0
 }
 
 // dropCR removes the carriage returns that end lines of s.
