@@ -111,6 +111,29 @@ func loadConversation(file string) (Conversation, error) {
 		return Conversation{}, err
 	}
 	conv := Conversation{Agent: "locomo-" + strings.TrimSuffix(filepath.Base(file), ".json")}
+	sessions, err := parseSessions(raw)
+	if err != nil {
+		return conv, err
+	}
+	var places map[string]Place
+	conv.Documents, places = dailyLogs(sessions)
+	var qas []qa
+	if err := json.Unmarshal(raw["qa"], &qas); err != nil {
+		return conv, fmt.Errorf("qa: %w", err)
+	}
+	for _, q := range qas {
+		if q.Category < 1 || q.Category > 4 {
+			continue
+		}
+		if ev := evidence(q, places); len(ev) > 0 {
+			conv.Questions = append(conv.Questions, Question{Agent: conv.Agent, Category: q.Category, Text: q.Question, Evidence: ev})
+		}
+	}
+	return conv, nil
+}
+
+// parseSessions returns the conversation's non-empty sessions in order.
+func parseSessions(raw map[string]json.RawMessage) ([]session, error) {
 	var sessions []session
 	for k, v := range raw {
 		m := sessionKey.FindStringSubmatch(k)
@@ -123,16 +146,22 @@ func loadConversation(file string) (Conversation, error) {
 		}
 		var when string
 		if err := json.Unmarshal(raw[k+"_date_time"], &when); err != nil {
-			return conv, fmt.Errorf("%s_date_time: %w", k, err)
+			return nil, fmt.Errorf("%s_date_time: %w", k, err)
 		}
 		t, err := time.Parse("3:04 pm on 2 January, 2006", strings.ToLower(when))
 		if err != nil {
-			return conv, fmt.Errorf("%s_date_time: %w", k, err)
+			return nil, fmt.Errorf("%s_date_time: %w", k, err)
 		}
 		n, _ := strconv.Atoi(m[1])
 		sessions = append(sessions, session{n, t, turns})
 	}
 	sort.Slice(sessions, func(i, j int) bool { return sessions[i].n < sessions[j].n })
+	return sessions, nil
+}
+
+// dailyLogs writes the sessions as daily logs, one `## HH:MM` entry per
+// turn, and returns them by path with the place of every turn by its id.
+func dailyLogs(sessions []session) ([]memory.Document, map[string]Place) {
 	logs := map[string][]string{}
 	var days []string
 	logPath := map[string]string{} // day → its daily log
@@ -150,49 +179,49 @@ func loadConversation(file string) (Conversation, error) {
 			if at.Format("2006-01-02") != day {
 				at = time.Date(s.when.Year(), s.when.Month(), s.when.Day(), 23, 59, 0, 0, time.UTC)
 			}
-			text := strings.TrimSpace(strings.Join(strings.Split(t.Text, "\n"), " "))
-			if c := strings.TrimSpace(t.Caption); c != "" {
-				text += " [shared an image: " + c + "]"
-			}
-			lines = append(lines, "", "## "+at.Format("15:04"), t.Speaker+": "+text)
+			lines = append(lines, "", "## "+at.Format("15:04"), t.Speaker+": "+turnText(t))
 			places[t.DiaID] = Place{logPath[day], len(lines)}
 		}
 		logs[day] = lines
 	}
+	var docs []memory.Document
 	for _, day := range days {
-		conv.Documents = append(conv.Documents, memory.NewDocument(logPath[day], "", strings.Join(logs[day], "\n")+"\n"))
+		docs = append(docs, memory.NewDocument(logPath[day], "", strings.Join(logs[day], "\n")+"\n"))
 	}
-	sort.Slice(conv.Documents, func(i, j int) bool { return conv.Documents[i].Path < conv.Documents[j].Path })
-	var qas []qa
-	if err := json.Unmarshal(raw["qa"], &qas); err != nil {
-		return conv, fmt.Errorf("qa: %w", err)
+	sort.Slice(docs, func(i, j int) bool { return docs[i].Path < docs[j].Path })
+	return docs, places
+}
+
+// turnText is a turn's text on one line, with the caption of an image
+// it shares.
+func turnText(t turn) string {
+	text := strings.TrimSpace(strings.Join(strings.Split(t.Text, "\n"), " "))
+	if c := strings.TrimSpace(t.Caption); c != "" {
+		text += " [shared an image: " + c + "]"
 	}
-	for _, q := range qas {
-		if q.Category < 1 || q.Category > 4 {
-			continue
-		}
-		var ev []Place
-		seen := map[Place]bool{}
-		for _, item := range q.Evidence {
-			for _, tok := range evidenceSep.Split(fmt.Sprint(item), -1) {
-				m := evidenceID.FindStringSubmatch(tok)
-				if m == nil {
-					continue
-				}
-				a, _ := strconv.Atoi(m[1])
-				b, _ := strconv.Atoi(m[2])
-				p, ok := places[fmt.Sprintf("D%d:%d", a, b)]
-				if ok && !seen[p] {
-					seen[p] = true
-					ev = append(ev, p)
-				}
+	return text
+}
+
+// evidence returns the places of the turns q cites, each once, in order.
+func evidence(q qa, places map[string]Place) []Place {
+	var ev []Place
+	seen := map[Place]bool{}
+	for _, item := range q.Evidence {
+		for _, tok := range evidenceSep.Split(fmt.Sprint(item), -1) {
+			m := evidenceID.FindStringSubmatch(tok)
+			if m == nil {
+				continue
+			}
+			a, _ := strconv.Atoi(m[1])
+			b, _ := strconv.Atoi(m[2])
+			p, ok := places[fmt.Sprintf("D%d:%d", a, b)]
+			if ok && !seen[p] {
+				seen[p] = true
+				ev = append(ev, p)
 			}
 		}
-		if len(ev) > 0 {
-			conv.Questions = append(conv.Questions, Question{Agent: conv.Agent, Category: q.Category, Text: q.Question, Evidence: ev})
-		}
 	}
-	return conv, nil
+	return ev
 }
 
 // Found reports whether one of q's evidence turns lies inside a hit.
