@@ -279,28 +279,8 @@ func decodeMapping(text string) (map[string]any, error) {
 // decode reads the head with the YAML decoder. It returns false when the
 // head is not a mapping (the problem is recorded).
 func (p *docParser) decode(head string) bool {
-	var root yaml.Node
-	err := yaml.Unmarshal([]byte(head), &root)
-	if err != nil && strings.Contains(err.Error(), "invalid Unicode character escape code") {
-		// JSON writes characters beyond the BMP as surrogate pairs
-		// ("\ud83d\udc19"); YAML wants one escape ("\U0001F419").
-		if fixed, ok := joinSurrogates(head); ok {
-			root = yaml.Node{}
-			err = yaml.Unmarshal([]byte(fixed), &root)
-		}
-	}
-	if err != nil {
-		line, msg := yamlErrorLine(err.Error())
-		p.errorf(line+1, "front matter is not valid YAML: %s", msg) // +1: the front matter starts on line 2
-		return false
-	}
-	if root.Kind == 0 || len(root.Content) == 0 {
-		p.errorf(1, "front matter is empty; it needs name and description")
-		return false
-	}
-	m := root.Content[0]
-	if m.Kind != yaml.MappingNode {
-		p.errorf(m.Line+1, "front matter must be a YAML mapping of keys (name, description, …), not a %s", kindName(m.Kind))
+	m := p.topMapping(head)
+	if m == nil {
 		return false
 	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
@@ -320,39 +300,80 @@ func (p *docParser) decode(head string) bool {
 			p.scalar(k.Value, line, v.Value, v.Tag == "!!null")
 			continue
 		}
-		switch k.Value {
-		case "allowed-tools":
-			p.doc.AllowedTools = p.toolList(v, line)
-		case "metadata":
-			if v.Kind != yaml.MappingNode {
-				p.errorf(line, "metadata must be a mapping of keys to values, not a %s", kindName(v.Kind))
-				continue
-			}
-			var md map[string]any
-			if err := v.Decode(&md); err != nil {
-				// yaml's lines count from the front matter's first line,
-				// the file's second.
-				at, msg := workspace.YAMLMessage(err, 1)
-				if at == 0 {
-					at = line
-				}
-				if rest, ok := strings.CutPrefix(msg, fmt.Sprintf("line %d: ", at)); ok {
-					msg = rest
-				}
-				p.errorf(at, "metadata: %s", msg)
-				continue
-			}
-			p.doc.Metadata = md
-		case "name", "description", "license", "compatibility":
-			if k.Value == "name" {
-				p.nameLine = line
-			} else if k.Value == "description" {
-				p.descLine = line
-			}
-			p.errorf(line, "%s must be a string, not a %s", k.Value, kindName(v.Kind))
-		}
+		p.nonScalar(k.Value, line, v)
 	}
 	return true
+}
+
+// topMapping decodes the front matter into its top mapping node, or
+// reports why it is not one and returns nil.
+func (p *docParser) topMapping(head string) *yaml.Node {
+	var root yaml.Node
+	err := yaml.Unmarshal([]byte(head), &root)
+	if err != nil && strings.Contains(err.Error(), "invalid Unicode character escape code") {
+		// JSON writes characters beyond the BMP as surrogate pairs
+		// ("\ud83d\udc19"); YAML wants one escape ("\U0001F419").
+		if fixed, ok := joinSurrogates(head); ok {
+			root = yaml.Node{}
+			err = yaml.Unmarshal([]byte(fixed), &root)
+		}
+	}
+	if err != nil {
+		line, msg := yamlErrorLine(err.Error())
+		p.errorf(line+1, "front matter is not valid YAML: %s", msg) // +1: the front matter starts on line 2
+		return nil
+	}
+	if root.Kind == 0 || len(root.Content) == 0 {
+		p.errorf(1, "front matter is empty; it needs name and description")
+		return nil
+	}
+	m := root.Content[0]
+	if m.Kind != yaml.MappingNode {
+		p.errorf(m.Line+1, "front matter must be a YAML mapping of keys (name, description, …), not a %s", kindName(m.Kind))
+		return nil
+	}
+	return m
+}
+
+// nonScalar reads the value of key, on line, that is not a scalar: the
+// tool list and metadata may be one, the string fields may not.
+func (p *docParser) nonScalar(key string, line int, v *yaml.Node) {
+	switch key {
+	case "allowed-tools":
+		p.doc.AllowedTools = p.toolList(v, line)
+	case "metadata":
+		p.metadata(line, v)
+	case "name", "description", "license", "compatibility":
+		if key == "name" {
+			p.nameLine = line
+		} else if key == "description" {
+			p.descLine = line
+		}
+		p.errorf(line, "%s must be a string, not a %s", key, kindName(v.Kind))
+	}
+}
+
+// metadata reads the metadata mapping on line.
+func (p *docParser) metadata(line int, v *yaml.Node) {
+	if v.Kind != yaml.MappingNode {
+		p.errorf(line, "metadata must be a mapping of keys to values, not a %s", kindName(v.Kind))
+		return
+	}
+	var md map[string]any
+	if err := v.Decode(&md); err != nil {
+		// yaml's lines count from the front matter's first line,
+		// the file's second.
+		at, msg := workspace.YAMLMessage(err, 1)
+		if at == 0 {
+			at = line
+		}
+		if rest, ok := strings.CutPrefix(msg, fmt.Sprintf("line %d: ", at)); ok {
+			msg = rest
+		}
+		p.errorf(at, "metadata: %s", msg)
+		return
+	}
+	p.doc.Metadata = md
 }
 
 // validate checks name and description once the head is read.
