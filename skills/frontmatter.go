@@ -143,7 +143,35 @@ func parseText(path, slug, text string, fast bool) (Document, []workspace.Proble
 	if strings.IndexByte(text, '\r') >= 0 {
 		text = strings.ReplaceAll(text, "\r\n", "\n")
 	}
-	// The opening line.
+	rest, ok := p.opening(text)
+	if !ok {
+		return p.doc, p.probs
+	}
+	headEnd, bodyStart, line := closing(rest)
+	if headEnd < 0 {
+		p.errorf(1, "front matter opened on line 1 is never closed: add a line --- after it")
+		return p.doc, p.probs
+	}
+	p.doc.Body = rest[bodyStart:]
+	p.doc.BodyLine = line + 1
+	head := rest[:headEnd]
+
+	ok = false
+	if fast {
+		ok = p.scan(head)
+	}
+	if !ok {
+		if !p.decode(head) {
+			return p.doc, p.probs
+		}
+	}
+	p.validate(slug)
+	return p.doc, p.probs
+}
+
+// opening checks that text opens front matter with a line --- and returns
+// the text after that line, or reports why it does not.
+func (p *docParser) opening(text string) (rest string, ok bool) {
 	first, rest, _ := strings.Cut(text, "\n")
 	if strings.TrimRight(first, " \t") != "---" {
 		first = strings.TrimSpace(first)
@@ -155,14 +183,21 @@ func parseText(path, slug, text string, fast bool) (Document, []workspace.Proble
 		default:
 			p.errorf(1, "SKILL.md has no front matter: the first line must be --- followed by name and description and a closing ---")
 		}
-		return p.doc, p.probs
+		return "", false
 	}
 	if len(first) == len(text) { // no line break after ---
 		p.errorf(1, "front matter opened on line 1 is never closed: add a line --- after it")
-		return p.doc, p.probs
+		return "", false
 	}
-	// The closing line: --- or ... alone (trailing blanks allowed).
-	headEnd, bodyStart, line := -1, 0, 2
+	return rest, true
+}
+
+// closing finds the line closing the front matter in rest (the text after
+// the opening line): --- or ... alone (trailing blanks allowed). It returns
+// where that line and the body start in rest and the line's number in the
+// file; headEnd is -1 when no line closes it.
+func closing(rest string) (headEnd, bodyStart, line int) {
+	headEnd, bodyStart, line = -1, 0, 2
 	for off := 0; off < len(rest); line++ {
 		nl := strings.IndexByte(rest[off:], '\n')
 		end := len(rest)
@@ -170,30 +205,11 @@ func parseText(path, slug, text string, fast bool) (Document, []workspace.Proble
 			end = off + nl
 		}
 		if l := strings.TrimRight(rest[off:end], " \t"); l == "---" || l == "..." {
-			headEnd, bodyStart = off, min(end+1, len(rest))
-			break
+			return off, min(end+1, len(rest)), line
 		}
 		off = end + 1
 	}
-	if headEnd < 0 {
-		p.errorf(1, "front matter opened on line 1 is never closed: add a line --- after it")
-		return p.doc, p.probs
-	}
-	p.doc.Body = rest[bodyStart:]
-	p.doc.BodyLine = line + 1
-	head := rest[:headEnd]
-
-	ok := false
-	if fast {
-		ok = p.scan(head)
-	}
-	if !ok {
-		if !p.decode(head) {
-			return p.doc, p.probs
-		}
-	}
-	p.validate(slug)
-	return p.doc, p.probs
+	return headEnd, bodyStart, line
 }
 
 // field starts a top-level key: it reports duplicate and unknown keys and
