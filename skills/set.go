@@ -212,25 +212,12 @@ func (s *Set) HybridSearch(ctx context.Context, emb Embedder, query string, req 
 		limit = DefaultLimit
 	}
 	text := s.bm25().Search(query, 0, nil, func(doc int) bool { return req.Permits(s.skills[doc]) })
-	bm := make(map[int]float64, len(text))
-	maxBM := 0.0
-	for _, h := range text {
-		bm[h.Doc] = h.Score
-		maxBM = math.Max(maxBM, h.Score)
-	}
 	var qv []float32
 	var vecs [][]float32
 	if emb != nil && len(s.skills) > 0 {
 		var err error
-		if vecs, err = s.skillVectors(ctx, emb); err != nil {
+		if qv, vecs, err = s.queryVectors(ctx, emb, query); err != nil {
 			return nil, err
-		}
-		qs, err := emb.Embed(ctx, []string{query})
-		if err != nil {
-			return nil, fmt.Errorf("embed skill query: %w", err)
-		}
-		if len(qs) > 0 {
-			qv = qs[0]
 		}
 	}
 	tw, vw := TextWeight, VectorWeight
@@ -239,6 +226,42 @@ func (s *Set) HybridSearch(ctx context.Context, emb Embedder, query string, req 
 		tw, vw = 1, 0
 	case len(text) == 0:
 		tw, vw = 0, 1
+	}
+	out := s.fuse(text, qv, vecs, tw, vw, req)
+	slices.SortStableFunc(out, func(a, b Hit) int { // stable: slug order on ties
+		return cmp.Compare(b.Score, a.Score)
+	})
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// queryVectors embeds the query and returns its vector with the skills'
+// vectors.
+func (s *Set) queryVectors(ctx context.Context, emb Embedder, query string) (qv []float32, vecs [][]float32, err error) {
+	if vecs, err = s.skillVectors(ctx, emb); err != nil {
+		return nil, nil, err
+	}
+	qs, err := emb.Embed(ctx, []string{query})
+	if err != nil {
+		return nil, nil, fmt.Errorf("embed skill query: %w", err)
+	}
+	if len(qs) > 0 {
+		qv = qs[0]
+	}
+	return qv, vecs, nil
+}
+
+// fuse scores every skill req permits that either side matched: tw × its
+// BM25 score scaled by the best plus vw × its positive cosine to qv.
+// The hits are in skill order.
+func (s *Set) fuse(text []bm25.Hit, qv []float32, vecs [][]float32, tw, vw float64, req Request) []Hit {
+	bm := make(map[int]float64, len(text))
+	maxBM := 0.0
+	for _, h := range text {
+		bm[h.Doc] = h.Score
+		maxBM = math.Max(maxBM, h.Score)
 	}
 	var out []Hit
 	for i, sk := range s.skills {
@@ -260,13 +283,7 @@ func (s *Set) HybridSearch(ctx context.Context, emb Embedder, query string, req 
 			out = append(out, Hit{Skill: sk, Score: score})
 		}
 	}
-	slices.SortStableFunc(out, func(a, b Hit) int { // stable: slug order on ties
-		return cmp.Compare(b.Score, a.Score)
-	})
-	if len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
+	return out
 }
 
 // skillVectors embeds every skill's name and description once per embedder.
