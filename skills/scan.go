@@ -75,70 +75,93 @@ func scanLine(l string) (key, value string, ok bool) {
 	}
 	switch rest[0] {
 	case '"':
-		end := strings.IndexByte(rest[1:], '"')
-		if end < 0 {
-			return "", "", false
-		}
-		value = rest[1 : 1+end]
-		if strings.IndexByte(value, '\\') >= 0 || !afterScalar(rest[2+end:]) {
-			return "", "", false
-		}
+		value, ok = doubleQuoted(rest)
 	case '\'':
-		if end := strings.IndexByte(rest[1:], '\''); end >= 0 && (2+end == len(rest) || rest[2+end] != '\'') {
-			// No doubled quote: the value is the text between the quotes.
-			value = rest[1 : 1+end]
-			if !afterScalar(rest[2+end:]) {
-				return "", "", false
-			}
-			break
-		}
-		var b strings.Builder
-		i := 1
-		for {
-			j := strings.IndexByte(rest[i:], '\'')
-			if j < 0 {
-				return "", "", false
-			}
-			b.WriteString(rest[i : i+j])
-			i += j + 1
-			if i < len(rest) && rest[i] == '\'' {
-				b.WriteByte('\'')
-				i++
-				continue
-			}
-			break
-		}
-		value = b.String()
-		if !afterScalar(rest[i:]) {
-			return "", "", false
-		}
+		value, ok = singleQuoted(rest)
 	default:
-		if strings.IndexByte("-?:,[]{}#&*!|>%@`", rest[0]) >= 0 {
-			return "", "", false
-		}
-		// A comment starts at " #"; the value must hold no ": " before it
-		// (nor end in ':'). Both are rare: look for '#' and ':' eight
-		// bytes at a time.
-		end := len(rest)
-		for i := plainStop(rest, 0); i+1 < len(rest); i = plainStop(rest, i+1) {
-			if rest[i] == ':' && rest[i+1] == ' ' {
-				return "", "", false
-			}
-			if rest[i+1] == '#' && rest[i] == ' ' {
-				end = i
-				break
-			}
-		}
-		value = strings.TrimRight(rest[:end], " ")
-		if strings.HasSuffix(value, ":") {
-			return "", "", false
-		}
-		switch value {
-		case "~", "null", "Null", "NULL":
-			return "", "", false
-		}
+		value, ok = plainScalar(rest)
+	}
+	if !ok {
+		return "", "", false
 	}
 	return key, value, true
+}
+
+// doubleQuoted reads the double-quoted value rest starts with; ok is false
+// when it holds an escape or is not alone on the line.
+func doubleQuoted(rest string) (value string, ok bool) {
+	end := strings.IndexByte(rest[1:], '"')
+	if end < 0 {
+		return "", false
+	}
+	value = rest[1 : 1+end]
+	if strings.IndexByte(value, '\\') >= 0 || !afterScalar(rest[2+end:]) {
+		return "", false
+	}
+	return value, true
+}
+
+// singleQuoted reads the single-quoted value rest starts with, undoubling
+// its quotes; ok is false when it is not closed or not alone on the line.
+func singleQuoted(rest string) (value string, ok bool) {
+	if end := strings.IndexByte(rest[1:], '\''); end >= 0 && (2+end == len(rest) || rest[2+end] != '\'') {
+		// No doubled quote: the value is the text between the quotes.
+		if !afterScalar(rest[2+end:]) {
+			return "", false
+		}
+		return rest[1 : 1+end], true
+	}
+	var b strings.Builder
+	i := 1
+	for {
+		j := strings.IndexByte(rest[i:], '\'')
+		if j < 0 {
+			return "", false
+		}
+		b.WriteString(rest[i : i+j])
+		i += j + 1
+		if i < len(rest) && rest[i] == '\'' {
+			b.WriteByte('\'')
+			i++
+			continue
+		}
+		break
+	}
+	if !afterScalar(rest[i:]) {
+		return "", false
+	}
+	return b.String(), true
+}
+
+// plainScalar reads the plain value rest holds, up to a comment; ok is
+// false when the decoder could read it otherwise (an indicator first, a
+// ": " inside, a ':' last, a null).
+func plainScalar(rest string) (value string, ok bool) {
+	if strings.IndexByte("-?:,[]{}#&*!|>%@`", rest[0]) >= 0 {
+		return "", false
+	}
+	// A comment starts at " #"; the value must hold no ": " before it
+	// (nor end in ':'). Both are rare: look for '#' and ':' eight
+	// bytes at a time.
+	end := len(rest)
+	for i := plainStop(rest, 0); i+1 < len(rest); i = plainStop(rest, i+1) {
+		if rest[i] == ':' && rest[i+1] == ' ' {
+			return "", false
+		}
+		if rest[i+1] == '#' && rest[i] == ' ' {
+			end = i
+			break
+		}
+	}
+	value = strings.TrimRight(rest[:end], " ")
+	if strings.HasSuffix(value, ":") {
+		return "", false
+	}
+	switch value {
+	case "~", "null", "Null", "NULL":
+		return "", false
+	}
+	return value, true
 }
 
 // maxYAMLKey is the longest key, in bytes, the YAML decoder takes without
