@@ -28,34 +28,20 @@ func budgetDiagnostics(a *analysis, v view, now time.Time, checked []workspace.P
 	if a.ws == nil {
 		return out
 	}
-	texts := map[string]*mapper{}
-	mapperOf := func(p string) *mapper {
-		if m, ok := texts[p]; ok {
-			return m
-		}
-		data, err := fs.ReadFile(v.fsys, p)
-		if err != nil {
-			data = nil
-		}
-		m := newMapper(string(data))
-		texts[p] = m
-		return m
-	}
-
+	d := diagnoser{fsys: v.fsys, out: out, texts: map[string]*mapper{}, covered: map[string]bool{}}
 	for _, pr := range a.ws.Problems() {
-		out[pr.Path] = append(out[pr.Path], problemDiagnostic(mapperOf(pr.Path), pr))
+		d.problem(pr)
 	}
 	var paths []string
-	for _, d := range v.docs {
-		if d.path != "" {
-			paths = append(paths, d.path)
+	for _, doc := range v.docs {
+		if doc.path != "" {
+			paths = append(paths, doc.path)
 		}
 	}
 	sort.Strings(paths)
 
 	type reqKey struct{ agent, user, room string }
 	done := map[reqKey]bool{}
-	covered := map[string]bool{}
 	for _, p := range paths {
 		pl, ok := a.locate(p)
 		if !ok {
@@ -71,38 +57,77 @@ func budgetDiagnostics(a *analysis, v view, now time.Time, checked []workspace.P
 		if err != nil {
 			continue
 		}
-		rejected := map[string]string{}
-		for _, pr := range res.Report.Problems {
-			if pr.Code == "budget-reject" {
-				rejected[pr.Path] = pr.Message
-				continue
-			}
-			if !covered[pr.Path] {
-				out[pr.Path] = append(out[pr.Path], problemDiagnostic(mapperOf(pr.Path), pr))
-			}
+		d.report(&res.Report)
+	}
+	d.checked(checked, paths)
+	return out
+}
+
+// diagnoser gathers budgetDiagnostics' diagnostics by path.
+type diagnoser struct {
+	fsys    *overlay
+	out     map[string][]protocol.Diagnostic
+	texts   map[string]*mapper // read once per path
+	covered map[string]bool    // files a report has diagnosed
+}
+
+// mapper returns the mapper of the file at p (of no text when unreadable).
+func (d *diagnoser) mapper(p string) *mapper {
+	if m, ok := d.texts[p]; ok {
+		return m
+	}
+	data, err := fs.ReadFile(d.fsys, p)
+	if err != nil {
+		data = nil
+	}
+	m := newMapper(string(data))
+	d.texts[p] = m
+	return m
+}
+
+// problem adds pr as a diagnostic on its file.
+func (d *diagnoser) problem(pr workspace.Problem) {
+	d.out[pr.Path] = append(d.out[pr.Path], problemDiagnostic(d.mapper(pr.Path), pr))
+}
+
+// report adds the problems and file diagnostics of one assembled prompt,
+// each file's only from the first report that has it.
+func (d *diagnoser) report(rep *prompt.Report) {
+	rejected := map[string]string{}
+	for _, pr := range rep.Problems {
+		if pr.Code == "budget-reject" {
+			rejected[pr.Path] = pr.Message
+			continue
 		}
-		for _, f := range res.Report.Files {
-			if f.Path == "" || covered[f.Path] {
-				continue
-			}
-			covered[f.Path] = true
-			out[f.Path] = append(out[f.Path], fileDiagnostics(mapperOf(f.Path), f, &res.Report, rejected[f.Path])...)
+		if !d.covered[pr.Path] {
+			d.problem(pr)
 		}
 	}
-	open := map[string]bool{}
-	for _, p := range paths {
-		open[p] = true
+	for _, f := range rep.Files {
+		if f.Path == "" || d.covered[f.Path] {
+			continue
+		}
+		d.covered[f.Path] = true
+		d.out[f.Path] = append(d.out[f.Path], fileDiagnostics(d.mapper(f.Path), f, rep, rejected[f.Path])...)
+	}
+}
+
+// checked adds the findings of agent.Check that the budget diagnostics do
+// not already say; open are the paths of the open documents.
+func (d *diagnoser) checked(checked []workspace.Problem, open []string) {
+	isOpen := map[string]bool{}
+	for _, p := range open {
+		isOpen[p] = true
 	}
 	for _, pr := range checked {
 		switch {
-		case strings.HasPrefix(pr.Code, "budget-"), hasCode(out[pr.Path], pr.Code):
+		case strings.HasPrefix(pr.Code, "budget-"), hasCode(d.out[pr.Path], pr.Code):
 			continue // the budget diagnostics say it, with exact ranges
-		case pr.Code == workspace.CodeInvalidUTF8 && open[pr.Path]:
+		case pr.Code == workspace.CodeInvalidUTF8 && isOpen[pr.Path]:
 			continue // marked run by run in the buffer (invalidUTF8)
 		}
-		out[pr.Path] = append(out[pr.Path], problemDiagnostic(mapperOf(pr.Path), pr))
+		d.problem(pr)
 	}
-	return out
 }
 
 // hasCode reports whether one of diags has code.
