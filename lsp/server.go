@@ -227,7 +227,7 @@ func newServer(opts Options) *server {
 // concurrently. A failing notification is logged instead of tearing down the
 // connection, and a panic in a feature becomes an error reply.
 func (s *server) handler(next jsonrpc2.Handler) jsonrpc2.Handler {
-	return func(ctx context.Context, req *jsonrpc2.Request) (result any, err error) {
+	return func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 		call := req.IsCall()
 		if call {
 			s.replies.owe(req.ID())
@@ -255,10 +255,9 @@ func (s *server) handler(next jsonrpc2.Handler) jsonrpc2.Handler {
 			// initialize that fails on its params leaves the client free to
 			// send a good one, instead of every later request waiting for
 			// a session that never starts.
-			var p protocol.InitializeParams
-			if err := protocol.Unmarshal(req.Params(), &p); err != nil {
+			if err := checkInitialize(req); err != nil {
 				detach()
-				return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("quire lsp: the params of initialize are missing or do not have the shape the method takes: %v", err))
+				return nil, err
 			}
 		}
 		refusal := s.refuse(method, call)
@@ -278,25 +277,42 @@ func (s *server) handler(next jsonrpc2.Handler) jsonrpc2.Handler {
 				return nil, ctx.Err()
 			}
 		}
-		defer func() {
-			if r := recover(); r != nil {
-				s.log.Error("handler panicked", "method", method, "panic", r, "stack", string(debug.Stack()))
-				result, err = nil, jsonrpc2.NewError(jsonrpc2.InternalError, fmt.Sprintf("quire lsp: %s failed: %v", method, r))
-			}
-			if err != nil && !call {
-				s.log.Warn("notification failed", "method", method, "err", err)
-				result, err = nil, nil
-			}
-		}()
-		result, err = next(ctx, req)
-		var rpcErr *jsonrpc2.Error
-		if errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc2.ParseError {
-			// The message was JSON (the stream checked); its params did
-			// not decode into what the method takes.
-			err = jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("quire lsp: the params of %s are missing or do not have the shape the method takes: %v", method, err))
-		}
-		return result, err
+		return s.handle(ctx, next, req, method, call)
 	}
+}
+
+// checkInitialize returns the error answering an initialize whose params
+// do not decode, or nil.
+func checkInitialize(req *jsonrpc2.Request) error {
+	var p protocol.InitializeParams
+	if err := protocol.Unmarshal(req.Params(), &p); err != nil {
+		return jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("quire lsp: the params of initialize are missing or do not have the shape the method takes: %v", err))
+	}
+	return nil
+}
+
+// handle runs next on a message the session accepts: a panic becomes an
+// internal error, params that do not decode an invalid-params error, and
+// a failed notification a warning in the log.
+func (s *server) handle(ctx context.Context, next jsonrpc2.Handler, req *jsonrpc2.Request, method string, call bool) (result any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("handler panicked", "method", method, "panic", r, "stack", string(debug.Stack()))
+			result, err = nil, jsonrpc2.NewError(jsonrpc2.InternalError, fmt.Sprintf("quire lsp: %s failed: %v", method, r))
+		}
+		if err != nil && !call {
+			s.log.Warn("notification failed", "method", method, "err", err)
+			result, err = nil, nil
+		}
+	}()
+	result, err = next(ctx, req)
+	var rpcErr *jsonrpc2.Error
+	if errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc2.ParseError {
+		// The message was JSON (the stream checked); its params did
+		// not decode into what the method takes.
+		err = jsonrpc2.NewError(jsonrpc2.InvalidParams, fmt.Sprintf("quire lsp: the params of %s are missing or do not have the shape the method takes: %v", method, err))
+	}
+	return result, err
 }
 
 // refuse answers requests the protocol forbids at this point of the
