@@ -327,20 +327,13 @@ func (s *frameStream) header(quiet bool) (length, size int, err error) {
 		if len(content) == 0 {
 			break // the blank line that ends the header
 		}
-		if bad := headerGarbage(content); bad != "" || bytes.IndexByte(content, ':') < 0 || len(content) > maxHeaderLine {
-			if bad == "" {
-				bad = fmt.Sprintf("%q is not a header field", truncateForLog(content))
-			}
+		if bad := fieldProblem(content); bad != "" {
 			s.consume(pos)
 			return 0, 0, s.garbage(bad, quiet)
 		}
 		name, value, _ := bytes.Cut(content, []byte(":"))
-		if quiet && len(name) < len("content-length") && bytes.HasSuffix([]byte("content-length"), bytes.ToLower(name)) {
-			// The body of the malformed frame just answered was announced
-			// too short and took the start of this header with it.
-			name = []byte("Content-Length")
-		}
-		if i := bytes.LastIndex(bytes.ToLower(name), []byte("content-length")); i > 0 {
+		name, i := fieldName(name, quiet)
+		if i > 0 {
 			// Text without a line break ran into the next header
 			// ("helloContent-Length: 52"): answer the text, keep the header.
 			s.consume(pos - len(line) + i)
@@ -349,13 +342,9 @@ func (s *frameStream) header(quiet bool) (length, size int, err error) {
 		if !bytes.EqualFold(name, []byte("Content-Length")) {
 			continue // Content-Type and unknown fields are ignored
 		}
-		n, convErr := strconv.Atoi(string(bytes.TrimSpace(value)))
-		switch {
-		case convErr != nil || n < 0:
-			problem = fmt.Sprintf("the Content-Length %q is not a number of bytes", truncateForLog(bytes.TrimSpace(value)))
-		case n == 0:
-			problem = "the Content-Length is 0: a message cannot be empty"
-		default:
+		if n, why := contentLength(value); why != "" {
+			problem = why
+		} else {
 			length, problem = n, ""
 		}
 	}
@@ -369,6 +358,41 @@ func (s *frameStream) header(quiet bool) (length, size int, err error) {
 		return -1, pos, nil
 	}
 	return length, pos, nil
+}
+
+// fieldProblem says why a whole header line (without its line break) is
+// not a header field, or "" when it is one.
+func fieldProblem(content []byte) string {
+	bad := headerGarbage(content)
+	if bad == "" && (bytes.IndexByte(content, ':') < 0 || len(content) > maxHeaderLine) {
+		bad = fmt.Sprintf("%q is not a header field", truncateForLog(content))
+	}
+	return bad
+}
+
+// fieldName returns a header field's name, and where "content-length"
+// starts inside it when other text ran into the header (else 0). When
+// quiet, a name that is the tail of "content-length" is Content-Length:
+// the body of the malformed frame just answered was announced too short
+// and took the start of this header with it.
+func fieldName(name []byte, quiet bool) ([]byte, int) {
+	if quiet && len(name) < len("content-length") && bytes.HasSuffix([]byte("content-length"), bytes.ToLower(name)) {
+		name = []byte("Content-Length")
+	}
+	return name, max(bytes.LastIndex(bytes.ToLower(name), []byte("content-length")), 0)
+}
+
+// contentLength parses the value of a Content-Length field: a positive
+// number of bytes, or the problem with it.
+func contentLength(value []byte) (n int, problem string) {
+	n, err := strconv.Atoi(string(bytes.TrimSpace(value)))
+	switch {
+	case err != nil || n < 0:
+		return 0, fmt.Sprintf("the Content-Length %q is not a number of bytes", truncateForLog(bytes.TrimSpace(value)))
+	case n == 0:
+		return 0, "the Content-Length is 0: a message cannot be empty"
+	}
+	return n, ""
 }
 
 // headerGarbage says why a header line (complete or not) cannot be a
