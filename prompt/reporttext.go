@@ -11,6 +11,20 @@ import (
 // file with its status and sizes, what was cut, and the totals.
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
+	r.writeHeading(&b)
+	r.writeFileTable(&b)
+	fmt.Fprintln(&b)
+	r.writeFileNotes(&b)
+	for _, p := range r.Problems {
+		fmt.Fprintf(&b, "%s\n", p)
+	}
+	r.writeTotals(&b)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeHeading writes who the prompt is for and the budget it was held to.
+func (r *Report) writeHeading(b *strings.Builder) {
 	who := ""
 	if r.User != "" {
 		who = fmt.Sprintf(" · user %s", r.User)
@@ -18,11 +32,16 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.Room != "" {
 		who += fmt.Sprintf(" · room %s", r.Room)
 	}
-	fmt.Fprintf(&b, "agent %s (%s, policy %s) · session %s · channel %s%s\n", r.Agent, r.AgentType, r.Policy, r.Session, r.Channel, who)
-	fmt.Fprintf(&b, "budget: %s chars per file · %s total · stop below %s · head %.0f %% · tail %.0f %% · tokens: %s\n\n",
+	fmt.Fprintf(b, "agent %s (%s, policy %s) · session %s · channel %s%s\n", r.Agent, r.AgentType, r.Policy, r.Session, r.Channel, who)
+	fmt.Fprintf(b, "budget: %s chars per file · %s total · stop below %s · head %.0f %% · tail %.0f %% · tokens: %s\n\n",
 		GroupThousands(r.Budget.PerFileChars), GroupThousands(r.Budget.TotalChars), GroupThousands(r.Budget.MinFileChars),
 		100*r.Budget.HeadRatio, 100*r.Budget.TailRatio, r.Tokenizer)
-	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+}
+
+// writeFileTable writes a table row per context file: its status, its
+// size and what of it was injected.
+func (r *Report) writeFileTable(b *strings.Builder) {
+	tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\tfile\tstatus\tchars\tinjected\ttokens\tinjected")
 	for _, f := range r.Files {
 		name := f.Name
@@ -41,42 +60,46 @@ func (r *Report) WriteText(w io.Writer) error {
 			GroupThousands(f.OriginalChars), GroupThousands(f.InjectedChars), tok, GroupThousands(f.InjectedTokens))
 	}
 	tw.Flush()
-	fmt.Fprintln(&b)
+}
+
+// writeFileNotes writes a line per file the budget cut and per file with
+// invalid UTF-8.
+func (r *Report) writeFileNotes(b *strings.Builder) {
 	for _, f := range r.Files {
 		switch f.Status {
 		case StatusTruncated, StatusClamped, StatusDropped:
-			fmt.Fprintf(&b, "%s: %s", f.Name, f.Note)
+			fmt.Fprintf(b, "%s: %s", f.Name, f.Note)
 			if len(f.Dropped) > 0 {
 				d := f.Dropped[0]
 				first, last := d.Lines()
-				fmt.Fprintf(&b, "; cut lines %d–%d (bytes %d–%d)", first, last, d.Start.Offset, d.End.Offset)
+				fmt.Fprintf(b, "; cut lines %d–%d (bytes %d–%d)", first, last, d.Start.Offset, d.End.Offset)
 			}
 			if len(f.UsedBy) > 0 && f.Status != StatusTruncated {
-				fmt.Fprintf(&b, "; the total was used by %s", strings.Join(f.UsedBy, ", "))
+				fmt.Fprintf(b, "; the total was used by %s", strings.Join(f.UsedBy, ", "))
 			}
-			fmt.Fprintln(&b)
+			fmt.Fprintln(b)
 		}
 		if f.InvalidBytes > 0 {
-			fmt.Fprintf(&b, "%s: %d bytes of invalid UTF-8 shown as U+FFFD\n", f.Name, f.InvalidBytes)
+			fmt.Fprintf(b, "%s: %d bytes of invalid UTF-8 shown as U+FFFD\n", f.Name, f.InvalidBytes)
 		}
 	}
-	for _, p := range r.Problems {
-		fmt.Fprintf(&b, "%s\n", p)
-	}
-	fmt.Fprintf(&b, "context files: %s of %s chars (%s left) · %s tokens\n",
+}
+
+// writeTotals writes the sizes of the context files and of the prompt, and
+// how the skills were given.
+func (r *Report) writeTotals(b *strings.Builder) {
+	fmt.Fprintf(b, "context files: %s of %s chars (%s left) · %s tokens\n",
 		GroupThousands(r.InjectedChars), GroupThousands(r.Budget.TotalChars), GroupThousands(r.RemainingChars), GroupThousands(r.InjectedTokens))
-	fmt.Fprintf(&b, "prompt: %s chars · %s bytes", GroupThousands(r.PromptChars), GroupThousands(r.PromptBytes))
+	fmt.Fprintf(b, "prompt: %s chars · %s bytes", GroupThousands(r.PromptChars), GroupThousands(r.PromptBytes))
 	if r.PromptTokens > 0 {
-		fmt.Fprintf(&b, " · %s tokens", GroupThousands(r.PromptTokens))
+		fmt.Fprintf(b, " · %s tokens", GroupThousands(r.PromptTokens))
 	}
-	fmt.Fprintf(&b, " · stable prefix %s bytes · skills: %s", GroupThousands(r.StablePrefixBytes), r.SkillsMode)
+	fmt.Fprintf(b, " · stable prefix %s bytes · skills: %s", GroupThousands(r.StablePrefixBytes), r.SkillsMode)
 	if r.SkillCount > 0 {
-		fmt.Fprintf(&b, " (%d)", r.SkillCount)
+		fmt.Fprintf(b, " (%d)", r.SkillCount)
 	}
-	fmt.Fprintln(&b)
+	fmt.Fprintln(b)
 	if r.SkillsReason != "" {
-		fmt.Fprintf(&b, "skills %s\n", r.SkillsReason)
+		fmt.Fprintf(b, "skills %s\n", r.SkillsReason)
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
