@@ -394,8 +394,6 @@ func parseBudget(v *yaml.Node, b *Budget, report reportFunc) {
 	seenBudget := map[string]bool{}
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		k, val := v.Content[i], v.Content[i+1]
-		var n int
-		var f float64
 		if k.Kind != yaml.ScalarNode {
 			report(k.Line, k.Column, "agent-yaml-key", "a budget key must be a plain word, not a %s; known budget keys: %s", nodeKind(k), strings.Join(sortedKeys(budgetKeys), ", "))
 			continue
@@ -407,39 +405,10 @@ func parseBudget(v *yaml.Node, b *Budget, report reportFunc) {
 		seenBudget[k.Value] = true
 		switch k.Value {
 		case "per_file", "total", "min_file":
-			if val.Kind == yaml.ScalarNode && val.ShortTag() == "!!float" {
-				report(val.Line, val.Column, "agent-yaml-value", "budget.%s must be a whole number of chars, not %s", k.Value, val.Value)
-				continue
-			}
-			if !decodeScalar(val, &n, report, "budget."+k.Value) {
-				continue
-			}
-			if n < 0 || n == 0 && k.Value != "min_file" {
-				report(val.Line, val.Column, "agent-yaml-range", "budget.%s must be positive, not %d", k.Value, n)
-				continue
-			}
-			switch k.Value {
-			case "per_file":
-				nb.PerFileChars = n
-			case "total":
-				nb.TotalChars = n
-			case "min_file":
-				nb.MinFileChars = n
-			}
+			parseBudgetChars(k.Value, val, &nb, report)
 		case "head_ratio", "tail_ratio":
 			ratioLine, ratioCol = k.Line, k.Column
-			if !decodeScalar(val, &f, report, "budget."+k.Value) {
-				continue
-			}
-			if !(f > 0 && f < 1) {
-				report(val.Line, val.Column, "agent-yaml-range", "budget.%s must be between 0 and 1 (exclusive), not %g", k.Value, f)
-				continue
-			}
-			if k.Value == "head_ratio" {
-				nb.HeadRatio = f
-			} else {
-				nb.TailRatio = f
-			}
+			parseBudgetRatio(k.Value, val, &nb, report)
 		default:
 			report(k.Line, k.Column, "agent-yaml-unknown-key", "unknown key budget.%s; known budget keys: %s", k.Value, strings.Join(sortedKeys(budgetKeys), ", "))
 		}
@@ -449,6 +418,49 @@ func parseBudget(v *yaml.Node, b *Budget, report reportFunc) {
 		return
 	}
 	*b = nb
+}
+
+// parseBudgetChars sets the size in chars budget.key gives in b when val
+// is a whole number of chars it takes (min_file may be 0).
+func parseBudgetChars(key string, val *yaml.Node, b *Budget, report reportFunc) {
+	if val.Kind == yaml.ScalarNode && val.ShortTag() == "!!float" {
+		report(val.Line, val.Column, "agent-yaml-value", "budget.%s must be a whole number of chars, not %s", key, val.Value)
+		return
+	}
+	var n int
+	if !decodeScalar(val, &n, report, "budget."+key) {
+		return
+	}
+	if n < 0 || n == 0 && key != "min_file" {
+		report(val.Line, val.Column, "agent-yaml-range", "budget.%s must be positive, not %d", key, n)
+		return
+	}
+	switch key {
+	case "per_file":
+		b.PerFileChars = n
+	case "total":
+		b.TotalChars = n
+	case "min_file":
+		b.MinFileChars = n
+	}
+}
+
+// parseBudgetRatio sets the ratio budget.key gives in b when val is
+// between 0 and 1 (exclusive).
+func parseBudgetRatio(key string, val *yaml.Node, b *Budget, report reportFunc) {
+	var f float64
+	if !decodeScalar(val, &f, report, "budget."+key) {
+		return
+	}
+	if !(f > 0 && f < 1) {
+		report(val.Line, val.Column, "agent-yaml-range", "budget.%s must be between 0 and 1 (exclusive), not %g", key, f)
+		return
+	}
+	if key == "head_ratio" {
+		b.HeadRatio = f
+	} else {
+		b.TailRatio = f
+	}
 }
 
 func sortedKeys(m map[string]string) []string {
