@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/daemon/api"
 )
@@ -80,6 +82,31 @@ func (fc *fetchCounter) settled(t testing.TB) {
 	waitFor(t, "the follower's first fetches", func() bool { return fc.fetches() >= 2 })
 }
 
+// listening waits until n sessions listen for the live announcements on
+// schema. A follower is ready, and has fetched, before it listens (on a
+// connection of its own, opened in the background): an announcement sent
+// in between is lost to it, and with an hour's --poll it would serve that
+// write only after the test gave up.
+func listening(t testing.TB, dbURL, schema string, n int) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	waitFor(t, fmt.Sprintf("%d followers to listen", n), func() bool {
+		var got int
+		err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE application_name = 'quire listen' AND query LIKE 'LISTEN %' AND strpos(query, $1) > 0`,
+			schema+".quire_live").Scan(&got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got == n
+	})
+}
+
 func short(h string) string {
 	if len(h) > 12 {
 		return h[:12]
@@ -102,6 +129,7 @@ func TestNotifyServesWritesElsewhere(t *testing.T) {
 	b := startDaemon(t, daemon.Options{DatabaseURL: dbURL, DatabaseSchema: schema, Upstream: cb.url + "/bot.git", Poll: time.Hour})
 	ca.settled(t)
 	cb.settled(t)
+	listening(t, dbURL, schema, 2)
 	all := map[string]*testDaemon{"host": host, "a": a, "b": b}
 	counters := map[string]*fetchCounter{"a": ca, "b": cb}
 	for i, writer := range []string{"a", "b", "host", "a"} {
@@ -146,6 +174,7 @@ func TestNotifyAfterDatabaseOutage(t *testing.T) {
 	f := startDaemon(t, daemon.Options{DatabaseURL: viaProxy.String(), DatabaseSchema: schema,
 		Upstream: fc.url + "/bot.git", Poll: time.Hour})
 	fc.settled(t)
+	listening(t, dbURL, schema, 1)
 	w, err := host.c.MemoryAppend(ctx, "bot", api.AppendRequest{Text: "before the outage"})
 	if err != nil {
 		t.Fatal(err)
