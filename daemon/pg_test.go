@@ -145,7 +145,9 @@ func TestPostgresBlackhole(t *testing.T) {
 	// unindexed deployment by moving it, not by sleeping.
 	var skew atomic.Int64
 	now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
-	td := startDaemon(t, daemon.Options{Store: store, IndexTimeout: 500 * time.Millisecond, Now: now})
+	// Short enough to see the blackhole soon, long enough for the first
+	// index run of a loaded machine (-race, other tests in parallel).
+	td := startDaemon(t, daemon.Options{Store: store, IndexTimeout: 2 * time.Second, Now: now})
 	wt := newWorkTree(t, botFiles)
 	td.push(t, wt, "bot")
 	waitFor(t, "the first index", func() bool {
