@@ -93,6 +93,7 @@ func helperDaemon() int {
 // into PostgreSQL, restarts it, and checks that the index equals HEAD's
 // memory documents with no duplicate chunks.
 func TestCrashDuringIndexing(t *testing.T) {
+	t.Parallel()
 	dbURL, schema := pgSchema(t)
 	tmp := shortTempDir(t)
 	repos := filepath.Join(tmp, "repos")

@@ -19,6 +19,7 @@ import (
 // refused without any effect on what is served, and sees a memory append
 // in the git log of a clone.
 func TestEndToEnd(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	td := startDaemon(t, daemon.Options{})
 	wt := newWorkTree(t, copyTree(t, filepath.Join("..", "examples", "agents")))
@@ -134,6 +135,7 @@ func TestEndToEnd(t *testing.T) {
 
 // TestRoutes exercises every route of the local API on a small workspace.
 func TestRoutes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	td := startDaemon(t, daemon.Options{Now: func() time.Time { return time.Date(2026, 11, 22, 10, 30, 0, 0, time.UTC) }})
 	wt := newWorkTree(t, botFiles)
@@ -244,6 +246,7 @@ func hasSkill(ss []api.SkillEntry, name string) bool {
 // refuses is refused every time, and the caller's "now" is part of what
 // is cached.
 func TestPromptAnswerCache(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, daemon.Options{})
 	wt := newWorkTree(t, copyTree(t, filepath.Join("..", "examples", "agents")))
 	td.push(t, wt, "agents")

@@ -26,6 +26,8 @@ import (
 // never "nothing was acknowledged". Once the upstream answers again,
 // writes go through and the status clears.
 func TestHungUpstreamWritesBounded(t *testing.T) {
+	// Not parallel: it bounds answer times to a second past the
+	// deadline, which other tests' load would stretch.
 	ctx := context.Background()
 	host := startDaemon(t, daemon.Options{})
 	host.push(t, newWorkTree(t, botFiles), "bot")

@@ -15,6 +15,7 @@ import (
 // agent's writes go to its own tree; two trees that define one agent
 // stop the start, naming both, and so does a tree with no agent.
 func TestSeveralDirs(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	a, b := t.TempDir(), t.TempDir()
 	writeFiles(t, a, map[string]string{"agent.yaml": "name: ann\n", "SOUL.md": "# Soul\n\nMARKER-ANN\n"})

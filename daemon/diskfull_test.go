@@ -17,6 +17,7 @@ import (
 // internal), a push is refused naming it, and neither leaves a
 // temporary pack; once space is freed, both work.
 func TestDiskFullAnswers507(t *testing.T) {
+	t.Parallel()
 	disk := testenv.SmallDisk(t, 4<<20)
 	repos := filepath.Join(disk, "repos")
 	td := startDaemon(t, daemon.Options{ReposDir: repos})

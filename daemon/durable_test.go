@@ -15,6 +15,7 @@ import (
 // /v1/status naming the ref, not an empty repository; the owner's push
 // replaces it, and status shows that push and the commit it stored.
 func TestBrokenRefInStatus(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	td := startDaemon(t, daemon.Options{})
 	wt := newWorkTree(t, botFiles)

@@ -27,6 +27,8 @@ import (
 // so; once the upstream answers again the follower catches up and the
 // error clears.
 func TestHungUpstream(t *testing.T) {
+	// Not parallel: it bounds the reads' time while a fetch hangs,
+	// which other tests' load would stretch.
 	ctx := context.Background()
 	host := startDaemon(t, daemon.Options{})
 	wt := newWorkTree(t, botFiles)
@@ -110,6 +112,7 @@ func TestHungUpstream(t *testing.T) {
 // appends are all in live exactly once, and a person's push to main is
 // merged into live and served.
 func TestFollowHTTPBackend(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	backend, err := exec.Command("git", "--exec-path").Output()
 	if err != nil {

@@ -26,6 +26,7 @@ import (
 // copies sent at once, and after the daemon restarts. The key is scoped
 // by user, and recorded in the commit's trailer.
 func TestIdempotencyKey(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	day := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	tmp := shortTempDir(t)
@@ -139,6 +140,7 @@ func TestIdempotencyKey(t *testing.T) {
 // TestIdempotencyKeyDir: a --dir source remembers its writes' keys (in
 // memory: it makes no commits).
 func TestIdempotencyKeyDir(t *testing.T) {
+	t.Parallel()
 	ctx := api.WithIdempotencyKey(context.Background(), "k-dir")
 	dir := t.TempDir()
 	writeFiles(t, dir, botFiles)
@@ -168,6 +170,8 @@ func TestIdempotencyKeyDir(t *testing.T) {
 // first follower is answered with the second's commit. Exactly one entry
 // is in live.
 func TestRetryOnAnotherDaemon(t *testing.T) {
+	// Not parallel: it bounds the cut answer's time to a second past
+	// the deadline, which other tests' load would stretch.
 	ctx := context.Background()
 	day := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	now := func() time.Time { return day }

@@ -52,6 +52,7 @@ func (s *syncBuffer) String() string {
 // write the upstream did not take, the status while fetches fail, the
 // client's errors, nor anything the daemon wrote to its cache directory.
 func TestUpstreamCredentialNeverShown(t *testing.T) {
+	t.Parallel()
 	host := startDaemon(t, daemon.Options{GitTokens: []daemon.GitToken{{User: "follower", Token: leakToken}}})
 	hostURL, _ := url.Parse(host.remote)
 	wt := newWorkTree(t, botFiles)

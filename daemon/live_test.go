@@ -19,6 +19,7 @@ import (
 // exactly once, no prompt read wrote a commit, and the last persona
 // change is served.
 func TestOperatorScenario(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("400 appends and 20 pushes")
 	}
@@ -112,6 +113,7 @@ func TestOperatorScenario(t *testing.T) {
 // way out, nothing moves; after pulling live, merging and pushing, it is
 // accepted and served.
 func TestPushConflictWithAgent(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	td := startDaemon(t, daemon.Options{})
 	wt := newWorkTree(t, botFiles)

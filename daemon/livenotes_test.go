@@ -119,6 +119,7 @@ func short(h string) string {
 // any of them is served by the others soon after (LISTEN/NOTIFY), not at
 // the next poll.
 func TestNotifyServesWritesElsewhere(t *testing.T) {
+	t.Parallel()
 	dbURL, schema := pgSchema(t)
 	ctx := context.Background()
 	db := daemon.Options{DatabaseURL: dbURL, DatabaseSchema: schema}
@@ -159,6 +160,7 @@ func TestNotifyServesWritesElsewhere(t *testing.T) {
 // connection to the database is down are lost; when it comes back, the
 // follower fetches and serves what it missed.
 func TestNotifyAfterDatabaseOutage(t *testing.T) {
+	t.Parallel()
 	dbURL, schema := pgSchema(t)
 	u, err := url.Parse(dbURL)
 	if err != nil {
@@ -205,6 +207,7 @@ func TestNotifyAfterDatabaseOutage(t *testing.T) {
 // (serving prompts, connecting in the background) listens once it
 // connects, and catches up with what was announced before.
 func TestNotifyLateDatabase(t *testing.T) {
+	t.Parallel()
 	dbURL, schema := pgSchema(t)
 	u, err := url.Parse(dbURL)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 // TestLogsNameTheirPart: every line the daemon logs says which part
 // logged it (a component), so that an operator can follow one part.
 func TestLogsNameTheirPart(t *testing.T) {
+	t.Parallel()
 	var buf syncBuffer
 	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	td := startDaemon(t, daemon.Options{Logger: log})

@@ -16,6 +16,7 @@ import (
 // not index its older commit over it, and its status says what the store
 // holds.
 func TestStaleFollowerDoesNotIndexOlder(t *testing.T) {
+	t.Parallel()
 	dbURL, schema := pgSchema(t)
 	ctx := context.Background()
 	host := startDaemon(t, daemon.Options{DatabaseURL: dbURL, DatabaseSchema: schema})

@@ -48,6 +48,7 @@ var openAPIRequests = map[string]struct {
 // in package api's route table), answers one of the statuses the
 // document lists for it, and a success answer has the documented shape.
 func TestOpenAPIServed(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, daemon.Options{APIListen: "127.0.0.1:0", Tokens: api.Tokens{"tok": {"*"}}, WebhookSecret: []byte(hookSecret)})
 	td.push(t, newWorkTree(t, botFiles), "bot")
 

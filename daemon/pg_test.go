@@ -129,6 +129,7 @@ func (p *faultProxy) setDown(down bool) {
 // out with an error in status, and the lag counts from the oldest
 // deployment not indexed, which later writes do not reset.
 func TestPostgresBlackhole(t *testing.T) {
+	t.Parallel()
 	dbURL, schema := pgSchema(t)
 	u, err := url.Parse(dbURL)
 	if err != nil {
@@ -189,6 +190,7 @@ func TestPostgresBlackhole(t *testing.T) {
 // answers memory search with 503 and a clear message, and catches up
 // (writes made meanwhile are indexed) once it is back.
 func TestPostgresOutage(t *testing.T) {
+	t.Parallel()
 	dbURL, schema := pgSchema(t)
 	u, err := url.Parse(dbURL)
 	if err != nil {
@@ -245,6 +247,7 @@ func TestPostgresOutage(t *testing.T) {
 // TestPostgresRestart: a second daemon on the same database and
 // repositories finds the index at HEAD and does not duplicate chunks.
 func TestPostgresRestart(t *testing.T) {
+	t.Parallel()
 	dbURL, schema := pgSchema(t)
 	ctx := context.Background()
 	open := func() *pgstore.Store {
@@ -291,6 +294,7 @@ func TestPostgresRestart(t *testing.T) {
 // TestTwoDaemonsOneDatabase: two daemons following one upstream and
 // sharing one database index each commit once between them.
 func TestTwoDaemonsOneDatabase(t *testing.T) {
+	t.Parallel()
 	dbURL, schema := pgSchema(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -362,6 +366,7 @@ func TestTwoDaemonsOneDatabase(t *testing.T) {
 // TestDatabaseOption builds the PostgreSQL store from DatabaseURL (what
 // `quire serve --database` does).
 func TestDatabaseOption(t *testing.T) {
+	t.Parallel()
 	dbURL, schema := pgSchema(t)
 	ctx := context.Background()
 	td := startDaemon(t, daemon.Options{DatabaseURL: dbURL, DatabaseSchema: schema})
@@ -379,6 +384,7 @@ func TestDatabaseOption(t *testing.T) {
 // while PostgreSQL does not answer, serves prompts, answers search with
 // 503, and indexes once the database is reachable.
 func TestDatabaseUnreachableAtStart(t *testing.T) {
+	t.Parallel()
 	dbURL, schema := pgSchema(t)
 	u, err := url.Parse(dbURL)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 // pushed commit, is byte for byte the prompt assembled locally from the
 // same files (what `quire prompt` and the language server show).
 func TestServedPromptEqualsLocalAssembly(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	files := copyTree(t, "../examples")
 	dir := newWorkTree(t, files)
@@ -76,6 +77,7 @@ func TestServedPromptEqualsLocalAssembly(t *testing.T) {
 // reach every agent's prompt, and a skill added there is served after the
 // watcher's debounce, without a push.
 func TestSharedSkillTiers(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	managed, home := t.TempDir(), t.TempDir()
 	writeFiles(t, managed, map[string]string{"team-etiquette/SKILL.md": "---\nname: team-etiquette\ndescription: How the team writes to guests.\n---\nBe kind.\n"})

@@ -26,6 +26,7 @@ import (
 // or not at all, and all three daemons serve the same prompt and the same
 // search hits soon after the last write.
 func TestThreeDaemons(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("600 appends on three daemons")
 	}

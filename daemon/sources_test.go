@@ -25,6 +25,7 @@ import (
 // TestDirSource serves a working tree: a saved file is served after the
 // watcher's debounce, and an append writes the daily log on disk.
 func TestDirSource(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	writeFiles(t, dir, botFiles)
@@ -52,6 +53,7 @@ func TestDirSource(t *testing.T) {
 // commit pushed to its main is served after the next poll; writes go to
 // its live; a new main is merged into live.
 func TestUpstreamSource(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	bare := filepath.Join(t.TempDir(), "up.git")
 	git(t, t.TempDir(), "init", "-q", "--bare", "-b", "main", bare)
@@ -101,6 +103,7 @@ func TestUpstreamSource(t *testing.T) {
 // TestPruneDailyLogs deletes daily logs past the retention an agent
 // sets in one commit, announced on the event stream.
 func TestPruneDailyLogs(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	td := startDaemon(t, daemon.Options{PruneInterval: 50 * time.Millisecond})
 	evCtx, cancel := context.WithCancel(ctx)
@@ -145,6 +148,7 @@ func TestPruneDailyLogs(t *testing.T) {
 // TestImportedLogsSurviveStart: an agent that sets no retention keeps
 // its old daily logs (imported history) however often the daemon prunes.
 func TestImportedLogsSurviveStart(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	td := startDaemon(t, daemon.Options{PruneInterval: 20 * time.Millisecond})
 	wt := newWorkTree(t, botFiles)
@@ -158,6 +162,7 @@ func TestImportedLogsSurviveStart(t *testing.T) {
 // TestShutdownWithEventStream: an open event stream does not hold up a
 // graceful shutdown, and the socket file is removed.
 func TestShutdownWithEventStream(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, daemon.Options{})
 	events := td.subscribe(t, context.Background())
 	streamDone := make(chan struct{})
@@ -184,6 +189,7 @@ func TestShutdownWithEventStream(t *testing.T) {
 // TestGitAuth: with tokens, the git endpoint refuses anonymous pushes
 // and deploys authenticated ones.
 func TestGitAuth(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, daemon.Options{GitTokens: []daemon.GitToken{{User: "ann", Token: "s3cret"}}})
 	wt := newWorkTree(t, botFiles)
 	if out, err := gitMay(wt, "push", td.remote+"/bot.git", "main"); err == nil {
@@ -204,6 +210,7 @@ func TestGitAuth(t *testing.T) {
 // TestGitTokenScopes: a token scoped to some repositories cannot read or
 // push others.
 func TestGitTokenScopes(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, daemon.Options{GitTokens: []daemon.GitToken{
 		{Token: "owner-token"}, {Token: "ci-token", Repos: []string{"docs"}},
 	}})
@@ -224,6 +231,7 @@ func TestGitTokenScopes(t *testing.T) {
 // their own address (or localhost, or a configured name), and never a
 // request that a web page made (Origin or Referer).
 func TestHostAndOriginGuard(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, daemon.Options{APIListen: "127.0.0.1:0", Tokens: api.Tokens{"tok": {"*"}}, AllowedHosts: []string{"quire.internal"}})
 	git(t, newWorkTree(t, botFiles), "push", td.remote+"/bot.git", "main")
 	_, gitPort, _ := net.SplitHostPort(strings.TrimPrefix(td.remote, "http://"))
@@ -267,6 +275,7 @@ func TestHostAndOriginGuard(t *testing.T) {
 // TestDirSymlinkEscape: in dev mode a symbolic link cannot carry a write
 // out of the working tree.
 func TestDirSymlinkEscape(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	outside := t.TempDir()
@@ -314,6 +323,7 @@ func (e *flakyEmbedder) Embed(ctx context.Context, texts []string) ([][]float32,
 // TestEmbedderBackfill: chunks indexed while the embedder fails get their
 // vectors once it is back.
 func TestEmbedderBackfill(t *testing.T) {
+	t.Parallel()
 	emb := &flakyEmbedder{}
 	emb.down.Store(true)
 	store, err := memstore.New(memstore.Options{Embedder: emb})
@@ -335,6 +345,7 @@ func TestEmbedderBackfill(t *testing.T) {
 // TestPushRefusals: each kind of invalid tree is refused, the refusal
 // names the file, and the served prompt does not change.
 func TestPushRefusals(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	td := startDaemon(t, daemon.Options{})
 	wt := newWorkTree(t, botFiles)
@@ -402,6 +413,7 @@ func TestClientZeroValue(t *testing.T) {
 // a person pushes changes lose nothing: every append is in the daily log
 // and in the history, and every push that was accepted is too.
 func TestConcurrentWritesAndPushes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	td := startDaemon(t, daemon.Options{Now: func() time.Time { return time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC) }})
 	wt := newWorkTree(t, botFiles)
@@ -471,6 +483,7 @@ func TestConcurrentWritesAndPushes(t *testing.T) {
 // refused push. A daemon that finds two repositories defining one agent
 // at start (one written by file path) does not start, naming both.
 func TestAgentNameTakenByAnotherRepository(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	td := startDaemon(t, daemon.Options{})
 	td.push(t, newWorkTree(t, botFiles), "solo")

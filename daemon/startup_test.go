@@ -86,6 +86,7 @@ func TestStartNeedsGit(t *testing.T) {
 // holder's pid; once the first stops, the directory is free, although
 // its lock file (with the old pid) is still there.
 func TestReposHeldByAnotherDaemon(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, daemon.Options{})
 	second := func() error {
 		tmp := shortTempDir(t)

@@ -30,6 +30,7 @@ const (
 // holding any control character, with a 400 naming the field and the
 // byte; nothing reaches git.
 func TestWritesRefuseControlCharacters(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, daemon.Options{})
 	wt := newWorkTree(t, botFiles)
 	td.push(t, wt, "bot")
@@ -120,6 +121,7 @@ func TestWritesRefuseControlCharacters(t *testing.T) {
 // TestPushRefusesControlCharacters: a pushed context file holding a
 // control character is refused with its line and byte, like `quire check`.
 func TestPushRefusesControlCharacters(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, daemon.Options{})
 	wt := newWorkTree(t, botFiles)
 	td.push(t, wt, "bot")
@@ -137,6 +139,7 @@ func TestPushRefusesControlCharacters(t *testing.T) {
 // same daemon calls, so they refuse the same text with the same errors,
 // and a session for a user id holding a control character is refused.
 func TestMCPWritesRefuseControlCharacters(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, daemon.Options{})
 	wt := newWorkTree(t, botFiles)
 	td.push(t, wt, "bot")
@@ -201,6 +204,7 @@ func TestMCPWritesRefuseControlCharacters(t *testing.T) {
 // the rest of the agent searchable, on either store, and status names it
 // until the file is fixed.
 func TestNULDailyLogIndexed(t *testing.T) {
+	t.Parallel()
 	stores := map[string]func(t *testing.T) memory.Store{
 		"embedded": func(*testing.T) memory.Store { return nil },
 		"postgres": func(t *testing.T) memory.Store {

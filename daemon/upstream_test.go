@@ -25,6 +25,7 @@ import (
 // acknowledged append is in the host's live exactly once, and both serve
 // the same prompt soon after the last write.
 func TestDaemonFollowsDaemon(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	day := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	now := func() time.Time { return day }
@@ -83,6 +84,7 @@ func TestDaemonFollowsDaemon(t *testing.T) {
 // the write onto the live that moved instead: one push, acknowledged with
 // the merge (live as it is), nothing lost either.
 func TestUpstreamRefusesTenTimes(t *testing.T) {
+	t.Parallel()
 	for _, plain := range []bool{true, false} {
 		name := map[bool]string{true: "plain upstream", false: "quire host"}[plain]
 		t.Run(name, func(t *testing.T) { testUpstreamContended(t, plain) })
@@ -172,6 +174,7 @@ func testUpstreamContended(t *testing.T, plain bool) {
 // does not write it again: after a fetch it finds its commit in live and
 // acknowledges; the entry is in live exactly once.
 func TestUpstreamAnswerLost(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	host := startDaemon(t, daemon.Options{})
 	host.push(t, newWorkTree(t, botFiles), "bot")

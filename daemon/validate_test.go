@@ -18,6 +18,7 @@ import (
 // goes through afterwards (it used to be accepted and then to block
 // every push).
 func TestWritesRunThePushValidation(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	td := startDaemon(t, daemon.Options{})
 	wt := newWorkTree(t, map[string]string{

@@ -34,6 +34,7 @@ func (g *gatedStore) Index(ctx context.Context, agent, commit string, docs []mem
 // TestWaitIndexed: WaitIndexed returns once the store holds what is
 // deployed, not before, and with the index run's error when it failed.
 func TestWaitIndexed(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name string
 		err  error

@@ -80,6 +80,7 @@ func post(t *testing.T, td *testDaemon, h hookReq) (int, string) {
 // fetches when a correctly signed GitHub or Gitea push webhook names its
 // upstream, and serves the new commit; nothing else makes it fetch.
 func TestWebhook(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	host := startDaemon(t, daemon.Options{})
 	host.push(t, newWorkTree(t, botFiles), "bot")
@@ -168,6 +169,7 @@ func TestWebhook(t *testing.T) {
 // and says how to turn it on; with one, a webhook needs no bearer token
 // but the API's other routes still do.
 func TestWebhookOff(t *testing.T) {
+	t.Parallel()
 	host := startDaemon(t, daemon.Options{})
 	host.push(t, newWorkTree(t, botFiles), "bot")
 	up := host.remote + "/bot.git"

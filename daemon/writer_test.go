@@ -21,6 +21,7 @@ import (
 // (413), proposals for persona files, BOOTSTRAP.md deletion and per-user
 // seeding.
 func TestFileWrites(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	td := startDaemon(t, daemon.Options{})
 	wt := newWorkTree(t, botFiles)
@@ -192,6 +193,7 @@ func TestFileWrites(t *testing.T) {
 // caller-chosen time cannot name a daily log outside the calendar's sane
 // years; neither writes anything.
 func TestAppendRefusals(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	td := startDaemon(t, daemon.Options{})
 	td.push(t, newWorkTree(t, botFiles), "bot")
@@ -216,6 +218,7 @@ func TestAppendRefusals(t *testing.T) {
 // TestTokens checks the TCP listener's bearer tokens and their agent
 // scopes.
 func TestTokens(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tokens, err := api.ParseTokens(strings.NewReader("# tokens\nall-agents *\nbot-only bot\nother-only other\n"))
 	if err != nil {
@@ -256,6 +259,7 @@ func TestTokens(t *testing.T) {
 // TestSocket checks the socket's modes and that a live socket is never
 // taken over while a stale one is replaced.
 func TestSocket(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, daemon.Options{})
 	st, err := os.Stat(td.c.Socket)
 	if err != nil || st.Mode().Perm() != 0o600 {
@@ -295,6 +299,7 @@ func TestSocket(t *testing.T) {
 // is disconnected once the timeouts pass instead of holding a connection
 // (and a file descriptor) for as long as it likes.
 func TestSlowClientsCutOff(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, daemon.Options{HeaderTimeout: 300 * time.Millisecond, BodyTimeout: 600 * time.Millisecond})
 	td.push(t, newWorkTree(t, botFiles), "bot")
 	for _, tt := range []struct{ name, send string }{

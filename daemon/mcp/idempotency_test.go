@@ -20,6 +20,7 @@ import (
 // and through a client of the daemon (quire mcp). A key that is not
 // printable ASCII is refused naming the argument.
 func TestToolIdempotencyKey(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	td := startDaemon(t, daemon.Options{})
 	td.deploy(t, "alpha", "alpha", alphaFiles)

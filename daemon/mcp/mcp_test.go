@@ -37,6 +37,7 @@ type hit struct {
 // TestEveryToolOverTheSocket drives every tool, the prompt and a resource
 // over streamable HTTP on the daemon's unix socket.
 func TestEveryToolOverTheSocket(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	td := startDaemon(t, daemon.Options{})
 	td.deploy(t, "alpha", "alpha", alphaFiles)
@@ -165,6 +166,7 @@ func TestEveryToolOverTheSocket(t *testing.T) {
 // TestPromptEqualsAPI: the MCP prompt is the API's prompt, byte for byte,
 // for every session and channel.
 func TestPromptEqualsAPI(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	td := startDaemon(t, daemon.Options{})
 	td.deploy(t, "alpha", "alpha", alphaFiles)
@@ -190,6 +192,7 @@ func TestPromptEqualsAPI(t *testing.T) {
 // TestUserNeverSeesAnotherUser: alice's session reaches bob's memory
 // through no tool, prompt or resource.
 func TestUserNeverSeesAnotherUser(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	td := startDaemon(t, daemon.Options{})
 	td.deploy(t, "alpha", "alpha", alphaFiles)
@@ -238,6 +241,7 @@ func TestUserNeverSeesAnotherUser(t *testing.T) {
 // open nor use a session of agent beta, and a session is bound to the
 // token, agent and user that opened it.
 func TestTokenScopes(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, daemon.Options{APIListen: "127.0.0.1:0", Tokens: api.Tokens{"tok-alpha": {"alpha"}, "tok-beta": {"beta"}}})
 	td.deploy(t, "alpha", "alpha", alphaFiles)
 	td.deploy(t, "beta", "beta", betaFiles)
@@ -319,6 +323,7 @@ func rawCall(t testing.TB, hc *http.Client, url, session string) (int, string) {
 // TestErrorsAreTheAPIs: a tool error carries the code and message the
 // local API answers for the same request.
 func TestErrorsAreTheAPIs(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	td := startDaemon(t, daemon.Options{})
 	td.deploy(t, "alpha", "alpha", alphaFiles)
@@ -399,6 +404,7 @@ func TestErrorsAreTheAPIs(t *testing.T) {
 // TestNotificationsAfterAPush: a subscriber of a workspace file hears of
 // a push that changes it, and the resource list follows new files.
 func TestNotificationsAfterAPush(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	td := startDaemon(t, daemon.Options{})
 	dir := td.deploy(t, "alpha", "alpha", alphaFiles)
@@ -439,6 +445,7 @@ func TestNotificationsAfterAPush(t *testing.T) {
 // TestShutdownWithOpenSessions: an MCP session with its event stream open
 // does not hold the daemon's shutdown up.
 func TestShutdownWithOpenSessions(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, daemon.Options{})
 	td.deploy(t, "alpha", "alpha", alphaFiles)
 	hc, opened := signalStream(socketHTTP(td.socket), "/mcp")
@@ -455,6 +462,7 @@ func TestShutdownWithOpenSessions(t *testing.T) {
 // TestUnknownAgent: a session for an agent nobody deployed is refused
 // with the API's code.
 func TestUnknownAgent(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, daemon.Options{})
 	td.deploy(t, "alpha", "alpha", alphaFiles)
 	status, body := rawInitialize(t, socketHTTP(td.socket), "http://quire/mcp?agent=gamma", "")
@@ -467,6 +475,7 @@ func TestUnknownAgent(t *testing.T) {
 // of the daemon) notices what changed while the daemon was down: a
 // subscriber hears of a file pushed to the repository meanwhile.
 func TestRemoteResyncsAfterADaemonRestart(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tmp := t.TempDir()
 	repos, sock := filepath.Join(tmp, "repos"), filepath.Join(shortDir(t), "q.sock")

@@ -12,6 +12,7 @@ import (
 // the same scope, so a read's etag is the write's; an error about a
 // file in a session with a user names the scope.
 func TestMemoryGetAndWriteAgree(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, daemon.Options{})
 	td.deploy(t, "alpha", "alpha", alphaFiles)
 	hc := socketHTTP(td.socket)

@@ -16,6 +16,7 @@ import (
 // names no authorization server; a client that registers for OAuth all
 // the same reads the same words.
 func TestUnauthorizedPointsAtMetadata(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, daemon.Options{APIListen: "127.0.0.1:0", Tokens: api.Tokens{"tok-alpha": {"alpha"}}})
 	td.deploy(t, "alpha", "alpha", alphaFiles)
 	origin := "http://" + td.d.APIAddr()

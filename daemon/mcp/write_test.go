@@ -15,6 +15,7 @@ import (
 // TestWriteContract: what memory_write's description and its if_match
 // schema say about if_match is what the server does.
 func TestWriteContract(t *testing.T) {
+	t.Parallel()
 	td := startDaemon(t, daemon.Options{})
 	td.deploy(t, "alpha", "alpha", alphaFiles)
 	cs := mustConnect(t, socketHTTP(td.socket), "http://quire/mcp?agent=alpha", nil)
