@@ -206,6 +206,8 @@ func waitCurrentIndexed(ctx context.Context, s *source) error {
 			return nil
 		case failed != nil:
 			return failed
+		case s.deploys.current() != dep:
+			continue // replaced meanwhile, maybe indexed already: look again
 		}
 		select {
 		case <-changed:
