@@ -21,19 +21,14 @@ func DirOf(fsys fs.FS, p string) string {
 // dirOf is DirOf with isAgent saying which directories hold agent.yaml.
 func dirOf(p string, isAgent func(dir string) bool) string {
 	best, dir := ".", "."
-	agentHere := isAgent(".")
-	elems := strings.Split(path.Dir(p), "/")
-	if path.Dir(p) == "." {
-		elems = nil
+	agentHere := false // the root counts as an agent's directory below (dir == ".")
+	var elems []string
+	if d := path.Dir(p); d != "." {
+		elems = strings.Split(d, "/")
 	}
 	for _, e := range elems {
-		if strings.HasPrefix(e, ".") || e == "node_modules" {
+		if workspace.SkipsAgentSearch(e, agentHere || dir == ".") {
 			break
-		}
-		if agentHere || dir == "." {
-			if e == workspace.UsersDir || e == workspace.MemoryDir || e == workspace.RoomsDir || e == workspace.SkillsDir {
-				break
-			}
 		}
 		dir = path.Join(dir, e)
 		if agentHere = isAgent(dir); agentHere {

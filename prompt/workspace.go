@@ -187,14 +187,8 @@ func discover(fsys fs.FS, listed map[string]dirState) (dirs []string, orphan str
 				continue
 			}
 			base := e.Name()
-			if strings.HasPrefix(base, ".") || base == "node_modules" {
+			if workspace.SkipsAgentSearch(base, agent || dir == ".") {
 				continue
-			}
-			if agent || dir == "." {
-				switch base {
-				case workspace.UsersDir, workspace.MemoryDir, workspace.RoomsDir, workspace.SkillsDir:
-					continue
-				}
 			}
 			p := joinPath(dir, base)
 			sub, err := fs.ReadDir(fsys, p)

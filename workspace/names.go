@@ -144,3 +144,14 @@ func IsTextFile(p string) bool {
 	base := path.Base(p)
 	return strings.EqualFold(path.Ext(base), ".md") || base == ConfigFile || base == configFileAlias
 }
+
+// SkipsAgentSearch reports whether the directory name is never searched
+// for agents (agent.yaml): a hidden directory or node_modules anywhere,
+// and the users/, memory/, rooms/ and skills/ directories of an agent or
+// of the root (inAgent).
+func SkipsAgentSearch(name string, inAgent bool) bool {
+	if strings.HasPrefix(name, ".") || name == "node_modules" {
+		return true
+	}
+	return inAgent && (name == UsersDir || name == MemoryDir || name == RoomsDir || name == SkillsDir)
+}
