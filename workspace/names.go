@@ -95,7 +95,7 @@ func KindOf(rel string) Kind {
 		return KindMemory
 	}
 	if strings.HasPrefix(rel, MemoryDir+"/") && strings.HasSuffix(rel, ".md") {
-		if IsDailyLog(rel) {
+		if _, ok := logDate(rel); ok { // rel is past its user directory already
 			return KindDailyLog
 		}
 		return KindMemory
