@@ -17,6 +17,11 @@ import (
 // directory either side has), so users/memory/2026-01-02.md of a root
 // agent, a user's file named memory, is no log.
 func Merge(p string, ours, theirs fs.FS) func(base, ours, theirs []byte) []byte {
+	// Only a file named like a log can be one: skip the agent lookup (a
+	// stat per directory level in both trees) for every other file.
+	if i := strings.LastIndex(p, workspace.MemoryDir+"/"); i < 0 || i > 0 && p[i-1] != '/' || !workspace.IsDailyLog(p[i:]) {
+		return nil
+	}
 	isAgent := func(dir string) bool { return hasConfig(ours, dir) || hasConfig(theirs, dir) }
 	if !workspace.IsDailyLog(rel(dirOf(p, isAgent), p)) {
 		return nil
