@@ -31,6 +31,7 @@ func (s *Store) Backfill(ctx context.Context) (int, error) {
 			var id int64
 			var text, hash string
 			if err := rows.Scan(&id, &text, &hash); err != nil {
+				rows.Close()
 				return done, fmt.Errorf("backfill: %w", err)
 			}
 			ids, texts, hashes = append(ids, id), append(texts, text), append(hashes, hash)

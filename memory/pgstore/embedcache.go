@@ -33,6 +33,7 @@ func (s *Store) preEmbed(ctx context.Context, agent, commit string, docs []memor
 	if err != nil {
 		return fmt.Errorf("read documents: %w", err)
 	}
+	defer rows.Close()
 	for rows.Next() {
 		var k docKey
 		var h string
