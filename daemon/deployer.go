@@ -88,11 +88,6 @@ func (ds *deployState) setError(err error) {
 	}
 }
 
-// failed records that deploying s failed (status shows it until a
-// deploy works) when the deploy itself could not say so: the first
-// deploy at start, a merge before a deploy.
-func (dp *deployer) failed(s *source, err error) { s.deploys.setError(err) }
-
 // deploy builds the source's newest revision and swaps it in. It returns
 // the previous deployment (nil when nothing changed or nothing was
 // deployed before) and the new one.

@@ -186,7 +186,7 @@ func (d *Daemon) deployAll(ctx context.Context, given map[string]string) error {
 				continue
 			}
 			d.log.Error("initial deploy failed", "source", s.id(), "err", err)
-			d.deployer.failed(s, err)
+			s.deploys.setError(err)
 		}
 	}
 	if len(claims) > 0 {

@@ -235,7 +235,7 @@ func upstreamUnavailable(s *source, err error) error {
 func (wr *writer) afterFetch(ctx context.Context, s *source) {
 	if err := wr.mergeUpstreamMain(ctx, s); err != nil {
 		wr.log.Warn("merging the upstream's main into live failed", "source", s.id(), "err", err)
-		wr.deployer.failed(s, err)
+		s.deploys.setError(err)
 	}
 	if _, err := wr.deployer.deploy(ctx, s); err != nil {
 		wr.log.Warn("deploy after fetch failed", "source", s.id(), "err", err)
