@@ -135,7 +135,7 @@ func merge(files, content []workspace.Problem) []workspace.Problem {
 		seen[p] = true
 		if refused[p.Path] || refusedBelow(refused, p.Path) {
 			switch p.Code {
-			case workspace.CodeUnreadable, workspace.CodeInvalidUTF8, workspace.CodeControlChar, workspace.CodeFileTooLarge, "skill-read":
+			case workspace.CodeUnreadable, workspace.CodeInvalidUTF8, workspace.CodeControlChar, workspace.CodeFileTooLarge, skills.CodeRead:
 				continue
 			}
 		}

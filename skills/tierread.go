@@ -13,6 +13,10 @@ import (
 	"github.com/quirehq/quire/workspace"
 )
 
+// CodeRead is the code of the problem of a skill or skills directory that
+// cannot be read (agent.Check reports such a file once, by the file rules).
+const CodeRead = "skill-read"
+
 // readTier reads every <slug>/SKILL.md of one source, and every
 // <group>/<slug>/SKILL.md of a directory that has no SKILL.md itself
 // (OpenClaw's grouped layout), sorted by path. A missing tier directory is
@@ -40,7 +44,7 @@ func readTierFS(src Source, access map[string]Access) ([]*Skill, []workspace.Pro
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}
-		return nil, []workspace.Problem{{Path: src.Prefix, Severity: workspace.SeverityError, Code: "skill-read", Message: fmt.Sprintf("read skills directory: %v", err)}}
+		return nil, []workspace.Problem{{Path: src.Prefix, Severity: workspace.SeverityError, Code: CodeRead, Message: fmt.Sprintf("read skills directory: %v", err)}}
 	}
 	r := tierReader{src: src, access: access, entries: len(entries)}
 	// A skill's path as problems show it is the end of its path on disk
@@ -209,7 +213,7 @@ func (r *tierReader) readFS(rel, slug string, top bool) bool {
 	}
 	shown := path.Join(src.Prefix, rel, file)
 	if err != nil {
-		r.probs = append(r.probs, workspace.Problem{Path: shown, Severity: workspace.SeverityError, Code: "skill-read", Message: fmt.Sprintf("read: %v", err)})
+		r.probs = append(r.probs, workspace.Problem{Path: shown, Severity: workspace.SeverityError, Code: CodeRead, Message: fmt.Sprintf("read: %v", err)})
 		return true
 	}
 	data, err := readLimited(f)
@@ -219,7 +223,7 @@ func (r *tierReader) readFS(rel, slug string, top bool) bool {
 		return true
 	}
 	if err != nil {
-		r.probs = append(r.probs, workspace.Problem{Path: shown, Severity: workspace.SeverityError, Code: "skill-read", Message: fmt.Sprintf("read: %v", err)})
+		r.probs = append(r.probs, workspace.Problem{Path: shown, Severity: workspace.SeverityError, Code: CodeRead, Message: fmt.Sprintf("read: %v", err)})
 		return true
 	}
 	r.parse(rel, slug, file, data, "")
