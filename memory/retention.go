@@ -30,8 +30,10 @@ func ExpiredLogs(fsys fs.FS, dir string, days int, today time.Time) []string {
 	for _, d := range dirs {
 		entries, _ := fs.ReadDir(fsys, d)
 		for _, e := range entries {
-			day, ok := workspace.LogDate(workspace.MemoryDir + "/" + e.Name())
-			if ok && !e.IsDir() && day.Before(cutoff) {
+			if e.IsDir() {
+				continue
+			}
+			if day, ok := workspace.LogDate(workspace.MemoryDir + "/" + e.Name()); ok && day.Before(cutoff) {
 				out = append(out, path.Join(d, e.Name()))
 			}
 		}
