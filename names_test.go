@@ -67,7 +67,10 @@ func nameLiterals(t *testing.T, p string) []string {
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.Field:
-			return n.Tag == nil || inspectExceptTag(n, report)
+			if n.Tag != nil { // a JSON key "skills" is not a directory
+				inspectType(n.Type, report)
+				return false
+			}
 		case *ast.CallExpr:
 			if isJoin(n.Fun) {
 				for _, a := range n.Args {
@@ -88,18 +91,14 @@ func nameLiterals(t *testing.T, p string) []string {
 	return out
 }
 
-// inspectExceptTag walks a struct field but its tag (a JSON key "skills"
-// is not a directory).
-func inspectExceptTag(f *ast.Field, report func(*ast.BasicLit)) bool {
-	for _, x := range []ast.Node{f.Type} {
-		ast.Inspect(x, func(n ast.Node) bool {
-			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING && spellsName(lit.Value) {
-				report(lit)
-			}
-			return true
-		})
-	}
-	return false
+// inspectType reports the names spelled in a field's type, not its tag.
+func inspectType(typ ast.Expr, report func(*ast.BasicLit)) {
+	ast.Inspect(typ, func(n ast.Node) bool {
+		if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING && spellsName(lit.Value) {
+			report(lit)
+		}
+		return true
+	})
 }
 
 func spellsName(quoted string) bool {
