@@ -19,27 +19,14 @@ import (
 // (a workspace.Dir) is read from the disk directly, as Options.Sources
 // reads WorkspaceDir.
 func WorkspaceSources(fsys fs.FS, agentDir string) []Source {
-	var out []Source
 	agent, _ := fs.Sub(fsys, agentDir)
-	disk, onDisk := fsys.(*workspace.Dir)
-	for _, t := range []struct {
-		tier Tier
-		dir  string
-	}{{TierWorkspace, workspace.SkillsDir}, {TierWorkspaceAgents, workspace.AgentSkillsDir}} {
-		p := path.Join(agentDir, t.dir)
-		sub, err := fs.Sub(fsys, p)
-		if err != nil {
-			continue
+	diskRoot := ""
+	if d, ok := fsys.(*workspace.Dir); ok {
+		if abs, err := filepath.Abs(d.Name()); err == nil {
+			diskRoot = abs
 		}
-		src := Source{Tier: t.tier, FS: sub, Prefix: p, agent: agent}
-		if onDisk {
-			if dir, err := filepath.Abs(filepath.Join(disk.Name(), filepath.FromSlash(p))); err == nil {
-				src.Dir, src.disk = dir, true
-			}
-		}
-		out = append(out, src)
 	}
-	return append(out, builtinSource())
+	return append(workspaceTiers(fsys, agentDir, agent, diskRoot, true), builtinSource())
 }
 
 // CheckAgent returns the SKILL.md problems of one agent workspace as

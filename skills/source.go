@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sync"
 
@@ -91,6 +92,30 @@ type Options struct {
 	Access map[string]Access
 }
 
+// workspaceTiers are the two workspace tiers (skills/, .agents/skills/)
+// of the agent at agentDir of tree, whose own file system is agent.
+// diskRoot, when set, is tree's directory on disk: each tier names its
+// directory there, and is read from the disk directly when disk.
+func workspaceTiers(tree fs.FS, agentDir string, agent fs.FS, diskRoot string, disk bool) []Source {
+	var out []Source
+	for _, t := range [...]struct {
+		tier Tier
+		dir  string
+	}{{TierWorkspace, workspace.SkillsDir}, {TierWorkspaceAgents, workspace.AgentSkillsDir}} {
+		p := path.Join(agentDir, t.dir)
+		sub, err := fs.Sub(tree, p)
+		if err != nil {
+			continue
+		}
+		s := Source{Tier: t.tier, FS: sub, Prefix: p, agent: agent}
+		if diskRoot != "" {
+			s.Dir, s.disk = filepath.Join(diskRoot, filepath.FromSlash(p)), disk
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
 // Sources returns the tiers that o names, highest first.
 func (o Options) Sources() []Source {
 	var out []Source
@@ -99,21 +124,7 @@ func (o Options) Sources() []Source {
 		ws = os.DirFS(o.WorkspaceDir)
 	}
 	if ws != nil {
-		for _, t := range []struct {
-			tier Tier
-			dir  string
-		}{{TierWorkspace, workspace.SkillsDir}, {TierWorkspaceAgents, workspace.AgentSkillsDir}} {
-			sub, err := fs.Sub(ws, t.dir)
-			if err != nil {
-				continue
-			}
-			s := Source{Tier: t.tier, FS: sub, Prefix: t.dir, agent: ws}
-			if o.WorkspaceDir != "" {
-				s.Dir = filepath.Join(o.WorkspaceDir, filepath.FromSlash(t.dir))
-				s.disk = o.Workspace == nil
-			}
-			out = append(out, s)
-		}
+		out = workspaceTiers(ws, ".", ws, o.WorkspaceDir, o.Workspace == nil)
 	}
 	if o.HomeDir != "" {
 		dir := filepath.Join(o.HomeDir, filepath.FromSlash(workspace.AgentSkillsDir))
