@@ -165,9 +165,16 @@ func (rd *reader) MemorySearch(ctx context.Context, agent string, req api.Search
 	} else if !(*weight >= 0 && *weight <= 1) {
 		return api.SearchResponse{}, badRequest("text_weight %g: use 0 (vectors only) to 1 (full text only)", *weight)
 	}
+	if req.Context < 0 || req.Context > memory.MaxContext {
+		return api.SearchResponse{}, badRequest("context %d: use 0 to %d neighbouring chunks on each side of a hit", req.Context, memory.MaxContext)
+	}
+	q := memory.Query{Text: req.Query, User: req.User, Limit: req.Limit, MinScore: req.MinScore, TextWeight: weight, Context: req.Context}
+	if req.Now != nil {
+		q.Now = *req.Now
+	}
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	hits, err := rd.store.Search(sctx, agent, memory.Query{Text: req.Query, User: req.User, Limit: req.Limit, MinScore: req.MinScore, TextWeight: weight})
+	hits, err := rd.store.Search(sctx, agent, q)
 	if err != nil {
 		if ctx.Err() != nil {
 			return api.SearchResponse{}, ctx.Err()

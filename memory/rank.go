@@ -59,6 +59,10 @@ type Hit struct {
 	Scope string `json:"scope"`
 	// Date is a daily log's date (YYYY-MM-DD), "" for other documents.
 	Date string `json:"date,omitempty"`
+	// Context is the text around the hit asked for with Query.Context:
+	// neighbouring chunks of the same document, not part of the hit
+	// (Text is what matched; StartLine..EndLine its lines only).
+	Context []Context `json:"context,omitempty"`
 }
 
 // RankOptions tunes Rank.

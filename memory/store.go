@@ -1,6 +1,9 @@
 package memory
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Query is a memory search.
 type Query struct {
@@ -19,6 +22,13 @@ type Query struct {
 	// (0..1, the vector side getting the rest); nil means
 	// DefaultTextWeight.
 	TextWeight *float64
+	// Context asks for that many neighbouring chunks of the hit's document
+	// on each side of every hit (Hit.Context; 0 none, at most
+	// MaxContext). It changes what is returned, not the ranking.
+	Context int
+	// Now is the time the query speaks from: relative dates in Text
+	// ("yesterday", "last weekend") count from it. Zero means time.Now().
+	Now time.Time
 }
 
 // RankOptions returns the ranking options of q; vectors says whether the

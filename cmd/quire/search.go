@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/memory/memstore"
@@ -19,7 +20,8 @@ import (
 
 type searchOptions struct {
 	dir, agent, user, rev string
-	limit                 int
+	limit, context        int
+	now                   string
 	minScore              float64
 	textWeight            optionalFloat
 	rrf, json             bool
@@ -58,6 +60,8 @@ Examples:
 			fs.StringVar(&o.rev, "rev", "", "read the workspace at git `revision` REV")
 			fs.IntVar(&o.limit, "limit", memory.DefaultLimit, "number of `hits`")
 			fs.Float64Var(&o.minScore, "min-score", 0, "drop hits scoring below `score`")
+			fs.IntVar(&o.context, "context", 0, fmt.Sprintf("also print `n` neighbouring chunks of the file on each side of a hit, marked as context (0 to %d)", memory.MaxContext))
+			fs.StringVar(&o.now, "now", "", "the `time` relative dates in the query count from (RFC 3339 or YYYY-MM-DD; default now)")
 			fs.Var(&o.textWeight, "text-weight", "weight of full text against vectors, `0..1` (default: the agent's memory_text_weight, else 0.9)")
 			fs.BoolVar(&o.rrf, "rrf", false, "rank by reciprocal rank fusion instead of weighted scores")
 			fs.BoolVar(&o.json, "json", false, "print JSON")
@@ -109,7 +113,11 @@ func runSearch(ctx context.Context, e *env, opts any, args []string) error {
 		return err
 	}
 	defer store.Close()
-	q := memory.Query{Text: args[0], User: o.user, Limit: o.limit, MinScore: o.minScore, TextWeight: a.Config.MemoryTextWeight}
+	now, err := o.nowTime()
+	if err != nil {
+		return err
+	}
+	q := memory.Query{Text: args[0], User: o.user, Limit: o.limit, MinScore: o.minScore, TextWeight: a.Config.MemoryTextWeight, Context: o.context, Now: now}
 	if w := o.weight(); w != nil {
 		q.TextWeight = w
 	}
@@ -249,9 +257,34 @@ func printHits(e *env, o *searchOptions, a *prompt.Agent, query string, hits []m
 			}
 		}
 		fmt.Fprintf(e.stdout, "%s:%d-%d  %.3f  %s\n", displayPath(o.dir, loc), h.StartLine, h.EndLine, h.Score, h.Scope)
-		for _, line := range strings.Split(h.Text, "\n") {
-			fmt.Fprintf(e.stdout, "    %s\n", line)
-		}
+		printHitText(e, h)
 	}
 	return nil
+}
+
+// printHitText prints a hit's text indented, and its context, if any,
+// under a line that says it is context and where it lies.
+func printHitText(e *env, h memory.Hit) {
+	for _, line := range strings.Split(h.Text, "\n") {
+		fmt.Fprintf(e.stdout, "    %s\n", line)
+	}
+	for _, c := range h.Context {
+		fmt.Fprintf(e.stdout, "    -- context %s the hit, lines %d-%d:\n", c.Side, c.StartLine, c.EndLine)
+		for _, line := range strings.Split(c.Text, "\n") {
+			fmt.Fprintf(e.stdout, "    | %s\n", line)
+		}
+	}
+}
+
+// nowTime returns --now (zero when not given: the clock's time).
+func (o *searchOptions) nowTime() (time.Time, error) {
+	if o.now == "" {
+		return time.Time{}, nil
+	}
+	for _, layout := range []string{time.RFC3339, time.DateOnly} {
+		if t, err := time.ParseInLocation(layout, o.now, time.Local); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, usagef("--now %q: give a time as 2023-05-08T18:30:00Z or a day as 2023-05-08", o.now)
 }

@@ -49,7 +49,15 @@ func searchDaemon(ctx context.Context, e *env, o *searchOptions, query string) (
 		}
 		agent = agents[0].Name
 	}
-	res, err := c.MemorySearch(ctx, agent, api.SearchRequest{Query: query, User: o.user, Limit: o.limit, MinScore: o.minScore, TextWeight: o.weight()})
+	now, err := o.nowTime()
+	if err != nil {
+		return true, err
+	}
+	req := api.SearchRequest{Query: query, User: o.user, Limit: o.limit, MinScore: o.minScore, TextWeight: o.weight(), Context: o.context}
+	if !now.IsZero() {
+		req.Now = &now
+	}
+	res, err := c.MemorySearch(ctx, agent, req)
 	var apiErr *api.Error
 	if errors.As(err, &apiErr) && apiErr.Code == "unknown_agent" {
 		return true, fmt.Errorf("%s (asked the daemon on %s; --local searches the working tree instead)", apiErr.Message, sock)
@@ -77,9 +85,7 @@ func searchDaemon(ctx context.Context, e *env, o *searchOptions, query string) (
 			}
 		}
 		fmt.Fprintf(e.stdout, "%s:%s:%d-%d  %.3f  %s\n", agent, loc, h.StartLine, h.EndLine, h.Score, h.Scope)
-		for _, line := range strings.Split(h.Text, "\n") {
-			fmt.Fprintf(e.stdout, "    %s\n", line)
-		}
+		printHitText(e, h)
 	}
 	return true, nil
 }

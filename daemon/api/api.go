@@ -152,6 +152,12 @@ type SearchRequest struct {
 	// TextWeight is the full-text side's weight in the hybrid score (0 to
 	// 1); absent: the agent's memory_text_weight, else the default.
 	TextWeight *float64 `json:"text_weight,omitempty"`
+	// Context asks for that many neighbouring chunks on each side of
+	// every hit (0 to memory.MaxContext), returned as the hit's context.
+	Context int `json:"context,omitempty"`
+	// Now is the time the query speaks from ("yesterday" is the day
+	// before it); absent means the daemon's clock.
+	Now *time.Time `json:"now,omitempty"`
 }
 
 // SearchResponse carries memory hits, best first.

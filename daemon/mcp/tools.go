@@ -14,6 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/workspace"
 )
 
@@ -34,6 +35,7 @@ type searchIn struct {
 	Query    string  `json:"query" jsonschema:"what to look for, in natural language; hits need not contain every word"`
 	Limit    int     `json:"limit,omitempty" jsonschema:"how many hits to return (default 6)"`
 	MinScore float64 `json:"min_score,omitempty" jsonschema:"drop hits scoring below this (scores are 0 to about 1.2)"`
+	Context  int     `json:"context,omitempty" jsonschema:"also return this many neighbouring chunks of the file on each side of every hit (0 to 3), as the hit's context: read them when an answer may run past the hit"`
 }
 
 // searchHit is one memory hit as tools return it.
@@ -45,6 +47,8 @@ type searchHit struct {
 	Date      string  `json:"date,omitempty"`
 	Score     float64 `json:"score"`
 	Text      string  `json:"text"`
+	// Context is text around the hit that is not the hit.
+	Context []memory.Context `json:"context,omitempty"`
 }
 
 type searchOut struct {
@@ -237,7 +241,7 @@ func (s *server) memorySearch(ctx context.Context, in searchIn) (any, error) {
 	if err := checkLimit(in.Limit); err != nil {
 		return nil, err
 	}
-	res, err := s.b.MemorySearch(ctx, s.id.Agent, api.SearchRequest{Query: in.Query, User: s.id.User, Limit: in.Limit, MinScore: in.MinScore})
+	res, err := s.b.MemorySearch(ctx, s.id.Agent, api.SearchRequest{Query: in.Query, User: s.id.User, Limit: in.Limit, MinScore: in.MinScore, Context: in.Context})
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +254,7 @@ func (s *server) memorySearch(ctx context.Context, in searchIn) (any, error) {
 		if h.User != "" {
 			scope = scopeUser
 		}
-		out.Hits = append(out.Hits, searchHit{Path: h.Path, Scope: scope, StartLine: h.StartLine, EndLine: h.EndLine, Date: logDate(h.Path), Score: h.Score, Text: h.Text})
+		out.Hits = append(out.Hits, searchHit{Path: h.Path, Scope: scope, StartLine: h.StartLine, EndLine: h.EndLine, Date: logDate(h.Path), Score: h.Score, Text: h.Text, Context: h.Context})
 	}
 	return out, nil
 }

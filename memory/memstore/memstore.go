@@ -304,7 +304,24 @@ func (s *Store) Search(ctx context.Context, agent string, q memory.Query) ([]mem
 			}
 		}
 	}
-	return memory.Rank(cands, q.RankOptions(qv != nil)), nil
+	hits := memory.Rank(cands, q.RankOptions(qv != nil))
+	ix.addContext(hits, q.ContextSize())
+	return hits, nil
+}
+
+// addContext gives each hit its n neighbouring chunks on each side.
+func (ix *agentIndex) addContext(hits []memory.Hit, n int) {
+	if n == 0 {
+		return
+	}
+	for i, h := range hits {
+		pos, ok := slices.BinarySearchFunc(ix.chunks, h, func(c memory.Chunk, h memory.Hit) int {
+			return cmp.Or(cmp.Compare(c.User, h.User), cmp.Compare(c.Path, h.Path), cmp.Compare(c.StartLine, h.StartLine))
+		})
+		if ok {
+			hits[i].Context = memory.Neighbours(ix.chunks, pos, n)
+		}
+	}
 }
 
 // scored is a chunk position and its cosine similarity to a query.

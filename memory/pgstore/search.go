@@ -51,7 +51,50 @@ func (s *Store) Search(ctx context.Context, agent string, q memory.Query) ([]mem
 	if err != nil {
 		return nil, fmt.Errorf("search %s: %w", agent, err)
 	}
-	return memory.Rank(found, q.RankOptions(qv != nil)), nil
+	hits := memory.Rank(found, q.RankOptions(qv != nil))
+	if err := s.addContext(ctx, agent, hits, q.ContextSize()); err != nil {
+		return nil, fmt.Errorf("search %s: context: %w", agent, err)
+	}
+	return hits, nil
+}
+
+// contextSQL returns, for hits given as arrays of user, path and start
+// line ($2..$4), up to $5 chunks of the hit's document on each side, in
+// the hit's order ($1 is the agent).
+const contextSQL = `SELECT h.i, c.side, c.start_line, c.end_line, c.text
+FROM unnest($2::text[], $3::text[], $4::int[]) WITH ORDINALITY AS h(u, p, s, i)
+JOIN documents d ON d.agent = $1 AND d.user_id = h.u AND d.path = h.p
+CROSS JOIN LATERAL (
+  (SELECT 'before' AS side, start_line, end_line, text FROM chunks WHERE document_id = d.id AND start_line < h.s ORDER BY start_line DESC LIMIT $5)
+  UNION ALL
+  (SELECT 'after', start_line, end_line, text FROM chunks WHERE document_id = d.id AND start_line > h.s ORDER BY start_line LIMIT $5)
+) AS c
+ORDER BY h.i, c.start_line`
+
+// addContext gives each hit its n neighbouring chunks on each side, in
+// one round trip.
+func (s *Store) addContext(ctx context.Context, agent string, hits []memory.Hit, n int) error {
+	if n == 0 || len(hits) == 0 {
+		return nil
+	}
+	users, paths, lines := make([]string, len(hits)), make([]string, len(hits)), make([]int32, len(hits))
+	for i, h := range hits {
+		users[i], paths[i], lines[i] = h.User, h.Path, int32(h.StartLine)
+	}
+	rows, err := s.pool.Query(ctx, contextSQL, agent, users, paths, lines, n)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var i int64
+		var c memory.Context
+		if err := rows.Scan(&i, &c.Side, &c.StartLine, &c.EndLine, &c.Text); err != nil {
+			return err
+		}
+		hits[i-1].Context = append(hits[i-1].Context, c)
+	}
+	return rows.Err()
 }
 
 // queryVector embeds the query, or returns nil when the embedder is

@@ -236,6 +236,25 @@ func Found(q Question, hits []memory.Hit) bool {
 	return false
 }
 
+// FoundAround is Found counting the hits' context too: whether an
+// evidence turn lies inside a hit or in the text returned around it.
+// Recall@k is Found; this says what context adds to what a reader sees.
+func FoundAround(q Question, hits []memory.Hit) bool {
+	if Found(q, hits) {
+		return true
+	}
+	for _, e := range q.Evidence {
+		for _, h := range hits {
+			for _, c := range h.Context {
+				if h.User == "" && h.Path == e.Path && c.StartLine <= e.Line && e.Line <= c.EndLine {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // Score is recall by category name ("all" for every question).
 type Score struct {
 	Hit, N map[string]int
@@ -273,8 +292,8 @@ func (s Score) String() string {
 }
 
 // Run indexes every conversation into store (as one agent each) and asks
-// every question with limit k. It returns the score and each question's
-// hits, in order.
+// every question with limit k. It returns the score (Found: evidence in
+// a hit, never in its context) and each question's hits, in order.
 func Run(ctx context.Context, store memory.Store, convs []Conversation, k int, opts memory.Query) (Score, [][]memory.Hit, error) {
 	for _, c := range convs {
 		if _, err := store.Index(ctx, c.Agent, "dev", c.Documents); err != nil {

@@ -122,6 +122,8 @@ func BenchmarkRecall(b *testing.B) {
 					b.ReportMetric(score.Recall(k), "recall-"+k)
 				}
 				fmt.Printf("recall@6 %-8s %-7s %s\n", st.name, name(e), score)
+				around := aroundScore(b, s, convs)
+				fmt.Printf("recall@6 %-8s %-7s %s, counting context 1\n", st.name, name(e), around)
 			})
 		}
 	}
@@ -165,4 +167,20 @@ func TestRecallParity(t *testing.T) {
 			}
 		})
 	}
+}
+
+// aroundScore is recall@6 counting the context of one chunk on each side
+// of a hit (FoundAround), against store s already indexed.
+func aroundScore(b *testing.B, s memory.Store, convs []Conversation) Score {
+	var score Score
+	for _, c := range convs {
+		for _, q := range c.Questions {
+			hits, err := s.Search(context.Background(), c.Agent, memory.Query{Text: q.Text, Limit: 6, Context: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			score.Add(q.Category, FoundAround(q, hits))
+		}
+	}
+	return score
 }

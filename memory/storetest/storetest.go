@@ -53,6 +53,7 @@ func Run(t *testing.T, open Open) {
 		{"DateQuestion", testDateQuestion},
 		{"WordForms", testWordForms},
 		{"UnstorableDocumentSkipped", testUnstorable},
+		{"Context", testContext},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open) })
