@@ -83,14 +83,15 @@ func (a *Analyzer) stem(tok []byte) []byte {
 }
 
 // DateWords is the text a daily log's date adds to each of its chunks'
-// indexed text: the ISO date, the weekday, the day, the month's name and
-// the year ("2023-05-08 Monday 8 May 2023"); "" for any other document.
+// indexed text: the ISO date, the weekday, the day, the month's name, the
+// year and the day's term (DayTerm): "2023-05-08 Monday 8 May 2023
+// 20230508"; "" for any other document.
 func DateWords(p string) string {
 	d, ok := workspace.LogDate(p)
 	if !ok {
 		return ""
 	}
-	return fmt.Sprintf("%s %s %d %s %d", d.Format("2006-01-02"), d.Weekday(), d.Day(), d.Month(), d.Year())
+	return fmt.Sprintf("%s %s %d %s %d %s", d.Format("2006-01-02"), d.Weekday(), d.Day(), d.Month(), d.Year(), DayTerm(d))
 }
 
 // IndexText is what the full-text side indexes for a chunk: its text,

@@ -274,7 +274,7 @@ func (s *Store) Search(ctx context.Context, agent string, q memory.Query) ([]mem
 		return []memory.Hit{}, nil
 	}
 	visible := func(i int) bool { u := ix.chunks[i].User; return u == "" || u == q.User }
-	terms := s.terms.Query(q.Text)
+	terms := memory.QueryTerms(&s.terms, q)
 	df := make([]int, len(terms))
 	for i, t := range terms {
 		df[i] = ix.text.DF(t)

@@ -26,7 +26,7 @@ func (s *Store) Search(ctx context.Context, agent string, q memory.Query) ([]mem
 	if err != nil {
 		return nil, err
 	}
-	terms := s.queryTerms(q.Text)
+	terms := s.queryTerms(q)
 	st, err := s.termStats(ctx, agent, terms)
 	if err != nil {
 		return nil, fmt.Errorf("search %s: %w", agent, err)
@@ -115,10 +115,11 @@ func (s *Store) queryVector(ctx context.Context, agent, text string) ([]float32,
 	return vs[0], nil
 }
 
-// queryTerms returns the query's full-text terms that PostgreSQL can hold.
-func (s *Store) queryTerms(text string) []string {
+// queryTerms returns the query's full-text terms (memory.QueryTerms)
+// that PostgreSQL can hold.
+func (s *Store) queryTerms(q memory.Query) []string {
 	var terms []string
-	for _, t := range s.terms.Query(text) {
+	for _, t := range memory.QueryTerms(&s.terms, q) {
 		if len(t) <= maxLexeme {
 			terms = append(terms, t)
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quirehq/quire/memory"
 )
@@ -45,5 +46,33 @@ func testContext(t *testing.T, open Open) {
 	wide := search(t, s, "a", memory.Query{Text: "zeppelin", Limit: 1, Context: 100})
 	if n := len(wide[0].Context); n > 2*memory.MaxContext || n <= 2 {
 		t.Errorf("context of %d chunks; want 3 to %d", n, 2*memory.MaxContext)
+	}
+}
+
+// testPeriodQuestion: a query naming a day or period relative to its
+// reference time finds the daily logs around that date, within a window,
+// even when another day's log shares more of its words.
+func testPeriodQuestion(t *testing.T, open Open) {
+	s := open(t, memory.None{})
+	index(t, s, "a", "c1",
+		doc("", "memory/2023-05-05.md", "## 10:00\nMel: pottery class, then the lake."),
+		doc("", "memory/2023-05-12.md", "## 10:00\nMel: we went to the lake with the kids, the lake was cold."),
+		doc("", "memory/2023-04-20.md", "## 10:00\nMel: the lake again."),
+		doc("", "MEMORY.md", "Mel likes the lake."),
+	)
+	now := time.Date(2023, 5, 13, 9, 0, 0, 0, time.UTC) // a Saturday
+	for _, tt := range []struct{ q, want string }{
+		{"what did Mel do at the lake last weekend?", "memory/2023-05-05.md"}, // 6-7 May, the log of Friday the 5th in the window
+		{"what did Mel do at the lake yesterday?", "memory/2023-05-12.md"},
+		{"the lake in April 2023", "memory/2023-04-20.md"},
+	} {
+		hits := search(t, s, "a", memory.Query{Text: tt.q, Now: now})
+		if len(hits) == 0 || hits[0].Path != tt.want {
+			t.Errorf("%q (now %s) found %s; want %s first", tt.q, now.Format(time.DateOnly), describe(hits), tt.want)
+		}
+	}
+	hits := search(t, s, "a", memory.Query{Text: "what did Mel do at the lake last weekend?", Now: now.AddDate(1, 0, 0)})
+	if len(hits) > 0 && hits[0].Path == "memory/2023-05-05.md" {
+		t.Errorf("a year later, last weekend still found %s first", describe(hits))
 	}
 }

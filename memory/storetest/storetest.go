@@ -54,6 +54,7 @@ func Run(t *testing.T, open Open) {
 		{"WordForms", testWordForms},
 		{"UnstorableDocumentSkipped", testUnstorable},
 		{"Context", testContext},
+		{"PeriodQuestion", testPeriodQuestion},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open) })
