@@ -92,7 +92,8 @@ type Options struct {
 	DatabaseSchema string
 	// Store, when set, is used instead of building one (tests).
 	Store memory.Store
-	// Embedder embeds memory chunks; nil means memory.Builtin{}.
+	// Embedder embeds memory chunks; nil means memory.None{} (full text
+	// only: the offline embedders add no measurable recall).
 	Embedder memory.Embedder
 	// CacheDir holds the embedding cache and upstream mirrors; "" means
 	// a directory under os.UserCacheDir.
@@ -171,7 +172,7 @@ func (o Options) withDefaults() Options {
 		}
 	}
 	if o.Embedder == nil {
-		o.Embedder = memory.Builtin{}
+		o.Embedder = memory.None{}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

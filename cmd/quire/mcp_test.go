@@ -143,7 +143,7 @@ func TestMCPDirPromptEqualsCLI(t *testing.T) {
 			t.Errorf("%+v: quire mcp --dir prompt (%d bytes) differs from quire prompt (%d bytes)", c, len(got), len(want))
 		}
 	}
-	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "memory_search", Arguments: map[string]any{"query": "essay deadline"}})
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "memory_search", Arguments: map[string]any{"query": "spacing reviews"}})
 	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, `"hits":[{`) {
 		t.Fatalf("memory_search over quire mcp --dir: %+v, %v", res, err)
 	}

@@ -22,7 +22,7 @@ type embedderOptions struct {
 }
 
 func (o *embedderOptions) define(fs *flag.FlagSet) {
-	fs.StringVar(&o.embedder, "embedder", "builtin", "memory `embedder`: builtin (offline, lexical), glove (offline, a word vectors file), openai (an OpenAI-compatible endpoint) or none (full-text only)")
+	fs.StringVar(&o.embedder, "embedder", "none", "memory `embedder`: none (full-text only), builtin (offline, lexical: parts of words), glove (offline, a word vectors file) or openai (an OpenAI-compatible endpoint)")
 	fs.StringVar(&o.embedURL, "embed-url", "", "`URL` of the OpenAI-compatible embeddings endpoint (--embedder openai)")
 	fs.StringVar(&o.embedModel, "embed-model", "", "embedding `model` (--embedder openai)")
 	fs.IntVar(&o.embedDims, "embed-dimensions", 0, "vector `length` of the model (--embedder openai; 0: ask the endpoint)")
@@ -33,10 +33,10 @@ func (o *embedderOptions) define(fs *flag.FlagSet) {
 // open returns the embedder the flags choose.
 func (o *embedderOptions) open(ctx context.Context, getenv func(string) string) (memory.Embedder, error) {
 	switch o.embedder {
-	case "builtin", "":
-		return memory.Builtin{}, nil
-	case "none":
+	case "none", "":
 		return memory.None{}, nil
+	case "builtin":
+		return memory.Builtin{}, nil
 	case "glove":
 		if o.embedFile == "" {
 			return nil, usagef("--embedder glove needs --embed-file: a GloVe or word2vec text file, such as glove.6B.100d.txt")

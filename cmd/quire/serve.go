@@ -85,11 +85,12 @@ application/json) at POST /v1/hooks/git on --api-listen with the secret of
 --webhook-secret-file; --poll stays the fallback.
 
 The memory store is embedded unless --database names a PostgreSQL database
-(with pgvector). Embedders: builtin (offline, lexical, default), glove
-(offline word vectors from a GloVe or word2vec text file: --embed-file),
-openai (any OpenAI-compatible /v1/embeddings endpoint: --embed-url,
---embed-model, key in --embed-key-file, $QUIRE_EMBED_KEY or $OPENAI_API_KEY),
-none (full-text only).
+(with pgvector). Embedders: none (full-text only, the default: the offline
+vectors did not add recall), builtin (offline, lexical: parts of words),
+glove (offline word vectors from a GloVe or word2vec text file:
+--embed-file), openai (any OpenAI-compatible /v1/embeddings endpoint:
+--embed-url, --embed-model, key in --embed-key-file, $QUIRE_EMBED_KEY or
+$OPENAI_API_KEY).
 
 The daemon runs Go's garbage collector at GOGC=400 with a soft memory limit
 of a quarter of the machine's memory (GOMEMLIMIT); set either variable to
