@@ -102,6 +102,9 @@ func dayOf(t time.Time) time.Time {
 // absolutePeriod reads a dated day or a month of a year: the first one
 // in s (by kind: ISO, day month year, month day year, month year).
 func absolutePeriod(s string) (Period, bool) {
+	if !strings.ContainsAny(s, "0123456789") {
+		return Period{}, false // every form has a year
+	}
 	if m := isoDate.FindStringSubmatch(s); m != nil {
 		return dayPeriod(atoi(m[1]), monthOf(m[2]), atoi(m[3]))
 	}
@@ -158,6 +161,9 @@ func relativePeriod(s string, today time.Time) (Period, bool) {
 	case strings.Contains(s, "last month"), strings.Contains(s, "past month"):
 		first := today.AddDate(0, 0, 1-today.Day()).AddDate(0, -1, 0)
 		return Period{first, first.AddDate(0, 1, -1)}, true
+	}
+	if !strings.Contains(s, "ago") && !strings.Contains(s, "day") {
+		return Period{}, false // the regular expressions below cost more than the rest
 	}
 	if m := agoPhrase.FindStringSubmatch(s); m != nil {
 		return agoPeriod(m[1], m[2], today)

@@ -75,3 +75,22 @@ func TestDateWordsHoldDayTerm(t *testing.T) {
 		t.Errorf("date words' terms %q lack the day term", terms)
 	}
 }
+
+// BenchmarkQueryTerms is the cost the period reading adds to a query's
+// terms: a question naming no day, and one naming a month.
+func BenchmarkQueryTerms(b *testing.B) {
+	var a Analyzer
+	now := time.Date(2023, 5, 10, 12, 0, 0, 0, time.UTC)
+	for _, text := range []string{"What did Caroline research for her adoption plans?", "What did Melanie paint in July 2023?"} {
+		b.Run(text[:9], func(b *testing.B) {
+			for b.Loop() {
+				QueryTerms(&a, Query{Text: text, Now: now})
+			}
+		})
+		b.Run(text[:9]+"/analyzer-only", func(b *testing.B) {
+			for b.Loop() {
+				a.Query(text)
+			}
+		})
+	}
+}
