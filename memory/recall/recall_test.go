@@ -14,6 +14,7 @@ import (
 
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/memory/memstore"
+	"github.com/quirehq/quire/memory/openai"
 	"github.com/quirehq/quire/memory/pgstore"
 	"github.com/quirehq/quire/memory/storetest"
 )
@@ -40,8 +41,10 @@ func devSet(tb testing.TB) []Conversation {
 	return convs
 }
 
-// embedders are the offline embedders measured: none, builtin, and glove
-// when QUIRE_GLOVE_FILE names a GloVe text file.
+// embedders are the embedders measured: none, builtin, glove when
+// QUIRE_GLOVE_FILE names a GloVe text file, and an OpenAI-compatible
+// endpoint when QUIRE_EMBED_URL and QUIRE_EMBED_MODEL name one (key in
+// QUIRE_EMBED_KEY).
 func embedders(tb testing.TB) []memory.Embedder {
 	es := []memory.Embedder{memory.None{}, memory.Builtin{}}
 	if f := os.Getenv("QUIRE_GLOVE_FILE"); f != "" {
@@ -50,6 +53,16 @@ func embedders(tb testing.TB) []memory.Embedder {
 			tb.Fatal(err)
 		}
 		es = append(es, wv)
+	}
+	if url, model := os.Getenv("QUIRE_EMBED_URL"), os.Getenv("QUIRE_EMBED_MODEL"); url != "" && model != "" {
+		e, err := openai.New(openai.Options{URL: url, Model: model, APIKey: os.Getenv("QUIRE_EMBED_KEY")})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := e.Probe(context.Background()); err != nil {
+			tb.Fatalf("QUIRE_EMBED_URL %s: %v", url, err)
+		}
+		es = append(es, e)
 	}
 	return es
 }
@@ -60,8 +73,44 @@ func name(e memory.Embedder) string {
 		return "none"
 	case memory.Builtin:
 		return "builtin"
+	case *openai.Embedder:
+		return "openai"
 	}
 	return "glove"
+}
+
+// BenchmarkFusion prints recall@6 of the embedded store for each embedder
+// with vectors under each fusion rule: text weights from 0 (vectors only)
+// to 1 (text only) and RRF. It is how the fusion rule for an embedder is
+// chosen by measurement (`go test -run '^$' -bench Fusion -benchtime 1x
+// ./memory/recall`, with QUIRE_GLOVE_FILE or QUIRE_EMBED_URL and
+// QUIRE_EMBED_MODEL for real vectors): the default must beat plain BM25
+// (weight 1) overall and in no category fall below it.
+func BenchmarkFusion(b *testing.B) {
+	convs := devSet(b)
+	for _, e := range embedders(b)[1:] {
+		b.Run(name(e), func(b *testing.B) {
+			s, err := memstore.New(memstore.Options{Embedder: e})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			for b.Loop() {
+				for _, w := range []float64{0, 0.3, 0.5, 0.7, 0.8, 0.9, 1} {
+					score, _, err := Run(context.Background(), s, convs, 6, memory.Query{TextWeight: &w})
+					if err != nil {
+						b.Fatal(err)
+					}
+					fmt.Printf("fusion %-7s weight %.1f %s\n", name(e), w, score)
+				}
+				score, _, err := Run(context.Background(), s, convs, 6, memory.Query{Fusion: memory.RRF})
+				if err != nil {
+					b.Fatal(err)
+				}
+				fmt.Printf("fusion %-7s rrf        %s\n", name(e), score)
+			}
+		})
+	}
 }
 
 type opener struct {
