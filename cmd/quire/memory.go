@@ -18,7 +18,7 @@ import (
 // serve, index and search.
 type embedderOptions struct {
 	embedder, embedURL, embedModel, embedKeyFile, embedFile string
-	embedDims                                               int
+	embedDims, embedRPM, embedTPM                           int
 }
 
 func (o *embedderOptions) define(fs *flag.FlagSet) {
@@ -28,6 +28,8 @@ func (o *embedderOptions) define(fs *flag.FlagSet) {
 	fs.IntVar(&o.embedDims, "embed-dimensions", 0, "vector `length` of the model (--embedder openai; 0: ask the endpoint)")
 	fs.StringVar(&o.embedKeyFile, "embed-key-file", "", "`file` holding the endpoint's API key (default: $QUIRE_EMBED_KEY, then $OPENAI_API_KEY)")
 	fs.StringVar(&o.embedFile, "embed-file", "", "GloVe or word2vec text `file` of word vectors (--embedder glove)")
+	fs.IntVar(&o.embedRPM, "embed-rpm", 0, "most embedding `requests` a minute (--embedder openai; 0: no limit but the endpoint's 429s)")
+	fs.IntVar(&o.embedTPM, "embed-tpm", 0, "most embedding `tokens` a minute, estimated (--embedder openai; 0: no limit)")
 }
 
 // open returns the embedder the flags choose.
@@ -61,7 +63,8 @@ func (o *embedderOptions) open(ctx context.Context, getenv func(string) string) 
 			}
 			key = strings.TrimSpace(string(b))
 		}
-		e, err := openai.New(openai.Options{URL: o.embedURL, Model: o.embedModel, Dimensions: o.embedDims, APIKey: key, Timeout: 30 * time.Second})
+		e, err := openai.New(openai.Options{URL: o.embedURL, Model: o.embedModel, Dimensions: o.embedDims, APIKey: key, Timeout: 30 * time.Second,
+			RequestsPerMinute: o.embedRPM, TokensPerMinute: o.embedTPM})
 		if err != nil {
 			return nil, err
 		}

@@ -1,8 +1,9 @@
 // Package openai is the memory embedder for any OpenAI-compatible
 // /v1/embeddings endpoint: OpenAI itself, Ollama, llama.cpp, vLLM, TEI. It
 // batches texts, orders the answer by each item's index, checks dimensions,
-// retries transient failures with exponential backoff and names the URL in
-// every error. It is one of the two memory packages allowed to use the
+// retries transient failures with exponential backoff (or the server's
+// Retry-After), paces requests to a rate limit when given one, and names
+// the URL in every error. It is one of the two memory packages allowed to use the
 // network.
 package openai
 
@@ -48,13 +49,19 @@ type Options struct {
 	Backoff time.Duration
 	// Client is the HTTP client; nil means a new one.
 	Client *http.Client
+	// RequestsPerMinute and TokensPerMinute, when above 0, pace the
+	// requests to stay within the endpoint's rate limits (tokens are
+	// estimated as a quarter of the bytes), so a large backfill runs at
+	// the endpoint's pace rather than into its 429 answers.
+	RequestsPerMinute, TokensPerMinute int
 }
 
 // Embedder calls an OpenAI-compatible embeddings endpoint.
 type Embedder struct {
-	opts Options
-	url  string
-	dims atomic.Int64
+	opts  Options
+	url   string
+	dims  atomic.Int64
+	pacer *pacer
 }
 
 var _ memory.Embedder = (*Embedder)(nil)
@@ -82,7 +89,7 @@ func New(opts Options) (*Embedder, error) {
 	if opts.Client == nil {
 		opts.Client = &http.Client{}
 	}
-	e := &Embedder{opts: opts, url: EndpointURL(opts.URL)}
+	e := &Embedder{opts: opts, url: EndpointURL(opts.URL), pacer: newPacer(opts.RequestsPerMinute, opts.TokensPerMinute)}
 	e.dims.Store(int64(opts.Dimensions))
 	return e, nil
 }
@@ -174,7 +181,11 @@ func (e *Embedder) request(ctx context.Context, texts []string) ([][]float32, er
 		return nil, fmt.Errorf("embed via %s: encode request: %w", e.url, err)
 	}
 	wait := e.opts.Backoff
+	tokens := estimateTokens(texts)
 	for attempt := 0; ; attempt++ {
+		if err := e.pacer.wait(ctx, tokens); err != nil {
+			return nil, fmt.Errorf("embed via %s: %w", e.url, err)
+		}
 		vs, retryAfter, err := e.post(ctx, payload, len(texts))
 		if err == nil {
 			return vs, nil
