@@ -1,8 +1,11 @@
 package gitsync
 
 import (
+	"fmt"
+	"math/rand"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -69,4 +72,93 @@ func TestIsAncestor(t *testing.T) {
 			t.Errorf("isAncestor(%s, %s) = %v, %v; want %v", names[tt.a], names[tt.b], got, err, tt.want)
 		}
 	}
+}
+
+// TestMergeBase: on random histories with branches, merges and commit
+// dates that lie, mergeBase answers one of `git merge-base --all`'s
+// answers (and nothing when git finds none).
+func TestMergeBase(t *testing.T) {
+	t.Parallel()
+	for seed := range int64(4) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			t.Parallel()
+			dir, commits := randomHistory(t, rand.New(rand.NewSource(seed)), 60)
+			r, err := Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rng := rand.New(rand.NewSource(seed + 100))
+			for range 40 {
+				a, b := commits[rng.Intn(len(commits))], commits[rng.Intn(len(commits))]
+				want, _ := gitOut(dir, "merge-base", "--all", a, b)
+				var got plumbing.Hash
+				err := r.locked(func(st storer.EncodedObjectStorer) error {
+					var err error
+					got, err = mergeBase(st, plumbing.NewHash(a), plumbing.NewHash(b))
+					return err
+				})
+				if err != nil {
+					t.Fatalf("mergeBase(%.7s, %.7s): %v", a, b, err)
+				}
+				bases := strings.Fields(want)
+				if got.IsZero() != (len(bases) == 0) || (!got.IsZero() && !slices.Contains(bases, got.String())) {
+					t.Errorf("mergeBase(%.7s, %.7s) = %.7s; git merge-base --all says %q", a, b, got, bases)
+				}
+			}
+		})
+	}
+}
+
+// randomHistory commits n empty commits on random branches of a new
+// repository, merging one branch into another now and then and giving
+// every commit a random date (some years off), and a second root now and
+// then; it returns the directory and the commits.
+func randomHistory(t *testing.T, rng *rand.Rand, n int) (string, []string) {
+	t.Helper()
+	dir := t.TempDir()
+	run := func(args ...string) string {
+		t.Helper()
+		date := fmt.Sprintf("%d +0000", 1.7e9+rng.Int63n(3e8))
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=T", "GIT_AUTHOR_EMAIL=t@example.com",
+			"GIT_COMMITTER_NAME=T", "GIT_COMMITTER_EMAIL=t@example.com",
+			"GIT_AUTHOR_DATE="+date, "GIT_COMMITTER_DATE="+date)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	run("init", "-q", "-b", "b0")
+	branches := []string{"b0"}
+	var commits []string
+	for i := range n {
+		switch k := rng.Intn(10); {
+		case k < 2 && len(commits) > 0:
+			name := fmt.Sprintf("b%d", len(branches))
+			run("checkout", "-q", "-b", name, commits[rng.Intn(len(commits))])
+			branches = append(branches, name)
+		case k < 4 && len(branches) > 1:
+			run("checkout", "-q", branches[rng.Intn(len(branches))])
+			other := branches[rng.Intn(len(branches))]
+			run("merge", "-q", "--no-ff", "--allow-unrelated-histories", "-m", fmt.Sprintf("merge %d", i), other)
+			commits = append(commits, run("rev-parse", "HEAD"))
+			continue
+		case k == 4 && i > n/2 && len(branches) < 4:
+			name := fmt.Sprintf("b%d", len(branches))
+			run("checkout", "-q", "--orphan", name)
+			branches = append(branches, name)
+		}
+		run("commit", "-q", "--allow-empty", "-m", fmt.Sprintf("c%d", i))
+		commits = append(commits, run("rev-parse", "HEAD"))
+	}
+	return dir, commits
+}
+
+func gitOut(dir string, args ...string) (string, error) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	return strings.TrimSpace(string(out)), err
 }

@@ -237,17 +237,13 @@ func snapshotOrEmpty(st storer.EncodedObjectStorer, h plumbing.Hash) (*Snapshot,
 }
 
 // mergeBase returns the best common ancestor of a and b (zero when they
-// share no history).
+// share no history): of the common ancestors that are not ancestors of
+// another one, the newest by committer date.
 func mergeBase(st storer.EncodedObjectStorer, a, b plumbing.Hash) (plumbing.Hash, error) {
-	ca, err := object.GetCommit(st, a)
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("read %s: %w", a, err)
+	if a == b {
+		return a, nil
 	}
-	cb, err := object.GetCommit(st, b)
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("read %s: %w", b, err)
-	}
-	bases, err := ca.MergeBase(cb)
+	bases, err := commonAncestors(st, a, b)
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("merge base of %s and %s: %w", a, b, err)
 	}
@@ -256,6 +252,90 @@ func mergeBase(st storer.EncodedObjectStorer, a, b plumbing.Hash) (plumbing.Hash
 	}
 	slices.SortFunc(bases, func(x, y *object.Commit) int { return y.Committer.When.Compare(x.Committer.When) })
 	return bases[0].Hash, nil
+}
+
+// commonAncestors paints down from a and b, newest first, as git's
+// merge-base does: a commit both reach is a common ancestor, and what lies
+// below it is marked stale rather than walked for its own sake. The walk
+// ends once every commit still queued is stale, so its cost is the
+// history since the two sides parted, not the whole history (go-git's
+// Commit.MergeBase lists every ancestor of one side first). A common
+// ancestor that another one reaches is left out.
+func commonAncestors(st storer.EncodedObjectStorer, a, b plumbing.Hash) ([]*object.Commit, error) {
+	const fromA, fromB, stale = 1, 2, 4
+	paint := map[plumbing.Hash]uint8{}
+	q := &commitQueue{}
+	push := func(h plumbing.Hash, p uint8) error {
+		if paint[h]&p == p {
+			return nil
+		}
+		c, err := object.GetCommit(st, h)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", h, err)
+		}
+		paint[h] |= p
+		heap.Push(q, c)
+		return nil
+	}
+	if err := push(a, fromA); err != nil {
+		return nil, err
+	}
+	if err := push(b, fromB); err != nil {
+		return nil, err
+	}
+	var found []*object.Commit
+	for q.Len() > 0 && !q.all(paint, stale) {
+		c := heap.Pop(q).(*object.Commit)
+		p := paint[c.Hash]
+		if p&(fromA|fromB) == fromA|fromB {
+			if p&stale == 0 {
+				found = append(found, c)
+			}
+			p |= stale
+		}
+		for _, ph := range c.ParentHashes {
+			if err := push(ph, p); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var out []*object.Commit
+	for _, c := range found {
+		if paint[c.Hash]&stale == 0 {
+			out = append(out, c)
+		}
+	}
+	return independent(st, out)
+}
+
+// independent drops each commit of cs that is an ancestor of another:
+// the walk leaves one behind only when commit dates lie, so this is
+// rarely more than one question.
+func independent(st storer.EncodedObjectStorer, cs []*object.Commit) ([]*object.Commit, error) {
+	if len(cs) < 2 {
+		return cs, nil
+	}
+	var out []*object.Commit
+	for i, c := range cs {
+		below := false
+		for j, d := range cs {
+			if i == j || c.Hash == d.Hash {
+				continue
+			}
+			in, err := isAncestor(st, c.Hash, d.Hash)
+			if err != nil {
+				return nil, err
+			}
+			if in {
+				below = true
+				break
+			}
+		}
+		if !below {
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }
 
 // isAncestor reports whether a is b or an ancestor of b.
@@ -334,8 +414,13 @@ func (q *commitQueue) Pop() any {
 // allStale reports whether every queued commit is painted from both
 // sides.
 func (q commitQueue) allStale(paint map[plumbing.Hash]uint8) bool {
+	return q.all(paint, 3)
+}
+
+// all reports whether every queued commit's paint has all of bits.
+func (q commitQueue) all(paint map[plumbing.Hash]uint8, bits uint8) bool {
 	for _, c := range q {
-		if paint[c.Hash] != 3 {
+		if paint[c.Hash]&bits != bits {
 			return false
 		}
 	}
