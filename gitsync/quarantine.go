@@ -35,6 +35,11 @@ type quarantine struct {
 	idx  string
 	sum  plumbing.Hash
 	st   *filesystem.Storage
+	// index is the pack's index, read once: whether an object came with
+	// the push is a lookup in memory. Asking st instead costs a failed
+	// look for a loose object on disk per object the push did not bring,
+	// which is most of what a check of a long history reads.
+	index *packIndex
 	// indexRSS is git index-pack's peak resident memory, in bytes.
 	indexRSS int64
 }
@@ -167,6 +172,11 @@ func (q *quarantine) adopt(sum plumbing.Hash) error {
 	if err := os.Rename(filepath.Join(q.packDir(), "tmp.idx"), q.idx); err != nil {
 		return fmt.Errorf("quarantine pack: %w", err)
 	}
+	index, err := readPackIndex(q.idx)
+	if err != nil {
+		return fmt.Errorf("quarantine pack: %w", err)
+	}
+	q.index = index
 	q.st = filesystem.NewStorageWithOptions(osfs.New(q.dir), cache.NewObjectLRU(8<<20),
 		filesystem.Options{LargeObjectThreshold: largeObject})
 	return nil
@@ -184,7 +194,10 @@ func (q *quarantine) close() {
 
 // has reports whether the object came with the push.
 func (q *quarantine) has(h plumbing.Hash) bool {
-	return q != nil && q.st.HasEncodedObject(h) == nil
+	if q == nil || q.index == nil {
+		return false
+	}
+	return q.index.contains(h)
 }
 
 // overlay reads a push's quarantined objects first and the repository's
@@ -209,7 +222,7 @@ func (o *overlay) SetEncodedObject(plumbing.EncodedObject) (plumbing.Hash, error
 }
 
 func (o *overlay) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
-	if o.q != nil {
+	if o.q.has(h) {
 		obj, err := o.q.st.EncodedObject(t, h)
 		if err == nil {
 			return obj, nil
@@ -268,7 +281,7 @@ func (o *overlay) HasEncodedObject(h plumbing.Hash) error {
 }
 
 func (o *overlay) EncodedObjectSize(h plumbing.Hash) (int64, error) {
-	if o.q != nil {
+	if o.q.has(h) {
 		if n, err := o.q.st.EncodedObjectSize(h); err == nil {
 			return n, nil
 		}
