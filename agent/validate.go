@@ -12,13 +12,16 @@ import (
 // validator (given to the git endpoint through gitsync.TreeValidator):
 // Check on the tree, with the file rules on the files the push adds or
 // modifies (paths) and, for a branch other than proposals/*, the content
-// checks too. ref is the full name of the ref the push moves. Only
-// errors refuse a push.
+// checks too, of the skills only those the push changes. ref is the
+// full name of the ref the push moves. Only errors refuse a push.
 func WorkspaceChecks(opts CheckOptions) func(ctx context.Context, ref string, tree fs.FS, paths []string) []workspace.Problem {
 	return func(ctx context.Context, ref string, tree fs.FS, paths []string) []workspace.Problem {
 		o := opts
 		o.Paths = paths
 		o.FilesOnly = filesOnlyRef(ref)
+		if o.CheckAgent == nil {
+			o.CheckAgent = changedSkillsCheck(paths)
+		}
 		return workspace.Errors(Check(ctx, tree, o))
 	}
 }
