@@ -62,6 +62,11 @@ type Request struct {
 	// CountPromptTokens makes the report include the exact token count of
 	// the whole prompt (costly: the prompt is tokenised every time).
 	CountPromptTokens bool
+	// ContextWindow, when set, is the model's context window in tokens:
+	// the total budget becomes ContextShare of it (0: agent.yaml's
+	// budget.context_share, else 0.25), in tokens (Budget.ScaleToWindow).
+	ContextWindow int
+	ContextShare  float64
 }
 
 // Result is an assembled system prompt and its report.
@@ -114,7 +119,13 @@ func (w *Workspace) Assemble(req Request) (Result, error) {
 		var buf [10]byte
 		day = string(local.AppendFormat(buf[:0], time.DateOnly))
 	}
-	key := planKey{agent: a, user: req.User, session: req.Session, channel: req.Channel, room: req.Room, day: day}
+	key := planKey{agent: a, user: req.User, session: req.Session, channel: req.Channel, room: req.Room, day: day, budget: a.Config.Budget}
+	if req.ContextWindow != 0 || req.ContextShare != 0 {
+		if key.budget, err = a.Config.Budget.ScaleToWindow(req.ContextWindow, req.ContextShare); err != nil {
+			return Result{}, fmt.Errorf("%w: %w", ErrBadRequest, err)
+		}
+	}
+	req.VirtualFiles = w.virtualFiles(a, &req)
 	var dayStart time.Time
 	if !local.IsZero() {
 		dayStart = time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, local.Location())
@@ -132,6 +143,7 @@ func (w *Workspace) Assemble(req Request) (Result, error) {
 		if !req.CountPromptTokens {
 			res.Report.PromptTokens = 0
 		}
+		res.Report.ContextWindow = req.ContextWindow
 		return res, nil
 	}
 	res, ok := p.fromTemplate(rkey, req.User)
@@ -145,6 +157,7 @@ func (w *Workspace) Assemble(req Request) (Result, error) {
 		res.Report.PromptTokens = w.cache.Count(res.Prompt)
 	}
 	p.remember(rkey, res)
+	res.Report.ContextWindow = req.ContextWindow
 	return res, nil
 }
 

@@ -43,15 +43,15 @@ func (w *Workspace) checkAgent(a *Agent) []workspace.Problem {
 		}
 		probs = append(probs, res.Report.Problems...)
 		for _, f := range res.Report.Files {
-			probs = append(probs, fileProblems(f, u)...)
+			probs = append(probs, fileProblems(f, &res.Report.Budget, u)...)
 		}
 	}
 	return probs
 }
 
 // fileProblems turns one file's report, from a private main session of
-// user (or of no user), into findings.
-func fileProblems(f FileReport, user string) []workspace.Problem {
+// user (or of no user) under budget b, into findings.
+func fileProblems(f FileReport, b *Budget, user string) []workspace.Problem {
 	var probs []workspace.Problem
 	add := func(sev workspace.Severity, code string, line int, format string, args ...any) {
 		probs = append(probs, workspace.Problem{Path: f.Path, Line: line, Severity: sev, Code: code, Message: fmt.Sprintf(format, args...)})
@@ -73,13 +73,21 @@ func fileProblems(f FileReport, user string) []workspace.Problem {
 	case StatusTruncated:
 		if !f.OverBudget { // the reject policy already reported it as an error
 			first, last := f.Dropped[0].Lines()
-			add(workspace.SeverityWarning, "budget-truncated", first, "%s is %s chars, over the per-file budget of %s: lines %d–%d (%s chars) are cut from the prompt",
-				f.Name, GroupThousands(f.OriginalChars), GroupThousands(f.LimitChars), first, last, GroupThousands(f.OriginalChars-f.HeadChars-f.TailChars))
+			size, limit := f.OriginalChars, f.LimitChars
+			if b.Unit == UnitTokens {
+				size, limit = f.OriginalTokens, f.LimitTokens
+			}
+			add(workspace.SeverityWarning, "budget-truncated", first, "%s is %s %s, over the per-file budget of %s %s: lines %d–%d (%s chars) are cut from the prompt",
+				f.Name, GroupThousands(size), b.UnitName(), GroupThousands(limit), b.UnitName(), first, last, GroupThousands(f.OriginalChars-f.HeadChars-f.TailChars))
 		}
 	case StatusClamped:
 		first, last := f.Dropped[0].Lines()
-		add(workspace.SeverityWarning, "budget-clamped", first, "%s is cut to the %s chars the total budget has left after %s%s: lines %d–%d are cut",
-			f.Name, GroupThousands(f.LimitChars), strings.Join(f.UsedBy, ", "), session, first, last)
+		limit := f.LimitChars
+		if b.Unit == UnitTokens {
+			limit = f.LimitTokens
+		}
+		add(workspace.SeverityWarning, "budget-clamped", first, "%s is cut to the %s %s the total budget has left after %s%s: lines %d–%d are cut",
+			f.Name, GroupThousands(limit), b.UnitName(), strings.Join(f.UsedBy, ", "), session, first, last)
 	case StatusDropped:
 		add(workspace.SeverityWarning, "budget-dropped", 0, "%s does not reach the prompt%s: %s used up the total budget", f.Name, session, strings.Join(f.UsedBy, ", "))
 	}

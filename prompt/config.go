@@ -39,18 +39,27 @@ const (
 	PolicyReject Policy = "reject"
 )
 
-// Budget limits how much of the context files reaches the prompt. All sizes
-// are in characters, and a character is a Unicode code point.
+// Budget limits how much of the context files reaches the prompt. Its
+// Unit says which sizes hold: the chars ones (the default; a character is
+// a Unicode code point) or the tokens ones (o200k_base, counted exactly).
 type Budget struct {
-	PerFileChars int     `json:"per_file"`
-	TotalChars   int     `json:"total"`
-	MinFileChars int     `json:"min_file"`
-	HeadRatio    float64 `json:"head_ratio"`
-	TailRatio    float64 `json:"tail_ratio"`
+	Unit         BudgetUnit `json:"unit"`
+	PerFileChars int        `json:"per_file"`
+	TotalChars   int        `json:"total"`
+	MinFileChars int        `json:"min_file"`
+	// The sizes in tokens, set when Unit is UnitTokens.
+	PerFileTokens int     `json:"per_file_tokens,omitempty"`
+	TotalTokens   int     `json:"total_tokens,omitempty"`
+	MinFileTokens int     `json:"min_file_tokens,omitempty"`
+	HeadRatio     float64 `json:"head_ratio"`
+	TailRatio     float64 `json:"tail_ratio"`
+	// ContextShare is the share of a model's context window the context
+	// files may take when a request names its window (0: DefaultContextShare).
+	ContextShare float64 `json:"context_share,omitempty"`
 }
 
 // DefaultBudget is the budget of behavior.md §3.
-var DefaultBudget = Budget{PerFileChars: 20000, TotalChars: 24000, MinFileChars: 64, HeadRatio: 0.7, TailRatio: 0.2}
+var DefaultBudget = Budget{Unit: UnitChars, PerFileChars: 20000, TotalChars: 24000, MinFileChars: 64, HeadRatio: 0.7, TailRatio: 0.2}
 
 // Defaults for the other agent.yaml keys.
 const (
@@ -90,6 +99,18 @@ type Config struct {
 	// SkillUnknownKeys says what to do about SKILL.md front-matter keys
 	// Quire does not know: SkillKeysWarn (the default) or SkillKeysIgnore.
 	SkillUnknownKeys string `json:"skill_unknown_keys"`
+
+	// Description says in a line what the agent does; other agents'
+	// DELEGATION.md and TEAM.md show it.
+	Description string `json:"description,omitempty"`
+	// Team is the team the agent belongs to ("" for none), TeamRole its
+	// role there.
+	Team     string `json:"team,omitempty"`
+	TeamRole string `json:"team_role,omitempty"`
+	// Delegation lists the agents of the repository it may hand work to.
+	Delegation []DelegationTarget `json:"delegation,omitempty"`
+	// Availability is when and for what the agent is there.
+	Availability Availability `json:"availability"`
 }
 
 // Values of agent.yaml's skill_unknown_keys.
@@ -132,11 +153,13 @@ var configKeys = map[string]string{
 }
 
 var budgetKeys = map[string]string{
-	"per_file":   "largest number of chars one context file may inject (default 20000)",
-	"total":      "largest number of chars all context files together may inject (default 24000)",
-	"min_file":   "stop adding files when less than this many chars remain (default 64)",
-	"head_ratio": "share of the per-file budget kept from the start of a long file (default 0.7)",
-	"tail_ratio": "share of the per-file budget kept from the end of a long file (default 0.2)",
+	"unit":          "chars (default) or tokens: the unit of per_file, total and min_file",
+	"per_file":      "largest size one context file may inject (default 20000 chars, 5000 tokens)",
+	"total":         "largest size all context files together may inject (default 24000 chars, 6000 tokens)",
+	"min_file":      "stop adding files when less than this remains (default 64 chars, 16 tokens)",
+	"head_ratio":    "share of the per-file budget kept from the start of a long file (default 0.7)",
+	"tail_ratio":    "share of the per-file budget kept from the end of a long file (default 0.2)",
+	"context_share": "share of a model's context window the context files may take when a request names its window (default 0.25)",
 }
 
 // ConfigKeys returns the keys agent.yaml accepts, with descriptions; nested
@@ -251,7 +274,7 @@ func parseKey(cfg *Config, key string, v *yaml.Node, report reportFunc) bool {
 	case "budget":
 		parseBudget(v, &cfg.Budget, report)
 	default:
-		return false
+		return parseLinkKey(cfg, key, v, report)
 	}
 	return true
 }
@@ -388,6 +411,7 @@ func parseBudget(v *yaml.Node, b *Budget, report reportFunc) {
 		return
 	}
 	nb := *b
+	parseBudgetUnit(v, &nb, report)
 	// The sum of the ratios is reported on the last ratio key written,
 	// or on budget: when both are defaults.
 	ratioLine, ratioCol := v.Line, v.Column
@@ -404,6 +428,9 @@ func parseBudget(v *yaml.Node, b *Budget, report reportFunc) {
 		}
 		seenBudget[k.Value] = true
 		switch k.Value {
+		case "unit": // read first, by parseBudgetUnit
+		case "context_share":
+			parseContextShare(val, &nb, report)
 		case "per_file", "total", "min_file":
 			parseBudgetChars(k.Value, val, &nb, report)
 		case "head_ratio", "tail_ratio":
@@ -424,7 +451,7 @@ func parseBudget(v *yaml.Node, b *Budget, report reportFunc) {
 // is a whole number of chars it takes (min_file may be 0).
 func parseBudgetChars(key string, val *yaml.Node, b *Budget, report reportFunc) {
 	if val.Kind == yaml.ScalarNode && val.ShortTag() == "!!float" {
-		report(val.Line, val.Column, "agent-yaml-value", "budget.%s must be a whole number of chars, not %s", key, val.Value)
+		report(val.Line, val.Column, "agent-yaml-value", "budget.%s must be a whole number of %s, not %s", key, b.Unit, val.Value)
 		return
 	}
 	var n int
@@ -433,6 +460,10 @@ func parseBudgetChars(key string, val *yaml.Node, b *Budget, report reportFunc) 
 	}
 	if n < 0 || n == 0 && key != "min_file" {
 		report(val.Line, val.Column, "agent-yaml-range", "budget.%s must be positive, not %d", key, n)
+		return
+	}
+	if b.Unit == UnitTokens {
+		setBudgetTokens(key, n, b)
 		return
 	}
 	switch key {

@@ -22,7 +22,7 @@ func TestParseConfig(t *testing.T) {
 		}},
 		{name: "full", yaml: "name: x\ntype: open\npolicy: reject\nbudget:\n  per_file: 100\n  total: 500\n  min_file: 0\n  head_ratio: 0.6\n  tail_ratio: 0.3\norder: [SOUL.md, AGENTS.md]\nskills: []\nidentity: I am x.\nwrite_limit_bytes: 10\ndaily_log_retention_days: 0\ntimezone: Europe/Lisbon\n",
 			check: func(t *testing.T, c Config) {
-				want := Budget{PerFileChars: 100, TotalChars: 500, MinFileChars: 0, HeadRatio: 0.6, TailRatio: 0.3}
+				want := Budget{Unit: UnitChars, PerFileChars: 100, TotalChars: 500, MinFileChars: 0, HeadRatio: 0.6, TailRatio: 0.3}
 				if c.Name != "x" || c.Type != TypeOpen || c.Policy != PolicyReject || c.Budget != want || len(c.Order) != 2 || c.Skills == nil || len(c.Skills) != 0 ||
 					c.Identity != "I am x." || c.WriteLimitBytes != 10 || c.DailyLogRetentionDays != 0 || c.Location.String() != "Europe/Lisbon" {
 					t.Fatalf("got %+v", c)

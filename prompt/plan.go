@@ -24,6 +24,7 @@ type planKey struct {
 	channel Channel
 	room    string
 	day     string // agent-local date, "" for none
+	budget  Budget // the agent's, or scaled to the request's context window
 }
 
 // plan is the budgeted context files of one planKey: rendered once, then
@@ -198,6 +199,9 @@ type resolved struct {
 // directory is userDir ("" without a user); userFiles is false when that
 // directory does not exist, so none of the user's files is looked for.
 func (w *Workspace) resolve(a *Agent, c candidate, user, userDir string, userFiles bool) (*File, error) {
+	if c.root {
+		return w.file(a, c.rel, c.name, "")
+	}
 	names := [2]string{c.rel}
 	n := 1
 	if c.rel == workspace.MemoryFile {
@@ -239,7 +243,7 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 		return sp.forUser(key.user), nil
 	}
 	rep, bodies := w.budget(key, files)
-	p := w.newPlan(rep, files, bodies, &key.agent.Config.Budget)
+	p := w.newPlan(rep, files, bodies, &key.budget)
 	w.mu.Lock()
 	if len(w.shared) >= maxCachedPlans {
 		clear(w.shared)
@@ -264,6 +268,7 @@ func (w *Workspace) resolveFiles(key planKey, day time.Time) ([]resolved, error)
 		userFiles = !w.dir(userDir).absent
 	}
 	cands := candidates(&a.Config, key.session, key.channel, key.room, key.user != "", day)
+	cands = append(cands, w.sharedCandidates(key)...)
 	files := make([]resolved, len(cands))
 	for i, c := range cands {
 		f, err := w.resolve(a, c, key.user, userDir, userFiles)
@@ -280,43 +285,49 @@ func (w *Workspace) resolveFiles(key planKey, day time.Time) ([]resolved, error)
 type injected struct {
 	body         excerpt
 	chars, limit int
+	tokens       int // counted while budgeting in tokens, else 0
 }
 
 // budget charges files against the agent's budgets in charge order and
 // returns the report and what each file injects, by index into files.
 func (w *Workspace) budget(key planKey, files []resolved) (Report, []injected) {
 	cfg := &key.agent.Config
-	b := cfg.Budget
+	b := key.budget
 	rep := Report{
 		Agent: key.agent.Name, User: key.user, Session: key.session, Channel: key.channel, Room: key.room,
 		AgentType: cfg.Type, Policy: cfg.Policy, Budget: b, Tokenizer: w.cache.Encoding(),
 		Files: make([]FileReport, len(files)),
 	}
 	bodies := make([]injected, len(files))
-	remaining := b.TotalChars
+	remaining := b.Total()
 	var used []string // files that have taken from the total, in charge order
 	for n, i := range chargeOrder(files, cfg.Order) {
 		r := files[i]
 		fr := &rep.Files[i]
 		fr.Name, fr.Order, fr.RemainingBeforeChars = r.name, n+1, remaining
-		in, ok := w.budgetFile(&rep, fr, r, cfg, remaining, used)
+		in, ok := w.budgetFile(&rep, fr, r, cfg, &b, remaining, used)
 		if !ok {
 			continue
 		}
-		remaining -= in.chars
+		remaining -= in.size(b.Unit)
 		rep.InjectedChars += fr.InjectedChars
 		bodies[i] = in
 		used = append(used, r.name)
 	}
 	rep.RemainingChars = remaining
+	if b.Unit == UnitTokens {
+		rep.RemainingChars, rep.RemainingTokens = 0, remaining
+	}
 	return rep, bodies
 }
 
 // budgetFile budgets one file with remaining chars of the total left,
 // filling in its report fr (and rep's problems); ok is false when it
 // injects nothing.
-func (w *Workspace) budgetFile(rep *Report, fr *FileReport, r resolved, cfg *Config, remaining int, used []string) (in injected, ok bool) {
-	b := &cfg.Budget
+func (w *Workspace) budgetFile(rep *Report, fr *FileReport, r resolved, cfg *Config, b *Budget, remaining int, used []string) (in injected, ok bool) {
+	if b.Unit == UnitTokens {
+		return w.budgetFileTokens(rep, fr, r, cfg, b, remaining, used)
+	}
 	if r.file == nil {
 		fr.Status, fr.Note = StatusMissing, "no such file"
 		return in, false
@@ -403,7 +414,10 @@ func (w *Workspace) newPlan(rep Report, files []resolved, bodies []injected, b *
 			p.bootstrap = true
 		}
 		fr := &p.report.Files[i]
-		fr.InjectedTokens = w.injectedTokens(fr, files[i].file, f.name, in, b)
+		fr.InjectedTokens = in.tokens
+		if in.tokens == 0 {
+			fr.InjectedTokens = w.injectedTokens(fr, files[i].file, f.name, in, b)
+		}
 		p.report.InjectedTokens += fr.InjectedTokens
 	}
 	return p
@@ -455,6 +469,9 @@ func (w *Workspace) sharedKey(key planKey, files []resolved) uint64 {
 	for _, s := range []string{key.agent.Dir, string(key.session), string(key.channel), key.room, key.day} {
 		h.WriteString(s)
 		h.WriteByte(0)
+	}
+	if key.budget != key.agent.Config.Budget {
+		fmt.Fprintf(&h, "%+v", key.budget)
 	}
 	if key.user != "" {
 		h.WriteByte(1)

@@ -66,8 +66,13 @@ type FileReport struct {
 	// what the total budget had left when that was less.
 	LimitChars int `json:"limit_chars"`
 	// RemainingBeforeChars is what the total budget had left when this
-	// file's turn came.
+	// file's turn came (a budget in chars).
 	RemainingBeforeChars int `json:"remaining_before_chars"`
+	// RemainingBeforeTokens is the same for a budget in tokens.
+	RemainingBeforeTokens int `json:"remaining_before_tokens,omitempty"`
+	// LimitTokens is LimitChars of a budget in tokens: the limit in tokens
+	// the file was held to (LimitChars is then the chars the cut allowed).
+	LimitTokens int `json:"limit_tokens,omitempty"`
 	// HeadChars and TailChars are what a truncated or clamped file kept.
 	HeadChars int `json:"head_chars,omitempty"`
 	TailChars int `json:"tail_chars,omitempty"`
@@ -108,6 +113,11 @@ type Report struct {
 	InjectedChars  int `json:"injected_chars"`
 	InjectedTokens int `json:"injected_tokens"`
 	RemainingChars int `json:"remaining_chars"`
+	// RemainingTokens is what a total budget in tokens has left.
+	RemainingTokens int `json:"remaining_tokens,omitempty"`
+	// ContextWindow is the request's context window in tokens when the
+	// budget was scaled to it (Budget.ContextShare of it), 0 otherwise.
+	ContextWindow int `json:"context_window,omitempty"`
 
 	// SkillsMode is "inline", "search" or "none"; SkillCount how many
 	// skills the request could see.

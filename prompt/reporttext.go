@@ -33,8 +33,12 @@ func (r *Report) writeHeading(b *strings.Builder) {
 		who += fmt.Sprintf(" · room %s", r.Room)
 	}
 	fmt.Fprintf(b, "agent %s (%s, policy %s) · session %s · channel %s%s\n", r.Agent, r.AgentType, r.Policy, r.Session, r.Channel, who)
-	fmt.Fprintf(b, "budget: %s chars per file · %s total · stop below %s · head %.0f %% · tail %.0f %% · tokens: %s\n\n",
-		GroupThousands(r.Budget.PerFileChars), GroupThousands(r.Budget.TotalChars), GroupThousands(r.Budget.MinFileChars),
+	window := ""
+	if r.ContextWindow > 0 {
+		window = fmt.Sprintf(" (%.0f %% of a context window of %s tokens)", 100*r.Budget.ContextShare, GroupThousands(r.ContextWindow))
+	}
+	fmt.Fprintf(b, "budget: %s %s per file · %s total%s · stop below %s · head %.0f %% · tail %.0f %% · tokens: %s\n\n",
+		GroupThousands(r.Budget.PerFile()), r.Budget.UnitName(), GroupThousands(r.Budget.Total()), window, GroupThousands(r.Budget.MinFile()),
 		100*r.Budget.HeadRatio, 100*r.Budget.TailRatio, r.Tokenizer)
 }
 
@@ -88,8 +92,16 @@ func (r *Report) writeFileNotes(b *strings.Builder) {
 // writeTotals writes the sizes of the context files and of the prompt, and
 // how the skills were given.
 func (r *Report) writeTotals(b *strings.Builder) {
-	fmt.Fprintf(b, "context files: %s of %s chars (%s left) · %s tokens\n",
-		GroupThousands(r.InjectedChars), GroupThousands(r.Budget.TotalChars), GroupThousands(r.RemainingChars), GroupThousands(r.InjectedTokens))
+	if r.Budget.Unit == UnitTokens {
+		fmt.Fprintf(b, "context files: %s of %s tokens (%s left) · %s chars\n",
+			GroupThousands(r.InjectedTokens), GroupThousands(r.Budget.TotalTokens), GroupThousands(r.RemainingTokens), GroupThousands(r.InjectedChars))
+	} else {
+		fmt.Fprintf(b, "context files: %s of %s chars (%s left) · %s tokens\n",
+			GroupThousands(r.InjectedChars), GroupThousands(r.Budget.TotalChars), GroupThousands(r.RemainingChars), GroupThousands(r.InjectedTokens))
+	}
+	if len(r.Virtual) > 0 {
+		fmt.Fprintf(b, "virtual files (not charged to the budget): %s\n", strings.Join(r.Virtual, ", "))
+	}
 	fmt.Fprintf(b, "prompt: %s chars · %s bytes", GroupThousands(r.PromptChars), GroupThousands(r.PromptBytes))
 	if r.PromptTokens > 0 {
 		fmt.Fprintf(b, " · %s tokens", GroupThousands(r.PromptTokens))

@@ -39,6 +39,7 @@ type candidate struct {
 	rel      string // path relative to the agent (or user) directory
 	perUser  bool   // look in the user's directory first
 	userOnly bool   // with a user, never fall back to the agent-level file
+	root     bool   // rel is from the repository root (_shared/, shared.go)
 }
 
 // candidates returns the context files a request sees, in prompt order

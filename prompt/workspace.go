@@ -50,6 +50,9 @@ type Workspace struct {
 	shared map[uint64]*plan // by the files a plan injects, see sharedKey
 	dirs   map[string]dirState
 	asked  map[string]bool // directories with a child listed directly (listParent)
+
+	// derived are each agent's virtual files, built by Open (virtual.go).
+	derived map[*Agent][]VirtualFile
 }
 
 // dirState is what the workspace knows of a directory's entries, so a file
@@ -143,6 +146,7 @@ func Open(fsys fs.FS, opts Options) (*Workspace, error) {
 		w.problems = append(w.problems, a.Problems...)
 	}
 	slices.SortFunc(w.agents, func(a, b *Agent) int { return strings.Compare(a.Name, b.Name) })
+	w.deriveVirtual()
 	return w, nil
 }
 
@@ -331,7 +335,7 @@ func (w *Workspace) file(a *Agent, p, name, user string) (*File, error) {
 		text  text
 	}{}
 	e = &slot.entry
-	t, err := loadText(w.fsys, p, listed, a.Config.Budget.PerFileChars+lineSlack, &slot.text)
+	t, err := loadText(w.fsys, p, listed, a.Config.Budget.windowChars()+lineSlack, &slot.text)
 	switch {
 	case err == nil:
 		slot.file = File{Name: name, Path: p, User: user, text: t}

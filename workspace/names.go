@@ -146,11 +146,11 @@ func IsTextFile(p string) bool {
 }
 
 // SkipsAgentSearch reports whether the directory name is never searched
-// for agents (agent.yaml): a hidden directory or node_modules anywhere,
-// and the users/, memory/, rooms/ and skills/ directories of an agent or
-// of the root (inAgent).
+// for agents (agent.yaml): a hidden directory, node_modules and _shared
+// anywhere, and the users/, memory/, rooms/ and skills/ directories of an
+// agent or of the root (inAgent).
 func SkipsAgentSearch(name string, inAgent bool) bool {
-	if strings.HasPrefix(name, ".") || name == "node_modules" {
+	if strings.HasPrefix(name, ".") || name == "node_modules" || name == SharedDir {
 		return true
 	}
 	return inAgent && (name == UsersDir || name == MemoryDir || name == RoomsDir || name == SkillsDir)

@@ -1,0 +1,129 @@
+package prompt
+
+import (
+	"fmt"
+
+	"github.com/quirehq/quire/workspace"
+)
+
+// size is what in takes from a total budget in unit.
+func (in injected) size(unit BudgetUnit) int {
+	if unit == UnitTokens {
+		return in.tokens
+	}
+	return in.chars
+}
+
+// maxTokenFits bounds the truncations fitTokens tries: each one is cut
+// to the share of the chars its count says fits, so two or three do.
+const maxTokenFits = 8
+
+// budgetFileTokens is budgetFile for a budget in tokens (b.Unit): the
+// same pipeline (behavior.md §3) with every limit in tokens, counted
+// exactly on what is injected, marker included. The marker and notes
+// still say exactly how many chars were kept.
+func (w *Workspace) budgetFileTokens(rep *Report, fr *FileReport, r resolved, cfg *Config, b *Budget, remaining int, used []string) (in injected, ok bool) {
+	fr.RemainingBeforeChars, fr.RemainingBeforeTokens = 0, remaining
+	if r.file == nil {
+		fr.Status, fr.Note = StatusMissing, "no such file"
+		return in, false
+	}
+	t := r.file.text
+	fr.Path, fr.User = r.file.Path, r.file.User
+	fr.OriginalBytes, fr.OriginalChars, fr.InvalidBytes = t.fileBytes, t.chars, t.invalid
+	if t.sampled {
+		fr.OriginalTokens, fr.OriginalTokensEstimated = (t.chars+3)/4, true
+	} else {
+		fr.OriginalTokens = w.exactTokens(r.file)
+	}
+	if isBlank(t) {
+		fr.Status, fr.Note = StatusEmpty, "only white space"
+		return in, false
+	}
+	if fr.OriginalTokens > b.PerFileTokens && cfg.Policy == PolicyReject {
+		fr.OverBudget = true
+		rep.Problems = append(rep.Problems, workspace.Problem{Path: r.file.Path, Severity: workspace.SeverityError, Code: "budget-reject",
+			Message: fmt.Sprintf("%s is %s tokens; the per-file budget is %s tokens and this agent's policy is reject: shorten it by %s tokens",
+				r.name, GroupThousands(fr.OriginalTokens), GroupThousands(b.PerFileTokens), GroupThousands(fr.OriginalTokens-b.PerFileTokens))})
+	}
+	if remaining < b.MinFileTokens {
+		fr.Status, fr.UsedBy = StatusDropped, append([]string(nil), used...)
+		fr.Dropped = []Range{fullRange(t)}
+		fr.Note = fmt.Sprintf("dropped: only %s tokens of the total budget of %s were left (less than the minimum of %s)",
+			GroupThousands(remaining), GroupThousands(b.TotalTokens), GroupThousands(b.MinFileTokens))
+		return in, false
+	}
+	limit := b.PerFileTokens
+	in, tr := w.fitTokens(t, r.name, fr.OriginalTokens, limit, b)
+	fr.Status = StatusFull
+	if tr.Truncated {
+		fr.Status = StatusTruncated
+	}
+	if in.tokens > remaining {
+		limit = remaining
+		in, tr = w.fitTokens(t, r.name, fr.OriginalTokens, limit, b)
+		fr.Status, fr.UsedBy = StatusClamped, append([]string(nil), used...)
+	}
+	fr.LimitTokens, fr.LimitChars = limit, in.limit
+	switch {
+	case tr.Dropped:
+		fr.Status = StatusDropped
+		fr.Dropped = []Range{fullRange(t)}
+		fr.Note = fmt.Sprintf("dropped: the %s tokens left of the total budget cannot hold a truncation marker", GroupThousands(remaining))
+		return injected{}, false
+	case fr.Status == StatusTruncated:
+		fr.Note = fmt.Sprintf("truncated to the per-file budget of %s tokens: kept %s + %s of %s chars (%s of %s tokens)",
+			GroupThousands(limit), GroupThousands(tr.HeadChars), GroupThousands(tr.TailChars), GroupThousands(t.chars),
+			GroupThousands(in.tokens), GroupThousands(fr.OriginalTokens))
+	case fr.Status == StatusClamped:
+		fr.Note = fmt.Sprintf("clamped to the %s tokens left of the total budget of %s tokens: kept %s + %s of %s chars (%s of %s tokens)",
+			GroupThousands(limit), GroupThousands(b.TotalTokens), GroupThousands(tr.HeadChars), GroupThousands(tr.TailChars), GroupThousands(t.chars),
+			GroupThousands(in.tokens), GroupThousands(fr.OriginalTokens))
+	}
+	if tr.Truncated {
+		fr.HeadChars, fr.TailChars = tr.HeadChars, tr.TailChars
+		start := t.position(tr.HeadEnd)
+		fr.Dropped = []Range{{Start: start, End: t.positionAfter(start, tr.TailStart)}}
+	}
+	fr.InjectedChars = tr.ResultChars
+	return in, true
+}
+
+// exactTokens counts f's tokens exactly, even in a workspace that
+// estimates them for its reports: a budget in tokens is enforced on
+// exact counts.
+func (w *Workspace) exactTokens(f *File) int {
+	if f.key != 0 {
+		return w.cache.countKeyed(f.key, f.text.content())
+	}
+	return w.cache.Count(f.text.content())
+}
+
+// fitTokens cuts t (of orig tokens) by the head and tail rule until what
+// is injected, marker included, is at most limit tokens: it starts from
+// the chars the file's own chars-per-token ratio gives and shrinks by the
+// share the count says is over. A text that fits is kept whole.
+func (w *Workspace) fitTokens(t *text, name string, orig, limit int, b *Budget) (injected, Truncation) {
+	if orig <= limit && !t.sampled {
+		body, tr := truncateText(t, name, t.chars, b.HeadRatio, b.TailRatio)
+		return injected{body: body, chars: tr.ResultChars, limit: t.chars, tokens: orig}, tr
+	}
+	chars := int(float64(limit) * float64(t.chars) / float64(max(orig, 1)))
+	var tr Truncation
+	for range maxTokenFits {
+		chars = min(chars, t.chars-1)
+		var body excerpt
+		body, tr = truncateText(t, name, chars, b.HeadRatio, b.TailRatio)
+		if tr.Dropped {
+			return injected{}, tr
+		}
+		n := w.cache.Count(body.String())
+		if n <= limit {
+			return injected{body: body, chars: tr.ResultChars, limit: chars, tokens: n}, tr
+		}
+		next := int(float64(chars)*float64(limit)/float64(n)) - 1
+		chars = min(next, chars-1)
+	}
+	tr.Dropped = true
+	return injected{}, tr
+}
