@@ -20,11 +20,12 @@ import (
 
 // fileNames are the literals no package but workspace may hold.
 var fileNames = []string{"AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "USER_PREDEFINED.md",
-	"HEARTBEAT.md", "BOOTSTRAP.md", "MEMORY.md", "memory.md", "SKILL.md", "agent.yaml", "agent.yml", ".agents/skills"}
+	"HEARTBEAT.md", "BOOTSTRAP.md", "MEMORY.md", "memory.md", "SKILL.md", "agent.yaml", "agent.yml", ".agents/skills",
+	"DELEGATION.md", "TEAM.md", "AVAILABILITY.md", "CULTURE.md"}
 
 // dirNames are workspace directories: a literal "memory/…" or a "memory"
 // passed to a Join is one of them spelled again.
-var dirNames = []string{"memory", "users", "rooms", "skills", ".agents"}
+var dirNames = []string{"memory", "users", "rooms", "skills", ".agents", "_shared"}
 
 // nameExempt are the files whose literals are data, not rules: test
 // fixtures shared by tests (prompttest, storetest) and the workspace

@@ -110,12 +110,12 @@ func writeDeployReport(w io.Writer, prev, dep *deployment, now time.Time) {
 		}
 		r := res.Report
 		pct := 0
-		if r.Budget.TotalChars > 0 {
-			pct = r.InjectedChars * 100 / r.Budget.TotalChars
+		if r.Budget.Total() > 0 {
+			pct = r.InjectedIn() * 100 / r.Budget.Total()
 		}
 		n := prompt.GroupThousands
-		fmt.Fprintf(w, "%s: deployed %s: prompt %s chars / %s tokens; context files %s of %s chars (%d%% of the total budget)\n",
-			name, short(dep.commit), n(r.PromptChars), n(r.PromptTokens), n(r.InjectedChars), n(r.Budget.TotalChars), pct)
+		fmt.Fprintf(w, "%s: deployed %s: prompt %s chars / %s tokens; context files %s of %s %s (%d%% of the total budget)\n",
+			name, short(dep.commit), n(r.PromptChars), n(r.PromptTokens), n(r.InjectedIn()), n(r.Budget.Total()), r.Budget.UnitName(), pct)
 		for _, f := range r.Files {
 			switch f.Status {
 			case prompt.StatusTruncated, prompt.StatusClamped:

@@ -313,8 +313,8 @@ func (rd *reader) ReadFile(ctx context.Context, agent, user, p string) (api.File
 	if err != nil {
 		return api.File{}, err
 	}
-	if virtualFiles[rel] {
-		return api.File{}, api.Errorf(api.CodeVirtualFile, "%s is a virtual file: the caller supplies it and it is already in the system prompt", rel)
+	if workspace.IsVirtualFile(rel) {
+		return api.File{}, api.Errorf(api.CodeVirtualFile, "%s is a virtual file: built from agent.yaml or supplied by the caller, it is already in the system prompt", rel)
 	}
 	sc, err := scope(user)
 	if err != nil {

@@ -127,8 +127,8 @@ func (wr *writer) WriteFile(ctx context.Context, agent, user, p, ifMatch string,
 // a virtual file, in the write allow list, within the agent's write
 // limit, printable UTF-8 text. It returns the file's class.
 func checkFileWrite(ref agentRef, rel, user string, content []byte) (fileClass, error) {
-	if virtualFiles[rel] {
-		return classRefused, api.Errorf(api.CodeVirtualFile, "%s is a virtual file supplied by the caller; it cannot be written", rel)
+	if workspace.IsVirtualFile(rel) {
+		return classRefused, api.Errorf(api.CodeVirtualFile, "%s is a virtual file, built from agent.yaml or supplied by the caller; it cannot be written", rel)
 	}
 	class, why := classify(rel, user != "")
 	if class == classRefused {

@@ -18,10 +18,6 @@ import (
 	"github.com/quirehq/quire/workspace"
 )
 
-// virtualFiles are supplied by the caller and rendered in the system
-// prompt; they are not workspace files.
-var virtualFiles = map[string]bool{"DELEGATION.md": true, "TEAM.md": true, "AVAILABILITY.md": true}
-
 // fileClass says what the daemon may do with a path written through the API.
 type fileClass int
 

@@ -203,23 +203,27 @@ func fileDiagnostics(m *mapper, f prompt.FileReport, rep *prompt.Report, rejecti
 	return out
 }
 
-// budgetMessage says what happened to a file and why, with the numbers.
+// budgetMessage says what happened to a file and why, with the numbers
+// in the budget's unit (chars or tokens) and the cut in chars.
 func budgetMessage(f prompt.FileReport, rep *prompt.Report, rejection string) string {
 	cut := f.OriginalChars - f.HeadChars - f.TailChars
+	b := &rep.Budget
+	unit := b.UnitName()
+	orig, _, before := f.In(b)
 	var msg string
 	switch f.Status {
 	case prompt.StatusTruncated:
-		msg = fmt.Sprintf("%s is %s chars, over the per-file budget of %s: these %s chars are cut from the prompt (kept %s + %s)",
-			f.Name, prompt.GroupThousands(f.OriginalChars), prompt.GroupThousands(rep.Budget.PerFileChars), prompt.GroupThousands(cut),
+		msg = fmt.Sprintf("%s is %s %s, over the per-file budget of %s %s: these %s chars are cut from the prompt (kept %s + %s)",
+			f.Name, prompt.GroupThousands(orig), unit, prompt.GroupThousands(b.PerFile()), unit, prompt.GroupThousands(cut),
 			prompt.GroupThousands(f.HeadChars), prompt.GroupThousands(f.TailChars))
 	case prompt.StatusClamped:
-		msg = fmt.Sprintf("%s is clamped by the total budget of %s: %s used %s chars before it, leaving %s; these %s chars are cut from the prompt (kept %s + %s of %s)",
-			f.Name, prompt.GroupThousands(rep.Budget.TotalChars), usedByText(f.UsedBy), prompt.GroupThousands(rep.Budget.TotalChars-f.RemainingBeforeChars),
-			prompt.GroupThousands(f.RemainingBeforeChars), prompt.GroupThousands(cut), prompt.GroupThousands(f.HeadChars), prompt.GroupThousands(f.TailChars), prompt.GroupThousands(f.OriginalChars))
+		msg = fmt.Sprintf("%s is clamped by the total budget of %s %s: %s used %s %s before it, leaving %s; these %s chars are cut from the prompt (kept %s + %s of %s)",
+			f.Name, prompt.GroupThousands(b.Total()), unit, usedByText(f.UsedBy), prompt.GroupThousands(b.Total()-before), unit,
+			prompt.GroupThousands(before), prompt.GroupThousands(cut), prompt.GroupThousands(f.HeadChars), prompt.GroupThousands(f.TailChars), prompt.GroupThousands(f.OriginalChars))
 	case prompt.StatusDropped:
-		msg = fmt.Sprintf("%s is not in the prompt: %s used %s of the total budget of %s chars, leaving %s",
-			f.Name, usedByText(f.UsedBy), prompt.GroupThousands(rep.Budget.TotalChars-f.RemainingBeforeChars),
-			prompt.GroupThousands(rep.Budget.TotalChars), prompt.GroupThousands(f.RemainingBeforeChars))
+		msg = fmt.Sprintf("%s is not in the prompt: %s used %s of the total budget of %s %s, leaving %s",
+			f.Name, usedByText(f.UsedBy), prompt.GroupThousands(b.Total()-before),
+			prompt.GroupThousands(b.Total()), unit, prompt.GroupThousands(before))
 	default:
 		msg = f.Name + ": " + f.Note
 	}

@@ -48,8 +48,9 @@ func previewArgument(b budgetOf) protocol.LSPAny {
 // codeLensTitle is the summary on line 1 of a context file, e.g.
 // "3,412 / 20,000 chars · 14 % of total · Preview prompt".
 func codeLensTitle(f prompt.FileReport, rep *prompt.Report) string {
-	return fmt.Sprintf("%s / %s chars · %d %% of total · Preview prompt",
-		prompt.GroupThousands(f.OriginalChars), prompt.GroupThousands(rep.Budget.PerFileChars), percent(f.InjectedChars, rep.Budget.TotalChars))
+	orig, injected, _ := f.In(&rep.Budget)
+	return fmt.Sprintf("%s / %s %s · %d %% of total · Preview prompt",
+		prompt.GroupThousands(orig), prompt.GroupThousands(rep.Budget.PerFile()), rep.Budget.UnitName(), percent(injected, rep.Budget.Total()))
 }
 
 // CodeLens implements protocol.Server: the budget summary on line 1,
@@ -61,7 +62,7 @@ func (s *server) CodeLens(ctx context.Context, params *protocol.CodeLensParams) 
 			return []protocol.CodeLens{}, nil
 		}
 		// agent.yaml: the agent's total.
-		title := fmt.Sprintf("context %s / %s chars · Preview prompt", prompt.GroupThousands(b.rep.InjectedChars), prompt.GroupThousands(b.rep.Budget.TotalChars))
+		title := fmt.Sprintf("context %s / %s %s · Preview prompt", prompt.GroupThousands(b.rep.InjectedIn()), prompt.GroupThousands(b.rep.Budget.Total()), b.rep.Budget.UnitName())
 		return []protocol.CodeLens{{Range: protocol.Range{}, Command: protocol.Command{Title: title, Command: CommandPreviewPrompt, Arguments: []protocol.LSPAny{previewArgument(b)}}}}, nil
 	}
 	return []protocol.CodeLens{{
@@ -94,10 +95,12 @@ func (s *server) Hover(ctx context.Context, params *protocol.HoverParams) (*prot
 		{"file", prompt.GroupThousands(f.OriginalChars), prompt.GroupThousands(f.OriginalTokens)},
 		{"in the prompt", prompt.GroupThousands(f.InjectedChars), prompt.GroupThousands(f.InjectedTokens)},
 	})
-	w.printf("Per-file budget %s chars: the file is %d %% of it. Total budget %s chars: this file takes %d %%, all context files %d %% (%s left).\n\n",
-		prompt.GroupThousands(rep.Budget.PerFileChars), percent(f.OriginalChars, rep.Budget.PerFileChars),
-		prompt.GroupThousands(rep.Budget.TotalChars), percent(f.InjectedChars, rep.Budget.TotalChars),
-		percent(rep.InjectedChars, rep.Budget.TotalChars), prompt.GroupThousands(rep.RemainingChars))
+	bu := &rep.Budget
+	orig, injected, _ := f.In(bu)
+	w.printf("Per-file budget %s %s: the file is %d %% of it. Total budget %s %s: this file takes %d %%, all context files %d %% (%s left).\n\n",
+		prompt.GroupThousands(bu.PerFile()), bu.UnitName(), percent(orig, bu.PerFile()),
+		prompt.GroupThousands(bu.Total()), bu.UnitName(), percent(injected, bu.Total()),
+		percent(rep.InjectedIn(), bu.Total()), prompt.GroupThousands(rep.RemainingIn()))
 	var hoverRange *protocol.Range
 	for _, r := range f.Dropped {
 		start, end := int(r.Start.Offset), int(r.End.Offset)

@@ -138,3 +138,29 @@ func parseContextShare(val *yaml.Node, b *Budget, report reportFunc) {
 	}
 	b.ContextShare = f
 }
+
+// In returns f's sizes in the unit of budget b: the original, what was
+// injected, and what the total had left when its turn came.
+func (f *FileReport) In(b *Budget) (original, injected, remainingBefore int) {
+	if b.Unit == UnitTokens {
+		return f.OriginalTokens, f.InjectedTokens, f.RemainingBeforeTokens
+	}
+	return f.OriginalChars, f.InjectedChars, f.RemainingBeforeChars
+}
+
+// InjectedIn is what the context files injected, and RemainingIn what
+// the total has left, in the unit of the report's budget.
+func (r *Report) InjectedIn() int {
+	if r.Budget.Unit == UnitTokens {
+		return r.InjectedTokens
+	}
+	return r.InjectedChars
+}
+
+// RemainingIn is what the total budget has left, in its unit.
+func (r *Report) RemainingIn() int {
+	if r.Budget.Unit == UnitTokens {
+		return r.RemainingTokens
+	}
+	return r.RemainingChars
+}
