@@ -107,7 +107,8 @@ func (p *prompter) assemble(ref agentRef, req api.PromptRequest, today time.Time
 	res, err := ref.dep.ws.Assemble(prompt.Request{
 		Agent: agent, User: req.User, Session: req.Session, Channel: req.Channel, Room: req.Room,
 		Tools: req.Tools, Extra: req.Extra, VirtualFiles: req.VirtualFiles, Now: now,
-		Skills: ref.ag.skills.PromptSkills(sreq),
+		Skills:        ref.ag.skills.PromptSkills(sreq),
+		ContextWindow: req.ContextWindow, ContextShare: req.ContextShare,
 	})
 	if err != nil {
 		return api.PromptResponse{}, assembleError(err)

@@ -23,6 +23,8 @@ type promptOptions struct {
 	rev, now, tools, extra, model, sandbox   string
 	skillsDir                                string
 	report, json, showTime, spawn, tokens    bool
+	contextWindow                            int
+	contextShare                             float64
 }
 
 func promptCommand() *command {
@@ -38,6 +40,10 @@ database; nothing is checked out).
 sees with its status (full, truncated, clamped, dropped, empty, missing),
 original and injected chars and tokens, and the lines that were cut.
 --json prints {"prompt": …, "report": …} for scripts.
+
+--context-window scales the context files' total budget to a model's
+context window: --context-share of it (default: agent.yaml's
+budget.context_share, else 0.25), counted in tokens.
 
 Examples:
   quire prompt --dir examples --agent concierge --user ines.carvalho
@@ -63,6 +69,8 @@ Examples:
 			fs.BoolVar(&o.report, "report", false, "print the budget report instead of the prompt")
 			fs.BoolVar(&o.json, "json", false, "print the prompt and the report as JSON")
 			fs.BoolVar(&o.tokens, "tokens", false, "count the tokens of the whole prompt (slower)")
+			fs.IntVar(&o.contextWindow, "context-window", 0, "the model's context window in `tokens`: the total budget becomes --context-share of it")
+			fs.Float64Var(&o.contextShare, "context-share", 0, "`share` of --context-window the context files may take (default: agent.yaml's budget.context_share, else 0.25)")
 			fs.StringVar(&o.skillsDir, "skills-dir", "", "managed skills `directory` shared by every agent, as the daemon's --skills-dir (also settable once as skills-dir: in the config file)")
 			return o
 		},
@@ -133,6 +141,13 @@ func (o *promptOptions) request() (prompt.Request, error) {
 		Agent: o.agent, User: o.user, Session: prompt.Session(o.session), Channel: prompt.Channel(o.channel), Room: o.room,
 		Extra: o.extra, Model: o.model, Sandbox: o.sandbox, ShowTime: o.showTime, CanSpawn: o.spawn,
 		CountPromptTokens: o.tokens || o.report || o.json,
+		ContextWindow:     o.contextWindow, ContextShare: o.contextShare,
+	}
+	if o.contextShare != 0 && o.contextWindow == 0 {
+		return prompt.Request{}, usagef("--context-share needs --context-window, the model's context window in tokens")
+	}
+	if o.contextWindow < 0 || o.contextShare < 0 || o.contextShare > 1 {
+		return prompt.Request{}, usagef("--context-window must be a positive number of tokens and --context-share above 0 and at most 1")
 	}
 	req.Now = time.Now()
 	if o.now != "" {

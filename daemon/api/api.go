@@ -124,6 +124,11 @@ type PromptRequest struct {
 	// Skills, when present, replaces the agent.yaml allow list for this
 	// request.
 	Skills []string `json:"skills,omitempty"`
+	// ContextWindow is the model's context window in tokens: when set,
+	// the total budget becomes ContextShare of it (absent: agent.yaml's
+	// budget.context_share, else 0.25), counted in tokens.
+	ContextWindow int     `json:"context_window,omitempty"`
+	ContextShare  float64 `json:"context_share,omitempty"`
 }
 
 // PromptAnswers is implemented by a Backend that keeps the answers
