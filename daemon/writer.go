@@ -226,6 +226,9 @@ func (wr *writer) MemoryAppend(ctx context.Context, agent string, req api.Append
 	if err != nil {
 		return api.WriteResponse{}, err
 	}
+	if len(req.Agents) > 0 {
+		return wr.teamAppend(ctx, ref, sc, req)
+	}
 	cfg := ref.ag.agent.Config
 	now, err := wr.checkAppend(agent, cfg.WriteLimitBytes, req)
 	if err != nil {

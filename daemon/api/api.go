@@ -176,6 +176,11 @@ type SearchResponse struct {
 type AppendRequest struct {
 	User string `json:"user,omitempty"`
 	Text string `json:"text"`
+	// Agents, for a team conversation, names the other agents the entry
+	// is also appended to: teammates of the route's agent (the same team:
+	// in their agent.yaml, in the same repository), each in its own daily
+	// log, all in one commit.
+	Agents []string `json:"agents,omitempty"`
 	// Now is the caller's current time; absent means the daemon's clock.
 	Now *time.Time `json:"now,omitempty"`
 }
@@ -191,6 +196,22 @@ type WriteResponse struct {
 	// on (a proposals/<agent>/<n> branch for persona files).
 	Commit string `json:"commit"`
 	Branch string `json:"branch"`
+	// Team is set for a team append (AppendRequest Agents): every
+	// agent's file it wrote. A pointer keeps WriteResponse comparable.
+	Team *TeamWrite `json:"team,omitempty"`
+}
+
+// TeamWrite is what a team append wrote: each agent's file, the route's
+// agent first.
+type TeamWrite struct {
+	Written []AgentWrite `json:"written"`
+}
+
+// AgentWrite is one agent's file of a write that reached several.
+type AgentWrite struct {
+	Agent string `json:"agent"`
+	Path  string `json:"path"`
+	ETag  string `json:"etag"`
 }
 
 // File is the answer of GET /v1/agents/{agent}/files/{path}.

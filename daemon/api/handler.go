@@ -425,6 +425,9 @@ func (h *handler) memoryAppend(w http.ResponseWriter, r *http.Request) error {
 	if strings.TrimSpace(req.Text) == "" {
 		return Errorf(CodeBadRequest, "text is empty")
 	}
+	if err := h.authorizeAgents(r, req.Agents); err != nil {
+		return err
+	}
 	res, err := h.b.MemoryAppend(ctx, r.PathValue("agent"), req)
 	if err != nil {
 		return err

@@ -68,6 +68,7 @@ func Handler(b Backend, opts HTTPOptions) http.Handler {
 		// socket has no address it applies to).
 	})
 	if opts.Tokens != nil {
+		h.opts.allowAgent = tokenAllows(opts.Tokens)
 		h.bound = auth.RequireBearerToken(h.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h.mcp)
 	} else {
 		h.bound = h.mcp

@@ -50,6 +50,10 @@ type Options struct {
 	// tools/call memory_search", "MCP prompts/get" …), status (200, or
 	// the API's status of the error) and latency.
 	Observe func(route string, status int, d time.Duration)
+	// allowAgent, set by Handler when it takes bearer tokens, says
+	// whether the token in a tool call's headers may use an agent: a team
+	// append writes to the agents it names (teamappend.go).
+	allowAgent func(h http.Header, agent string) bool
 }
 
 // NewServer returns an MCP server for id. It watches b's events for
@@ -59,7 +63,7 @@ func NewServer(ctx context.Context, b Backend, id Identity, opts Options) *sdk.S
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &server{b: b, id: id, log: opts.Logger, etags: map[string]string{}}
+	s := &server{b: b, id: id, log: opts.Logger, etags: map[string]string{}, allowAgent: opts.allowAgent}
 	s.srv = sdk.NewServer(&sdk.Implementation{Name: "quire", Title: "Quire: agent " + id.Agent, Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions(id),
 		Logger:       sdkLogger(opts.Logger),
@@ -91,6 +95,8 @@ type server struct {
 
 	mu    sync.Mutex
 	etags map[string]string // listed resource URI → ETag
+
+	allowAgent func(h http.Header, agent string) bool // Options.allowAgent
 }
 
 func instructions(id Identity) string {

@@ -76,8 +76,9 @@ type getOut struct {
 }
 
 type appendIn struct {
-	Text           string `json:"text" jsonschema:"the memory to record, in Markdown; it becomes a timestamped entry of today's daily log"`
-	IdempotencyKey string `json:"idempotency_key,omitempty" jsonschema:"optional: a key naming this write (up to 255 printable ASCII characters, e.g. a UUID); retrying with the same key after an error or a timeout never records it twice"`
+	Text           string   `json:"text" jsonschema:"the memory to record, in Markdown; it becomes a timestamped entry of today's daily log"`
+	Agents         []string `json:"agents,omitempty" jsonschema:"optional, for a team conversation: teammates of this agent (same team in agent.yaml) whose daily logs get the same entry, in the same commit"`
+	IdempotencyKey string   `json:"idempotency_key,omitempty" jsonschema:"optional: a key naming this write (up to 255 printable ASCII characters, e.g. a UUID); retrying with the same key after an error or a timeout never records it twice"`
 }
 
 type writeIn struct {
@@ -118,6 +119,9 @@ func addTool[T any](s *server, t *sdk.Tool, a args[T], fn func(ctx context.Conte
 		in, err := a.decode(req.Params.Arguments)
 		if err != nil {
 			return toolErr(ctx, err)
+		}
+		if req.Extra != nil && req.Extra.Header != nil {
+			ctx = context.WithValue(ctx, headerKey{}, req.Extra.Header)
 		}
 		out, err := fn(ctx, in)
 		if err != nil {
@@ -398,7 +402,10 @@ func (s *server) memoryAppend(ctx context.Context, in appendIn) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.b.MemoryAppend(ctx, s.id.Agent, api.AppendRequest{User: s.id.User, Text: in.Text})
+	if err := s.authorizeTeam(ctx, in.Agents); err != nil {
+		return nil, err
+	}
+	res, err := s.b.MemoryAppend(ctx, s.id.Agent, api.AppendRequest{User: s.id.User, Text: in.Text, Agents: in.Agents})
 	if err != nil {
 		return nil, err
 	}
