@@ -70,7 +70,7 @@ func TestPreviewTeamsAndTokens(t *testing.T) {
 
 	s.open("agents/night-porter/SOUL.md", files["agents/night-porter/SOUL.md"])
 	var msgs []string
-	for _, d := range s.currentDiagnostics(t, "agents/night-porter/SOUL.md") {
+	for _, d := range s.diagnostics("agents/night-porter/SOUL.md") {
 		msgs = append(msgs, string(d.Message.(protocol.String)))
 	}
 	if joined := strings.Join(msgs, "\n"); !strings.Contains(joined, "SOUL.md is 1,335 tokens, over the per-file budget of 120 tokens") {

@@ -154,9 +154,9 @@ var configKeys = map[string]string{
 
 var budgetKeys = map[string]string{
 	"unit":          "chars (default) or tokens: the unit of per_file, total and min_file",
-	"per_file":      "largest size one context file may inject (default 20000 chars, 5000 tokens)",
-	"total":         "largest size all context files together may inject (default 24000 chars, 6000 tokens)",
-	"min_file":      "stop adding files when less than this remains (default 64 chars, 16 tokens)",
+	"per_file":      "largest number of chars one context file may inject (default 20000; with unit: tokens, tokens, default 5000)",
+	"total":         "largest number of chars all context files together may inject (default 24000; with unit: tokens, tokens, default 6000)",
+	"min_file":      "stop adding files when less than this many chars remain (default 64; with unit: tokens, tokens, default 16)",
 	"head_ratio":    "share of the per-file budget kept from the start of a long file (default 0.7)",
 	"tail_ratio":    "share of the per-file budget kept from the end of a long file (default 0.2)",
 	"context_share": "share of a model's context window the context files may take when a request names its window (default 0.25)",
