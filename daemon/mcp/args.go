@@ -80,9 +80,9 @@ func (a args[T]) decode(raw json.RawMessage) (T, error) {
 }
 
 // flatSchema is a tool's input schema when it is an object of scalar
-// properties, each with at most a type, an enum, a minimum and a
-// maximum, with required properties and no others: what every tool here
-// takes. Checking that by hand costs a fraction of the general validator
+// properties (or lists of strings), each with at most a type, an enum, a
+// minimum and a maximum, with required properties and no others: what
+// every tool here takes. Checking that by hand costs a fraction of the general validator
 // (7% of a memory_search call's CPU in the daemon went to it, most
 // of it growing the stack of the goroutine the SDK starts for each
 // request), so the validator runs only for arguments the quick check
@@ -93,7 +93,7 @@ type flatSchema struct {
 }
 
 type flatProp struct {
-	typ      string // "string", "integer", "number" or "boolean"
+	typ      string // "string", "integer", "number", "boolean" or "array" (of strings)
 	enum     []any
 	min, max *float64
 }
@@ -109,13 +109,17 @@ func flatOf(s *jsonschema.Schema) *flatSchema {
 	// the two differ.
 	covered := &jsonschema.Schema{Type: s.Type, Required: s.Required, AdditionalProperties: s.AdditionalProperties, Properties: map[string]*jsonschema.Schema{}, PropertyOrder: s.PropertyOrder}
 	for name, p := range s.Properties {
-		switch p.Type {
-		case "string", "integer", "number", "boolean":
+		typ, types, items := p.Type, []string(nil), (*jsonschema.Schema)(nil)
+		switch {
+		case typ == "string" || typ == "integer" || typ == "number" || typ == "boolean":
+		case slices.Equal(p.Types, []string{"null", "array"}) && p.Items != nil && p.Items.Type == "string":
+			// A []string field: a list of strings, or null.
+			typ, types, items = "array", p.Types, &jsonschema.Schema{Type: "string"}
 		default:
 			return nil
 		}
-		f.props[name] = flatProp{typ: p.Type, enum: p.Enum, min: p.Minimum, max: p.Maximum}
-		covered.Properties[name] = &jsonschema.Schema{Type: p.Type, Title: p.Title, Description: p.Description, Enum: p.Enum, Minimum: p.Minimum, Maximum: p.Maximum}
+		f.props[name] = flatProp{typ: typ, enum: p.Enum, min: p.Minimum, max: p.Maximum}
+		covered.Properties[name] = &jsonschema.Schema{Type: p.Type, Types: types, Title: p.Title, Description: p.Description, Enum: p.Enum, Minimum: p.Minimum, Maximum: p.Maximum, Items: items}
 	}
 	for _, name := range s.Required {
 		if _, ok := f.props[name]; !ok {
@@ -151,6 +155,10 @@ func (f *flatSchema) valid(m map[string]any) bool {
 			if _, ok := v.(bool); !ok {
 				return false
 			}
+		case "array":
+			if v != nil && !stringList(v) {
+				return false
+			}
 		case "integer", "number":
 			if n, ok = v.(float64); !ok || math.IsInf(n, 0) || math.IsNaN(n) || p.typ == "integer" && n != math.Trunc(n) {
 				return false
@@ -167,6 +175,20 @@ func (f *flatSchema) valid(m map[string]any) bool {
 	}
 	for _, name := range f.required {
 		if _, ok := m[name]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// stringList reports whether v, decoded from JSON, is a list of strings.
+func stringList(v any) bool {
+	l, ok := v.([]any)
+	if !ok {
+		return false
+	}
+	for _, x := range l {
+		if _, ok := x.(string); !ok {
 			return false
 		}
 	}
