@@ -3,6 +3,9 @@
 //
 //   - file names and kinds (names.go: AGENTS.md … MEMORY.md, agent.yaml,
 //     SKILL.md, the users/, memory/ and skills directories, KindOf);
+//   - repository-level files and virtual files (shared.go: _shared/ and
+//     its CULTURE.md, a team's _shared/teams/<team>/, DELEGATION.md,
+//     TEAM.md and AVAILABILITY.md);
 //   - daily logs (dailylog.go: IsDailyLog and LogDate, the one rule the
 //     prompt, the memory index, the merge, retention and MCP apply);
 //   - user and room ids as directory names (ids.go: EncodeID, DecodeID);
