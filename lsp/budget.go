@@ -43,21 +43,18 @@ func budgetDiagnostics(a *analysis, v view, now time.Time, checked []workspace.P
 	type reqKey struct{ agent, user, room string }
 	done := map[reqKey]bool{}
 	for _, p := range paths {
-		pl, ok := a.locate(p)
-		if !ok {
-			continue
+		for _, req := range a.requestsFor(p, now) {
+			key := reqKey{req.Agent, req.User, req.Room}
+			if done[key] {
+				continue
+			}
+			done[key] = true
+			res, err := a.ws.Assemble(req)
+			if err != nil {
+				continue
+			}
+			d.report(&res.Report)
 		}
-		req := pl.request(now)
-		key := reqKey{req.Agent, req.User, req.Room}
-		if done[key] {
-			continue
-		}
-		done[key] = true
-		res, err := a.ws.Assemble(req)
-		if err != nil {
-			continue
-		}
-		d.report(&res.Report)
 	}
 	d.checked(checked, paths)
 	return out

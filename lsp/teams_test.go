@@ -69,11 +69,28 @@ func TestPreviewTeamsAndTokens(t *testing.T) {
 	}
 
 	s.open("agents/night-porter/SOUL.md", files["agents/night-porter/SOUL.md"])
-	var msgs []string
-	for _, d := range s.diagnostics("agents/night-porter/SOUL.md") {
-		msgs = append(msgs, string(d.Message.(protocol.String)))
+	waitDiagnostic(t, s, "agents/night-porter/SOUL.md", "SOUL.md is 1,335 tokens, over the per-file budget of 120 tokens")
+
+	// A _shared/ file, which belongs to no agent, is diagnosed from the
+	// agents' reports.
+	s.change("_shared/CULTURE.md", 2, "# House culture\n\n"+longText(30000))
+	waitDiagnostic(t, s, "_shared/CULTURE.md", "over the per-file budget of 20,000 chars")
+}
+
+// waitDiagnostic waits for a publication of name's diagnostics with one
+// whose message holds want.
+func waitDiagnostic(t *testing.T, s *session, name, want string) {
+	t.Helper()
+	var last []string
+	for range 20 {
+		last = last[:0]
+		for _, d := range s.diagnostics(name) {
+			msg := string(d.Message.(protocol.String))
+			if strings.Contains(msg, want) {
+				return
+			}
+			last = append(last, msg)
+		}
 	}
-	if joined := strings.Join(msgs, "\n"); !strings.Contains(joined, "SOUL.md is 1,335 tokens, over the per-file budget of 120 tokens") {
-		t.Errorf("diagnostics of a file over a budget in tokens:\n%s", joined)
-	}
+	t.Errorf("%s: no diagnostic says %q; the last said:\n%s", name, want, strings.Join(last, "\n"))
 }
