@@ -109,6 +109,10 @@ func (w *Workspace) fitTokens(t *text, name string, orig, limit int, b *Budget) 
 		return injected{body: body, chars: tr.ResultChars, limit: t.chars, tokens: orig}, tr
 	}
 	chars := int(float64(limit) * float64(t.chars) / float64(max(orig, 1)))
+	if t.sampled { // only head and tail were read: cut within them
+		hc, _ := countChars(t.head)
+		chars = min(chars, hc, t.tailChars)
+	}
 	var tr Truncation
 	for range maxTokenFits {
 		chars = min(chars, t.chars-1)

@@ -106,3 +106,18 @@ func TestContextWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenBudgetLargeFile: a file too large to read whole (only its head
+// and tail are read) is cut within what was read, under a budget in
+// tokens, with a marker that states the chars kept.
+func TestTokenBudgetLargeFile(t *testing.T) {
+	big := strings.Repeat("The porter keeps the keys of every room in the drawer by the door.\n", (workspace.MaxFileBytes/67)+2000)
+	w := openMap(t, map[string]string{workspace.SoulFile: big}, "budget: {unit: tokens, per_file: 3000, total: 4000}\n")
+	res := assemble(t, w, Request{})
+	f, _ := res.Report.File(workspace.SoulFile)
+	body := injectedBody(t, res.Prompt, workspace.SoulFile)
+	if n := NewTokenizer().Count(body); f.Status != StatusTruncated || !f.OriginalTokensEstimated || n != f.InjectedTokens || n > 3000 ||
+		!strings.Contains(body, fmt.Sprintf("kept %s + %s of %s chars", GroupThousands(f.HeadChars), GroupThousands(f.TailChars), GroupThousands(f.OriginalChars))) {
+		t.Fatalf("a large file under a budget in tokens: %d tokens injected, report %+v", n, f)
+	}
+}
