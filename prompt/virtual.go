@@ -2,6 +2,7 @@ package prompt
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/quirehq/quire/workspace"
@@ -21,16 +22,19 @@ func (w *Workspace) deriveVirtual() {
 	w.derived = make(map[*Agent][]VirtualFile, len(w.agents))
 	for _, a := range w.agents {
 		probs := w.checkLinks(a)
-		a.Problems = append(a.Problems, probs...)
+		if len(probs) > 0 { // a.Problems may be the config cache's: never append in place
+			a.Problems = append(slices.Clip(a.Problems), probs...)
+		}
 		w.problems = append(w.problems, probs...)
 		var files []VirtualFile
-		if s := w.delegationFile(a); s != "" {
-			files = append(files, VirtualFile{Name: workspace.DelegationFile, Content: s})
+		delegation := w.delegationFile(a)
+		if delegation != "" {
+			files = append(files, VirtualFile{Name: workspace.DelegationFile, Content: delegation})
 		}
 		if s := w.teamFile(a); s != "" {
 			files = append(files, VirtualFile{Name: workspace.TeamFile, Content: s})
 		}
-		files = append(files, VirtualFile{Name: workspace.AvailabilityFile, Content: w.availabilityFile(a)})
+		files = append(files, VirtualFile{Name: workspace.AvailabilityFile, Content: availabilityFile(a, delegation != "")})
 		w.derived[a] = files
 	}
 }
@@ -167,7 +171,7 @@ func (w *Workspace) teamFile(a *Agent) string {
 // availabilityFile is AVAILABILITY.md, present in every main session:
 // the agent's status, what is out of its scope, and the negative context
 // of what it does not have (no one to delegate to, no team).
-func (w *Workspace) availabilityFile(a *Agent) string {
+func availabilityFile(a *Agent, delegates bool) string {
 	av := a.Config.Availability
 	var b strings.Builder
 	b.WriteString("# Availability\n")
@@ -183,7 +187,7 @@ func (w *Workspace) availabilityFile(a *Agent) string {
 		}
 	}
 	var none []string
-	if w.delegationFile(a) == "" {
+	if !delegates {
 		none = append(none, "- Delegation: there is no other agent you can hand work to; do not offer to transfer the conversation.\n")
 	}
 	if a.Config.Team == "" {
