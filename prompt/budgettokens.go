@@ -71,15 +71,8 @@ func (w *Workspace) budgetFileTokens(rep *Report, fr *FileReport, r resolved, cf
 		fr.Dropped = []Range{fullRange(t)}
 		fr.Note = fmt.Sprintf("dropped: the %s tokens left of the total budget cannot hold a truncation marker", GroupThousands(remaining))
 		return injected{}, false
-	case fr.Status == StatusTruncated:
-		fr.Note = fmt.Sprintf("truncated to the per-file budget of %s tokens: kept %s + %s of %s chars (%s of %s tokens)",
-			GroupThousands(limit), GroupThousands(tr.HeadChars), GroupThousands(tr.TailChars), GroupThousands(t.chars),
-			GroupThousands(in.tokens), GroupThousands(fr.OriginalTokens))
-	case fr.Status == StatusClamped:
-		fr.Note = fmt.Sprintf("clamped to the %s tokens left of the total budget of %s tokens: kept %s + %s of %s chars (%s of %s tokens)",
-			GroupThousands(limit), GroupThousands(b.TotalTokens), GroupThousands(tr.HeadChars), GroupThousands(tr.TailChars), GroupThousands(t.chars),
-			GroupThousands(in.tokens), GroupThousands(fr.OriginalTokens))
 	}
+	fr.Note = tokenNote(fr.Status, limit, b.TotalTokens, tr, t.chars, in.tokens, fr.OriginalTokens)
 	if tr.Truncated {
 		fr.HeadChars, fr.TailChars = tr.HeadChars, tr.TailChars
 		start := t.position(tr.HeadEnd)
@@ -87,6 +80,20 @@ func (w *Workspace) budgetFileTokens(rep *Report, fr *FileReport, r resolved, cf
 	}
 	fr.InjectedChars = tr.ResultChars
 	return in, true
+}
+
+// tokenNote is the note of a file truncated or clamped to limit tokens
+// ("" for another status): the chars kept and the tokens injected.
+func tokenNote(status Status, limit, total int, tr Truncation, chars, tokens, orig int) string {
+	kept := fmt.Sprintf("kept %s + %s of %s chars (%s of %s tokens)", GroupThousands(tr.HeadChars), GroupThousands(tr.TailChars),
+		GroupThousands(chars), GroupThousands(tokens), GroupThousands(orig))
+	switch status {
+	case StatusTruncated:
+		return fmt.Sprintf("truncated to the per-file budget of %s tokens: %s", GroupThousands(limit), kept)
+	case StatusClamped:
+		return fmt.Sprintf("clamped to the %s tokens left of the total budget of %s tokens: %s", GroupThousands(limit), GroupThousands(total), kept)
+	}
+	return ""
 }
 
 // exactTokens counts f's tokens exactly, even in a workspace that
