@@ -58,13 +58,6 @@ func ValidTeamName(name string) bool { return teamName.MatchString(name) }
 // TeamDir is the slash path of a team's directory in the repository.
 func TeamDir(team string) string { return TeamsDir + "/" + team }
 
-// IsShared reports whether p, a slash path from the repository root, is a
-// repository-level file every agent (or a team's members) may see: a
-// change to it concerns every agent of the repository.
-func IsShared(p string) bool {
-	return p == SharedDir || strings.HasPrefix(p, SharedDir+"/")
-}
-
 // IsSharedContextFile reports whether p, a slash path from the repository
 // root, is a file the prompt injects from _shared/: a Markdown file
 // directly in it, or a team's SOUL.md or MEMORY.md.
