@@ -58,7 +58,7 @@ func (wr *writer) teamAppend(ctx context.Context, ref agentRef, sc string, req a
 		return out, nil
 	}
 	msg := fmt.Sprintf("%s: team memory entry in %s for %s", names[0], rels[0], strings.Join(names, ", "))
-	c, err := wr.commitChange(ctx, ref, req.User, msg, wr.writeKey(ctx, names[0], req.User, rels[0]), wr.checked(ctx, ref, build))
+	c, err := wr.commitChange(ctx, ref, req.User, msg, wr.writeKey(ctx, names[0], req.User, rels[0]), wr.checked(ctx, strictest(ref, members), build))
 	if err != nil {
 		return api.WriteResponse{}, err
 	}
@@ -71,6 +71,19 @@ func (wr *writer) teamAppend(ctx context.Context, ref agentRef, sc string, req a
 		res.Team.Written[i] = api.AgentWrite{Agent: names[i], Path: rels[i], ETag: ETag(written[i])}
 	}
 	return res, nil
+}
+
+// strictest is ref with the agent whose policy the validation of a team
+// append follows: a member with the reject policy makes it check budgets
+// (checked), as a write to that member alone would.
+func strictest(ref agentRef, members []*prompt.Agent) agentRef {
+	for _, m := range members {
+		if m.Config.Policy == prompt.PolicyReject {
+			ref.ag = ref.dep.agents[m.Name]
+			break
+		}
+	}
+	return ref
 }
 
 // teamMembers are the agents of a team append: ref's agent first, then
