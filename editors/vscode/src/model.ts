@@ -28,9 +28,12 @@ export interface Report {
   user?: string;
   session: string;
   channel: string;
-  budget: { per_file: number; total: number };
+  /** unit is "chars" (the default) or "tokens": then the *_tokens fields hold. */
+  budget: { unit?: string; per_file: number; total: number; total_tokens?: number };
   injected_chars: number;
   remaining_chars: number;
+  injected_tokens?: number;
+  remaining_tokens?: number;
   files: { name: string; status: string; injected_chars: number; original_chars: number }[];
 }
 
@@ -73,12 +76,17 @@ export function groupThousands(n: number): string {
 
 /** statusText is the status-bar item for a report: total budget use. */
 export function statusText(r: Report): { text: string; tooltip: string; warning: boolean } {
-  const total = r.budget.total;
-  const pct = total > 0 ? Math.round((r.injected_chars * 100) / total) : 0;
+  // A budget in tokens is shown in tokens, as the server reports it.
+  const tokens = r.budget.unit === 'tokens';
+  const unit = tokens ? 'tokens' : 'chars';
+  const total = tokens ? r.budget.total_tokens ?? 0 : r.budget.total;
+  const injected = tokens ? r.injected_tokens ?? 0 : r.injected_chars;
+  const remaining = tokens ? r.remaining_tokens ?? 0 : r.remaining_chars;
+  const pct = total > 0 ? Math.round((injected * 100) / total) : 0;
   const cut = r.files.filter((f) => ['truncated', 'clamped', 'dropped'].includes(f.status));
-  const text = `$(book) ${r.agent} ${groupThousands(r.injected_chars)} / ${groupThousands(total)} (${pct} %)`;
+  const text = `$(book) ${r.agent} ${groupThousands(injected)} / ${groupThousands(total)} (${pct} %)`;
   const lines = [`Quire: ${r.agent} · ${r.session} · ${r.channel}${r.user ? ` · ${r.user}` : ''}`,
-    `${groupThousands(r.injected_chars)} of ${groupThousands(total)} chars of the total budget (${groupThousands(r.remaining_chars)} left)`];
+    `${groupThousands(injected)} of ${groupThousands(total)} ${unit} of the total budget (${groupThousands(remaining)} left)`];
   for (const f of cut) lines.push(`${f.name}: ${f.status} (${groupThousands(f.injected_chars)} of ${groupThousands(f.original_chars)} chars)`);
   return { text, tooltip: lines.join('\n'), warning: cut.length > 0 };
 }

@@ -37,6 +37,16 @@ test('the status bar shows the total budget use and what is cut', () => {
   assert.equal(s.warning, true);
 });
 
+test('a budget in tokens is shown in tokens', () => {
+  const s = statusText({
+    agent: 'porter', session: 'main', channel: 'dm', budget: { unit: 'tokens', per_file: 20000, total: 24000, total_tokens: 400 },
+    injected_chars: 785, remaining_chars: 0, injected_tokens: 202, remaining_tokens: 198,
+    files: [{ name: 'SOUL.md', status: 'truncated', injected_chars: 352, original_chars: 4974 }],
+  });
+  assert.equal(s.text, '$(book) porter 202 / 400 (51 %)');
+  assert.match(s.tooltip, /202 of 400 tokens of the total budget \(198 left\)/);
+});
+
 test('user directories decode like the server encodes them', () => {
   const cases: [string, string | undefined][] = [
     ['alice', 'alice'], ['bob%40example.com', 'bob@example.com'], ['tg-5512093311', 'tg-5512093311'],
