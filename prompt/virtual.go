@@ -37,6 +37,54 @@ func (w *Workspace) deriveVirtual() {
 		files = append(files, VirtualFile{Name: workspace.AvailabilityFile, Content: availabilityFile(a, delegation != "")})
 		w.derived[a] = files
 	}
+	w.problems = append(w.problems, w.teamProblems()...)
+}
+
+// teamFilePath is where a problem about team n goes: its first team
+// file, or its directory when it has none.
+func (w *Workspace) teamFilePath(n string) string {
+	d := w.dir(workspace.TeamDir(n))
+	for _, f := range workspace.TeamFiles {
+		if hasEntry(d.entries, f) {
+			return workspace.TeamDir(n) + "/" + f
+		}
+	}
+	return workspace.TeamDir(n)
+}
+
+// teamProblems warns about a team directory no agent belongs to, and an
+// agent whose team has no directory while others do (a misspelt name):
+// either way files are silently not injected.
+func (w *Workspace) teamProblems() []workspace.Problem {
+	d := w.dir(workspace.TeamsDir)
+	if d.absent || d.unknown {
+		return nil
+	}
+	dirs := map[string]bool{}
+	var names []string
+	for _, e := range d.entries {
+		if e.IsDir() {
+			dirs[e.Name()] = true
+			names = append(names, e.Name())
+		}
+	}
+	members := map[string]bool{}
+	var probs []workspace.Problem
+	for _, a := range w.agents {
+		team := a.Config.Team
+		members[team] = true
+		if team != "" && !dirs[team] && len(names) > 0 {
+			probs = append(probs, workspace.Problem{Path: joinPath(a.Dir, workspace.ConfigFile), Severity: workspace.SeverityWarning, Code: "team-no-directory",
+				Message: fmt.Sprintf("team %q has no directory %s/: its members get no team files (the team directories are %s)", team, workspace.TeamDir(team), strings.Join(names, ", "))})
+		}
+	}
+	for _, n := range names {
+		if !members[n] {
+			probs = append(probs, workspace.Problem{Path: w.teamFilePath(n), Severity: workspace.SeverityWarning, Code: "team-no-members",
+				Message: fmt.Sprintf("no agent belongs to team %q: its files reach no prompt (add team: %s to an agent.yaml)", n, n)})
+		}
+	}
+	return probs
 }
 
 // checkLinks finds delegation targets that are not agents of the

@@ -171,3 +171,23 @@ func TestSharedFiles(t *testing.T) {
 		t.Fatalf("a total used up by the agent's own files: CULTURE.md is %+v", culture)
 	}
 }
+
+// TestTeamDirectoryProblems: a team directory nobody belongs to, and a
+// team name with no directory beside others, are warnings.
+func TestTeamDirectoryProblems(t *testing.T) {
+	w := openAgents(t, map[string]string{"a": "team: front_desk\n", "b": "team: crew\n"}, map[string]string{
+		workspace.TeamDir("front-desk") + "/" + workspace.SoulFile: "x\n",
+		workspace.TeamDir("crew") + "/" + workspace.SoulFile:       "y\n",
+	})
+	var got []string
+	for _, p := range w.Problems() {
+		got = append(got, p.String())
+	}
+	want := []string{
+		`agents/a/agent.yaml: warning: team "front_desk" has no directory _shared/teams/front_desk/: its members get no team files (the team directories are crew, front-desk)`,
+		`_shared/teams/front-desk/SOUL.md: warning: no agent belongs to team "front-desk": its files reach no prompt (add team: front-desk to an agent.yaml)`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
