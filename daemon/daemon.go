@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/daemon/console"
 	"github.com/quirehq/quire/daemon/mcp"
 	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/memory"
@@ -31,6 +32,7 @@ type Daemon struct {
 	writer   *writer
 	reader   *reader
 	prompter *prompter
+	reviewer *reviewer
 	indexer  *indexer
 	notes    *liveNotes
 	webhook  *webhook
@@ -44,6 +46,11 @@ type Daemon struct {
 	// are their addresses.
 	ready            chan struct{}
 	gitAddr, apiAddr string
+	uiAddr           string
+
+	// sessions are the console's, shared by the TCP listeners.
+	sessions *console.Sessions
+	budgets  budgets // the overview's
 
 	// upstream is Options.Upstream with its credential (zero without).
 	upstream gitsync.Remote
@@ -113,7 +120,9 @@ func build(opts Options, sources *sourceSet, store memory.Store, started time.Ti
 	dp := &deployer{sources: sources, tokens: tokens, indexer: ix, notes: notes, events: events, metrics: m, log: component(log, "deployer"), now: opts.Now,
 		shared:    skills.Options{HomeDir: opts.HomeDir, ManagedDir: opts.SkillsDir, NoBuiltin: true},
 		indexWait: opts.IndexWait}
+	rv := &reviewer{sources: sources, deployer: dp, events: events, log: component(log, "review"), now: opts.Now}
 	return &Daemon{
+		reviewer: rv,
 		opts:     opts,
 		log:      component(log, "daemon"),
 		store:    store,
@@ -132,8 +141,13 @@ func build(opts Options, sources *sourceSet, store memory.Store, started time.Ti
 		metrics:     m,
 		ready:       make(chan struct{}),
 		mcpSessions: mcp.NewSessions(opts.MCPSessions),
+		sessions:    console.NewSessions(opts.Now),
 	}
 }
+
+// UIAddr is the address of the console's own listener, once Ready (""
+// without --ui-listen).
+func (d *Daemon) UIAddr() string { return d.uiAddr }
 
 // Socket is the path of the local API's unix socket.
 func (d *Daemon) Socket() string { return d.opts.Socket }
@@ -145,7 +159,10 @@ func (d *Daemon) Handler(tokens api.Tokens) http.Handler {
 	mux := http.NewServeMux()
 	b := d.Backend()
 	mux.Handle("POST "+HookPath, d.webhook) // HMAC, not a bearer token
-	mux.Handle("/", api.Handler(b, api.Options{Tokens: tokens, Logger: component(d.opts.Logger, "api"), Observe: d.metrics.observeRequest}))
+	if tokens == nil {
+		mux.HandleFunc("POST "+CodeRoute, d.issueCode) // the socket only: `quire ui`
+	}
+	mux.Handle("/", api.Handler(b, api.Options{Tokens: tokens, People: d.opts.People, Logger: component(d.opts.Logger, "api"), Observe: d.metrics.observeRequest}))
 	mcp.Mount(mux, mcp.Local(b), mcp.HTTPOptions{Options: mcp.Options{Version: d.opts.Version, Logger: component(d.opts.Logger, "mcp"), Observe: d.metrics.observeRequest}, Tokens: tokens, Sessions: d.mcpSessions})
 	return mux
 }
@@ -153,7 +170,9 @@ func (d *Daemon) Handler(tokens api.Tokens) http.Handler {
 // Backend is what the local API's routes and MCP call, in process: the
 // reads and writes of the running daemon (`quire mcp --dir` serves MCP
 // with it).
-func (d *Daemon) Backend() mcp.LocalBackend { return backend{d.reader, d.prompter, d.writer} }
+func (d *Daemon) Backend() mcp.LocalBackend {
+	return backend{d.reader, d.prompter, d.writer, d.reviewer}
+}
 
 // GitHandler is the git endpoint (nil without --repos), behind the
 // credentials of Options.GitTokens.

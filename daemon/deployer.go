@@ -264,6 +264,7 @@ func (dp *deployer) afterPush(ctx context.Context, e gitsync.Event, remote io.Wr
 		reportNotDeployed(remote, e.Refs)
 		return
 	}
+	pruneMerged(s, dp.log)
 	prev := s.deploys.current()
 	dep, err := dp.deploy(ctx, s)
 	if err != nil {

@@ -14,6 +14,23 @@ type broker struct {
 	mu     sync.Mutex
 	subs   map[chan api.Event]struct{}
 	closed bool
+	// recent are the last recentEvents events, oldest first (the
+	// console's overview).
+	recent []api.Event
+}
+
+// recentEvents is how many events the broker keeps for the overview.
+const recentEvents = 50
+
+// lastEvents returns the events kept, newest first.
+func (b *broker) lastEvents() []api.Event {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]api.Event, len(b.recent))
+	for i, e := range b.recent {
+		out[len(out)-1-i] = e
+	}
+	return out
 }
 
 func newBroker() *broker { return &broker{subs: map[chan api.Event]struct{}{}} }
@@ -24,6 +41,10 @@ func (b *broker) publish(e api.Event) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if len(b.recent) == recentEvents {
+		b.recent = append(b.recent[:0], b.recent[1:]...)
+	}
+	b.recent = append(b.recent, e)
 	for ch := range b.subs {
 		select {
 		case ch <- e:

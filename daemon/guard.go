@@ -4,20 +4,23 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 )
 
 // guardHTTP refuses what a browser or a rebinding DNS name can send to a
 // TCP listener on this machine: a Host that is not the listener's address
 // (or localhost at its port, or a configured name), and any request that
-// carries Origin or Referer (no legitimate client of the git endpoint or
-// the local API sends them). This is the defence of tailscale's local API.
+// carries an Origin or Referer of another site (no legitimate client of
+// the git endpoint or the local API sends them; the console's own pages
+// send their own origin, which with the Host check is this listener).
+// This is the defence of tailscale's local API.
 func guardHTTP(next http.Handler, listen net.Addr, names []string) http.Handler {
 	_, port, _ := net.SplitHostPort(listen.String())
 	ip := net.ParseIP(hostOnly(listen.String()))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Origin") != "" || r.Header.Get("Referer") != "" {
-			http.Error(w, "requests from web pages are refused (Origin or Referer set)", http.StatusForbidden)
+		if !sameOrigin(r.Header.Get("Origin"), r) || !sameOrigin(r.Header.Get("Referer"), r) {
+			http.Error(w, "requests from other web pages are refused (Origin or Referer of another site)", http.StatusForbidden)
 			return
 		}
 		if !allowedHost(r.Host, port, ip, names) {
@@ -75,4 +78,18 @@ func isLocalAddress(ip net.IP) bool {
 		}
 	}
 	return false
+}
+
+// sameOrigin reports whether an Origin or Referer value is absent or
+// names r's own origin (http or https, r's Host): the console's pages.
+// "null" and anything unparsable are another origin.
+func sameOrigin(v string, r *http.Request) bool {
+	if v == "" {
+		return true
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.User != nil {
+		return false
+	}
+	return strings.EqualFold(u.Host, r.Host)
 }

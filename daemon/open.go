@@ -114,7 +114,7 @@ func (d *Daemon) openHosted() error {
 	host, err := gitsync.NewHost(d.opts.ReposDir, gitsync.HostOptions{
 		// The one validation (agent.Check), and no agent that
 		// another source serves already.
-		Validator:    gitsync.Validators{gitsync.TreeValidator(agent.WorkspaceChecks(agent.CheckOptions{Cache: d.tokens, SharedSkills: d.deployer.shared.Sources()})), gitsync.ValidatorFunc(d.sources.claims)},
+		Validator:    d.pushValidator(),
 		Merge:        agent.Merge,
 		AfterPush:    d.deployer.afterPush,
 		Authenticate: gitUser(d.opts.GitTokens),

@@ -81,6 +81,14 @@ type Options struct {
 	// then required there.
 	APIListen string
 	Tokens    api.Tokens
+	// People are the holders of Tokens (name and email for the commits
+	// they make in the console).
+	People api.People
+	// UIListen, when set, serves the console (and the API behind it, with
+	// Tokens) on a listener of its own, meant for loopback
+	// (127.0.0.1:7878 in quire serve). An address in use is a warning,
+	// not an error: the console is then on --api-listen alone.
+	UIListen string
 	// DatabaseURL selects the PostgreSQL store; "" means the embedded one.
 	DatabaseURL string
 	// DatabaseWait starts the daemon even when the database does not

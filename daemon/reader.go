@@ -41,11 +41,13 @@ type backend struct {
 	*reader
 	*prompter
 	*writer
+	*reviewer
 }
 
 var (
 	_ mcp.LocalBackend  = backend{}
 	_ api.PromptAnswers = backend{}
+	_ api.Review        = backend{}
 )
 
 // FlushPrompt is what the model is told when the flush plan says flush.
@@ -65,6 +67,9 @@ func (rd *reader) Status(ctx context.Context) api.Status {
 	var damaged []api.AgentStatus // agents damage hides, repositories' faults
 	for _, s := range rd.sources.all() {
 		agents, hidden := sourceStatus(s, now)
+		for i := range agents {
+			agents[i].OpenProposals = openProposalCount(s, agents[i].Name)
+		}
 		st.Agents = append(st.Agents, agents...)
 		damaged = append(damaged, hidden...)
 	}

@@ -73,8 +73,10 @@ func (d *Daemon) listen(g *errgroup.Group) ([]*http.Server, error) {
 			tokens = api.Tokens{}
 		}
 		d.apiAddr = l.Addr().String()
-		serve("api (tcp)", l, guardHTTP(d.Handler(tokens), l.Addr(), d.opts.AllowedHosts))
+		serve("api (tcp)", l, guardHTTP(d.tcpHandler(tokens), l.Addr(), d.opts.AllowedHosts))
+		d.log.Info("console", "url", "http://"+d.apiAddr+"/ui/")
 	}
+	d.listenUI(serve)
 	if d.sources.host != nil {
 		l, err := net.Listen("tcp", d.opts.GitListen)
 		if err != nil {
@@ -87,6 +89,26 @@ func (d *Daemon) listen(g *errgroup.Group) ([]*http.Server, error) {
 		serve("git", l, guardHTTP(d.GitHandler(), l.Addr(), d.opts.AllowedHosts))
 	}
 	return servers, nil
+}
+
+// listenUI serves the console on its own listener (Options.UIListen);
+// an address that cannot be listened on is a warning.
+func (d *Daemon) listenUI(serve func(string, net.Listener, http.Handler)) {
+	if d.opts.UIListen == "" {
+		return
+	}
+	l, err := net.Listen("tcp", d.opts.UIListen)
+	if err != nil {
+		d.log.Warn("the console's own listener is off: choose another --ui-listen", "addr", d.opts.UIListen, "err", err)
+		return
+	}
+	tokens := d.opts.Tokens
+	if tokens == nil {
+		tokens = api.Tokens{}
+	}
+	d.uiAddr = l.Addr().String()
+	serve("console", l, guardHTTP(d.tcpHandler(tokens), l.Addr(), d.opts.AllowedHosts))
+	d.log.Info("console", "url", "http://"+d.uiAddr+"/ui/", "login", "quire ui")
 }
 
 // httpServer is the server of listener name. Slow clients are cut off:

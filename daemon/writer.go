@@ -99,6 +99,10 @@ func (wr *writer) WriteFile(ctx context.Context, agent, user, p, ifMatch string,
 			return api.WriteResponse{}, api.Errorf(api.CodeNotWritable,
 				"%s is a persona file: changes become proposal branches, which need a hosted repository (--repos)", rel)
 		}
+		if c, ok := sameProposal(ref.src, agent, full, ifMatch); ok {
+			// The same ETag again: the proposal it opened answers.
+			return wr.replayed(ref, committed{commit: c.commit, branch: c.branch, replay: &keyHit{commit: c.commit, path: res.Path}}), nil
+		}
 		c, err := wr.propose(ctx, ref, user, msg, key, build)
 		if err != nil {
 			return api.WriteResponse{}, pathConflict(err)
@@ -107,6 +111,7 @@ func (wr *writer) WriteFile(ctx context.Context, agent, user, p, ifMatch string,
 			return wr.replayed(ref, c), nil
 		}
 		res.Commit, res.Branch = c.commit, c.branch
+		wr.log.Info("proposal opened", "agent", agent, "path", res.Path, "user", user, "branch", res.Branch, "commit", short(res.Commit))
 		wr.events.publish(api.Event{Type: "write", Agent: agent, Source: ref.src.id(), Commit: res.Commit, Path: res.Path, User: user,
 			Message: "proposed on " + res.Branch})
 		return res, nil

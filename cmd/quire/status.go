@@ -65,6 +65,11 @@ func runStatus(ctx context.Context, e *env, opts any, args []string) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", a.Name, a.Source, shortHash(a.Deployed), shortHash(a.Indexed), lag, a.LastError)
 	}
+	for _, a := range st.Agents {
+		if a.OpenProposals > 0 {
+			fmt.Fprintf(tw, "%s: %d open persona proposal(s) wait for review (branches proposals/%s/*; quire ui)\n", a.Name, a.OpenProposals, a.Name)
+		}
+	}
 	if len(st.Pushes) > 0 {
 		// The last push per repository: a client cut off before git's
 		// report sees here whether its push was applied.

@@ -95,6 +95,9 @@ type AgentStatus struct {
 	// how long since it last answered; 0 when current.
 	LagSeconds float64 `json:"lag_seconds"`
 	LastError  string  `json:"last_error,omitempty"`
+	// OpenProposals is how many persona proposals of the agent wait
+	// for a person (proposals/<agent>/<n> branches).
+	OpenProposals int `json:"open_proposals,omitempty"`
 }
 
 // Agent is one entry of GET /v1/agents.
@@ -274,7 +277,8 @@ type SkillBody struct {
 // Event is one line of GET /v1/events.
 type Event struct {
 	// Type is "deploy", "index", "write", "prune" (daily logs past
-	// their retention deleted) or "error".
+	// their retention deleted), "proposal" (a person approved or
+	// rejected one) or "error".
 	Type   string    `json:"type"`
 	Time   time.Time `json:"time"`
 	Agent  string    `json:"agent,omitempty"`

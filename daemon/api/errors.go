@@ -70,6 +70,15 @@ const (
 	CodeNoChange Code = "no_change"
 	// CodeUpstreamRefused: the upstream refused a write for good.
 	CodeUpstreamRefused Code = "upstream_refused"
+	// CodePreconditionFailed: a console edit whose If-Match names
+	// content the file no longer has; the body carries the current
+	// content (StaleEditBody).
+	CodePreconditionFailed Code = "precondition_failed"
+	// CodeMergeConflict: a proposal whose files main changed since it
+	// was made.
+	CodeMergeConflict Code = "merge_conflict"
+	// CodeCSRF: a console request without its CSRF token.
+	CodeCSRF Code = "csrf"
 	// CodePreconditionRequired: a write without If-Match.
 	CodePreconditionRequired Code = "precondition_required"
 	// CodeStoreUnavailable: the memory store does not answer.
@@ -124,6 +133,9 @@ var statuses = map[Code]int{
 	CodeNoChange:             http.StatusUnprocessableEntity,
 	CodeUpstreamRefused:      http.StatusUnprocessableEntity,
 	CodePreconditionRequired: http.StatusPreconditionRequired,
+	CodePreconditionFailed:   http.StatusPreconditionFailed,
+	CodeMergeConflict:        http.StatusConflict,
+	CodeCSRF:                 http.StatusForbidden,
 	CodeStoreUnavailable:     http.StatusServiceUnavailable,
 	CodeUpstreamUnavailable:  http.StatusServiceUnavailable,
 	CodeInsufficientStorage:  http.StatusInsufficientStorage,

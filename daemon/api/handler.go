@@ -1,14 +1,12 @@
 package api
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -42,6 +40,13 @@ var routes = []route{
 	{"POST /v1/agents/{agent}/skills/search", (*handler).skillsSearch},
 	{"GET /v1/agents/{agent}/skills", (*handler).skills},
 	{"GET /v1/agents/{agent}/skills/{name}", (*handler).skill},
+	{"GET /v1/agents/{agent}/proposals", (*handler).proposals},
+	{"POST /v1/agents/{agent}/proposals/{id}/approve", (*handler).approve},
+	{"POST /v1/agents/{agent}/proposals/{id}/reject", (*handler).reject},
+	{"GET /v1/agents/{agent}/history", (*handler).history},
+	{"GET /v1/agents/{agent}/deploys", (*handler).deploys},
+	{"POST /v1/agents/{agent}/prompt/diff", (*handler).promptDiff},
+	{"GET /v1/agents/{agent}/templates/{path...}", (*handler).template},
 	{"GET /v1/events", (*handler).events},
 	{"GET /metrics", (*handler).metrics},
 	{openAPIRoute, (*handler).openAPI},
@@ -53,6 +58,10 @@ type Options struct {
 	// every request and limits each token to its agents (TCP listeners).
 	// Nil trusts every caller (the unix socket, whose mode is 0600).
 	Tokens Tokens
+	// People are the holders of Tokens: a request with a bearer token
+	// acts as its holder (PersonOf) where a person is needed (approving
+	// a proposal).
+	People People
 	// Logger receives one line per failed request; nil discards.
 	Logger *slog.Logger
 	// Observe, when set, is told every request's route and latency.
@@ -74,6 +83,9 @@ func Handler(b Backend, opts Options) http.Handler {
 			var err error
 			if rt.pattern != openAPIRoute {
 				err = h.authorize(r)
+			}
+			if err == nil {
+				r = h.withPerson(r)
 			}
 			if err == nil {
 				err = rt.handle(h, sw, r)
@@ -139,28 +151,12 @@ func (w *statusWriter) Flush() {
 type Tokens map[string][]string
 
 // ParseTokens reads a token file: one token per line followed by the
-// agents it may use, separated by white space or commas ("*" for all);
+// agents it may use, separated by white space or commas ("*" for all),
+// and optionally the holder's name=, email= and id= (see ParseTokenFile);
 // blank lines and lines starting with # are skipped.
 func ParseTokens(r io.Reader) (Tokens, error) {
-	t := Tokens{}
-	sc := bufio.NewScanner(r)
-	n := 0
-	for sc.Scan() {
-		n++
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		fields := strings.FieldsFunc(line, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
-		if len(fields) < 2 {
-			return nil, fmt.Errorf("token file line %d: want a token followed by the agents it may use (or *)", n)
-		}
-		t[fields[0]] = fields[1:]
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read token file: %w", err)
-	}
-	return t, nil
+	t, _, err := ParseTokenFile(r)
+	return t, err
 }
 
 // agents returns the agents token may use, and whether it is a token.
@@ -206,6 +202,15 @@ func (t Tokens) Allows(token, agent string) bool {
 }
 
 func (h *handler) authorize(r *http.Request) error {
+	if g := GrantOf(r.Context()); g != nil {
+		if r.URL.Path == "/metrics" && !g.allows("*") {
+			return Errorf(CodeForbidden, "/metrics needs a token for every agent (*): it describes them all")
+		}
+		if !g.allows(r.PathValue("agent")) {
+			return Errorf(CodeForbidden, "this session may not use agent %q", r.PathValue("agent"))
+		}
+		return nil
+	}
 	if h.opts.Tokens == nil {
 		return nil
 	}
@@ -226,9 +231,28 @@ func (h *handler) authorize(r *http.Request) error {
 	return nil
 }
 
+// allows returns whether the caller of r may see agent: its session's
+// grant, its bearer token, or anyone on the unix socket.
+func (h *handler) allows(r *http.Request) func(agent string) bool {
+	if g := GrantOf(r.Context()); g != nil {
+		return g.allows
+	}
+	tok := h.token(r)
+	if tok == "" {
+		return func(string) bool { return true }
+	}
+	return func(agent string) bool { return h.opts.Tokens.Allows(tok, agent) }
+}
+
 func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	e := AsError(err)
 	status := StatusOf(e)
+	var stale *StaleEdit
+	if errors.As(err, &stale) {
+		b, _ := Encode(StaleEditBody{Error: *e, Content: stale.Content, ETag: stale.ETag, Deleted: stale.Deleted})
+		writeStatusJSON(w, status, b)
+		return
+	}
 	if status >= 500 {
 		h.opts.Logger.Warn("api request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", e.Message)
 	}
@@ -337,18 +361,14 @@ func readBody(r *http.Request, buf *bytes.Buffer) ([]byte, error) {
 
 func (h *handler) status(w http.ResponseWriter, r *http.Request) error {
 	st := h.b.Status(r.Context())
-	if tok := h.token(r); tok != "" {
-		var kept []AgentStatus
-		for _, a := range st.Agents {
-			if h.opts.Tokens.Allows(tok, a.Name) {
-				kept = append(kept, a)
-			}
+	allows := h.allows(r)
+	kept := []AgentStatus{}
+	for _, a := range st.Agents {
+		if allows(a.Name) {
+			kept = append(kept, a)
 		}
-		st.Agents = kept
 	}
-	if st.Agents == nil {
-		st.Agents = []AgentStatus{}
-	}
+	st.Agents = kept
 	return reply(w, st)
 }
 
@@ -363,9 +383,9 @@ func (h *handler) token(r *http.Request) string {
 func (h *handler) agents(w http.ResponseWriter, r *http.Request) error {
 	all := h.b.Agents(r.Context())
 	out := AgentsResponse{Agents: []Agent{}}
-	tok := h.token(r)
+	allows := h.allows(r)
 	for _, a := range all {
-		if tok == "" || h.opts.Tokens.Allows(tok, a.Name) {
+		if allows(a.Name) {
 			out.Agents = append(out.Agents, a)
 		}
 	}
@@ -530,7 +550,7 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	ch := h.b.Subscribe(ctx)
-	tok := h.token(r)
+	allows := h.allows(r)
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
 	flush := func() {
@@ -542,7 +562,7 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false) // as Encode
 	for ev := range ch {
-		if tok != "" && ev.Agent != "" && !h.opts.Tokens.Allows(tok, ev.Agent) {
+		if ev.Agent != "" && !allows(ev.Agent) {
 			continue
 		}
 		if err := enc.Encode(ev); err != nil {
@@ -557,4 +577,13 @@ func (h *handler) metrics(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 	h.b.WriteMetrics(w)
 	return nil
+}
+
+// writeStatusJSON writes an encoded JSON answer with status.
+func writeStatusJSON(w http.ResponseWriter, status int, b []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
 }
