@@ -50,6 +50,7 @@ func commands() []*command {
 		serveCommand(),
 		indexCommand(),
 		statusCommand(),
+		uiCommand(),
 		doctorCommand(),
 		credentialCommand(),
 		lspCommand(),

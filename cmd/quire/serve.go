@@ -19,6 +19,7 @@ type serveOptions struct {
 	dirs                         []string
 	repos, gitListen, upstream   string
 	socket, apiListen, tokenFile string
+	uiListen                     string
 	gitTokenFile, stateDir       string
 	webhookSecretFile            string
 	upstreamCredentialFile       string
@@ -128,7 +129,8 @@ Examples:
 			fs.StringVar(&o.webhookSecretFile, "webhook-secret-file", "", "turn on POST /v1/hooks/git: push webhooks signed with the secret in `file` make the upstream fetch at once")
 			fs.StringVar(&o.socket, "socket", "", "unix socket `path` of the local API (default $XDG_RUNTIME_DIR/quire/quire.sock)")
 			fs.StringVar(&o.apiListen, "api-listen", "", "also serve the local API on TCP `address` (needs --token-file)")
-			fs.StringVar(&o.tokenFile, "token-file", "", "bearer tokens for --api-listen: `file` with a token and its agents per line")
+			fs.StringVar(&o.tokenFile, "token-file", "", "bearer tokens for --api-listen and the console: `file` with a token, its agents and optionally name=\"Full Name\" email=addr per line")
+			fs.StringVar(&o.uiListen, "ui-listen", "127.0.0.1:7878", "serve the web console (/ui/) on loopback `address` too ('' for none; it is always on --api-listen); `quire ui` prints a login link")
 			fs.StringVar(&o.skillsDir, "skills-dir", "", "managed skills `directory` shared by every agent (<slug>/SKILL.md)")
 			fs.StringVar(&o.database, "database", "", "PostgreSQL `URL` of the memory store (default: embedded)")
 			o.embedderOptions.define(fs)
@@ -169,7 +171,7 @@ func runServe(ctx context.Context, e *env, opts any, args []string) error {
 	}
 	d, err := daemon.New(ctx, daemon.Options{
 		Dirs: o.dirs, ReposDir: o.repos, GitListen: o.gitListen, GitTokens: sec.gitTokens, AllowedHosts: o.allowedHosts, AllowCreate: o.allowCreate, AllowNonFastForward: o.allowNonFastForward, Upstream: o.upstream, UpstreamCredential: sec.upstreamCredential, Poll: o.poll, FetchTimeout: o.fetchTimeout, WriteTimeout: o.writeTimeout,
-		Socket: socket, APIListen: o.apiListen, Tokens: sec.tokens, DatabaseURL: o.database, DatabaseWait: true,
+		Socket: socket, APIListen: o.apiListen, Tokens: sec.tokens, People: sec.people, UIListen: o.uiListen, DatabaseURL: o.database, DatabaseWait: true,
 		Embedder: emb, CacheDir: o.cacheDir, Version: buildVersion(), Logger: log,
 		SkillsDir: o.skillsDir, HomeDir: e.getenv("HOME"), WebhookSecret: sec.webhookSecret,
 		MCPSessions: o.mcpSessions.lim,
@@ -197,6 +199,7 @@ func (o *serveOptions) check() error {
 // name (never from the command line).
 type serveSecrets struct {
 	tokens             api.Tokens
+	people             api.People
 	gitTokens          []daemon.GitToken
 	webhookSecret      []byte
 	upstreamCredential string
@@ -209,7 +212,7 @@ func (o *serveOptions) secrets(e *env) (serveSecrets, error) {
 	var sec serveSecrets
 	var err error
 	if o.tokenFile != "" {
-		if sec.tokens, err = readAPITokens(o.tokenFile); err != nil {
+		if sec.tokens, sec.people, err = readAPITokens(o.tokenFile); err != nil {
 			return sec, err
 		}
 	}
@@ -228,17 +231,17 @@ func (o *serveOptions) secrets(e *env) (serveSecrets, error) {
 }
 
 // readAPITokens reads --token-file.
-func readAPITokens(name string) (api.Tokens, error) {
+func readAPITokens(name string) (api.Tokens, api.People, error) {
 	f, err := os.Open(name)
 	if err != nil {
-		return nil, fmt.Errorf("--token-file: %w", err)
+		return nil, nil, fmt.Errorf("--token-file: %w", err)
 	}
 	defer f.Close()
-	tokens, err := api.ParseTokens(f)
+	tokens, people, err := api.ParseTokenFile(f)
 	if err != nil {
-		return nil, fmt.Errorf("--token-file %s: %w", name, err)
+		return nil, nil, fmt.Errorf("--token-file %s: %w", name, err)
 	}
-	return tokens, nil
+	return tokens, people, nil
 }
 
 // gitEndpointTokens are the tokens the git endpoint accepts: the daemon's

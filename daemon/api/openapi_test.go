@@ -34,20 +34,27 @@ var schemasOutside = map[string]bool{"HookAnswer": true, "PushEvent": true}
 // wire type). Every route must have an entry, so a new route cannot be
 // added without saying what it carries.
 var wire = map[string]struct{ req, resp any }{
-	"GET /v1/status":                            {nil, Status{}},
-	"GET /v1/agents":                            {nil, AgentsResponse{}},
-	"POST /v1/agents/{agent}/prompt":            {PromptRequest{}, PromptResponse{}},
-	"POST /v1/agents/{agent}/memory/search":     {SearchRequest{}, SearchResponse{}},
-	"POST /v1/agents/{agent}/memory/append":     {AppendRequest{}, WriteResponse{}},
-	"POST /v1/agents/{agent}/memory/flush-plan": {FlushPlanRequest{}, FlushPlan{}},
-	"GET /v1/agents/{agent}/files/{path...}":    {nil, File{}},
-	"PUT /v1/agents/{agent}/files/{path...}":    {FileBody{}, WriteResponse{}},
-	"POST /v1/agents/{agent}/skills/search":     {SkillsSearchRequest{}, SkillsResponse{}},
-	"GET /v1/agents/{agent}/skills":             {nil, SkillsResponse{}},
-	"GET /v1/agents/{agent}/skills/{name}":      {nil, SkillBody{}},
-	"GET /v1/events":                            {nil, Event{}}, // one per line
-	"GET /metrics":                              {nil, nil},     // Prometheus text
-	"GET /v1/openapi.json":                      {nil, nil},     // this document
+	"GET /v1/status":                                 {nil, Status{}},
+	"GET /v1/agents":                                 {nil, AgentsResponse{}},
+	"POST /v1/agents/{agent}/prompt":                 {PromptRequest{}, PromptResponse{}},
+	"POST /v1/agents/{agent}/memory/search":          {SearchRequest{}, SearchResponse{}},
+	"POST /v1/agents/{agent}/memory/append":          {AppendRequest{}, WriteResponse{}},
+	"POST /v1/agents/{agent}/memory/flush-plan":      {FlushPlanRequest{}, FlushPlan{}},
+	"GET /v1/agents/{agent}/files/{path...}":         {nil, File{}},
+	"PUT /v1/agents/{agent}/files/{path...}":         {FileBody{}, WriteResponse{}},
+	"POST /v1/agents/{agent}/skills/search":          {SkillsSearchRequest{}, SkillsResponse{}},
+	"GET /v1/agents/{agent}/skills":                  {nil, SkillsResponse{}},
+	"GET /v1/agents/{agent}/skills/{name}":           {nil, SkillBody{}},
+	"GET /v1/agents/{agent}/proposals":               {nil, []Proposal{}},
+	"POST /v1/agents/{agent}/proposals/{id}/approve": {nil, Approved{}},
+	"POST /v1/agents/{agent}/proposals/{id}/reject":  {nil, nil},
+	"GET /v1/agents/{agent}/history":                 {nil, []HistoryEntry{}},
+	"GET /v1/agents/{agent}/deploys":                 {nil, []Deploy{}},
+	"POST /v1/agents/{agent}/prompt/diff":            {PromptDiffRequest{}, PromptDiff{}},
+	"GET /v1/agents/{agent}/templates/{path...}":     {nil, nil},     // the template's text
+	"GET /v1/events":                                 {nil, Event{}}, // one per line
+	"GET /metrics":                                   {nil, nil},     // Prometheus text
+	"GET /v1/openapi.json":                           {nil, nil},     // this document
 }
 
 // openAPIDocument is openapi.json decoded, with JSON Pointer lookups.
