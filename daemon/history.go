@@ -224,3 +224,34 @@ func (rv *reviewer) Template(ctx context.Context, agent, p string) ([]byte, erro
 	}
 	return b, nil
 }
+
+// AllSkills implements api.Review: every skill in effect, with whether
+// the request may use it, then every shadowed SKILL.md with the one
+// that hides it.
+func (rv *reviewer) AllSkills(ctx context.Context, agent, user string) (api.SkillsResponse, error) {
+	ref, err := rv.sources.agent(agent)
+	if err != nil {
+		return api.SkillsResponse{}, err
+	}
+	sreq, err := (&reader{}).skillsRequest(ref, user)
+	if err != nil {
+		return api.SkillsResponse{}, err
+	}
+	out := api.SkillsResponse{Skills: []api.SkillEntry{}}
+	set := ref.ag.skills
+	for _, s := range set.Skills() {
+		e := skillEntry(s, 0)
+		allowed := sreq.Permits(s)
+		e.Allowed = &allowed
+		out.Skills = append(out.Skills, e)
+	}
+	for _, sh := range set.Shadows() {
+		no := false
+		e := api.SkillEntry{Name: sh.Slug, Tier: sh.ShadowedTier.String(), Source: sh.Shadowed, ShadowedBy: sh.Winner, Allowed: &no}
+		if w, ok := set.Skill(sh.Slug); ok {
+			e.Description = w.Description
+		}
+		out.Skills = append(out.Skills, e)
+	}
+	return out, nil
+}

@@ -53,16 +53,17 @@ func (rv *reviewer) hostedAgent(agent string) (agentRef, error) {
 	return ref, nil
 }
 
-// signature is the person of ctx as a commit's author: their name and
-// email from the token file, else the token's id (with a warning).
-func (rv *reviewer) signature(ctx context.Context) object.Signature {
+// personSignature is the person of ctx as a commit's author: their
+// name and email from the token file, else the token's id (with a
+// warning in the log).
+func personSignature(ctx context.Context, now time.Time, log *slog.Logger) object.Signature {
 	p, ok := api.PersonOf(ctx)
 	if !ok {
 		p = api.Person{ID: "local"}
 	}
-	sig := object.Signature{Name: p.Name, Email: p.Email, When: rv.now()}
+	sig := object.Signature{Name: p.Name, Email: p.Email, When: now}
 	if sig.Name == "" {
-		rv.log.Warn("a person's commit is authored by a token id: give the token name= and email= in the token file", "token", p.ID)
+		log.Warn("a person's commit is authored by a token id: give the token name= and email= in the token file", "token", p.ID)
 		sig.Name = p.ID
 	}
 	if sig.Email == "" {
@@ -230,7 +231,7 @@ func (rv *reviewer) Approve(ctx context.Context, agent, id string) (api.Approved
 	if len(p.changes) == 0 {
 		return api.Approved{}, api.Errorf(api.CodeNoChange, "proposal %s changes nothing of agent %q; reject it instead", id, agent)
 	}
-	sig := rv.signature(ctx)
+	sig := personSignature(ctx, rv.now(), rv.log)
 	commit, err := rv.mergeProposal(ctx, s, p, sig, agent)
 	if err != nil {
 		return api.Approved{}, err
@@ -278,32 +279,43 @@ func (rv *reviewer) mergeProposal(ctx context.Context, s *source, p proposal, si
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
+	if err := rv.moveMain(ctx, s, main, commit); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return commit, nil
+}
+
+// moveMain moves main from old to commit, a child of old, once the
+// checks of a push to main pass on its merge with live (refused with the
+// push's messages), and merges it into live.
+func (rv *reviewer) moveMain(ctx context.Context, s *source, main, commit plumbing.Hash) error {
+	repo := s.repo
 	live, err := repo.Resolve(gitsync.LiveRef.String())
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return err
 	}
 	merged, err := repo.MergeOn(ctx, commit, live)
 	var mc *gitsync.MergeConflictError
 	if errors.As(err, &mc) {
-		return plumbing.ZeroHash, api.Errorf(api.CodeMergeConflict, "the proposal cannot be merged into live (what is deployed): %v", mc)
+		return api.Errorf(api.CodeMergeConflict, "the change cannot be merged into live (what is deployed): %v", mc)
 	}
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return err
 	}
 	if err := rv.check(ctx, s, main, commit, merged); err != nil {
-		return plumbing.ZeroHash, err
+		return err
 	}
 	if err := repo.UpdateRef(gitsync.MainRef, main, commit); err != nil {
-		return plumbing.ZeroHash, api.Errorf(api.CodeStale, "main moved while the proposal was approved; approve again")
+		return api.Errorf(api.CodeStale, "main moved meanwhile; try again")
 	}
 	if !merged.IsZero() {
 		if err := repo.UpdateRef(gitsync.LiveRef, live, merged); err != nil {
 			if _, err := repo.MergeMain(ctx); err != nil {
-				rv.log.Warn("main cannot be merged into live after an approval", "source", s.id(), "err", err)
+				rv.log.Warn("main cannot be merged into live", "source", s.id(), "err", err)
 			}
 		}
 	}
-	return commit, nil
+	return nil
 }
 
 // check validates commit (on main, old main) as a push to main is: on
@@ -382,7 +394,7 @@ func (rv *reviewer) Reject(ctx context.Context, agent, id string) error {
 	if err != nil {
 		return api.Errorf(api.CodeNotFound, "agent %q has no open proposal %q", agent, id)
 	}
-	sig := rv.signature(ctx)
+	sig := personSignature(ctx, rv.now(), rv.log)
 	msg := fmt.Sprintf("Proposal %s of %s rejected by %s <%s> on %s.\n", id, agent, sig.Name, sig.Email, sig.When.UTC().Format(time.RFC3339))
 	tag := rejectedTag(agent, id, 0)
 	for n := 1; ; n++ {

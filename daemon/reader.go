@@ -238,7 +238,7 @@ func relTo(base, p string) string {
 }
 
 func skillEntry(s *skills.Skill, score float64) api.SkillEntry {
-	return api.SkillEntry{Name: s.Slug, Description: s.Description, Tier: s.Tier.String(), Location: s.Location, Score: score}
+	return api.SkillEntry{Name: s.Slug, Description: s.Description, Tier: s.Tier.String(), Location: s.Location, Score: score, Source: s.Path}
 }
 
 func (rd *reader) skillsRequest(ref agentRef, user string) (skills.Request, error) {

@@ -42,6 +42,8 @@ type writer struct {
 	// writeTimeout bounds an API write from its arrival, waiting for
 	// other writes included (Options.WriteTimeout).
 	writeTimeout time.Duration
+	// review moves main for a person's edit of a persona file.
+	review *reviewer
 }
 
 // writeState is a source's writes under way. The writer owns it: the
@@ -92,6 +94,11 @@ func (wr *writer) WriteFile(ctx context.Context, agent, user, p, ifMatch string,
 	res := api.WriteResponse{Path: joinSlash(sc, rel), Deleted: del}
 	if !del {
 		res.ETag = ETag(content)
+	}
+	if api.GrantOf(ctx) != nil && ref.src.kind == kindRepo {
+		// A person in the console: their commit, not the agent's.
+		return wr.personWrite(ctx, personEdit{ref: ref, persona: class == classPersona, full: full, shown: res.Path,
+			ifMatch: ifMatch, content: content, del: del, messages: msg})
 	}
 	key := wr.writeKey(ctx, agent, user, res.Path)
 	if class == classPersona {

@@ -260,6 +260,14 @@ type SkillEntry struct {
 	Tier        string  `json:"tier"`
 	Location    string  `json:"location"`
 	Score       float64 `json:"score,omitempty"`
+	// Source is the SKILL.md the skill comes from.
+	Source string `json:"source,omitempty"`
+	// ShadowedBy, in a list with all=true, is the SKILL.md in effect
+	// that hides this one (a skill of the same name on a higher tier).
+	ShadowedBy string `json:"shadowed_by,omitempty"`
+	// Allowed, in a list with all=true, says whether the request may use
+	// the skill (its allow list and access rules).
+	Allowed *bool `json:"allowed,omitempty"`
 }
 
 // SkillsResponse lists skills.

@@ -531,6 +531,9 @@ func (h *handler) skillsSearch(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (h *handler) skills(w http.ResponseWriter, r *http.Request) error {
+	if r.URL.Query().Get("all") == "true" {
+		return h.allSkills(w, r)
+	}
 	res, err := h.b.Skills(r.Context(), r.PathValue("agent"), r.URL.Query().Get("user"))
 	if err != nil {
 		return err

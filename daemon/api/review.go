@@ -21,6 +21,10 @@ type Review interface {
 	History(ctx context.Context, agent string, q HistoryQuery) ([]HistoryEntry, error)
 	Deploys(ctx context.Context, agent string) ([]Deploy, error)
 	PromptDiff(ctx context.Context, agent string, req PromptDiffRequest) (PromptDiff, error)
+	// AllSkills lists every skill of the agent, those the request may not
+	// use and those shadowed included, each with Allowed and ShadowedBy
+	// (GET /v1/agents/{agent}/skills?all=true).
+	AllSkills(ctx context.Context, agent, user string) (SkillsResponse, error)
 	// Template returns the embedded template of path ("" and not_found
 	// when there is none).
 	Template(ctx context.Context, agent, path string) ([]byte, error)
@@ -247,4 +251,16 @@ func (h *handler) template(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	_, _ = w.Write(b)
 	return nil
+}
+
+func (h *handler) allSkills(w http.ResponseWriter, r *http.Request) error {
+	rv, err := h.review(r)
+	if err != nil {
+		return err
+	}
+	res, err := rv.AllSkills(r.Context(), r.PathValue("agent"), r.URL.Query().Get("user"))
+	if err != nil {
+		return err
+	}
+	return reply(w, res)
 }
