@@ -120,9 +120,10 @@ func TestFileWrites(t *testing.T) {
 	if head() != before {
 		t.Fatal("a persona write moved live")
 	}
+	// The same ETag again opens no second proposal: the first answers.
 	pw2, err := td.c.WriteFile(ctx, "bot", "SOUL.md", "", soul.ETag, []byte("# Soul\n\nAnother.\n"))
-	if err != nil || pw2.Branch != "proposals/bot/2" {
-		t.Fatalf("second proposal: %+v %v", pw2, err)
+	if err != nil || pw2.Branch != "proposals/bot/1" || pw2.Commit != pw.Commit {
+		t.Fatalf("second write on the same ETag: %+v %v, want proposals/bot/1", pw2, err)
 	}
 	clone := filepath.Join(t.TempDir(), "c")
 	git(t, t.TempDir(), "clone", "-q", td.remote+"/bot.git", clone)

@@ -59,10 +59,7 @@ func Handler(apiHandler http.Handler, opts Options) http.Handler {
 	mux.HandleFunc("POST /ui/api/logout", c.withSession(c.logout))
 	mux.HandleFunc("GET /ui/api/session", c.withSession(c.session))
 	mux.HandleFunc("GET /ui/api/overview", c.withSession(c.overview))
-	mux.HandleFunc("/ui/api/", func(w http.ResponseWriter, r *http.Request) {
-		fail(w, api.Errorf(api.CodeNotFound, "no console route %s %s", r.Method, r.URL.Path))
-	})
-	mux.HandleFunc("GET /ui/", c.static)
+	mux.HandleFunc("/ui/", c.static)
 	mux.HandleFunc("GET /ui", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusMovedPermanently) })
 	mux.HandleFunc("/", c.passAPI)
 	return mux
@@ -291,6 +288,15 @@ func (c *console) passAPI(w http.ResponseWriter, r *http.Request) {
 // static serves the console's files; a path that is no file is the
 // page itself (the pages route on the client).
 func (c *console) static(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/ui/api/") {
+		fail(w, api.Errorf(api.CodeNotFound, "no console route %s %s", r.Method, r.URL.Path))
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		fail(w, api.Errorf(api.CodeMethodNotAllowed, "%s %s: the console's pages are read with GET", r.Method, r.URL.Path))
+		return
+	}
 	secureHeaders(w)
 	files := web.FS()
 	name := strings.TrimPrefix(path.Clean(r.URL.Path), "/ui")
