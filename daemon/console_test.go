@@ -37,10 +37,33 @@ func otherFiles() map[string]string {
 // the console) on TCP.
 func startConsole(t *testing.T) *testDaemon {
 	t.Helper()
-	td := startDaemon(t, daemon.Options{APIListen: "127.0.0.1:0", Tokens: consoleTokens, People: consolePeople})
+	td := startConsoleB(t)
 	td.push(t, newWorkTree(t, botFiles), "bot")
 	td.push(t, newWorkTree(t, otherFiles()), "other")
 	return td
+}
+
+// startConsoleB runs a daemon with the console on TCP and no agents.
+func startConsoleB(t testing.TB) *testDaemon {
+	t.Helper()
+	return startDaemon(t, daemon.Options{APIListen: "127.0.0.1:0", Tokens: consoleTokens, People: consolePeople})
+}
+
+// newBrowserB returns an HTTP client signed in to the console at base
+// with Ada's token.
+func newBrowserB(t testing.TB, base string) *http.Client {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	hc := &http.Client{Jar: jar}
+	resp, err := hc.Post(base+"/ui/api/login", "application/json", strings.NewReader(`{"token":"tok-ada"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("login: %d", resp.StatusCode)
+	}
+	return hc
 }
 
 // browser is an HTTP client with a cookie jar, talking to base as the

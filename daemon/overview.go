@@ -97,6 +97,7 @@ func (d *Daemon) overview(ctx context.Context, allows func(string) bool) (consol
 		if dep == nil {
 			continue
 		}
+		counts := proposalCounts(s)
 		for _, st := range statuses {
 			a, ok := dep.agents[st.Name]
 			if !ok || !allows(st.Name) {
@@ -105,7 +106,7 @@ func (d *Daemon) overview(ctx context.Context, allows func(string) bool) (consol
 			live[a] = true
 			u := d.budgets.of(dep, a)
 			ao := console.AgentOverview{Name: st.Name, Source: st.Source, Commit: st.Deployed, DeployedAt: st.DeployAt,
-				Index: indexOverview(st), Budget: u.budget, Warnings: u.warnings, OpenProposals: openProposalCount(s, st.Name)}
+				Index: indexOverview(st), Budget: u.budget, Warnings: u.warnings, OpenProposals: counts[st.Name]}
 			if st.LastError != "" {
 				ao.Warnings = append(append([]string(nil), u.warnings...), st.LastError)
 			}

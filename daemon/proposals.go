@@ -454,16 +454,24 @@ func pruneMerged(s *source, log *slog.Logger) {
 	}
 }
 
-// openProposalCount is how many proposals agent has open in s.
-func openProposalCount(s *source, agent string) int {
+// proposalCounts is how many proposals each agent of s has open (one
+// listing of the refs for all of them).
+func proposalCounts(s *source) map[string]int {
 	if s.kind != kindRepo {
-		return 0
+		return nil
 	}
-	names, err := s.repo.RefNames(proposalsPrefix + agent + "/")
+	names, err := s.repo.RefNames(proposalsPrefix)
 	if err != nil {
-		return 0
+		return nil
 	}
-	return len(names)
+	out := map[string]int{}
+	for _, name := range names {
+		rest := strings.TrimPrefix(name, proposalsPrefix)
+		if i := strings.LastIndexByte(rest, '/'); i > 0 {
+			out[rest[:i]]++
+		}
+	}
+	return out
 }
 
 // sameProposal finds an open proposal of agent that changes full from

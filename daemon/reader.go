@@ -67,8 +67,9 @@ func (rd *reader) Status(ctx context.Context) api.Status {
 	var damaged []api.AgentStatus // agents damage hides, repositories' faults
 	for _, s := range rd.sources.all() {
 		agents, hidden := sourceStatus(s, now)
+		counts := proposalCounts(s)
 		for i := range agents {
-			agents[i].OpenProposals = openProposalCount(s, agents[i].Name)
+			agents[i].OpenProposals = counts[agents[i].Name]
 		}
 		st.Agents = append(st.Agents, agents...)
 		damaged = append(damaged, hidden...)
