@@ -213,13 +213,13 @@ func assembleAt(dep *deployment, agent string, kind prompt.Session, req api.Prom
 }
 
 // Template implements api.Review: the embedded template of the file's
-// name ("reset to default").
+// name ("reset to default"; a user's USER.md has USER.md's).
 func (rv *reviewer) Template(ctx context.Context, agent, p string) ([]byte, error) {
 	if _, err := rv.sources.agent(agent); err != nil {
 		return nil, err
 	}
 	b, err := templates.Template(path.Base(p))
-	if err != nil || path.Dir(p) != "." && !strings.HasPrefix(p, "users/") {
+	if err != nil {
 		return nil, api.Errorf(api.CodeNotFound, "no template for %s", p)
 	}
 	return b, nil

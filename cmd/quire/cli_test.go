@@ -37,6 +37,7 @@ func TestErrorPrefixOnce(t *testing.T) {
 		"serve":          {"serve", "--dir", ws, "--api-listen", "127.0.0.1:0", "--token-file", nowhere},
 		"index":          {"index", "--dir", nowhere},
 		"status":         {"status", "--socket", noSocket},
+		"ui":             {"ui", "--no-browser", "--socket", noSocket},
 		"git-credential": {"git-credential", "bogus"},
 		"lsp":            {"lsp", "--log", filepath.Join(nowhere, "lsp.log")},
 		"version":        {"version", "extra"},
@@ -82,7 +83,7 @@ func TestHelpExamples(t *testing.T) {
 		t.Skip("not in a git checkout: the examples read HEAD~1")
 	}
 	t.Chdir(root)
-	needs := regexp.MustCompile(`^quire (status|serve|init|doctor)\b|--database|--url|^quire mcp --agent`)
+	needs := regexp.MustCompile(`^quire (status|serve|init|doctor|ui)\b|--database|--url|^quire mcp --agent`)
 	ran := 0
 	for _, c := range commands() {
 		_, examples, ok := strings.Cut(c.help, "\nExamples:\n")

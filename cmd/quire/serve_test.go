@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,7 +47,7 @@ func TestServeStatusSearch(t *testing.T) {
 	var serveErr bytes.Buffer
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--dir", ws, "--socket", sock, "--cache-dir", filepath.Join(tmp, "cache"), "--log-level", "warn"},
+		done <- run(ctx, []string{"serve", "--dir", ws, "--socket", sock, "--cache-dir", filepath.Join(tmp, "cache"), "--log-level", "warn", "--ui-listen", "127.0.0.1:0"},
 			&env{stdout: &bytes.Buffer{}, stderr: &serveErr, getenv: getenv})
 	}()
 	quire := func(args ...string) (int, string, string) {
@@ -79,6 +80,24 @@ func TestServeStatusSearch(t *testing.T) {
 	}
 	if _, _, errOut := quire("search", "boiler service", "--socket", sock); !strings.Contains(errOut, "asking the daemon on "+sock) {
 		t.Fatalf("search through the daemon does not say so: %q", errOut)
+	}
+	// quire ui prints a login link to the console's own listener, good
+	// for one sign-in.
+	code, out, errOut := quire("ui", "--no-browser", "--socket", sock)
+	link, _, _ := strings.Cut(out, "\n")
+	if code != 0 || !strings.HasPrefix(link, "http://127.0.0.1:") || !strings.Contains(link, "/ui/login?code=") {
+		t.Fatalf("quire ui: %d %q %s", code, out, errOut)
+	}
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for i, want := range []int{http.StatusSeeOther, http.StatusUnauthorized} {
+		resp, err := noFollow.Get(link)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Fatalf("login link, use %d: %d, want %d", i+1, resp.StatusCode, want)
+		}
 	}
 	cancel()
 	select {
