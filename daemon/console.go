@@ -25,7 +25,7 @@ type LoginCode struct {
 // of the local API with tokens.
 func (d *Daemon) tcpHandler(tokens api.Tokens) http.Handler {
 	return console.Handler(d.Handler(tokens), console.Options{Tokens: tokens, People: d.opts.People, Sessions: d.sessions,
-		Overview: d.overview, Logger: component(d.opts.Logger, "console")})
+		Overview: d.overview, Subscribe: d.events.subscribe, Logger: component(d.opts.Logger, "console")})
 }
 
 // issueCode answers POST /ui/api/code on the unix socket: a code that

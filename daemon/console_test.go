@@ -1,6 +1,7 @@
 package daemon_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/daemon/api"
@@ -50,8 +52,8 @@ func startConsoleB(t testing.TB) *testDaemon {
 }
 
 // newBrowserB returns an HTTP client signed in to the console at base
-// with Ada's token.
-func newBrowserB(t testing.TB, base string) *http.Client {
+// with Ada's token, and the session's CSRF value.
+func newBrowserB(t testing.TB, base string) (*http.Client, string) {
 	t.Helper()
 	jar, _ := cookiejar.New(nil)
 	hc := &http.Client{Jar: jar}
@@ -63,7 +65,16 @@ func newBrowserB(t testing.TB, base string) *http.Client {
 	if resp.StatusCode != http.StatusNoContent {
 		t.Fatalf("login: %d", resp.StatusCode)
 	}
-	return hc
+	resp, err = hc.Get(base + "/ui/api/session")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var info console.SessionInfo
+	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil {
+		t.Fatal(err)
+	}
+	return hc, info.CSRF
 }
 
 // browser is an HTTP client with a cookie jar, talking to base as the
@@ -304,4 +315,41 @@ func adaCall(t *testing.T, td *testDaemon, method, path string, body any, out an
 		t.Logf("%s %s: %d %s", method, path, resp.StatusCode, b)
 	}
 	return resp.StatusCode
+}
+
+// TestConsoleEvents: the pages' live stream is server-sent events of
+// the agents the session may see.
+func TestConsoleEvents(t *testing.T) {
+	td := startConsole(t)
+	b := newBrowser(t, "http://"+td.d.APIAddr())
+	b.login("tok-bob")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", b.base+"/ui/api/events", nil)
+	resp, err := b.hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("Content-Type %q", ct)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Scan() // the opening comment: the stream is subscribed
+	if _, err := td.c.MemoryAppend(context.Background(), "other", api.AppendRequest{Text: "Not for Bob."}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := td.c.MemoryAppend(context.Background(), "bot", api.AppendRequest{Text: "For Bob."}); err != nil {
+		t.Fatal(err)
+	}
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.Contains(line, `"agent":"other"`) {
+			t.Fatalf("bob's stream carried another agent's event: %s", line)
+		}
+		if strings.HasPrefix(line, "data: ") && strings.Contains(line, `"agent":"bot"`) && strings.Contains(line, `"type":"write"`) {
+			return
+		}
+	}
+	t.Fatalf("no write event of bot: %v", sc.Err())
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -93,23 +94,6 @@ func (rv *reviewer) historyEntry(ctx context.Context, repo *gitsync.Repository, 
 	if q.User != "" && user != q.User {
 		return api.HistoryEntry{}, false
 	}
-	changes, err := repo.Changes(ctx, parent, info.Hash)
-	if err != nil {
-		return api.HistoryEntry{}, false
-	}
-	var mine []gitsync.Change
-	var files []string
-	for _, c := range changes {
-		rel, ok := underDir(dir, c.Path)
-		if !ok {
-			continue
-		}
-		mine = append(mine, c)
-		files = append(files, rel)
-	}
-	if len(mine) == 0 || (q.File != "" && !containsPath(files, q.File)) {
-		return api.HistoryEntry{}, false
-	}
 	before, err := snapshotOrEmpty(repo, parent)
 	if err != nil {
 		return api.HistoryEntry{}, false
@@ -122,6 +106,15 @@ func (rv *reviewer) historyEntry(ctx context.Context, repo *gitsync.Repository, 
 	if before != nil {
 		a = before
 	}
+	mine := dirChanges(a, after, dir)
+	var files []string
+	for _, c := range mine {
+		rel, _ := underDir(dir, c.Path)
+		files = append(files, rel)
+	}
+	if len(mine) == 0 || (q.File != "" && !containsPath(files, q.File)) {
+		return api.HistoryEntry{}, false
+	}
 	return api.HistoryEntry{Commit: info.Hash.String(), Time: info.Author.When, Agent: info.Author.Name, User: user,
 		Message: strings.TrimSpace(info.Message), Files: files, Diff: diffTrees(a, after, mine)}, true
 }
@@ -133,6 +126,71 @@ func containsPath(files []string, p string) bool {
 		}
 	}
 	return false
+}
+
+// hasher is a tree whose entries' object hashes can be read without
+// their content (gitsync.Snapshot).
+type hasher interface {
+	Hash(name string) (plumbing.Hash, error)
+}
+
+// dirChanges lists the files under dir that differ between trees a and
+// b, sorted by path: only dir is read (its hash first: an agent's
+// directory that did not change costs two lookups), not the whole tree
+// of a repository of many agents.
+func dirChanges(a, b fs.FS, dir string) []gitsync.Change {
+	if dir == "" {
+		dir = "."
+	}
+	ha, aok := a.(hasher)
+	hb, bok := b.(hasher)
+	if aok && bok {
+		x, errA := ha.Hash(dir)
+		y, errB := hb.Hash(dir)
+		if errA == nil && errB == nil && x == y {
+			return nil
+		}
+	}
+	left, right := fileHashes(a, dir), fileHashes(b, dir)
+	var out []gitsync.Change
+	for p, h := range right {
+		switch old, ok := left[p]; {
+		case !ok:
+			out = append(out, gitsync.Change{Path: p, Kind: gitsync.Added, Hash: h})
+		case old != h:
+			out = append(out, gitsync.Change{Path: p, Kind: gitsync.Modified, Hash: h})
+		}
+	}
+	for p := range left {
+		if _, ok := right[p]; !ok {
+			out = append(out, gitsync.Change{Path: p, Kind: gitsync.Deleted})
+		}
+	}
+	slices.SortFunc(out, func(x, y gitsync.Change) int { return strings.Compare(x.Path, y.Path) })
+	return out
+}
+
+// fileHashes maps every file under dir in fsys to its blob hash (its
+// content's when fsys cannot say).
+func fileHashes(fsys fs.FS, dir string) map[string]plumbing.Hash {
+	out := map[string]plumbing.Hash{}
+	h, _ := fsys.(hasher)
+	_ = fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if h != nil {
+			if x, err := h.Hash(p); err == nil {
+				out[p] = x
+				return nil
+			}
+		}
+		if b, err := fs.ReadFile(fsys, p); err == nil {
+			out[p] = gitsync.BlobHash(b)
+		}
+		return nil
+	})
+	return out
 }
 
 // emptyFS is the tree before the first commit.

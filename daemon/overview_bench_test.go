@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/quirehq/quire/daemon/console"
 )
 
 // agentsWorkspace is a workspace of n agents, each in a directory of
@@ -22,35 +25,52 @@ func agentsWorkspace(n int) map[string]string {
 	return files
 }
 
-// BenchmarkOverview1000Agents: GET /ui/api/overview with a session, at
-// 1,000 deployed agents, over loopback TCP (the whole request: routing,
-// the session, the overview and its JSON). The first request assembles
-// every agent's prompt once for its budget (reported as first-ms); later
-// ones read the deployment's cached numbers.
-func BenchmarkOverview1000Agents(b *testing.B) {
+// BenchmarkConsolePages1000Agents: the requests behind each console
+// page, with a session, at 1,000 deployed agents, over loopback TCP (the
+// whole request: routing, the session, the answer and its JSON). The
+// overview's first request assembles every agent's prompt once for its
+// budget (first-ms); later ones read the deployment's cached numbers.
+func BenchmarkConsolePages1000Agents(b *testing.B) {
 	td := startConsoleB(b)
-	wt := newWorkTree(b, agentsWorkspace(1000))
-	td.push(b, wt, "fleet")
-	jar := newBrowserB(b, "http://"+td.d.APIAddr())
-	get := func() int {
-		resp, err := jar.Get("http://" + td.d.APIAddr() + "/ui/api/overview")
+	td.push(b, newWorkTree(b, agentsWorkspace(1000)), "fleet")
+	hc, csrf := newBrowserB(b, "http://"+td.d.APIAddr())
+	get := func(b *testing.B, method, path, body string) int {
+		req, _ := http.NewRequest(method, "http://"+td.d.APIAddr()+path, strings.NewReader(body))
+		req.Header.Set(console.CSRFHeader, csrf)
+		resp, err := hc.Do(req)
 		if err != nil {
 			b.Fatal(err)
 		}
 		n, _ := io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
-			b.Fatalf("overview: %d", resp.StatusCode)
+			b.Fatalf("%s %s: %d", method, path, resp.StatusCode)
 		}
 		return int(n)
 	}
 	start := time.Now()
-	size := get()
+	size := get(b, "GET", "/ui/api/overview", "")
 	first := time.Since(start)
-	for b.Loop() {
-		get()
+	pages := []struct{ name, method, path, body string }{
+		{"overview", "GET", "/ui/api/overview", ""},
+		{"status", "GET", "/v1/status", ""},
+		{"agents", "GET", "/v1/agents", ""},
+		{"agent-prompt", "POST", "/v1/agents/a0500/prompt", `{"user":"ines"}`},
+		{"memory-file", "GET", "/v1/agents/a0500/files/MEMORY.md", ""},
+		{"memory-history", "GET", "/v1/agents/a0500/history", ""},
+		{"proposals", "GET", "/v1/agents/a0500/proposals", ""},
+		{"deploys", "GET", "/v1/agents/a0500/deploys", ""},
+		{"skills", "GET", "/v1/agents/a0500/skills?all=true", ""},
 	}
-	// After the loop: b.Loop's timer reset drops metrics reported before.
-	b.ReportMetric(float64(first.Microseconds())/1000, "first-ms")
-	b.ReportMetric(float64(size)/1024, "answer-KiB")
+	for _, p := range pages {
+		b.Run(p.name, func(b *testing.B) {
+			for b.Loop() {
+				get(b, p.method, p.path, p.body)
+			}
+			if p.name == "overview" {
+				b.ReportMetric(float64(first.Microseconds())/1000, "first-ms")
+				b.ReportMetric(float64(size)/1024, "answer-KiB")
+			}
+		})
+	}
 }

@@ -139,7 +139,9 @@ type Grant struct {
 	Person Person
 }
 
-// allows reports whether g may use agent ("" for routes naming none).
+// Allows reports whether g may use agent ("" for routes naming none).
+func (g *Grant) Allows(agent string) bool { return g.allows(agent) }
+
 func (g *Grant) allows(agent string) bool {
 	return agent == "" || slices.Contains(g.Agents, "*") || slices.Contains(g.Agents, agent)
 }

@@ -42,7 +42,10 @@ type Options struct {
 	Sessions *Sessions
 	// Overview answers GET /ui/api/overview for the agents allows admits.
 	Overview func(ctx context.Context, allows func(agent string) bool) (Overview, error)
-	Logger   *slog.Logger
+	// Subscribe delivers the event stream's events until ctx ends
+	// (GET /ui/api/events, as server-sent events).
+	Subscribe func(ctx context.Context) <-chan api.Event
+	Logger    *slog.Logger
 }
 
 // Handler serves /ui/ and passes every other request to apiHandler,
@@ -59,6 +62,7 @@ func Handler(apiHandler http.Handler, opts Options) http.Handler {
 	mux.HandleFunc("POST /ui/api/logout", c.withSession(c.logout))
 	mux.HandleFunc("GET /ui/api/session", c.withSession(c.session))
 	mux.HandleFunc("GET /ui/api/overview", c.withSession(c.overview))
+	mux.HandleFunc("GET /ui/api/events", c.withSession(c.events))
 	mux.HandleFunc("/ui/", c.static)
 	mux.HandleFunc("GET /ui", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusMovedPermanently) })
 	mux.HandleFunc("/", c.passAPI)
@@ -250,20 +254,64 @@ func (c *console) overview(w http.ResponseWriter, r *http.Request, ss *session) 
 		fail(w, api.Errorf(api.CodeNotFound, "no overview"))
 		return
 	}
-	g := ss.grant
-	ov, err := c.opts.Overview(r.Context(), func(agent string) bool {
-		for _, a := range g.Agents {
-			if a == "*" || a == agent {
-				return true
-			}
-		}
-		return false
-	})
+	ov, err := c.opts.Overview(r.Context(), ss.grant.Allows)
 	if err != nil {
 		fail(w, err)
 		return
 	}
 	reply(w, ov)
+}
+
+// events streams the events of GET /v1/events that the session may see
+// as server-sent events (what EventSource reads): "event: <type>" and
+// the event's JSON as data, and a comment every 25 s to keep proxies
+// from closing an idle stream.
+func (c *console) events(w http.ResponseWriter, r *http.Request, ss *session) {
+	if c.opts.Subscribe == nil {
+		fail(w, api.Errorf(api.CodeNotFound, "no event stream"))
+		return
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	ch := c.opts.Subscribe(ctx)
+	flusher, _ := w.(http.Flusher)
+	secureHeaders(w)
+	noStore(w)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	_, _ = io.WriteString(w, ": quire events\n\n")
+	if flusher != nil {
+		flusher.Flush()
+	}
+	tick := time.NewTicker(25 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				return
+			}
+			if ev.Agent != "" && !ss.grant.Allows(ev.Agent) {
+				continue
+			}
+			b, err := api.Encode(ev)
+			if err != nil {
+				continue
+			}
+			if _, err := io.WriteString(w, "event: "+ev.Type+"\ndata: "+strings.TrimSpace(string(b))+"\n\n"); err != nil {
+				return
+			}
+		case <-tick.C:
+			if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil {
+				return
+			}
+		case <-ctx.Done():
+			return
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
 }
 
 // passAPI answers an API request; one with the session cookie and no
