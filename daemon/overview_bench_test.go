@@ -1,6 +1,7 @@
 package daemon_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/daemon/console"
 )
 
@@ -62,7 +64,7 @@ func BenchmarkConsolePages1000Agents(b *testing.B) {
 		{"deploys", "GET", "/v1/agents/a0500/deploys", ""},
 		{"skills", "GET", "/v1/agents/a0500/skills?all=true", ""},
 	}
-	for _, p := range pages {
+	run := func(p struct{ name, method, path, body string }) {
 		b.Run(p.name, func(b *testing.B) {
 			for b.Loop() {
 				get(b, p.method, p.path, p.body)
@@ -73,4 +75,19 @@ func BenchmarkConsolePages1000Agents(b *testing.B) {
 			}
 		})
 	}
+	for _, p := range pages {
+		run(p)
+	}
+	// A busy live: 300 writes of other agents since a0500's only one,
+	// which its history walks past.
+	ctx := context.Background()
+	if _, err := td.c.MemoryAppend(ctx, "a0500", api.AppendRequest{User: "ines", Text: "Mine."}); err != nil {
+		b.Fatal(err)
+	}
+	for i := range 300 {
+		if _, err := td.c.MemoryAppend(ctx, fmt.Sprintf("a%04d", i*3), api.AppendRequest{Text: fmt.Sprintf("Write %d.", i)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	run(struct{ name, method, path, body string }{"memory-history-busy", "GET", "/v1/agents/a0500/history?user=ines", ""})
 }
