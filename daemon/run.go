@@ -74,7 +74,7 @@ func (d *Daemon) listen(g *errgroup.Group) ([]*http.Server, error) {
 		}
 		d.apiAddr = l.Addr().String()
 		serve("api (tcp)", l, guardHTTP(d.tcpHandler(tokens), l.Addr(), d.opts.AllowedHosts))
-		d.log.Info("console", "url", "http://"+d.apiAddr+"/ui/")
+		d.log.Info("console served on the API listener too", "url", "http://"+d.apiAddr+"/ui/")
 	}
 	d.listenUI(serve)
 	if d.sources.host != nil {
@@ -108,7 +108,7 @@ func (d *Daemon) listenUI(serve func(string, net.Listener, http.Handler)) {
 	}
 	d.uiAddr = l.Addr().String()
 	serve("console", l, guardHTTP(d.tcpHandler(tokens), l.Addr(), d.opts.AllowedHosts))
-	d.log.Info("console", "url", "http://"+d.uiAddr+"/ui/", "login", "quire ui")
+	d.log.Info("console listening", "addr", d.uiAddr, "url", "http://"+d.uiAddr+"/ui/", "login", "quire ui")
 }
 
 // httpServer is the server of listener name. Slow clients are cut off:
