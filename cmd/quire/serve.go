@@ -70,9 +70,14 @@ that for the daemon's own user
 
 is the whole set-up. --git-token-file adds tokens for others: one line per
 token, "USER TOKEN [REPO...]" (USER * accepts any user name; no REPO means
-every repository). The git endpoint and the TCP API refuse requests from web
-pages (Origin or Referer) and Host names other than their address, localhost
-and the names given with --allowed-host.
+every repository). The git endpoint and the TCP API refuse requests from
+other web sites (Origin or Referer) and Host names other than their address,
+localhost and the names given with --allowed-host.
+
+The web console is served at /ui/ on --api-listen and on --ui-listen
+(default 127.0.0.1:7878): 'quire ui' prints a one-time login link, and a
+token of --token-file signs in too (name="..." email=... on its line author
+the holder's commits there).
 
 Chat clients use the local API on the unix socket (--socket; curl
 --unix-socket works), and optionally on TCP (--api-listen) with bearer tokens
