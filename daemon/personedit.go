@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"log/slog"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/gitsync"
 )
@@ -17,14 +19,14 @@ import (
 // an agent's write is). A stale If-Match is refused with the file's
 // current content (api.StaleEdit), so the editor loses nothing.
 type personEdit struct {
-	ref      agentRef
-	persona  bool
-	full     string // the path in the repository
-	shown    string // the path in answers
-	ifMatch  string
-	content  []byte
-	del      bool
-	messages string
+	ref     agentRef
+	persona bool
+	full    string // the path in the repository
+	shown   string // the path in answers
+	ifMatch string
+	content []byte
+	del     bool
+	message string
 }
 
 // personWrite commits e for the person of ctx.
@@ -46,14 +48,8 @@ func (wr *writer) personWrite(ctx context.Context, e personEdit) (api.WriteRespo
 	if err != nil {
 		return api.WriteResponse{}, err
 	}
-	cur, rerr := fs.ReadFile(snap, e.full)
-	if !ifMatches(e.ifMatch, cur, rerr == nil) {
-		stale := &api.StaleEdit{Err: api.Errorf(api.CodePreconditionFailed, "%s changed on %s since you read it: its version there is in this answer; merge your text into it and save again", e.shown, branch.Short()),
-			Content: string(cur), Deleted: rerr != nil}
-		if rerr == nil {
-			stale.ETag = ETag(cur)
-		}
-		return api.WriteResponse{}, stale
+	if err := staleEdit(snap, e, branch); err != nil {
+		return api.WriteResponse{}, err
 	}
 	build := replaceFile(e.full, e.shown, e.ifMatch, e.content, e.del)
 	if !e.persona {
@@ -72,7 +68,7 @@ func (wr *writer) personWrite(ctx context.Context, e personEdit) (api.WriteRespo
 		return res, nil
 	}
 	sig := personSignature(ctx, wr.now(), wr.log)
-	commit, err := s.repo.CommitOn(ctx, head, gitsync.CommitRequest{Writes: writes, Author: sig, Message: e.messages + " (by " + sig.Name + ")"})
+	commit, err := s.repo.CommitOn(ctx, head, gitsync.CommitRequest{Writes: writes, Author: sig, Message: e.message + " (by " + sig.Name + ")"})
 	if err != nil {
 		return api.WriteResponse{}, pathConflict(err)
 	}
@@ -92,4 +88,19 @@ func (wr *writer) personWrite(ctx context.Context, e personEdit) (api.WriteRespo
 	wr.events.publish(api.Event{Type: "write", Agent: e.ref.ag.agent.Name, Source: s.id(), Commit: res.Commit, Path: e.shown,
 		Message: "edited by " + sig.Name + " on " + branch.Short()})
 	return res, nil
+}
+
+// staleEdit refuses e when its If-Match does not hold on the branch's
+// tree: the answer carries the file as it is there.
+func staleEdit(tree fs.FS, e personEdit, branch plumbing.ReferenceName) error {
+	cur, err := fs.ReadFile(tree, e.full)
+	if ifMatches(e.ifMatch, cur, err == nil) {
+		return nil
+	}
+	stale := &api.StaleEdit{Err: api.Errorf(api.CodePreconditionFailed, "%s changed on %s since you read it: its version there is in this answer; merge your text into it and save again", e.shown, branch.Short()),
+		Content: string(cur), Deleted: err != nil}
+	if err == nil {
+		stale.ETag = ETag(cur)
+	}
+	return stale
 }

@@ -98,7 +98,7 @@ func (wr *writer) WriteFile(ctx context.Context, agent, user, p, ifMatch string,
 	if api.GrantOf(ctx) != nil && ref.src.kind == kindRepo {
 		// A person in the console: their commit, not the agent's.
 		return wr.personWrite(ctx, personEdit{ref: ref, persona: class == classPersona, full: full, shown: res.Path,
-			ifMatch: ifMatch, content: content, del: del, messages: msg})
+			ifMatch: ifMatch, content: content, del: del, message: msg})
 	}
 	key := wr.writeKey(ctx, agent, user, res.Path)
 	if class == classPersona {
