@@ -24,7 +24,7 @@ FUZZTIME_TREE ?= 1000x
 TREE_FUZZ     := FuzzWorkspaceTree
 PKGS      := ./...
 
-.PHONY: all build serve test modules check-fmt vet unit fuzz-smoke bench bench-recall golden test-editors editor-tools test-mcp test-vscode test-openapi
+.PHONY: all build serve test modules check-fmt vet unit fuzz-smoke bench bench-recall golden test-editors editor-tools test-mcp test-vscode test-openapi test-console console-tools
 
 all: build
 
@@ -38,7 +38,7 @@ serve: build
 	@echo "==> bin/quire serve --dir examples (Ctrl-C stops it)" >&2
 	@exec bin/quire serve --dir examples
 
-test: modules check-fmt vet unit fuzz-smoke test-editors test-vscode test-mcp test-openapi
+test: modules check-fmt vet unit fuzz-smoke test-editors test-vscode test-mcp test-openapi test-console
 	@echo "make test: every check passed"
 
 modules:
@@ -156,3 +156,24 @@ $(OPENAPICLIENT)/node_modules/.installed: $(OPENAPICLIENT)/package-lock.json | e
 test-vscode: test-editors
 	@$(STEP) "a real VS Code (code-server) driven by Chromium: installs code-server the first time (1-2 min)" \
 	  env QUIRE_BIN="$(CURDIR)/bin/quire" .ci/vscode-e2e.sh run
+
+# The web console (/ui/) of a real `quire serve`, driven by Debian's
+# Chromium through playwright-core, with axe-core on every page
+# (daemon/console/e2e/run.js): sign-in, the prompt preview with its cut, a
+# stale save, approving and rejecting proposals, a write arriving live.
+# Screenshots are kept in daemon/console/e2e/artifacts (git-ignored).
+CONSOLE_E2E := daemon/console/e2e
+
+test-console: $(CONSOLE_E2E)/node_modules/.installed build | console-tools
+	@$(STEP) "console: a real quire serve in Chromium (playwright-core), axe-core on every page" \
+	  sh -c 'cd $(CONSOLE_E2E) && QUIRE_BIN="$(CURDIR)/bin/quire" node run.js'
+
+console-tools:
+	@[ -x /usr/bin/chromium ] || [ -n "$$CHROMIUM" ] || { \
+	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  echo "==> installing Chromium from Debian's packages (the console test drives it)" >&2; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
+$(CONSOLE_E2E)/node_modules/.installed: $(CONSOLE_E2E)/package-lock.json | editor-tools
+	@$(STEP) "npm ci in $(CONSOLE_E2E)" sh -c 'cd $(CONSOLE_E2E) && npm ci --no-audit --no-fund --loglevel=error'
+	touch $@
