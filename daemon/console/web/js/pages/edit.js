@@ -5,7 +5,7 @@
 // as you type against the per-file budget of the agent's prompt report.
 
 import { agentPath, filePath, get, post, query, request, ApiError } from '../api.js';
-import { h, clear, chars, codePoints, percent, short, field, alert, announce } from '../dom.js';
+import { h, clear, chars, codePoints, percent, short, field, alert } from '../dom.js';
 import { textDiff } from '../diff.js';
 import { agentHeader, bar, budgetClass, errorBox } from './common.js';
 
@@ -156,7 +156,6 @@ class Editor {
       const msg = `Saved: ${where}${data?.commit ? ` (${short(data.commit)})` : ''}.`;
       clear(this.msg, alert('ok', msg));
       this.version.textContent = `Version ${this.etag}.`;
-      announce(msg);
     } catch (err) {
       if (err.status === 412 || err.code === 'stale') await this.stale(err);
       else clear(this.msg, errorBox('Not saved; your text is kept.', err));

@@ -87,8 +87,10 @@ export function describe(ev) {
   const who = ev.user ? ` for ${ev.user}` : '';
   switch (ev.type) {
     case 'deploy': return `${ev.agent || ev.source} deployed ${short(ev.commit)}`;
-    case 'write': return `${ev.agent} wrote ${ev.path || 'a file'}${who}`;
-    case 'proposal': return `${ev.agent} proposed ${ev.path || 'a change'}${ev.message ? `: ${ev.message}` : ''}`;
+    case 'write':
+      if ((ev.message || '').startsWith('proposed')) return `${ev.agent} ${ev.message}: a change to ${ev.path || 'a persona file'}${who}`;
+      return `${ev.agent} wrote ${ev.path || 'a file'}${who}`;
+    case 'proposal': return `${ev.agent}: ${ev.message || 'a proposal changed'}`;
     case 'index': return `${ev.agent} indexed: ${ev.message || ''}`;
     case 'prune': return `${ev.agent} pruned old daily logs: ${ev.message || ''}`;
     case 'error': return `${ev.agent || ev.source || 'daemon'}: ${ev.message || 'error'}`;
@@ -101,7 +103,11 @@ function addEvent(feed, ev, live) {
   const li = h('li', { 'data-type': ev.type || '', 'data-agent': ev.agent || '' },
     h('div', { class: 'meta' }, badge(kinds[ev.type] || 'info', ev.type || 'event'), time(ev.time), live ? h('span', { text: 'live' }) : null),
     h('div', { text: describe(ev) }));
-  if (ev.type === 'write' && ev.agent) li.append(h('a', { href: `/ui/agents/${encodeURIComponent(ev.agent)}/memory`, text: 'See the write' }));
+  const proposed = (ev.message || '').startsWith('proposed') || ev.type === 'proposal';
+  if (ev.agent && (ev.type === 'write' || ev.type === 'proposal')) {
+    const where = proposed ? 'proposals' : 'memory';
+    li.append(h('a', { href: `/ui/agents/${encodeURIComponent(ev.agent)}/${where}`, text: proposed ? `Proposals of ${ev.agent}` : `Writes of ${ev.agent}` }));
+  }
   feed.prepend(li);
   while (feed.children.length > 50) feed.lastElementChild.remove();
 }

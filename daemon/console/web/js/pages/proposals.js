@@ -4,7 +4,7 @@
 // in git). A refusal's messages are shown as the daemon gives them.
 
 import { agentPath, get, post } from '../api.js';
-import { h, clear, time, short, badge, loading, announce } from '../dom.js';
+import { h, clear, time, short, badge, loading } from '../dom.js';
 import { unified } from '../diff.js';
 import { onEvent } from '../events.js';
 import { agentHeader, errorBox } from './common.js';
@@ -27,7 +27,7 @@ export async function render(ctx) {
   };
   await load();
   ctx.onCleanup(onEvent((ev) => {
-    if (ev.agent === agent && ev.type === 'proposal') load();
+    if (ev.agent === agent && (ev.type === 'proposal' || (ev.type === 'write' && (ev.message || '').startsWith('proposed')))) load();
   }));
 }
 
@@ -45,7 +45,6 @@ function item(agent, p, status, reload) {
       const res = await post(agentPath(agent, `/proposals/${encodeURIComponent(id)}/${verb}`));
       const msg = verb === 'approve' ? `Proposal ${id} approved: merged into main as ${short(res?.commit)}.` : `Proposal ${id} rejected: its branch is closed.`;
       clear(status, h('div', { class: 'alert ok', role: 'status', text: msg }));
-      announce(msg);
       await reload();
     } catch (err) {
       const problems = err.body?.error?.problems || err.body?.problems || [];
