@@ -135,7 +135,7 @@ function history(ctx, agent, section, initialUser, initialFile) {
       const res = await get(url);
       const entries = Array.isArray(res) ? res : res?.entries || res?.history || [];
       clear(list, entries.map(entry));
-      status.textContent = entries.length ? `${entries.length} writes shown; new ones appear at the top as they happen.` : 'No write matches.';
+      status.textContent = entries.length ? `${entries.length} ${entries.length === 1 ? 'write' : 'writes'} shown; new ones appear at the top as they happen.` : 'No write matches.';
     } catch (err) {
       clear(list, errorBox('The history could not be loaded.', err));
     }
