@@ -342,6 +342,22 @@ async function run(root, d, ws, browser) {
     await page.locator('[data-skill=airport]').waitFor();
   });
 
+  await check('reset to default puts the template in the editor, and leaving with the text unsaved asks first', async () => {
+    await page.goto(`${base}/ui/agents/concierge/edit?path=SOUL.md`);
+    await page.locator('[data-testid=version]', { hasText: 'Version' }).waitFor();
+    const editor = page.getByLabel('Content of SOUL.md');
+    const before = await editor.inputValue();
+    await page.getByRole('button', { name: 'Reset to default' }).click();
+    await page.locator('[data-testid=editor-message]', { hasText: 'default SOUL.md' }).waitFor();
+    const after = await editor.inputValue();
+    assert(after.length > 0 && after !== before, 'the editor does not hold the default SOUL.md');
+    const asked = new Promise((resolve) => page.once('dialog', async (d) => { const m = d.message(); await d.dismiss(); resolve(m); }));
+    await page.getByRole('link', { name: 'Skills', exact: true }).click();
+    assert(/unsaved/.test(await asked), 'leaving did not ask');
+    assert((await editor.inputValue()) === after, 'the text in the editor changed');
+    await heading(page, 'Edit: concierge');
+  });
+
   await check('a token scoped to studio sees studio only', async () => {
     const other = await browser.newContext({ viewport: { width: 1440, height: 900 } });
     const p = await other.newPage();
