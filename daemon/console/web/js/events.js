@@ -1,7 +1,7 @@
-// The live event stream: GET /v1/events read with fetch (the cookie is
-// sent), as server-sent events ("data: {…}") or JSON lines, whichever the
-// daemon answers. One connection serves every page; it reconnects after a
-// failure.
+// The live event stream: the console's server-sent events (GET
+// /ui/api/events), read with fetch so one parser takes "data: {…}" lines
+// and, from a daemon without that route, /v1/events' JSON lines. One
+// connection serves every page; it reconnects after a failure.
 
 const listeners = new Set();
 let started = false;
@@ -35,11 +35,9 @@ function start() {
 
 async function connect(backoff) {
   try {
-    const res = await fetch('/v1/events', {
-      headers: { Accept: 'text/event-stream, application/x-ndjson' },
-      credentials: 'same-origin',
-      cache: 'no-store',
-    });
+    const init = { headers: { Accept: 'text/event-stream, application/x-ndjson' }, credentials: 'same-origin', cache: 'no-store' };
+    let res = await fetch('/ui/api/events', init);
+    if (res.status === 404) res = await fetch('/v1/events', init);
     if (!res.ok || !res.body) throw new Error(`status ${res.status}`);
     setState('live');
     backoff = 1000;

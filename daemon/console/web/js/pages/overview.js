@@ -52,13 +52,16 @@ function agentsTable(agents) {
       h('td', {}, largest.file
         ? [bar(largest.chars || 0, largest.limit || 0, lcls), h('span', { class: 'bar-label', text: `${largest.file}: ${chars(largest.chars)} of ${chars(largest.limit)}` })]
         : h('span', { class: 'muted', text: 'none' })),
+      h('td', { class: 'num' }, a.open_proposals
+        ? h('a', { href: `/ui/agents/${encodeURIComponent(a.name)}/proposals`, text: `${a.open_proposals} open`, 'aria-label': `${a.open_proposals} open proposals of ${a.name}` })
+        : h('span', { class: 'muted', text: 'none' })),
       h('td', {}, (a.warnings || []).length
         ? h('ul', {}, a.warnings.map((w) => h('li', { text: typeof w === 'string' ? w : w.message || JSON.stringify(w) })))
         : h('span', { class: 'muted', text: 'none' })));
   });
   return h('div', { class: 'table-wrap' }, h('table', {},
     h('caption', { class: 'visually-hidden', text: 'Deployed agents' }),
-    h('thead', {}, h('tr', {}, ['Agent', 'Deployed commit', 'Index', 'Budget used (total)', 'Largest file', 'Warnings'].map((t) => h('th', { scope: 'col', text: t })))),
+    h('thead', {}, h('tr', {}, ['Agent', 'Deployed commit', 'Index', 'Budget used (total)', 'Largest file', 'Proposals', 'Warnings'].map((t) => h('th', { scope: 'col', text: t })))),
     h('tbody', {}, rows)));
 }
 

@@ -28,7 +28,7 @@ export async function render(ctx) {
     }
   });
   try {
-    const res = await get(agentPath(agent, '/skills'));
+    const res = await get(agentPath(agent, '/skills?all=true'));
     clear(table, skillsTable(res.skills || []));
   } catch (err) {
     clear(table, errorBox('The skills could not be loaded.', err));
@@ -40,11 +40,11 @@ function skillsTable(skills) {
   return h('div', { class: 'table-wrap' }, h('table', {},
     h('caption', { class: 'visually-hidden', text: 'Skills of the agent' }),
     h('thead', {}, h('tr', {}, ['Skill', 'Tier', 'Source', 'Shadowed by', 'May use', 'Description'].map((t) => h('th', { scope: 'col', text: t })))),
-    h('tbody', {}, skills.map((s) => h('tr', { 'data-skill': s.name },
+    h('tbody', {}, skills.map((s) => h('tr', { 'data-skill': s.name, 'data-shadowed': s.shadowed_by ? 'true' : null },
       h('th', { scope: 'row', text: s.name }),
       h('td', { text: s.tier || '' }),
       h('td', {}, h('code', { text: s.source || s.location || '' })),
-      h('td', { text: s.shadowed_by || '—' }),
+      h('td', {}, s.shadowed_by ? h('code', { text: s.shadowed_by }) : '—'),
       h('td', {}, s.allowed === false ? badge('bad', 'no') : badge('ok', 'yes')),
       h('td', { text: s.description || '' }))))));
 }
