@@ -129,7 +129,7 @@ async function startDaemon(root) {
         const e = JSON.parse(line);
         if (e.msg === 'listening' && e.server === 'git') addrs.git = e.addr;
         if (e.msg === 'listening' && e.server === 'api (tcp)') addrs.api = e.addr;
-        if (e.msg === 'listening' && e.server === 'console') addrs.ui = e.addr;
+        if (e.msg === 'console listening' || (e.msg === 'listening' && e.server === 'console')) addrs.ui = e.addr;
       } catch { /* a partial line */ }
     }
   });
