@@ -59,7 +59,7 @@ function agentsTable(agents) {
         ? h('ul', {}, a.warnings.map((w) => h('li', { text: typeof w === 'string' ? w : w.message || JSON.stringify(w) })))
         : h('span', { class: 'muted', text: 'none' })));
   });
-  return h('div', { class: 'table-wrap' }, h('table', {},
+  return h('div', { class: 'table-wrap', role: 'region', tabindex: '0', 'aria-label': 'Deployed agents' }, h('table', {},
     h('caption', { class: 'visually-hidden', text: 'Deployed agents' }),
     h('thead', {}, h('tr', {}, ['Agent', 'Deployed commit', 'Index', 'Budget used (total)', 'Largest file', 'Proposals', 'Warnings'].map((t) => h('th', { scope: 'col', text: t })))),
     h('tbody', {}, rows)));
@@ -73,7 +73,7 @@ function indexState(state, lag) {
 
 function sourcesTable(sources) {
   if (!sources.length) return h('p', { class: 'muted', text: 'No source.' });
-  return h('div', { class: 'table-wrap' }, h('table', {},
+  return h('div', { class: 'table-wrap', role: 'region', tabindex: '0', 'aria-label': 'Sources and their health' }, h('table', {},
     h('caption', { class: 'visually-hidden', text: 'Sources and their health' }),
     h('thead', {}, h('tr', {}, ['Source', 'Health', 'Lag'].map((t) => h('th', { scope: 'col', text: t })))),
     h('tbody', {}, sources.map((s) => h('tr', {},

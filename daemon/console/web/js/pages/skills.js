@@ -37,7 +37,7 @@ export async function render(ctx) {
 
 function skillsTable(skills) {
   if (!skills.length) return h('p', { class: 'muted', text: 'This agent has no skill.' });
-  return h('div', { class: 'table-wrap' }, h('table', {},
+  return h('div', { class: 'table-wrap', role: 'region', tabindex: '0', 'aria-label': 'Skills of the agent' }, h('table', {},
     h('caption', { class: 'visually-hidden', text: 'Skills of the agent' }),
     h('thead', {}, h('tr', {}, ['Skill', 'Tier', 'Source', 'Shadowed by', 'May use', 'Description'].map((t) => h('th', { scope: 'col', text: t })))),
     h('tbody', {}, skills.map((s) => h('tr', { 'data-skill': s.name, 'data-shadowed': s.shadowed_by ? 'true' : null },
