@@ -206,6 +206,9 @@ type Cache struct {
 	mu      sync.Mutex
 	vectors map[cacheKey][]float32
 	dirty   bool
+	// fresh is the keys stored since the last TakeFresh or ClearDirty,
+	// in order: what an append-only cache file still lacks.
+	fresh []cacheKey
 }
 
 type cacheKey struct{ model, hash string }
@@ -225,8 +228,43 @@ func (c *Cache) Store(model, hash string, v []float32) {
 	if c.vectors == nil {
 		c.vectors = map[cacheKey][]float32{}
 	}
-	c.vectors[cacheKey{model, hash}] = v
+	k := cacheKey{model, hash}
+	c.vectors[k] = v
+	c.fresh = append(c.fresh, k)
 	c.dirty = true
+}
+
+// Delete forgets the vector of the chunk hash under model, reporting
+// whether there was one.
+func (c *Cache) Delete(model, hash string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := cacheKey{model, hash}
+	_, ok := c.vectors[k]
+	delete(c.vectors, k)
+	return ok
+}
+
+// TakeFresh encodes, as MarshalBinary does but without its header, the
+// entries stored since the last TakeFresh or ClearDirty and still held,
+// and marks the cache as saved: what an append-only cache file appends.
+func (c *Cache) TakeFresh() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var buf []byte
+	for _, k := range c.fresh {
+		if v, ok := c.vectors[k]; ok {
+			buf = appendEntry(buf, k, v)
+		}
+	}
+	c.fresh, c.dirty = nil, false
+	return buf
+}
+
+// EntrySize is the bytes MarshalBinary takes for one entry of a vector of
+// dims dimensions.
+func EntrySize(model, hash string, dims int) int64 {
+	return int64(4 + len(model) + 4 + len(hash) + 4 + 4*dims)
 }
 
 // Len returns the number of cached vectors.
@@ -295,39 +333,78 @@ func (c *Cache) MarshalBinary() ([]byte, error) {
 	var buf []byte
 	buf = append(buf, cacheMagic...)
 	for k, v := range c.vectors {
-		buf = appendString(buf, k.model)
-		buf = appendString(buf, k.hash)
-		buf = binary.LittleEndian.AppendUint32(buf, uint32(len(v)))
-		for _, x := range v {
-			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(x))
-		}
+		buf = appendEntry(buf, k, v)
 	}
 	return buf, nil
 }
 
-// UnmarshalBinary adds the entries encoded by MarshalBinary to the cache.
-func (c *Cache) UnmarshalBinary(data []byte) error {
-	if !strings.HasPrefix(string(data), cacheMagic) {
-		return errors.New("decode embedding cache: not a cache file")
+func appendEntry(buf []byte, k cacheKey, v []float32) []byte {
+	buf = appendString(buf, k.model)
+	buf = appendString(buf, k.hash)
+	buf = binary.LittleEndian.AppendUint32(buf, uint32(len(v)))
+	for _, x := range v {
+		buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(x))
 	}
-	data = data[len(cacheMagic):]
+	return buf
+}
+
+// UnmarshalBinary adds the entries encoded by MarshalBinary to the cache;
+// a damaged encoding adds nothing.
+func (c *Cache) UnmarshalBinary(data []byte) error {
+	entries, _, err := decodeEntries(data)
+	if err != nil {
+		return err
+	}
+	c.add(entries)
+	return nil
+}
+
+// UnmarshalPrefix adds the entries of data, an encoding MarshalBinary
+// began and TakeFresh appended to, up to the first damaged one (an
+// append cut short), and returns how many bytes of data those take with
+// the header; err says what was damaged. The last entry of a key wins.
+func (c *Cache) UnmarshalPrefix(data []byte) (valid int, err error) {
+	entries, valid, err := decodeEntries(data)
+	c.add(entries)
+	return valid, err
+}
+
+func (c *Cache) add(entries map[cacheKey][]float32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.vectors == nil {
+		c.vectors = make(map[cacheKey][]float32, len(entries))
+	}
+	for k, v := range entries {
+		c.vectors[k] = v
+	}
+}
+
+// decodeEntries decodes an encoding up to its end or its first damaged
+// entry, returning the entries and the bytes they take with the header.
+func decodeEntries(all []byte) (map[cacheKey][]float32, int, error) {
+	if !strings.HasPrefix(string(all), cacheMagic) {
+		return nil, 0, errors.New("decode embedding cache: not a cache file")
+	}
+	data := all[len(cacheMagic):]
 	entries := map[cacheKey][]float32{}
 	for len(data) > 0 {
+		valid := len(all) - len(data)
 		var k cacheKey
 		var ok bool
 		if k.model, data, ok = readString(data); !ok {
-			return errors.New("decode embedding cache: truncated model")
+			return entries, valid, errors.New("decode embedding cache: truncated model")
 		}
 		if k.hash, data, ok = readString(data); !ok {
-			return errors.New("decode embedding cache: truncated hash")
+			return entries, valid, errors.New("decode embedding cache: truncated hash")
 		}
 		if len(data) < 4 {
-			return errors.New("decode embedding cache: truncated vector")
+			return entries, valid, errors.New("decode embedding cache: truncated vector")
 		}
 		n := int(binary.LittleEndian.Uint32(data))
 		data = data[4:]
 		if n > len(data)/4 {
-			return errors.New("decode embedding cache: truncated vector")
+			return entries, valid, errors.New("decode embedding cache: truncated vector")
 		}
 		v := make([]float32, n)
 		for i := range v {
@@ -336,15 +413,7 @@ func (c *Cache) UnmarshalBinary(data []byte) error {
 		data = data[4*n:]
 		entries[k] = v
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.vectors == nil {
-		c.vectors = map[cacheKey][]float32{}
-	}
-	for k, v := range entries {
-		c.vectors[k] = v
-	}
-	return nil
+	return entries, len(all), nil
 }
 
 // Dirty reports whether entries were stored since the last ClearDirty.
@@ -358,7 +427,7 @@ func (c *Cache) Dirty() bool {
 func (c *Cache) ClearDirty() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.dirty = false
+	c.dirty, c.fresh = false, nil
 }
 
 const cacheMagic = "quire-embeddings-v1\n"

@@ -14,7 +14,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 
@@ -40,9 +39,13 @@ type Store struct {
 	log   *slog.Logger
 	terms memory.Analyzer
 
-	indexMu     sync.Mutex // serialises Index and Load calls
-	cacheMu     sync.Mutex // guards cacheLoaded
+	indexMu sync.Mutex // serialises Index and Load calls; guards refs
+	// refs counts, by chunk hash, the chunks of the indexed agents: an
+	// embedding whose count falls to zero is dropped from the cache.
+	refs        map[string]int32
+	cacheMu     sync.Mutex // guards cacheLoaded and file
 	cacheLoaded bool
+	file        cacheFile
 	mu          sync.RWMutex
 	agents      map[string]*agentIndex
 }
@@ -72,7 +75,8 @@ func New(opts Options) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Store{opts: opts, cache: &memory.Cache{}, log: log.With("component", "memstore"), agents: map[string]*agentIndex{}}
+	s := &Store{opts: opts, cache: &memory.Cache{}, log: log.With("component", "memstore"), agents: map[string]*agentIndex{},
+		refs: map[string]int32{}, file: cacheFile{path: opts.CacheFile}}
 	if opts.CacheFile != "" {
 		if _, err := os.Stat(opts.CacheFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("read embedding cache: %w", err)
@@ -91,18 +95,7 @@ func (s *Store) loadCache() error {
 		return nil
 	}
 	s.cacheLoaded = true
-	data, err := os.ReadFile(s.opts.CacheFile)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return fmt.Errorf("read embedding cache: %w", err)
-	default:
-		if err := s.cache.UnmarshalBinary(data); err != nil {
-			s.log.Warn("embedding cache unreadable, starting empty", "file", s.opts.CacheFile, "err", err)
-		}
-		s.cache.ClearDirty()
-	}
-	return nil
+	return s.file.load(s.cache, s.log.Warn)
 }
 
 // Index implements memory.Store.
@@ -144,10 +137,42 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 	s.mu.Lock()
 	s.agents[agent] = next
 	s.mu.Unlock()
+	s.reference(old, kept, fresh)
 	if err := s.saveCache(); err != nil {
 		return stats, err
 	}
 	return stats, nil
+}
+
+// reference counts the fresh chunks and uncounts old's chunks of the
+// documents not kept, dropping from the cache the embeddings no indexed
+// chunk has any more. The caller holds indexMu.
+func (s *Store) reference(old *agentIndex, kept map[docKey]bool, fresh []memory.Chunk) {
+	for _, c := range fresh {
+		s.refs[c.Hash]++
+	}
+	if old == nil {
+		return
+	}
+	model, dims := s.opts.Embedder.Model(), s.opts.Embedder.Dimensions()
+	var gone int64
+	for _, c := range old.chunks {
+		if kept[docKey{c.User, c.Path}] {
+			continue
+		}
+		if s.refs[c.Hash]--; s.refs[c.Hash] > 0 {
+			continue
+		}
+		delete(s.refs, c.Hash)
+		if s.cache.Delete(model, c.Hash) {
+			gone += memory.EntrySize(model, c.Hash, dims)
+		}
+	}
+	if gone > 0 {
+		s.cacheMu.Lock()
+		s.file.dropped(gone)
+		s.cacheMu.Unlock()
+	}
 }
 
 // diff records docs in next and sorts them against old: it returns the
@@ -462,35 +487,18 @@ func (s *Store) Backfill(ctx context.Context) (int, error) {
 	return done, nil
 }
 
-// saveCache writes the embedding cache atomically when it changed.
+// saveCache writes to the embedding cache file what it lacks: the
+// entries stored since the last save, appended (see cacheFile).
 func (s *Store) saveCache() error {
-	if s.opts.CacheFile == "" || !s.cache.Dirty() {
+	if s.opts.CacheFile == "" {
 		return nil
 	}
-	data, err := s.cache.MarshalBinary()
-	if err != nil {
-		return fmt.Errorf("encode embedding cache: %w", err)
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	if !s.cacheLoaded || (!s.cache.Dirty() && !s.file.rewrite && 2*s.file.garbage <= s.file.size) {
+		return nil // never read (nothing embedded), or nothing to write
 	}
-	dir := filepath.Dir(s.opts.CacheFile)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("save embedding cache: %w", err)
-	}
-	tmp, err := os.CreateTemp(dir, ".embeddings-*")
-	if err != nil {
-		return fmt.Errorf("save embedding cache: %w", err)
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("save embedding cache: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), s.opts.CacheFile); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("save embedding cache: %w", err)
-	}
-	s.cache.ClearDirty()
-	return nil
+	return s.file.save(s.cache)
 }
 
 // Close saves the embedding cache.

@@ -89,7 +89,9 @@ func (s *Store) Load(agent string, r io.Reader) error {
 	s.indexMu.Lock()
 	defer s.indexMu.Unlock()
 	s.mu.Lock()
+	old := s.agents[agent]
 	s.agents[agent] = next
 	s.mu.Unlock()
+	s.reference(old, nil, next.chunks)
 	return nil
 }

@@ -1,0 +1,139 @@
+package daemon_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quirehq/quire/daemon"
+)
+
+// BenchmarkFleetColdStart starts a daemon on one working tree of n agents
+// with an empty cache directory: ready-ms is until it serves prompts,
+// indexed-ms until the store holds every agent's memory, written-MB the
+// bytes the process wrote meanwhile (wchar), cache-MB what the cache
+// directory holds after, memory-MB the memory text indexed, rss-MB the
+// process's resident set once indexed (peak-MB its high-water mark; run
+// one size per process for a true peak). Targets at 10,000 agents: ready
+// ≤ 1 s, indexed ≤ 15 s, RSS ≤ 1 GB, written ≤ 2× the cache.
+//
+//	go test -run '^$' -bench 'FleetColdStart/agents=10000$' -benchtime 1x ./daemon
+func BenchmarkFleetColdStart(b *testing.B) {
+	for _, n := range []int{100, 1000, 10000} {
+		b.Run(fmt.Sprintf("agents=%d", n), func(b *testing.B) {
+			for range b.N {
+				benchFleetColdStart(b, n)
+			}
+		})
+	}
+}
+
+func benchFleetColdStart(b *testing.B, n int) {
+	b.StopTimer()
+	tree := b.TempDir()
+	text := writeFleet(b, tree, n)
+	cache := filepath.Join(b.TempDir(), "cache")
+	wrote := procIO(b, "wchar")
+	b.StartTimer()
+	start := time.Now()
+	td := startDaemon(b, daemon.Options{Dir: tree, CacheDir: cache})
+	ready := time.Since(start)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if err := td.d.WaitIndexed(ctx); err != nil {
+		b.Fatal(err)
+	}
+	indexed := time.Since(start)
+	b.StopTimer()
+	written := procIO(b, "wchar") - wrote
+	mb := func(n int64) float64 { return float64(n) / (1 << 20) }
+	b.ReportMetric(float64(ready.Milliseconds()), "ready-ms")
+	b.ReportMetric(float64(indexed.Milliseconds()), "indexed-ms")
+	b.ReportMetric(mb(written), "written-MB")
+	b.ReportMetric(mb(dirSize(b, cache)), "cache-MB")
+	b.ReportMetric(mb(text), "memory-MB")
+	b.ReportMetric(mb(procStatus(b, "VmRSS")), "rss-MB")
+	b.ReportMetric(mb(procStatus(b, "VmHWM")), "peak-MB")
+	td.stop()
+}
+
+// writeFleet writes n agents into dir, each with a persona, a memory
+// and three daily logs, and returns the bytes of memory text.
+func writeFleet(b *testing.B, dir string, n int) int64 {
+	var text int64
+	for i := range n {
+		name := fmt.Sprintf("agent%05d", i)
+		files := map[string]string{
+			"agent.yaml": "name: " + name + "\ntype: predefined\n",
+			"SOUL.md":    "# Soul\n\nCalm and exact.\n",
+			"MEMORY.md":  fmt.Sprintf("# Memory\n\n%s keeps the ledger of customer %d.\n\nThe wifi password of site %d is on the fridge.\n", name, i, i%97),
+		}
+		for d := range 3 {
+			files[fmt.Sprintf("memory/2024-01-%02d.md", d+1)] = fmt.Sprintf("## 09:00\nMet customer %d about invoice %d.\n\n## 15:00\nShipped order %d to warehouse %d.\n", i, i*7+d, i*3+d, d)
+		}
+		for p, s := range files {
+			if strings.HasPrefix(p, "MEMORY") || strings.HasPrefix(p, "memory/") {
+				text += int64(len(s))
+			}
+			full := filepath.Join(dir, "agents", name, p)
+			if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+				b.Fatal(err)
+			}
+			if err := os.WriteFile(full, []byte(s), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	return text
+}
+
+func dirSize(b *testing.B, dir string) int64 {
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err == nil {
+			n += info.Size()
+		}
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return n
+}
+
+// procIO returns a counter of /proc/self/io (0 where there is none).
+func procIO(b *testing.B, key string) int64 { return procField(b, "/proc/self/io", key, 1) }
+
+// procStatus returns a size of /proc/self/status in bytes.
+func procStatus(b *testing.B, key string) int64 { return procField(b, "/proc/self/status", key, 1024) }
+
+func procField(b *testing.B, file, key string, unit int64) int64 {
+	f, err := os.Open(file)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if ok && k == key {
+			n, err := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return n * unit
+		}
+	}
+	return 0
+}
