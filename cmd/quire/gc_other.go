@@ -2,5 +2,6 @@
 
 package main
 
-// physicalMemory is the machine's memory in bytes (0 when unknown).
-func physicalMemory() uint64 { return 0 }
+// containerMemoryLimit is the memory limit of the container the process
+// runs in: unknown (0) but on Linux.
+func containerMemoryLimit() uint64 { return 0 }

@@ -98,9 +98,10 @@ glove (offline word vectors from a GloVe or word2vec text file:
 --embed-url, --embed-model, key in --embed-key-file, $QUIRE_EMBED_KEY or
 $OPENAI_API_KEY).
 
-The daemon runs Go's garbage collector at GOGC=400 with a soft memory limit
-of a quarter of the machine's memory (GOMEMLIMIT); set either variable to
-choose otherwise.
+The daemon keeps Go's garbage-collector default (GOGC=100: the heap stays
+within about twice the live data) and, in a container with a memory limit,
+sets a soft limit of 90% of it (GOMEMLIMIT); set either variable to choose
+otherwise.
 
 Examples:
   quire serve --repos ./repos --allow-create
