@@ -1,0 +1,99 @@
+package daemon_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/quirehq/quire/daemon"
+	"github.com/quirehq/quire/daemon/api"
+)
+
+// BenchmarkAppendGrowth: memory appends to one agent of a --repos daemon
+// by 32 clients as fast as they are acknowledged, spread over 1,000
+// users, as history grows to QUIRE_BENCH_APPENDS (10,000 by default). It
+// logs, per window of 1,000 appends, the rate, the p99 latency and the
+// process's CPU per append (clients included: they run in the process),
+// and reports the first and the last window and the resident set at the
+// end. Targets: ≥ 3,000 appends/s, ≤ 0.3 ms CPU an append, the last
+// window's p99 within 1.2× the first's. Run with -benchtime=1x.
+func BenchmarkAppendGrowth(b *testing.B) {
+	total := 10_000
+	if s := os.Getenv("QUIRE_BENCH_APPENDS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			b.Fatalf("QUIRE_BENCH_APPENDS: %v", err)
+		}
+		total = n
+	}
+	const clients, window, users = 32, 1000, 1000
+	ctx := context.Background()
+	td := startDaemon(b, daemon.Options{})
+	td.push(b, newWorkTree(b, botFiles), "bot")
+	type sample struct {
+		rate, p99, cpu float64
+	}
+	var samples []sample
+	b.ResetTimer()
+	for done := 0; done < total; done += window {
+		cpu0, t0 := procCPU(b), time.Now()
+		var next atomic.Int64
+		lat := make([]time.Duration, window)
+		var wg sync.WaitGroup
+		for range clients {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := int(next.Add(1)) - 1; i < window; i = int(next.Add(1)) - 1 {
+					n := done + i
+					start := time.Now()
+					req := api.AppendRequest{User: fmt.Sprintf("u%04d", n%users), Text: fmt.Sprintf("entry %d: met customer %d about invoice %d", n, n%977, n*7)}
+					if _, err := td.c.MemoryAppend(ctx, "bot", req); err != nil {
+						b.Error(err)
+						return
+					}
+					lat[i] = time.Since(start)
+				}
+			}()
+		}
+		wg.Wait()
+		if b.Failed() {
+			return
+		}
+		el := time.Since(t0)
+		slices.Sort(lat)
+		s := sample{rate: window / el.Seconds(), p99: ms(lat[window*99/100]), cpu: ms(procCPU(b)-cpu0) / window}
+		samples = append(samples, s)
+		b.Logf("appends %6d: %6.0f/s p99 %6.1f ms cpu %.3f ms/append rss %d MB", done+window, s.rate, s.p99, s.cpu, procStatus(b, "VmRSS")>>20)
+	}
+	b.StopTimer()
+	first, last := samples[0], samples[len(samples)-1]
+	b.ReportMetric(first.rate, "first-appends/s")
+	b.ReportMetric(last.rate, "last-appends/s")
+	b.ReportMetric(first.p99, "first-p99-ms")
+	b.ReportMetric(last.p99, "last-p99-ms")
+	b.ReportMetric(last.cpu, "last-cpu-ms/append")
+	b.ReportMetric(float64(procStatus(b, "VmRSS")>>20), "rss-MB")
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// procCPU returns the process's user and system CPU time so far.
+func procCPU(b *testing.B) time.Duration {
+	data, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(data)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond // USER_HZ = 100
+}
