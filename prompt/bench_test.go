@@ -142,6 +142,7 @@ func BenchmarkAssembleColdTokenize(b *testing.B) {
 	warm.Count("load the vocabulary")
 	b.ReportAllocs()
 	b.ResetTimer()
+	defer reportCPU(b)()
 	for b.Loop() {
 		c := &Tokenizer{encoding: DefaultEncoding, seed: warm.seed, counts: map[uint64]int{}, configs: map[uint64]parsedConfig{}, codec: warm.codec}
 		c.once.Do(func() {})
