@@ -55,6 +55,7 @@ func Run(t *testing.T, open Open) {
 		{"UnstorableDocumentSkipped", testUnstorable},
 		{"Context", testContext},
 		{"PeriodQuestion", testPeriodQuestion},
+		{"AppendsMatchRebuild", testAppendsMatchRebuild},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open) })
