@@ -20,7 +20,10 @@ import (
 // newer one replaces it), and a size-one wake-up channel collapses a
 // burst of deploys into one run, so a burst of pushes indexes only the
 // newest commit. A failed run (the store is away) is retried with
-// backoff until it succeeds or a newer deployment replaces it.
+// backoff until it succeeds or a newer deployment replaces it. Runs
+// that follow each other are paced (see pace): under a stream of appends
+// one run takes in every commit made while the last one ran and rested,
+// so the indexer's CPU is bounded however fast the commits come.
 type indexer struct {
 	sources *sourceSet
 	store   memory.Store
@@ -36,6 +39,45 @@ type indexer struct {
 	// unembedded is set when an index run left chunks without vectors
 	// (the embedder failed); Backfill is retried until it embeds them.
 	unembedded bool
+	// lastEnd and lastTook are when the last run ended and how long it
+	// took.
+	lastEnd  time.Time
+	lastTook time.Duration
+}
+
+// indexRest is how long, relative to the run before, the indexer rests
+// before a run that follows it at once: at 1 it is busy at most half the
+// time under a stream of commits, and each run takes in what the commits
+// changed meanwhile. A run after a pause longer than that starts at once,
+// and no rest is longer than maxIndexRest (a cold start's run of every
+// agent, or one that waited out a store's timeout, says nothing of the
+// next).
+const (
+	indexRest    = 1
+	maxIndexRest = time.Second
+)
+
+// restWait is how long, at now, the indexer still rests after a run
+// that ended at end and took took.
+func restWait(now, end time.Time, took time.Duration) time.Duration {
+	return end.Add(min(indexRest*took, maxIndexRest)).Sub(now)
+}
+
+// rest waits until the indexer has rested after its last run (see
+// indexRest), reporting false when ctx ended first.
+func (ix *indexer) rest(ctx context.Context) bool {
+	wait := restWait(time.Now(), ix.lastEnd, ix.lastTook)
+	if wait <= 0 {
+		return true
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 func newIndexer(sources *sourceSet, store memory.Store, events *broker, m *metrics, log *slog.Logger, timeout time.Duration) *indexer {
@@ -67,6 +109,10 @@ func (ix *indexer) run(ctx context.Context) error {
 		case <-ix.wake:
 		case <-timer:
 		}
+		if !ix.rest(ctx) {
+			return nil
+		}
+		start := time.Now()
 		ix.mu.Lock()
 		work := ix.pending
 		ix.pending = map[*source]*deployment{}
@@ -85,6 +131,8 @@ func (ix *indexer) run(ctx context.Context) error {
 				ix.mu.Unlock()
 			}
 		}
+		ix.lastEnd = time.Now()
+		ix.lastTook = ix.lastEnd.Sub(start)
 		switch {
 		case !failed && !ix.unembedded:
 			backoff = 0
