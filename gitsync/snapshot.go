@@ -42,14 +42,19 @@ type Snapshot struct {
 
 // treeCache keeps decoded trees by hash, shared by a repository's
 // snapshots (trees are immutable, so entries never go stale). It is
-// cleared when full.
+// cleared when the trees it holds have treeCacheEntries entries in all:
+// bounded by their size, not their number, since under a stream of
+// commits each one adds a new version of every tree on its path, some
+// of them (a users/ directory) thousands of entries long.
 type treeCache struct {
-	mu sync.Mutex
-	m  map[plumbing.Hash]*treeDir
+	mu      sync.Mutex
+	m       map[plumbing.Hash]*treeDir
+	entries int
 }
 
-// treeCacheSize bounds the number of decoded trees a repository keeps.
-const treeCacheSize = 20000
+// treeCacheEntries bounds the tree entries a repository keeps decoded
+// (about 100 bytes each).
+const treeCacheEntries = 200_000
 
 func (c *treeCache) get(h plumbing.Hash) (*treeDir, bool) {
 	c.mu.Lock()
@@ -61,8 +66,11 @@ func (c *treeCache) get(h plumbing.Hash) (*treeDir, bool) {
 func (c *treeCache) put(h plumbing.Hash, d *treeDir) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m == nil || len(c.m) >= treeCacheSize {
-		c.m = make(map[plumbing.Hash]*treeDir)
+	if c.m == nil || c.entries+len(d.entries) > treeCacheEntries {
+		c.m, c.entries = make(map[plumbing.Hash]*treeDir), 0
+	}
+	if _, ok := c.m[h]; !ok {
+		c.entries += len(d.entries)
 	}
 	c.m[h] = d
 }
