@@ -68,13 +68,20 @@ func TestSplitMatchesPattern(t *testing.T) {
 // Every code point is classed as the pattern classes it: each one is cut
 // out of a text in the contexts that tell the classes apart.
 func TestSplitEveryRune(t *testing.T) {
-	if testing.Short() {
-		t.Skip("splits 1.1M code points with the reference engine")
+	if testing.Short() || raceEnabled {
+		t.Skip("splits 400,000 code points with the reference engine")
 	}
 	var b strings.Builder
 	for r := rune(0); r <= unicode.MaxRune; r++ {
-		if r == 0xd800 {
+		switch {
+		case r == 0xd800:
 			r = 0xe000 // no surrogates in UTF-8
+		case r == 0x40000:
+			// Planes 4 to 13 are unassigned, 15 and 16 private use:
+			// every code point there is of one class; a few will do.
+			r = 0xdffff
+		case r > 0xeffff && r%4096 != 0:
+			continue
 		}
 		b.WriteString("a")
 		b.WriteRune(r)

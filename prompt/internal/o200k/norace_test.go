@@ -1,0 +1,5 @@
+//go:build !race
+
+package o200k
+
+const raceEnabled = false
