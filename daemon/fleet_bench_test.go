@@ -13,16 +13,18 @@ import (
 	"time"
 
 	"github.com/quirehq/quire/daemon"
+	"github.com/quirehq/quire/memory"
 )
 
 // BenchmarkFleetColdStart starts a daemon on one working tree of n agents
-// with an empty cache directory: ready-ms is until it serves prompts,
-// indexed-ms until the store holds every agent's memory, written-MB the
-// bytes the process wrote meanwhile (wchar), cache-MB what the cache
-// directory holds after, memory-MB the memory text indexed, rss-MB the
-// process's resident set once indexed (peak-MB its high-water mark; run
-// one size per process for a true peak). Targets at 10,000 agents: ready
-// ≤ 1 s, indexed ≤ 15 s, RSS ≤ 1 GB, written ≤ 2× the cache.
+// with an empty cache directory and the builtin embedder: ready-ms is
+// until it serves prompts, indexed-ms until the store holds every
+// agent's memory, written-MB the bytes the process wrote meanwhile
+// (wchar), cache-MB what the cache directory holds after, memory-MB the
+// memory text indexed, rss-MB the process's resident set once indexed
+// (peak-MB its high-water mark; run one size per process for a true
+// peak). Targets at 10,000 agents: ready ≤ 1 s, indexed ≤ 15 s, RSS ≤
+// 1 GB, written ≤ 2× the cache.
 //
 //	go test -run '^$' -bench 'FleetColdStart/agents=10000$' -benchtime 1x ./daemon
 func BenchmarkFleetColdStart(b *testing.B) {
@@ -43,7 +45,7 @@ func benchFleetColdStart(b *testing.B, n int) {
 	wrote := procIO(b, "wchar")
 	b.StartTimer()
 	start := time.Now()
-	td := startDaemon(b, daemon.Options{Dir: tree, CacheDir: cache})
+	td := startDaemon(b, daemon.Options{Dir: tree, CacheDir: cache, Embedder: memory.Builtin{}})
 	ready := time.Since(start)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()

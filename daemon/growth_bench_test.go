@@ -18,11 +18,12 @@ import (
 
 	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/memory"
 )
 
 // BenchmarkAppendGrowth: memory appends to one agent of a --repos daemon
 // by 32 clients as fast as they are acknowledged, spread over 1,000
-// users, as history grows to QUIRE_BENCH_APPENDS (10,000 by default). It
+// users, with the builtin embedder, as history grows to QUIRE_BENCH_APPENDS (10,000 by default). It
 // logs, per window of 1,000 appends, the rate, the p99 latency and the
 // process's CPU per append (clients included: they run in the process),
 // and reports the first and the last window and the resident set at the
@@ -44,7 +45,7 @@ func BenchmarkAppendGrowth(b *testing.B) {
 	}
 	const clients, window, users = 32, 1000, 1000
 	ctx := context.Background()
-	dirs := daemon.Options{ReposDir: filepath.Join(shortTempDir(b), "repos"), CacheDir: filepath.Join(shortTempDir(b), "cache")}
+	dirs := daemon.Options{ReposDir: filepath.Join(shortTempDir(b), "repos"), CacheDir: filepath.Join(shortTempDir(b), "cache"), Embedder: memory.Builtin{}}
 	td := startDaemon(b, dirs)
 	td.push(b, newWorkTree(b, botFiles), "bot")
 	type sample struct {
