@@ -3,7 +3,10 @@
 // index (memory/bm25, rebuilt when the agent's memory changes) and
 // brute-force cosine over the vectors. Nothing but the embedding cache is
 // persisted: the store is rebuilt from the workspace at start, and the
-// cache on disk spares re-embedding unchanged chunks.
+// cache on disk spares re-embedding unchanged chunks. The cache file is
+// a log each new vector is appended to once (cachefile.go); vectors no
+// indexed chunk holds any more are dropped, and the file is compacted
+// when they take more than half of it.
 package memstore
 
 import (
