@@ -55,6 +55,12 @@ type Hit struct {
 	EndLine   int     `json:"end_line"`
 	Text      string  `json:"text"`
 	Score     float64 `json:"score"`
+	// TextScore and VectorScore are the parts of Score its full-text and
+	// its vector side contributed (user boost included): they sum to
+	// Score. VectorScore is 0 when the vector side did not run (no
+	// embedder, or the query got no vector).
+	TextScore   float64 `json:"text_score"`
+	VectorScore float64 `json:"vector_score"`
 	// Scope is ScopeUser for a per-user document, ScopeAgent otherwise.
 	Scope string `json:"scope"`
 	// Date is a daily log's date (YYYY-MM-DD), "" for other documents.
@@ -119,7 +125,8 @@ func Rank(cands []Candidate, opts RankOptions) []Hit {
 	// the user's copy when there is one, else the agent's.
 	byPlace := map[chunkKey]Hit{}
 	for _, c := range cs {
-		h := hitOf(c, sc.score(c))
+		text, vector := sc.parts(c)
+		h := hitOf(c, text, vector)
 		place := chunkKey{path: h.Path, line: h.StartLine}
 		if prev, ok := byPlace[place]; ok && !preferred(h, prev) {
 			continue
@@ -178,17 +185,18 @@ func newScorer(cs []Candidate, opts RankOptions) scorer {
 	return sc
 }
 
-func (sc *scorer) score(c Candidate) float64 {
-	var score float64
+// parts returns what each side contributes to c's score: the score is
+// their sum.
+func (sc *scorer) parts(c Candidate) (text, vector float64) {
 	if sc.rrf {
 		k := chunkKey{c.User, c.Path, c.StartLine}
 		if r := sc.textRank[k]; r > 0 {
-			score += 1 / float64(RRFK+r)
+			text = 1 / float64(RRFK+r)
 		}
 		if r := sc.vecRank[k]; r > 0 {
-			score += 1 / float64(RRFK+r)
+			vector = 1 / float64(RRFK+r)
 		}
-		return score
+		return text, vector
 	}
 	t, v := 0.0, 0.0
 	if sc.maxText > 0 {
@@ -199,17 +207,19 @@ func (sc *scorer) score(c Candidate) float64 {
 	} else if sc.maxVec > 0 {
 		v = 1
 	}
-	return sc.wt*t + (1-sc.wt)*v
+	return sc.wt * t, (1 - sc.wt) * v
 }
 
-// hitOf makes c a hit with the fused score, boosted when c is per-user.
-func hitOf(c Candidate, score float64) Hit {
-	scope := ScopeAgent
+// hitOf makes c a hit with the fused score of its side parts, boosted
+// when c is per-user.
+func hitOf(c Candidate, text, vector float64) Hit {
+	scope, score := ScopeAgent, text+vector
 	if c.User != "" {
-		score *= UserBoost
+		score, text, vector = score*UserBoost, text*UserBoost, vector*UserBoost
 		scope = ScopeUser
 	}
-	h := Hit{Path: c.Path, User: c.User, StartLine: c.StartLine, EndLine: c.EndLine, Text: c.Text, Score: score, Scope: scope}
+	h := Hit{Path: c.Path, User: c.User, StartLine: c.StartLine, EndLine: c.EndLine, Text: c.Text,
+		Score: score, TextScore: text, VectorScore: vector, Scope: scope}
 	if d, ok := workspace.LogDate(c.Path); ok {
 		h.Date = d.Format("2006-01-02")
 	}

@@ -161,3 +161,40 @@ func TestRankDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestRankScoreParts checks that a hit's text and vector parts are what
+// each side contributed: they sum to the score, boost included, and the
+// vector part is 0 when the vector side did not run.
+func TestRankScoreParts(t *testing.T) {
+	wt := DefaultTextWeight
+	cands := []Candidate{cand("", "a.md", 1, 10, 0.2), cand("", "b.md", 1, 5, 0.8), cand("u", "c.md", 1, 0, 0.5)}
+	tests := []struct {
+		name         string
+		opts         RankOptions
+		path         string
+		text, vector float64
+	}{
+		{"weighted, text only", RankOptions{Vectors: true}, "a.md", wt, 0},
+		{"weighted, both sides", RankOptions{Vectors: true}, "b.md", wt * 0.5, 1 - wt},
+		{"weighted, user boost on both parts", RankOptions{Vectors: true}, "c.md", 0, (1 - wt) * 0.5 * UserBoost},
+		{"no vector side", RankOptions{}, "b.md", 0.5, 0},
+		{"rrf", RankOptions{Vectors: true, Fusion: RRF}, "b.md", 1.0 / (RRFK + 2), 1.0 / (RRFK + 1)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, h := range Rank(cands, tt.opts) {
+				if h.Path != tt.path {
+					continue
+				}
+				if math.Abs(h.TextScore-tt.text) > 1e-9 || math.Abs(h.VectorScore-tt.vector) > 1e-9 {
+					t.Errorf("parts = text %.4f, vector %.4f; want %.4f, %.4f", h.TextScore, h.VectorScore, tt.text, tt.vector)
+				}
+				if math.Abs(h.TextScore+h.VectorScore-h.Score) > 1e-9 {
+					t.Errorf("parts %.4f + %.4f do not sum to the score %.4f", h.TextScore, h.VectorScore, h.Score)
+				}
+				return
+			}
+			t.Fatalf("no hit for %s", tt.path)
+		})
+	}
+}

@@ -46,7 +46,11 @@ type searchHit struct {
 	EndLine   int     `json:"end_line"`
 	Date      string  `json:"date,omitempty"`
 	Score     float64 `json:"score"`
-	Text      string  `json:"text"`
+	// TextScore and VectorScore are the parts of Score of the
+	// full-text and the vector side (memory.Hit).
+	TextScore   float64 `json:"text_score"`
+	VectorScore float64 `json:"vector_score"`
+	Text        string  `json:"text"`
 	// Context is text around the hit that is not the hit.
 	Context []memory.Context `json:"context,omitempty"`
 }
@@ -138,7 +142,7 @@ func (s *server) addTools() {
 		Title: "Search memory",
 		Description: "Search agent " + a + "'s long-term memory (MEMORY.md and the daily logs) by meaning and keywords. " +
 			"Use it before answering anything about earlier conversations, people, preferences, dates or decisions. " +
-			"Returns the best hits first, each with path, scope, start_line and end_line, date (for daily logs), score and text; read more around a hit with memory_get.",
+			"Returns the best hits first, each with path, scope, start_line and end_line, date (for daily logs), score with its text_score and vector_score parts, and text; read more around a hit with memory_get.",
 		Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true},
 	}, searchArgs, s.memorySearch)
 	addTool(s, &sdk.Tool{
@@ -258,7 +262,7 @@ func (s *server) memorySearch(ctx context.Context, in searchIn) (any, error) {
 		if h.User != "" {
 			scope = scopeUser
 		}
-		out.Hits = append(out.Hits, searchHit{Path: h.Path, Scope: scope, StartLine: h.StartLine, EndLine: h.EndLine, Date: logDate(h.Path), Score: h.Score, Text: h.Text, Context: h.Context})
+		out.Hits = append(out.Hits, searchHit{Path: h.Path, Scope: scope, StartLine: h.StartLine, EndLine: h.EndLine, Date: logDate(h.Path), Score: h.Score, TextScore: h.TextScore, VectorScore: h.VectorScore, Text: h.Text, Context: h.Context})
 	}
 	return out, nil
 }

@@ -108,16 +108,16 @@ function searchBox(agent, section, initialUser) {
   section.append(form, out);
 }
 
-const score = (x) => (x === undefined || x === null ? null : Number(x).toFixed(3));
+const score = (x) => Number(x || 0).toFixed(3);
 
+/** hitItem shows a hit with its score and the parts of it the full-text
+ * and the vector side contributed (they sum to the score). */
 function hitItem(hit) {
-  const parts = [`score ${score(hit.score)}`];
-  if (score(hit.text_score) !== null) parts.push(`text ${score(hit.text_score)}`);
-  if (score(hit.vector_score) !== null) parts.push(`vector ${score(hit.vector_score)}`);
-  if (parts.length === 1) parts.push('the API gives no text/vector parts');
+  const parts = `score ${score(hit.score)} = text ${score(hit.text_score)} + vector ${score(hit.vector_score)}`;
   return h('li', {},
     h('div', { class: 'meta' }, h('code', { text: `${hit.user ? `users/${hit.user}/` : ''}${hit.path}:${hit.start_line}–${hit.end_line}` }),
-      badge(hit.scope === 'user' ? 'info' : 'ok', hit.scope === 'user' ? `user ${hit.user}` : 'agent'), h('span', { text: parts.join(' · ') })),
+      badge(hit.scope === 'user' ? 'info' : 'ok', hit.scope === 'user' ? `user ${hit.user}` : 'agent'),
+      h('span', { class: 'score', 'data-testid': 'score', text: parts })),
     h('pre', { text: hit.text }));
 }
 
