@@ -53,35 +53,49 @@ func (b *budgets) forget(live map[*deployedAgent]bool) {
 }
 
 // budgetOf is the budget use of a's own prompt (main session, DM): the
-// numbers of `quire prompt --report` and the deploy report.
+// numbers of `quire prompt --report` and the language server — what the
+// context files inject against the total budget, in the budget's unit —
+// with the files cut or dropped.
 func budgetOf(dep *deployment, a *deployedAgent) budgetUse {
 	res, err := dep.ws.Assemble(prompt.Request{Agent: a.agent.Name, Session: prompt.SessionMain, Channel: prompt.ChannelDM,
 		Skills: a.skills.PromptSkills(a.request())})
 	if err != nil {
 		return budgetUse{warnings: []string{fmt.Sprintf("cannot assemble the prompt: %v", err)}}
 	}
-	r := res.Report
-	u := budgetUse{budget: console.BudgetOverview{LimitChars: r.Budget.TotalChars}, warnings: []string{}}
+	r := &res.Report
+	bu := &r.Budget
+	u := budgetUse{budget: console.BudgetOverview{Unit: bu.UnitName(), Injected: r.InjectedIn(), Total: bu.Total(), PerFile: bu.PerFile(),
+		TotalChars: r.InjectedChars, LimitChars: bu.TotalChars, Cut: []string{}, Dropped: []string{}}, warnings: []string{}}
 	for _, f := range r.Files {
-		u.budget.TotalChars += f.OriginalChars
-		if f.OriginalChars > u.budget.Largest.Chars {
-			u.budget.Largest = console.LargestFile{File: f.Name, Chars: f.OriginalChars, Limit: f.LimitChars}
+		orig, injected, _ := f.In(bu)
+		if orig > u.budget.Largest.Size {
+			u.budget.Largest = console.LargestFile{File: f.Name, Size: orig, Injected: injected, Limit: bu.PerFile(), Status: string(f.Status)}
 		}
-		switch f.Status {
-		case prompt.StatusTruncated, prompt.StatusClamped:
-			u.warnings = append(u.warnings, fmt.Sprintf("%s is cut: %d of %d chars kept", f.Name, f.HeadChars+f.TailChars, f.OriginalChars))
-		case prompt.StatusDropped:
-			u.warnings = append(u.warnings, fmt.Sprintf("%s is dropped: the total budget was used up", f.Name))
-		default:
-			if f.LimitChars > 0 && f.OriginalChars*100 >= f.LimitChars*80 {
-				u.warnings = append(u.warnings, fmt.Sprintf("%s uses %d%% of its %d-char budget", f.Name, f.OriginalChars*100/f.LimitChars, f.LimitChars))
-			}
-		}
+		u.warnings = append(u.warnings, fileWarnings(f, bu, &u.budget)...)
 	}
 	for _, p := range r.Problems {
 		u.warnings = append(u.warnings, p.String())
 	}
 	return u
+}
+
+// fileWarnings says what the budget did to f (cut, dropped, or 80 % of
+// its per-file budget used), and lists it in b's Cut or Dropped.
+func fileWarnings(f prompt.FileReport, bu *prompt.Budget, b *console.BudgetOverview) []string {
+	orig, injected, _ := f.In(bu)
+	unit := bu.UnitName()
+	switch f.Status {
+	case prompt.StatusTruncated, prompt.StatusClamped:
+		b.Cut = append(b.Cut, f.Name)
+		return []string{fmt.Sprintf("%s is cut: %s of %s %s in the prompt", f.Name, prompt.GroupThousands(injected), prompt.GroupThousands(orig), unit)}
+	case prompt.StatusDropped:
+		b.Dropped = append(b.Dropped, f.Name)
+		return []string{fmt.Sprintf("%s is dropped: the total budget was used up", f.Name)}
+	}
+	if per := bu.PerFile(); per > 0 && orig*100 >= per*80 {
+		return []string{fmt.Sprintf("%s uses %d %% of its %s-%s budget", f.Name, orig*100/per, prompt.GroupThousands(per), unit)}
+	}
+	return nil
 }
 
 // overview answers the console's GET /ui/api/overview for the agents

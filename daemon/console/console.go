@@ -100,18 +100,33 @@ type IndexOverview struct {
 	Lag   float64 `json:"lag"`
 }
 
-// BudgetOverview is an agent's context files against its budget.
+// BudgetOverview is an agent's context files against its budget: the
+// numbers of `quire prompt --report` and the language server. Injected,
+// Total and PerFile are in Unit ("chars" or "tokens", the budget's);
+// TotalChars and LimitChars are the injected chars and the total budget
+// in chars whatever the unit. Cut and Dropped name the files the budget
+// cut or left out.
 type BudgetOverview struct {
+	Unit       string      `json:"unit"`
+	Injected   int         `json:"injected"`
+	Total      int         `json:"total"`
+	PerFile    int         `json:"per_file"`
 	TotalChars int         `json:"total_chars"`
 	LimitChars int         `json:"limit_chars"`
+	Cut        []string    `json:"cut"`
+	Dropped    []string    `json:"dropped"`
 	Largest    LargestFile `json:"largest"`
 }
 
-// LargestFile is an agent's largest context file.
+// LargestFile is an agent's largest context file, in the budget's
+// unit: its size, what of it is in the prompt, the per-file budget, and
+// its status ("full", "truncated", "clamped", "dropped").
 type LargestFile struct {
-	File  string `json:"file"`
-	Chars int    `json:"chars"`
-	Limit int    `json:"limit"`
+	File     string `json:"file"`
+	Size     int    `json:"size"`
+	Injected int    `json:"injected"`
+	Limit    int    `json:"limit"`
+	Status   string `json:"status"`
 }
 
 // SourceOverview is a source's health: "ok" or "failing" with the

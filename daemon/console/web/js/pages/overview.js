@@ -3,7 +3,7 @@
 // health; and what happens (deploys, agent writes, proposals), live.
 
 import { get } from '../api.js';
-import { h, clear, chars, percent, time, duration, short, badge, loading } from '../dom.js';
+import { h, clear, chars, tokens, percent, time, duration, short, badge, loading } from '../dom.js';
 import { onEvent, onState } from '../events.js';
 import { bar, budgetClass, errorBox } from './common.js';
 
@@ -39,18 +39,27 @@ function agentsTable(agents) {
   const rows = agents.map((a) => {
     const b = a.budget || {};
     const largest = b.largest || {};
-    const cls = budgetClass(b.total_chars || 0, b.limit_chars || 0, false);
-    const lcls = budgetClass(largest.chars || 0, largest.limit || 0, false);
+    const size = b.unit === 'tokens' ? tokens : chars;
+    // The numbers of `quire prompt --report`: what the context files put
+    // in the prompt against the total budget; red when a file is cut or
+    // dropped, amber from 80 %.
+    const cut = b.cut || [];
+    const dropped = b.dropped || [];
+    const cls = budgetClass(b.injected || 0, b.total || 0, cut.length + dropped.length > 0);
+    const lcut = largest.status === 'truncated' || largest.status === 'clamped' || largest.status === 'dropped';
+    const lcls = budgetClass(largest.size || 0, largest.limit || 0, lcut);
     const idx = a.index || {};
     const lag = Number(idx.lag ?? a.lag_seconds ?? 0);
+    const losses = [cut.length ? `cut: ${cut.join(', ')}` : '', dropped.length ? `dropped: ${dropped.join(', ')}` : ''].filter(Boolean);
     return h('tr', {},
       h('th', { scope: 'row' }, h('a', { href: `/ui/agents/${encodeURIComponent(a.name)}`, text: a.name })),
       h('td', {}, h('code', { text: short(a.commit || a.deployed_commit) || 'not deployed' }), h('br'), time(a.deployed_at)),
       h('td', {}, indexState(idx.state, lag)),
-      h('td', {}, bar(b.total_chars || 0, b.limit_chars || 0, cls),
-        h('span', { class: 'bar-label', text: `${chars(b.total_chars)} of ${chars(b.limit_chars)} (${percent(b.total_chars, b.limit_chars)})` })),
+      h('td', { 'data-testid': 'budget-total' }, bar(b.injected || 0, b.total || 0, cls),
+        h('span', { class: 'bar-label', text: `${size(b.injected)} of ${size(b.total)} in the prompt (${percent(b.injected, b.total)})` }),
+        losses.length ? h('span', { class: 'bar-label', text: losses.join('; ') }) : null),
       h('td', {}, largest.file
-        ? [bar(largest.chars || 0, largest.limit || 0, lcls), h('span', { class: 'bar-label', text: `${largest.file}: ${chars(largest.chars)} of ${chars(largest.limit)}` })]
+        ? [bar(largest.size || 0, largest.limit || 0, lcls), h('span', { class: 'bar-label', text: `${largest.file}: ${size(largest.size)} of ${size(largest.limit)} per file${lcut ? ` (${largest.status}: ${size(largest.injected)} in the prompt)` : ''}` })]
         : h('span', { class: 'muted', text: 'none' })),
       h('td', { class: 'num' }, a.open_proposals
         ? h('a', { href: `/ui/agents/${encodeURIComponent(a.name)}/proposals`, text: `${a.open_proposals} open`, 'aria-label': `${a.open_proposals} open proposals of ${a.name}` })
@@ -61,7 +70,7 @@ function agentsTable(agents) {
   });
   return h('div', { class: 'table-wrap', role: 'region', tabindex: '0', 'aria-label': 'Deployed agents' }, h('table', {},
     h('caption', { class: 'visually-hidden', text: 'Deployed agents' }),
-    h('thead', {}, h('tr', {}, ['Agent', 'Deployed commit', 'Index', 'Budget used (total)', 'Largest file', 'Proposals', 'Warnings'].map((t) => h('th', { scope: 'col', text: t })))),
+    h('thead', {}, h('tr', {}, ['Agent', 'Deployed commit', 'Index', 'Context in the prompt (total budget)', 'Largest file', 'Proposals', 'Warnings'].map((t) => h('th', { scope: 'col', text: t })))),
     h('tbody', {}, rows)));
 }
 
