@@ -95,9 +95,9 @@ func (wr *writer) WriteFile(ctx context.Context, agent, user, p, ifMatch string,
 	if !del {
 		res.ETag = ETag(content)
 	}
-	if api.GrantOf(ctx) != nil && ref.src.kind == kindRepo {
-		// A person in the console: their commit, not the agent's.
-		return wr.personWrite(ctx, personEdit{ref: ref, persona: class == classPersona, full: full, shown: res.Path,
+	if api.GrantOf(ctx) != nil {
+		// A person in the console: their change, not the agent's.
+		return wr.personWrite(ctx, personEdit{ref: ref, user: user, persona: class == classPersona, full: full, shown: res.Path,
 			ifMatch: ifMatch, content: content, del: del, message: msg})
 	}
 	key := wr.writeKey(ctx, agent, user, res.Path)
