@@ -4,7 +4,7 @@
 // filterable by user and file, that grows as writes arrive.
 
 import { agentPath, filePath, get, post, query, ApiError } from '../api.js';
-import { h, clear, chars, codePoints, time, short, badge, field, loading } from '../dom.js';
+import { h, clear, chars, bytes, codePoints, time, short, badge, field, loading } from '../dom.js';
 import { unified } from '../diff.js';
 import { onEvent } from '../events.js';
 import { agentHeader, errorBox } from './common.js';
@@ -33,8 +33,9 @@ function memoryFiles(agent, section, initialUser) {
     const parts = [];
     parts.push(await fileBlock(agent, 'MEMORY.md', u, true));
     const logs = await dailyLogs(agent, u);
-    parts.push(h('h3', { text: `Daily logs (the last ${DAYS} days, read-only)` }));
-    parts.push(logs.length ? logs : h('p', { class: 'muted', text: 'No daily log in these days.' }));
+    parts.push(h('h3', { text: 'Daily logs (read-only)' }));
+    parts.push(h('p', { class: 'muted', 'data-testid': 'logs-note', text: logs.note }));
+    if (logs.blocks.length) parts.push(logs.blocks);
     clear(out, parts);
   };
   form.addEventListener('submit', (e) => {
@@ -71,19 +72,57 @@ async function fileBlock(agent, path, user, editable) {
     h('pre', { class: 'prompt', tabindex: '0', 'aria-label': title, text: f.content }));
 }
 
-/** dailyLogs reads memory/YYYY-MM-DD.md for the last DAYS days (the API
- * has no directory listing; see the contract's requests). */
+const LOG = /memory\/\d{4}-\d{2}-\d{2}\.md$/;
+
+/** dailyLogs lists the daily logs of the agent (or of user), newest
+ * first, each opened on demand: from the files list
+ * (GET /v1/agents/{agent}/files) where the daemon has it, else by trying
+ * the last DAYS days one by one — and the note says which. */
 async function dailyLogs(agent, user) {
+  let listed = null;
+  try {
+    const res = await get(agentPath(agent, `/files${query({ user })}`));
+    if (res && Array.isArray(res.files)) listed = res.files.filter((f) => f.kind === 'daily_log' || LOG.test(f.path));
+  } catch { /* a daemon without the files list: try the days */ }
+  if (listed) {
+    const logs = listed.map((f) => ({ path: f.path.match(LOG)[0], size: f.size })).sort((a, b) => (a.path < b.path ? 1 : -1));
+    return {
+      note: logs.length ? `All ${logs.length} daily ${logs.length === 1 ? 'log' : 'logs'}, newest first; open one to read it.` : 'No daily log yet.',
+      blocks: logs.map((l) => logBlock(agent, user, l.path, bytes(l.size))),
+    };
+  }
   const days = [];
   const now = Date.now();
   for (let i = -1; i < DAYS; i++) days.push(new Date(now - i * 86400e3).toISOString().slice(0, 10));
-  const blocks = await Promise.all([...new Set(days)].map(async (d) => {
+  const found = await Promise.all([...new Set(days)].map(async (d) => {
     const f = await readFile(agent, `memory/${d}.md`, user).catch(() => null);
-    if (!f) return null;
-    return h('details', { class: 'card' }, h('summary', {}, h('code', { text: `memory/${d}.md` }), ` · ${chars(codePoints(f.content))}`),
-      h('pre', { text: f.content }));
+    return f ? logBlock(agent, user, `memory/${d}.md`, chars(codePoints(f.content)), f.content) : null;
   }));
-  return blocks.filter(Boolean);
+  const blocks = found.filter(Boolean);
+  return {
+    note: `Only the last ${DAYS} days are shown (${days[days.length - 1]} to ${days[0]}, tomorrow in UTC included): this daemon does not list files, so older logs are not looked for.${blocks.length ? '' : ' None was found in these days.'}`,
+    blocks,
+  };
+}
+
+/** logBlock is a daily log, read when first opened (content: already read). */
+function logBlock(agent, user, path, size, content) {
+  const pre = h('pre', { tabindex: '0', 'aria-label': path, text: content ?? '' });
+  const block = h('details', { class: 'card' }, h('summary', {}, h('code', { text: path }), ` · ${size}`), pre);
+  let loaded = content !== undefined;
+  block.addEventListener('toggle', async () => {
+    if (!block.open || loaded) return;
+    loaded = true;
+    pre.textContent = 'Loading…';
+    try {
+      const f = await readFile(agent, path, user);
+      pre.textContent = f ? f.content : 'This log is gone (pruned or deleted since the list was read).';
+    } catch (err) {
+      loaded = false;
+      pre.textContent = `It could not be read: ${err.message}`;
+    }
+  });
+  return block;
 }
 
 function searchBox(agent, section, initialUser) {
