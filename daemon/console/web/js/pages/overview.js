@@ -57,7 +57,7 @@ function agentsTable(agents) {
       h('td', {}, indexState(idx.state, lag)),
       h('td', { 'data-testid': 'budget-total' }, bar(b.injected || 0, b.total || 0, cls),
         h('span', { class: 'bar-label', text: `${size(b.injected)} of ${size(b.total)} in the prompt (${percent(b.injected, b.total)})` }),
-        losses.length ? h('span', { class: 'bar-label', text: losses.join('; ') }) : null),
+        losses.length ? h('div', { class: 'bar-label', text: losses.join('; ') }) : null),
       h('td', {}, largest.file
         ? [bar(largest.size || 0, largest.limit || 0, lcls), h('span', { class: 'bar-label', text: `${largest.file}: ${size(largest.size)} of ${size(largest.limit)} per file${lcut ? ` (${largest.status}: ${size(largest.injected)} in the prompt)` : ''}` })]
         : h('span', { class: 'muted', text: 'none' })),
