@@ -60,7 +60,9 @@ const files = {
   'concierge/TOOLS.md': '# TOOLS.md\n\nThe booking system.\n',
   'concierge/MEMORY.md': '# MEMORY.md\n\nBreakfast is served from 7:30 to 10:30.\n',
   'concierge/skills/airport/SKILL.md': '---\nname: airport\ndescription: Explain how to get between the airport and the house.\n---\nTake the metro red line.\n',
-  'studio/agent.yaml': 'name: studio\n',
+  // policy reject: a file over its 2,000-char budget makes a push (and a
+  // proposal's merge) invalid.
+  'studio/agent.yaml': 'name: studio\npolicy: reject\nbudget:\n  per_file: 2000\n',
   'studio/SOUL.md': '# SOUL.md\n\nA recording studio assistant.\n',
   'studio/MEMORY.md': '# MEMORY.md\n\nThe studio opens at nine.\n',
 };
@@ -172,6 +174,11 @@ async function setup(root, d) {
     const w = await api(d.sock, 'PUT', `/v1/agents/concierge/files/${file}`, { content: f.content + add }, { 'If-Match': f.etag });
     assert(/^proposals\//.test(w.branch || ''), `a persona write should open a proposal, got ${JSON.stringify(w)}`);
   }
+  // A proposal whose merge fails validation: studio's SOUL.md over its
+  // budget under policy reject.
+  const f = await api(d.sock, 'GET', '/v1/agents/studio/files/SOUL.md');
+  const w = await api(d.sock, 'PUT', '/v1/agents/studio/files/SOUL.md', { content: f.content + 'Quiet please, the red light is on.\n'.repeat(60) }, { 'If-Match': f.etag });
+  assert(/^proposals\//.test(w.branch || ''), `studio's SOUL.md write should open a proposal, got ${JSON.stringify(w)}`);
   return { bare: path.join(root, 'repos', 'agents.git') };
 }
 
@@ -235,6 +242,15 @@ async function run(root, d, ws, browser) {
     await page.locator('table a', { hasText: 'concierge' }).waitFor();
     await page.locator('table a', { hasText: 'studio' }).waitFor();
   });
+  await check('the overview\'s budget is what the prompt holds against the total budget, SOUL.md named as cut', async () => {
+    const res = await api(d.sock, 'POST', '/v1/agents/concierge/prompt', { session: 'main', channel: 'dm' });
+    const row = page.locator('tr', { has: page.locator('a', { hasText: 'concierge' }) });
+    const label = await row.locator('[data-testid=budget-total]').textContent();
+    const n = (x) => x.toLocaleString('en-GB');
+    assert(label.includes(`${n(res.report.injected_chars)} chars of ${n(res.report.budget.total)} chars in the prompt`), `the budget reads ${JSON.stringify(label)}, the report ${res.report.injected_chars} of ${res.report.budget.total}`);
+    assert(label.includes('cut: SOUL.md'), `the budget does not name SOUL.md as cut: ${JSON.stringify(label)}`);
+    assert(res.report.injected_chars <= res.report.budget.total, 'the report injects more than its budget');
+  });
 
   let preview = '';
   await visit('agent', async () => {
@@ -268,10 +284,22 @@ async function run(root, d, ws, browser) {
     await page.locator('[data-testid=history] .add', { hasText: mark }).waitFor();
     assert(await page.evaluate(() => window.__sameDocument === true), 'the page was reloaded');
   });
-  await check('the memory search shows hits with their score', async () => {
+  await check('the daily logs say which are shown', async () => {
+    const note = await page.locator('[data-testid=logs-note]').textContent();
+    assert(/^(All \d+ daily logs?|No daily log yet|Only the last \d+ days are shown)/.test(note), `the daily logs' note reads ${JSON.stringify(note)}`);
+  });
+  await check('the memory search shows hits with their score and its text and vector parts', async () => {
     await page.getByLabel('Search for').fill('breakfast');
     await page.getByRole('search', { name: 'Memory search' }).getByRole('button', { name: 'Search' }).click();
-    await page.locator('.hits li', { hasText: 'Breakfast' }).first().waitFor();
+    const hit = page.locator('.hits li', { hasText: 'Breakfast' }).first();
+    await hit.waitFor();
+    const res = await api(d.sock, 'POST', '/v1/agents/concierge/memory/search', { query: 'breakfast' });
+    const top = res.hits.find((x) => x.text.includes('Breakfast'));
+    assert(top && typeof top.text_score === 'number' && typeof top.vector_score === 'number', `the API's hit lacks its parts: ${JSON.stringify(top)}`);
+    const f = (x) => Number(x).toFixed(3);
+    const want = `score ${f(top.score)} = text ${f(top.text_score)} + vector ${f(top.vector_score)}`;
+    const got = await hit.locator('[data-testid=score]').textContent();
+    assert(got === want, `the hit shows ${JSON.stringify(got)}, the API ${JSON.stringify(want)}`);
   });
 
   await visit('edit', async () => {
@@ -319,8 +347,37 @@ async function run(root, d, ws, browser) {
     const item = page.locator('[data-proposal]', { hasText: 'TOOLS.md' });
     await item.getByRole('button', { name: 'Reject' }).click();
     await page.getByText('No open proposal.').waitFor();
-    const branches = execFileSync('git', ['--git-dir', ws.bare, 'branch', '--list', 'proposals/*']).toString().trim();
+    const branches = execFileSync('git', ['--git-dir', ws.bare, 'branch', '--list', 'proposals/concierge/*']).toString().trim();
     assert(branches === '', `proposal branches remain: ${branches}`);
+  });
+
+  await check('a proposal whose merge fails validation is refused with the daemon\'s message, and main does not move', async () => {
+    const main = () => execFileSync('git', ['--git-dir', ws.bare, 'rev-parse', 'main']).toString().trim();
+    const before = main();
+    await page.goto(`${base}/ui/agents/studio/proposals`);
+    await heading(page, 'Proposals: studio');
+    const item = page.locator('[data-proposal]', { hasText: 'SOUL.md' });
+    await item.getByRole('button', { name: /Approve/ }).click();
+    const refusal = item.locator('[data-testid=refusal]');
+    await refusal.waitFor();
+    const shown = await refusal.textContent();
+    const id = await item.getAttribute('data-proposal');
+    let answer = null;
+    try {
+      await api(d.sock, 'POST', `/v1/agents/studio/proposals/${id}/approve`);
+    } catch (err) {
+      answer = JSON.parse(err.message.slice(err.message.indexOf('{')));
+    }
+    assert(answer && answer.error && answer.error.code === 'invalid', `approving again via the API: ${JSON.stringify(answer)}`);
+    assert(shown.includes(answer.error.message), `the page shows ${JSON.stringify(shown)}, the daemon says ${JSON.stringify(answer.error.message)}`);
+    assert(main() === before, 'main moved on a refused approve');
+    const open = execFileSync('git', ['--git-dir', ws.bare, 'branch', '--list', `proposals/studio/${id}`]).toString().trim();
+    assert(open !== '', 'the refused proposal\'s branch is gone');
+    await refusal.scrollIntoViewIfNeeded();
+    pages.push(await shot(page, 'proposals-refused'));
+    await axe(page, 'proposals, a refused approve', axeResults);
+    await page.goto(`${base}/ui/agents/concierge/proposals`);
+    await heading(page, 'Proposals: concierge');
   });
 
   await visit('skills', async () => {
