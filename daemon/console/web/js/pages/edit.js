@@ -152,7 +152,7 @@ class Editor {
       this.saved = text;
       this.dropDraft();
       clear(this.conflict);
-      const where = data?.branch?.startsWith('proposals/') ? `proposed as branch ${data.branch}` : `committed on ${data?.branch || 'the working tree'}`;
+      const where = data?.branch?.startsWith('proposals/') ? `proposed as branch ${data.branch}` : (data?.branch ? `committed on ${data.branch}` : 'written into the working tree');
       const msg = `Saved: ${where}${data?.commit ? ` (${short(data.commit)})` : ''}.`;
       clear(this.msg, alert('ok', msg));
       this.version.textContent = `Version ${this.etag}.`;
