@@ -59,6 +59,8 @@ const files = {
   'concierge/IDENTITY.md': '# IDENTITY.md\n\nName: Lúcia\n',
   'concierge/TOOLS.md': '# TOOLS.md\n\nThe booking system.\n',
   'concierge/MEMORY.md': '# MEMORY.md\n\nBreakfast is served from 7:30 to 10:30.\n',
+  // A daily log older than the days the Memory page tries without a list.
+  'concierge/memory/2026-01-15.md': '# 2026-01-15\n\n## 09:00\n\nThe pool opened for the season. OLD-LOG\n',
   'concierge/skills/airport/SKILL.md': '---\nname: airport\ndescription: Explain how to get between the airport and the house.\n---\nTake the metro red line.\n',
   // policy reject: a file over its 2,000-char budget makes a push (and a
   // proposal's merge) invalid.
@@ -284,9 +286,17 @@ async function run(root, d, ws, browser) {
     await page.locator('[data-testid=history] .add', { hasText: mark }).waitFor();
     assert(await page.evaluate(() => window.__sameDocument === true), 'the page was reloaded');
   });
-  await check('the daily logs say which are shown', async () => {
+  await check('the daily logs say which are shown: all from the files list, else the last days only', async () => {
     const note = await page.locator('[data-testid=logs-note]').textContent();
-    assert(/^(All \d+ daily logs?|No daily log yet|Only the last \d+ days are shown)/.test(note), `the daily logs' note reads ${JSON.stringify(note)}`);
+    const listed = await api(d.sock, 'GET', '/v1/agents/concierge/files').then((r) => Array.isArray(r.files), () => false);
+    if (listed) {
+      assert(/^All 1 daily log/.test(note), `with a files list the note reads ${JSON.stringify(note)}`);
+      const log = page.locator('details', { hasText: 'memory/2026-01-15.md' });
+      await log.locator('summary').click();
+      await log.locator('pre', { hasText: 'OLD-LOG' }).waitFor();
+    } else {
+      assert(/^Only the last \d+ days are shown/.test(note), `without a files list the note reads ${JSON.stringify(note)}`);
+    }
   });
   await check('the memory search shows hits with their score and its text and vector parts', async () => {
     await page.getByLabel('Search for').fill('breakfast');
