@@ -87,7 +87,7 @@ async function dailyLogs(agent, user) {
   if (listed) {
     const logs = listed.map((f) => ({ path: f.path.match(LOG)[0], size: f.size })).sort((a, b) => (a.path < b.path ? 1 : -1));
     return {
-      note: logs.length ? `All ${logs.length} daily ${logs.length === 1 ? 'log' : 'logs'}, newest first; open one to read it.` : 'No daily log yet.',
+      note: ['No daily log yet.', 'One daily log; open it to read it.'][logs.length] ?? `All ${logs.length} daily logs, newest first; open one to read it.`,
       blocks: logs.map((l) => logBlock(agent, user, l.path, bytes(l.size))),
     };
   }
