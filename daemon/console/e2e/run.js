@@ -290,7 +290,7 @@ async function run(root, d, ws, browser) {
     const note = await page.locator('[data-testid=logs-note]').textContent();
     const listed = await api(d.sock, 'GET', '/v1/agents/concierge/files').then((r) => Array.isArray(r.files), () => false);
     if (listed) {
-      assert(/^All 1 daily log/.test(note), `with a files list the note reads ${JSON.stringify(note)}`);
+      assert(/^One daily log/.test(note), `with a files list the note reads ${JSON.stringify(note)}`);
       const log = page.locator('details', { hasText: 'memory/2026-01-15.md' });
       await log.locator('summary').click();
       await log.locator('pre', { hasText: 'OLD-LOG' }).waitFor();
