@@ -207,7 +207,7 @@ function history(ctx, agent, section, initialUser, initialFile) {
 function entry(e) {
   const files = e.files || [];
   return h('li', { 'data-commit': e.commit },
-    h('div', { class: 'meta' }, time(e.time), h('span', { text: `agent ${e.agent || ''}` }), e.user ? h('span', { text: `user ${e.user}` }) : h('span', { text: 'no user' }),
+    h('div', { class: 'meta' }, time(e.time), h('span', { text: `by ${e.agent || 'unknown'}` }), e.user ? h('span', { text: `user ${e.user}` }) : h('span', { text: 'no user' }),
       h('code', { text: short(e.commit) })),
     h('p', {}, h('strong', { text: files.join(', ') || '(no file)' }), e.message ? ` — ${e.message.split('\n')[0]}` : ''),
     unified(e.diff || '', `Diff of ${files.join(', ')} at ${short(e.commit)}`));
