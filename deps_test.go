@@ -17,7 +17,9 @@ const module = "github.com/quirehq/quire"
 // unit of its own. Downward, with the edges within a layer:
 //
 //	cmd → daemon, lsp
-//	daemon → gitsync, agent (and everything below)
+//	daemon → gitsync, llm, agent (and everything below)
+//	llm → agent (and everything below): a chat-completions client and
+//	what Quire asks a model (llm/draft), never git
 //	lsp → agent (and everything below), never gitsync: no git plumbing
 //	agent → skills, memory, templates, prompt: what an agent is
 //	gitsync → workspace: git only, policy comes in as functions
@@ -40,9 +42,10 @@ var allowed = map[string][]string{
 	"skills":           {"memory", "prompt", "workspace", "internal/fswatch"},
 	"agent":            {"skills", "memory", "prompt", "templates", "workspace"},
 	"gitsync":          {"workspace", "internal/fswatch"},
+	"llm":              {"agent", "skills", "memory", "prompt", "templates", "workspace"},
 	"lsp":              {"agent", "skills", "memory", "prompt", "templates", "workspace", "internal/fswatch", "internal/xdg"},
-	"daemon":           {"gitsync", "agent", "skills", "memory", "prompt", "templates", "workspace", "internal/fswatch", "internal/xdg"},
-	"cmd":              {"daemon", "lsp", "gitsync", "agent", "skills", "memory", "prompt", "templates", "workspace", "internal/fswatch", "internal/xdg"},
+	"daemon":           {"gitsync", "llm", "agent", "skills", "memory", "prompt", "templates", "workspace", "internal/fswatch", "internal/xdg"},
+	"cmd":              {"daemon", "lsp", "gitsync", "llm", "agent", "skills", "memory", "prompt", "templates", "workspace", "internal/fswatch", "internal/xdg"},
 }
 
 // pure units may not reach the network, a database driver or other
