@@ -99,6 +99,9 @@ type Config struct {
 	// SkillUnknownKeys says what to do about SKILL.md front-matter keys
 	// Quire does not know: SkillKeysWarn (the default) or SkillKeysIgnore.
 	SkillUnknownKeys string `json:"skill_unknown_keys"`
+	// Consolidate, when set, has the daemon propose a MEMORY.md distilled
+	// from the recent daily logs on a schedule (see consolidate.go).
+	Consolidate *ConsolidateSchedule `json:"consolidate,omitempty"`
 
 	// Description says in a line what the agent does; other agents'
 	// DELEGATION.md and TEAM.md show it.
@@ -150,6 +153,7 @@ var configKeys = map[string]string{
 	"timezone":                 "IANA time zone for daily logs and the current time (default UTC)",
 	"skill_unknown_keys":       "warn (default) or ignore: SKILL.md front-matter keys Quire does not know",
 	"memory_text_weight":       "weight of full text against vectors in memory search, 0 to 1 (default 0.9)",
+	"consolidate":              "every, days: propose a MEMORY.md distilled from the daily logs on a schedule",
 }
 
 var budgetKeys = map[string]string{
@@ -273,6 +277,8 @@ func parseKey(cfg *Config, key string, v *yaml.Node, report reportFunc) bool {
 		parseEnum(v, report, key, "agent-yaml-value", []string{SkillKeysWarn, SkillKeysIgnore}, &cfg.SkillUnknownKeys)
 	case "budget":
 		parseBudget(v, &cfg.Budget, report)
+	case "consolidate":
+		parseConsolidate(cfg, v, report)
 	default:
 		return parseLinkKey(cfg, key, v, report)
 	}
