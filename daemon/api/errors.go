@@ -99,6 +99,12 @@ const (
 	// symbolic link, a FIFO or a device in a --dir working tree): the
 	// message names it.
 	CodeUnreadable Code = "unreadable"
+	// CodeNoModel: summoning or consolidation on a daemon that asks no
+	// model (no --llm-url).
+	CodeNoModel Code = "no_model"
+	// CodeModelFailed: the model's endpoint did not answer, refused, or
+	// answered something that is not a chat completion.
+	CodeModelFailed Code = "model_failed"
 	// CodeInternal: any error without a code of its own.
 	CodeInternal Code = "internal"
 )
@@ -142,6 +148,8 @@ var statuses = map[Code]int{
 	CodeWriteTimeout:         http.StatusServiceUnavailable,
 	CodeOutcomeUnknown:       http.StatusGatewayTimeout,
 	CodeUnreadable:           http.StatusInternalServerError,
+	CodeNoModel:              http.StatusNotImplemented,
+	CodeModelFailed:          http.StatusBadGateway,
 	CodeInternal:             http.StatusInternalServerError,
 }
 

@@ -47,6 +47,8 @@ var routes = []route{
 	{"GET /v1/agents/{agent}/deploys", (*handler).deploys},
 	{"POST /v1/agents/{agent}/prompt/diff", (*handler).promptDiff},
 	{"GET /v1/agents/{agent}/templates/{path...}", (*handler).template},
+	{"POST /v1/agents/{agent}/summon", (*handler).summon},
+	{"POST /v1/agents/{agent}/consolidate", (*handler).consolidate},
 	{"GET /v1/events", (*handler).events},
 	{"GET /metrics", (*handler).metrics},
 	{openAPIRoute, (*handler).openAPI},

@@ -51,7 +51,9 @@ var wire = map[string]struct{ req, resp any }{
 	"GET /v1/agents/{agent}/history":                 {nil, []HistoryEntry{}},
 	"GET /v1/agents/{agent}/deploys":                 {nil, []Deploy{}},
 	"POST /v1/agents/{agent}/prompt/diff":            {PromptDiffRequest{}, PromptDiff{}},
-	"GET /v1/agents/{agent}/templates/{path...}":     {nil, nil},     // the template's text
+	"GET /v1/agents/{agent}/templates/{path...}":     {nil, nil}, // the template's text
+	"POST /v1/agents/{agent}/summon":                 {SummonRequest{}, ProposalResponse{}},
+	"POST /v1/agents/{agent}/consolidate":            {ConsolidateRequest{}, ProposalResponse{}},
 	"GET /v1/events":                                 {nil, Event{}}, // one per line
 	"GET /metrics":                                   {nil, nil},     // Prometheus text
 	"GET /v1/openapi.json":                           {nil, nil},     // this document
