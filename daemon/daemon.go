@@ -130,7 +130,7 @@ func build(opts Options, sources *sourceSet, store memory.Store, started time.Ti
 		sources:  sources,
 		deployer: dp,
 		writer: &writer{sources: sources, deployer: dp, tokens: tokens, events: events, log: component(log, "writer"), now: opts.Now,
-			pruneInterval: opts.PruneInterval, writeTimeout: opts.WriteTimeout, review: rv},
+			pruneInterval: opts.PruneInterval, writeTimeout: opts.WriteTimeout, review: rv, llm: opts.LLM},
 		reader: &reader{sources: sources, store: store, events: events, metrics: m, version: opts.Version, started: started, now: opts.Now,
 			flushed: map[string]int{}},
 		prompter:    &prompter{sources: sources, now: opts.Now},

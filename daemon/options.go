@@ -9,6 +9,7 @@ import (
 	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/daemon/mcp"
 	"github.com/quirehq/quire/internal/xdg"
+	"github.com/quirehq/quire/llm"
 	"github.com/quirehq/quire/memory"
 )
 
@@ -127,6 +128,10 @@ type Options struct {
 	// request whole within BodyTimeout (default 30 s; git pushes are
 	// bounded by the git endpoint itself).
 	HeaderTimeout, BodyTimeout time.Duration
+	// LLM is the model summoning and memory consolidation ask (quire
+	// serve --llm-url); nil answers those routes no_model and skips
+	// agent.yaml's consolidate schedules.
+	LLM *llm.Client
 	// MCPSessions bounds the MCP sessions of streamable HTTP, on the
 	// socket and the TCP listener together; zero fields are mcp's
 	// defaults.

@@ -156,6 +156,7 @@ func (d *Daemon) runParts(ctx context.Context, g *errgroup.Group) {
 		}
 	}
 	g.Go(func() error { return d.writer.pruneLoop(ctx) })
+	g.Go(func() error { return d.writer.consolidateLoop(ctx) })
 	if d.opts.SkillsDir != "" || d.opts.HomeDir != "" {
 		w := skills.NewWatcher(d.deployer.shared, component(d.opts.Logger, "skills"))
 		g.Go(func() error { return quiet(ctx, w.Run(ctx)) })

@@ -16,6 +16,7 @@ import (
 
 	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/gitsync"
+	"github.com/quirehq/quire/llm"
 	"github.com/quirehq/quire/prompt"
 	"github.com/quirehq/quire/templates"
 	"github.com/quirehq/quire/workspace"
@@ -44,6 +45,9 @@ type writer struct {
 	writeTimeout time.Duration
 	// review moves main for a person's edit of a persona file.
 	review *reviewer
+	// llm is the model summoning and consolidation ask (Options.LLM;
+	// nil: none, see drafts.go).
+	llm *llm.Client
 }
 
 // writeState is a source's writes under way. The writer owns it: the

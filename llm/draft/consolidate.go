@@ -132,7 +132,7 @@ func Consolidate(ctx context.Context, m Model, base fs.FS, req ConsolidateReques
 	limit := min(a.Config.Budget.PerFileChars, workspace.MaxFileBytes)
 	answer, err := m.Complete(ctx, ConsolidateMessages(a.Name, current, logs, limit))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrModel, err)
 	}
 	files, probs := Parse(answer, []string{workspace.MemoryFile})
 	if workspace.HasErrors(probs) {

@@ -73,8 +73,13 @@ func CheckName(name string) error {
 	return nil
 }
 
-// ErrExists is the error of a summoning whose name a tree's agent has.
-var ErrExists = errors.New("an agent of that name exists")
+// Errors a caller tells apart: a name a tree's agent has, a tree whose
+// root is an agent, and a model that did not answer (its error wrapped).
+var (
+	ErrExists    = errors.New("an agent of that name exists")
+	ErrRootAgent = errors.New("the repository's root is an agent")
+	ErrModel     = errors.New("the model failed")
+)
 
 // AgentDir is where a new agent called name goes in base: dir/name when
 // dir is given, else beside the tree's agents (in the directory that
@@ -94,7 +99,7 @@ func AgentDir(base fs.FS, name, dir string) (string, error) {
 			return "", fmt.Errorf("agent %q is in %s: %w; choose another name", name, a.Dir, ErrExists)
 		}
 		if a.Dir == "." {
-			return "", fmt.Errorf("the repository's root is an agent (it has no %s): move it into a directory with an %s before summoning another", workspace.ConfigFile, workspace.ConfigFile)
+			return "", fmt.Errorf("%w (it has no %s): move it into a directory with an %s before summoning another", ErrRootAgent, workspace.ConfigFile, workspace.ConfigFile)
 		}
 		count[path.Dir(a.Dir)]++
 	}
@@ -140,7 +145,7 @@ func Summon(ctx context.Context, m Model, base fs.FS, req SummonRequest) (*Draft
 	}
 	answer, err := m.Complete(ctx, SummonMessages(req.Name, req.Description))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrModel, err)
 	}
 	files, probs := Parse(answer, SummonFiles)
 	for _, f := range requiredFiles {
