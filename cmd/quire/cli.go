@@ -46,6 +46,8 @@ func commands() []*command {
 		promptCommand(),
 		skillsCommand(),
 		searchCommand(),
+		summonCommand(),
+		consolidateCommand(),
 		mcpCommand(),
 		serveCommand(),
 		indexCommand(),

@@ -43,6 +43,8 @@ func TestErrorPrefixOnce(t *testing.T) {
 		"version":        {"version", "extra"},
 		"help":           {"help", "nothing"},
 		"doctor":         {"doctor", "--repos", nowhere},
+		"summon":         {"summon", "--agent", "x", "--socket", noSocket, "a bot"},
+		"consolidate":    {"consolidate", "--socket", noSocket, "x"},
 	}
 	// A second "quire: " or "quire NAME: " after run's own.
 	doubled := regexp.MustCompile(`^quire( [a-z-]+)?: .*\bquire( [a-z-]+)?: `)
@@ -83,7 +85,7 @@ func TestHelpExamples(t *testing.T) {
 		t.Skip("not in a git checkout: the examples read HEAD~1")
 	}
 	t.Chdir(root)
-	needs := regexp.MustCompile(`^quire (status|serve|init|doctor|ui)\b|--database|--url|^quire mcp --agent`)
+	needs := regexp.MustCompile(`^quire (status|serve|init|doctor|ui|summon|consolidate)\b|--database|--url|^quire mcp --agent`)
 	ran := 0
 	for _, c := range commands() {
 		_, examples, ok := strings.Cut(c.help, "\nExamples:\n")

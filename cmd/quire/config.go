@@ -106,14 +106,14 @@ func allFlags(known map[string][]string) []string {
 }
 
 // otherVariable reports whether a QUIRE_ variable is read by something
-// other than a flag: by quire itself (QUIRE_CONFIG, QUIRE_EMBED_KEY,
+// other than a flag: by quire itself (QUIRE_CONFIG, QUIRE_EMBED_KEY, QUIRE_LLM_KEY,
 // QUIRE_UPSTREAM_TOKEN), by the MCP client configurations the README
 // shows (QUIRE_TOKEN), or by Quire's own tests, Makefile and .ci scripts
 // (QUIRE_TEST_*, QUIRE_PG_*, QUIRE_LSP, QUIRE_BIN, QUIRE_GLOVE_FILE,
 // QUIRE_LOCOMO_DIR), which pass their environment on to quire.
 func otherVariable(name string) bool {
 	switch name {
-	case "QUIRE_CONFIG", "QUIRE_EMBED_KEY", "QUIRE_UPSTREAM_TOKEN", "QUIRE_TOKEN",
+	case "QUIRE_CONFIG", "QUIRE_EMBED_KEY", "QUIRE_LLM_KEY", "QUIRE_UPSTREAM_TOKEN", "QUIRE_TOKEN",
 		"QUIRE_LSP", "QUIRE_BIN", "QUIRE_GLOVE_FILE", "QUIRE_LOCOMO_DIR":
 		return true
 	}

@@ -16,6 +16,7 @@ import (
 )
 
 type serveOptions struct {
+	llm                          llmOptions // summoning and consolidation (llmflags.go)
 	dirs                         []string
 	repos, gitListen, upstream   string
 	socket, apiListen, tokenFile string
@@ -98,6 +99,13 @@ glove (offline word vectors from a GloVe or word2vec text file:
 --embed-url, --embed-model, key in --embed-key-file, $QUIRE_EMBED_KEY or
 $OPENAI_API_KEY).
 
+With --llm-url and --llm-model (an OpenAI-compatible chat endpoint: OpenAI,
+Ollama, llama.cpp, vLLM; key in --llm-key-file, $QUIRE_LLM_KEY or
+$OPENAI_API_KEY) the daemon summons agents (POST /v1/agents/{agent}/summon,
+quire summon) and consolidates memory (POST /v1/agents/{agent}/consolidate,
+quire consolidate, and agent.yaml's consolidate: {every, days} schedule).
+Both only propose: a branch proposals/<agent>/<n> a person merges.
+
 The daemon keeps Go's garbage-collector default (GOGC=100: the heap stays
 within about twice the live data) and, in a container with a memory limit,
 sets a soft limit of 90% of it (GOMEMLIMIT); set either variable to choose
@@ -144,6 +152,7 @@ Examples:
 			fs.StringVar(&o.logLevel, "log-level", "info", "`level`: debug, info, warn or error")
 			defineLogFormat(fs, &o.logFormat)
 			o.mcpSessions.define(fs)
+			o.llm.define(fs)
 			return o
 		},
 		run: runServe,
@@ -171,11 +180,15 @@ func runServe(ctx context.Context, e *env, opts any, args []string) error {
 	if err != nil {
 		return err
 	}
+	model, err := o.llm.open(e.getenv, log)
+	if err != nil {
+		return err
+	}
 	socket := o.socket
 	if socket == "" {
 		socket = api.DefaultSocket(e.getenv)
 	}
-	d, err := daemon.New(ctx, daemon.Options{
+	d, err := daemon.New(ctx, daemon.Options{LLM: model,
 		Dirs: o.dirs, ReposDir: o.repos, GitListen: o.gitListen, GitTokens: sec.gitTokens, AllowedHosts: o.allowedHosts, AllowCreate: o.allowCreate, AllowNonFastForward: o.allowNonFastForward, Upstream: o.upstream, UpstreamCredential: sec.upstreamCredential, Poll: o.poll, FetchTimeout: o.fetchTimeout, WriteTimeout: o.writeTimeout,
 		Socket: socket, APIListen: o.apiListen, Tokens: sec.tokens, People: sec.people, UIListen: o.uiListen, DatabaseURL: o.database, DatabaseWait: true,
 		Embedder: emb, CacheDir: o.cacheDir, Version: buildVersion(), Logger: log,
