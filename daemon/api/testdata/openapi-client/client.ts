@@ -116,6 +116,14 @@ export async function exercise(baseUrl: string, token: string, hookSecret: strin
     }
     ctl.abort();
   });
+  await check("summonAgent and consolidateMemory without a model", async () => {
+    const summoned = await api.POST("/v1/agents/{agent}/summon", { params: { path: { agent: "ferris" } }, body: { description: "a Rust reviewer" } });
+    ok(summoned.response.status === 501, `status ${summoned.response.status}`);
+    code(summoned.error, "no_model");
+    const consolidated = await api.POST("/v1/agents/{agent}/consolidate", { params: { path: agent }, body: { days: 7 } });
+    ok(consolidated.response.status === 501, `status ${consolidated.response.status}`);
+    code(consolidated.error, "no_model");
+  });
   await check("getMetrics", async () => {
     const { data } = await api.GET("/metrics", { parseAs: "text" });
     ok(data?.includes("quire_api_request_seconds"), String(data).slice(0, 200));
