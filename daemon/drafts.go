@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/llm/draft"
 	"github.com/quirehq/quire/prompt"
+	"github.com/quirehq/quire/workspace"
 )
 
 // Summon implements api.Drafts: it asks the model (Options.LLM) for a new
@@ -79,7 +81,32 @@ func (wr *writer) consolidate(ctx context.Context, ref agentRef, days int) (api.
 	if err != nil {
 		return api.ProposalResponse{}, draftError(err)
 	}
+	d.Warnings = append(d.Warnings, wr.liveDiffers(ref, d)...)
 	return wr.proposeDraft(ctx, ref, d, fmt.Sprintf("%s%s, by %s", a.Name, consolidateMessage, wr.llm.Model()), false)
+}
+
+// liveDiffers warns when a file of d is not on main as it is on live
+// (the agent wrote to it): the proposal starts at main but holds live's
+// changes too, so its merge may conflict with live.
+func (wr *writer) liveDiffers(ref agentRef, d *draft.Draft) []workspace.Problem {
+	head, err := ref.src.repo.Resolve(gitsync.MainRef.String())
+	if err != nil {
+		return nil
+	}
+	snap, err := ref.src.repo.SnapshotOf(head)
+	if err != nil {
+		return nil
+	}
+	var out []workspace.Problem
+	for _, p := range d.Paths() {
+		onMain, _ := fs.ReadFile(snap, p)
+		onLive, _ := fs.ReadFile(ref.dep.base, p)
+		if !bytes.Equal(onMain, onLive) {
+			out = append(out, workspace.Problem{Path: p, Severity: workspace.SeverityWarning, Code: "live-differs",
+				Message: "live's copy (which the model read) differs from main's: the proposal holds the agent's changes too, and merging it may conflict with live; if a push is refused, git pull --no-rebase the live branch first"})
+		}
+	}
+	return out
 }
 
 // proposeDraft commits d's files to a new proposal branch from main.

@@ -168,6 +168,9 @@ func TestConsolidateProposesMemory(t *testing.T) {
 	if res.Branch != "proposals/bot/1" || len(res.Files) != 1 || res.Files[0] != workspace.MemoryFile {
 		t.Fatalf("answer %+v", res)
 	}
+	if len(res.Warnings) != 0 {
+		t.Fatalf("warnings %v: live's MEMORY.md is main's", res.Warnings)
+	}
 	if got := srv.Requests()[0].Messages[1].Content; !strings.Contains(got, "Ann prefers oat milk.") || !strings.Contains(got, "on the fridge") {
 		t.Fatalf("the model was not sent the log and MEMORY.md:\n%s", got)
 	}
@@ -177,6 +180,18 @@ func TestConsolidateProposesMemory(t *testing.T) {
 	}
 	if live := git(t, td.repos, "--git-dir=bot.git", "show", "live:"+workspace.MemoryFile); strings.Contains(live, "oat milk") {
 		t.Fatal("the consolidation reached live without a person")
+	}
+
+	// Once the agent wrote MEMORY.md on live, a consolidation says that
+	// its merge may conflict.
+	_, h, _ := td.raw(t, http.MethodGet, "/v1/agents/bot/files/"+workspace.MemoryFile, nil, "")
+	put := http.Header{"If-Match": {h.Get("ETag")}, "Content-Type": {"application/json"}}
+	if code, _, body := td.raw(t, http.MethodPut, "/v1/agents/bot/files/"+workspace.MemoryFile, put, `{"content":"# Memory\n\nThe agent's own note.\n"}`); code != http.StatusOK {
+		t.Fatalf("write MEMORY.md: %d %s", code, body)
+	}
+	code, _, body = td.raw(t, http.MethodPost, "/v1/agents/bot/consolidate", nil, `{"days":2}`)
+	if code != http.StatusOK || !strings.Contains(body, "proposals/bot/2") || !strings.Contains(body, "live-differs") {
+		t.Fatalf("consolidate after the agent wrote MEMORY.md: %d %s", code, body)
 	}
 }
 
