@@ -182,6 +182,15 @@ func TestConsolidateProposesMemory(t *testing.T) {
 		t.Fatal("the consolidation reached live without a person")
 	}
 
+	// A person approves it (the console's approve): it reaches main,
+	// and live with it.
+	if code, _, body := td.raw(t, http.MethodPost, "/v1/agents/bot/proposals/1/approve", nil, ""); code != http.StatusOK {
+		t.Fatalf("approve: %d %s", code, body)
+	}
+	if main := git(t, td.repos, "--git-dir=bot.git", "show", "main:"+workspace.MemoryFile); !strings.Contains(main, "oat milk") {
+		t.Fatalf("main's MEMORY.md after the approval: %q", main)
+	}
+
 	// Once the agent wrote MEMORY.md on live, a consolidation says that
 	// its merge may conflict.
 	_, h, _ := td.raw(t, http.MethodGet, "/v1/agents/bot/files/"+workspace.MemoryFile, nil, "")
@@ -190,7 +199,7 @@ func TestConsolidateProposesMemory(t *testing.T) {
 		t.Fatalf("write MEMORY.md: %d %s", code, body)
 	}
 	code, _, body = td.raw(t, http.MethodPost, "/v1/agents/bot/consolidate", nil, `{"days":2}`)
-	if code != http.StatusOK || !strings.Contains(body, "proposals/bot/2") || !strings.Contains(body, "live-differs") {
+	if code != http.StatusOK || !strings.Contains(body, "proposals/bot/") || !strings.Contains(body, "live-differs") {
 		t.Fatalf("consolidate after the agent wrote MEMORY.md: %d %s", code, body)
 	}
 }
