@@ -13,7 +13,7 @@ import {
 } from 'vscode-languageclient/node';
 import {
   CHANNELS, PREVIEW_COMMAND, PREVIEW_SCHEME, PreviewParams, PreviewResult, SESSIONS,
-  debounce, missingBinaryMessage, parsePreviewQuery, previewUri, resolveCommand, statusText, usersIn,
+  ServerChoice, bundledBinary, chooseServer, debounce, describeServer, parsePreviewQuery, previewUri, statusText, usersIn,
 } from './model';
 
 let client: LanguageClient | undefined;
@@ -87,18 +87,31 @@ function isExecutable(p: string): boolean {
   }
 }
 
-/** serverCommand is the quire binary to run, or a message saying why
- * there is none. */
-function serverCommand(): { command?: string; missing?: string } {
+/** makeExecutable restores the executable bit of the bundled binary if
+ * the install lost it (VS Code keeps the package's modes; this is a
+ * fallback), on systems that have one. */
+function makeExecutable(p: string): void {
+  if (process.platform === 'win32' || !fs.existsSync(p) || isExecutable(p)) return;
+  try {
+    fs.chmodSync(p, 0o755);
+  } catch {
+    // chooseServer falls back to PATH.
+  }
+}
+
+/** serverCommand is the quire binary to run (quire.path, the bundled
+ * binary, or PATH), or a message saying why there is none. */
+function serverCommand(extensionPath: string): ServerChoice {
   const config = vscode.workspace.getConfiguration('quire');
-  const configured = (config.inspect<string>('path')?.globalValue ?? config.inspect<string>('path')?.workspaceValue
-    ?? config.inspect<string>('path')?.workspaceFolderValue) !== undefined;
-  const wanted = config.get<string>('path') || 'quire';
+  const set = config.inspect<string>('path');
+  const configured = set?.workspaceFolderValue ?? set?.workspaceValue ?? set?.globalValue;
   const windows = process.platform === 'win32';
-  const command = resolveCommand(wanted, process.env.PATH, isExecutable, {
+  const bundled = bundledBinary(extensionPath, process.platform, path.sep);
+  makeExecutable(bundled);
+  return chooseServer({
+    configured, bundled, pathEnv: process.env.PATH, isExecutable,
     delimiter: path.delimiter, extensions: windows ? ['.exe', ''] : [''],
   });
-  return command ? { command } : { missing: missingBinaryMessage(wanted, configured) };
 }
 
 /** setPath asks for the quire binary and stores it in quire.path. */
@@ -126,11 +139,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const preview = new PreviewProvider();
   const status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 50);
   status.name = 'Quire budget';
+  const output = vscode.window.createOutputChannel('Quire');
+  /** Which binary runs, for the status item's tooltip. */
+  let serverLine = '';
 
   const startClient = async (): Promise<void> => {
-    const found = serverCommand();
-    if (!found.command) {
-      notRunning = found.missing!;
+    const found = serverCommand(context.extensionPath);
+    if ('missing' in found) {
+      notRunning = found.missing;
+      output.appendLine(notRunning);
       status.text = '$(warning) Quire: no quire binary';
       status.tooltip = notRunning;
       status.command = 'quire.setPath';
@@ -140,6 +157,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       void explain(notRunning);
       return;
     }
+    serverLine = describeServer(found);
+    output.appendLine(`Starting ${serverLine}`);
     const serverOptions: ServerOptions = { command: found.command, args: ['lsp'] };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [
@@ -150,6 +169,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       // would list every heading twice and add a "Quire" level to the
       // breadcrumbs.
       initializationOptions: { outline: false },
+      outputChannel: output,
       middleware: {
         // A code lens "Preview prompt" runs the server command; show its
         // answer instead of dropping it.
@@ -166,8 +186,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     try {
       await c.start();
     } catch (err) {
-      notRunning = `Quire: ${found.command} lsp did not start: ${err instanceof Error ? err.message : String(err)}. ` +
+      notRunning = `Quire: ${serverLine} did not start: ${err instanceof Error ? err.message : String(err)}. ` +
         'Set quire.path to a working quire binary.';
+      output.appendLine(notRunning);
       status.text = '$(warning) Quire: server not running';
       status.tooltip = notRunning;
       status.command = 'quire.setPath';
@@ -199,7 +220,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }
     try {
       const res = await runPreview({ uri: editor.document.uri.toString() });
-      const s = statusText(res.report);
+      const s = statusText(res.report, serverLine);
       status.text = s.text;
       status.tooltip = s.tooltip;
       status.backgroundColor = s.warning ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
@@ -237,6 +258,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     vscode.window.onDidChangeActiveTextEditor(() => updateStatus()),
     status,
+    output,
   );
   await startClient();
 }

@@ -74,8 +74,9 @@ export function groupThousands(n: number): string {
   return Math.round(n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
-/** statusText is the status-bar item for a report: total budget use. */
-export function statusText(r: Report): { text: string; tooltip: string; warning: boolean } {
+/** statusText is the status-bar item for a report: total budget use; the
+ * tooltip ends with server, which binary runs, when given. */
+export function statusText(r: Report, server?: string): { text: string; tooltip: string; warning: boolean } {
   // A budget in tokens is shown in tokens, as the server reports it.
   const tokens = r.budget.unit === 'tokens';
   const unit = tokens ? 'tokens' : 'chars';
@@ -88,6 +89,7 @@ export function statusText(r: Report): { text: string; tooltip: string; warning:
   const lines = [`Quire: ${r.agent} · ${r.session} · ${r.channel}${r.user ? ` · ${r.user}` : ''}`,
     `${groupThousands(injected)} of ${groupThousands(total)} ${unit} of the total budget (${groupThousands(remaining)} left)`];
   for (const f of cut) lines.push(`${f.name}: ${f.status} (${groupThousands(f.injected_chars)} of ${groupThousands(f.original_chars)} chars)`);
+  if (server) lines.push(server);
   return { text, tooltip: lines.join('\n'), warning: cut.length > 0 };
 }
 
@@ -137,9 +139,13 @@ export function debounce<A extends unknown[]>(fn: (...args: A) => void, ms: numb
   };
 }
 
-/** How to get the quire binary: the module is not published, so it is
- * built from a clone of the repository. */
-export const INSTALL_COMMAND = 'go install ./cmd/quire in a clone of the Quire repository';
+/** How to get the quire binary when the extension carries none (its
+ * universal package): the platform packages carry it; the release archives
+ * and a clone of the repository have it too. */
+export const INSTALL_HINT =
+  'install the Quire extension package for your platform (quire-vscode_<version>_<platform>.vsix carries the binary), ' +
+  'or put quire on your PATH from a release archive (see "Install" in Quire\'s README) or with ' +
+  '`go install ./cmd/quire` in a clone of the Quire repository';
 
 /** resolveCommand finds the executable `command` names: a path (it has a
  * slash) as it is, a bare name on PATH, as a shell would. isExecutable
@@ -162,12 +168,51 @@ export function resolveCommand(
   return undefined;
 }
 
+/** Where the server binary comes from. */
+export type ServerSource = 'quire.path' | 'bundled' | 'PATH';
+
+/** The server to run, or why there is none. */
+export type ServerChoice = { command: string; source: ServerSource } | { missing: string };
+
+/** bundledBinary is where a platform package of the extension carries
+ * `quire` (bin/quire.exe on Windows); sep joins paths. */
+export function bundledBinary(extensionPath: string, platform: string, sep = '/'): string {
+  return [extensionPath, 'bin', platform === 'win32' ? 'quire.exe' : 'quire'].join(sep);
+}
+
+/** chooseServer picks the quire binary: quire.path when the user set it
+ * (a path, or a name looked up on PATH), else the binary bundled with the
+ * extension, else `quire` on PATH (the universal package carries none). */
+export function chooseServer(o: {
+  configured?: string; bundled: string; pathEnv: string | undefined; isExecutable: (p: string) => boolean;
+  delimiter?: string; extensions?: string[];
+}): ServerChoice {
+  const opts = { delimiter: o.delimiter, extensions: o.extensions };
+  if (o.configured) {
+    const command = resolveCommand(o.configured, o.pathEnv, o.isExecutable, opts);
+    return command ? { command, source: 'quire.path' } : { missing: missingBinaryMessage(o.configured, true) };
+  }
+  if (o.isExecutable(o.bundled)) return { command: o.bundled, source: 'bundled' };
+  const command = resolveCommand('quire', o.pathEnv, o.isExecutable, opts);
+  return command ? { command, source: 'PATH' } : { missing: missingBinaryMessage('quire', false) };
+}
+
+/** describeServer says which binary runs and why, for the output channel
+ * and the status item's tooltip. */
+export function describeServer(c: { command: string; source: ServerSource }): string {
+  switch (c.source) {
+    case 'bundled': return `quire lsp: the binary bundled with the extension (${c.command})`;
+    case 'quire.path': return `quire lsp: ${c.command} (set in quire.path)`;
+    case 'PATH': return `quire lsp: ${c.command} (found on PATH; this extension package carries no binary)`;
+  }
+}
+
 /** missingBinaryMessage says what is missing and what to do about it;
  * configured is true when the user set quire.path. */
 export function missingBinaryMessage(command: string, configured: boolean): string {
   const what = configured
     ? `quire.path is set to "${command}", but that is not an executable file`
-    : `the quire binary is not on your PATH`;
+    : `this extension package carries no quire binary and quire is not on your PATH`;
   return `Quire: ${what}. Diagnostics, hover and the prompt preview come from \`quire lsp\`: ` +
-    `install it (${INSTALL_COMMAND}) or set quire.path to the binary.`;
+    `${INSTALL_HINT}; or set quire.path to the binary.`;
 }

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  decodeUserDir, groupThousands, isQuireDocument, missingBinaryMessage, parsePreviewQuery, previewUri, resolveCommand, statusText, usersIn,
+  bundledBinary, chooseServer, decodeUserDir, describeServer, groupThousands, isQuireDocument, missingBinaryMessage,
+  parsePreviewQuery, previewUri, resolveCommand, statusText, usersIn,
 } from '../src/model';
 
 test('preview URIs carry their parameters', () => {
@@ -79,8 +80,56 @@ test('the server binary is found like a shell finds it', () => {
 
 test('a missing binary is explained with what to do', () => {
   const onPath = missingBinaryMessage('quire', false);
-  assert.match(onPath, /not on your PATH/);
-  assert.match(onPath, /go install \.\/cmd\/quire in a clone/);
-  assert.match(onPath, /quire\.path/);
+  assert.match(onPath, /carries no quire binary and quire is not on your PATH/);
+  assert.match(onPath, /package for your platform \(quire-vscode_<version>_<platform>\.vsix carries the binary\)/);
+  assert.match(onPath, /release archive/);
+  assert.match(onPath, /go install \.\/cmd\/quire` in a clone/);
+  assert.match(onPath, /set quire\.path/);
+  assert.doesNotMatch(onPath, /@latest|github\.com/);
   assert.match(missingBinaryMessage('/opt/quire', true), /quire\.path is set to "\/opt\/quire", but that is not an executable file/);
+});
+
+test('the bundled binary is bin/quire, bin/quire.exe on Windows', () => {
+  assert.equal(bundledBinary('/home/a/.vscode/extensions/quirehq.quire-0.1.0-linux-x64', 'linux'),
+    '/home/a/.vscode/extensions/quirehq.quire-0.1.0-linux-x64/bin/quire');
+  assert.equal(bundledBinary('C:\\Users\\a\\ext', 'win32', '\\'), 'C:\\Users\\a\\ext\\bin\\quire.exe');
+});
+
+test('the server is quire.path, else the bundled binary, else quire on PATH', () => {
+  const bundled = '/ext/bin/quire';
+  const cases: { name: string; files: string[]; configured?: string; want: unknown }[] = [
+    { name: 'a platform package', files: [bundled, '/usr/bin/quire'], want: { command: bundled, source: 'bundled' } },
+    { name: 'quire.path wins over the bundled binary', files: [bundled, '/opt/q/quire'], configured: '/opt/q/quire',
+      want: { command: '/opt/q/quire', source: 'quire.path' } },
+    { name: 'quire.path as a name is looked up on PATH', files: [bundled, '/usr/bin/quire-dev'], configured: 'quire-dev',
+      want: { command: '/usr/bin/quire-dev', source: 'quire.path' } },
+    { name: 'the universal package finds quire on PATH', files: ['/usr/bin/quire'], want: { command: '/usr/bin/quire', source: 'PATH' } },
+    { name: 'an empty quire.path is not set', files: ['/usr/bin/quire'], configured: '', want: { command: '/usr/bin/quire', source: 'PATH' } },
+  ];
+  for (const c of cases) {
+    const isExecutable = (p: string) => c.files.includes(p);
+    assert.deepEqual(chooseServer({ configured: c.configured, bundled, pathEnv: '/usr/local/bin:/usr/bin', isExecutable }), c.want, c.name);
+  }
+});
+
+test('no server is explained: a wrong quire.path is not replaced by another binary', () => {
+  const isExecutable = (p: string) => p === '/ext/bin/quire' || p === '/usr/bin/quire';
+  const wrong = chooseServer({ configured: '/nowhere/quire', bundled: '/ext/bin/quire', pathEnv: '/usr/bin', isExecutable });
+  assert.ok('missing' in wrong && /quire\.path is set to "\/nowhere\/quire"/.test(wrong.missing), JSON.stringify(wrong));
+  const none = chooseServer({ bundled: '/ext/bin/quire', pathEnv: '/usr/bin', isExecutable: () => false });
+  assert.ok('missing' in none && /quire-vscode_<version>_<platform>\.vsix/.test(none.missing), JSON.stringify(none));
+});
+
+test('Windows: quire.exe bundled, or found on PATH with its extension', () => {
+  const isExecutable = (p: string) => p === 'C:\\tools/quire.exe'; // resolveCommand joins with /, which Windows takes
+  assert.deepEqual(chooseServer({ bundled: 'C:\\ext\\bin\\quire.exe', pathEnv: 'C:\\Windows;C:\\tools', isExecutable, delimiter: ';', extensions: ['.exe', ''] }),
+    { command: 'C:\\tools/quire.exe', source: 'PATH' });
+});
+
+test('which binary runs is said', () => {
+  assert.match(describeServer({ command: '/ext/bin/quire', source: 'bundled' }), /bundled with the extension \(\/ext\/bin\/quire\)/);
+  assert.match(describeServer({ command: '/opt/quire', source: 'quire.path' }), /\/opt\/quire \(set in quire\.path\)/);
+  assert.match(describeServer({ command: '/usr/bin/quire', source: 'PATH' }), /found on PATH/);
+  const r = { agent: 'a', session: 'main', channel: 'dm', budget: { per_file: 1, total: 10 }, injected_chars: 1, remaining_chars: 9, files: [] };
+  assert.match(statusText(r, 'quire lsp: /ext/bin/quire').tooltip, /\nquire lsp: \/ext\/bin\/quire$/);
 });
