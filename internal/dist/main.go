@@ -13,7 +13,8 @@
 // every archive's and package's binary format and architecture (ELF,
 // Mach-O, PE). test builds twice — the second time from a copy of the
 // tree at another path, into a temporary directory — requires the same
-// bytes, and checks the first.
+// bytes, checks the first, and, when $CODE_SERVER names code-server,
+// installs the host's package in it and runs the binary it unpacked.
 //
 // The version is the commit's v* tag, else a Go pseudo-version, with
 // "+dirty" when git sees changes; the date is the commit's time, or
@@ -90,9 +91,28 @@ func run(ctx context.Context, args []string, stdout io.Writer, log *slog.Logger)
 		if err := reproduce(ctx, bo); err != nil {
 			return err
 		}
-		return report(stdout, co)
+		if err := report(stdout, co); err != nil {
+			return err
+		}
+		return installReport(ctx, stdout, f, co)
 	}
 	return fmt.Errorf("unknown command %q: want build, check or test", args[0])
+}
+
+// installReport runs installCheck when $CODE_SERVER names code-server
+// and the packages were built.
+func installReport(ctx context.Context, w io.Writer, f flags, o checkOptions) error {
+	cs := os.Getenv("CODE_SERVER")
+	if cs == "" || !f.vsix {
+		fmt.Fprintln(w, "skipped: installing the host's .vsix in VS Code (set CODE_SERVER to code-server)")
+		return nil
+	}
+	line, err := installCheck(ctx, cs, o.Dir, o.Version)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "ok", line)
+	return nil
 }
 
 var validVersion = regexp.MustCompile(`^[A-Za-z0-9.+-]+$`)
