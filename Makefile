@@ -24,7 +24,7 @@ FUZZTIME_TREE ?= 1000x
 TREE_FUZZ     := FuzzWorkspaceTree
 PKGS      := ./...
 
-.PHONY: all build serve test modules check-fmt vet unit fuzz-smoke bench bench-recall golden test-editors editor-tools test-mcp test-vscode test-openapi test-console console-tools
+.PHONY: all build serve test modules check-fmt vet unit fuzz-smoke bench bench-recall golden test-editors editor-tools test-mcp test-vscode test-openapi test-console console-tools dist test-dist
 
 all: build
 
@@ -38,7 +38,7 @@ serve: build
 	@echo "==> bin/quire serve --dir examples (Ctrl-C stops it)" >&2
 	@exec bin/quire serve --dir examples
 
-test: modules check-fmt vet unit fuzz-smoke test-editors test-vscode test-mcp test-openapi test-console
+test: modules check-fmt vet unit fuzz-smoke test-editors test-vscode test-mcp test-openapi test-console test-dist
 	@echo "make test: every check passed"
 
 modules:
@@ -119,6 +119,25 @@ editor-tools:
 $(VSCODE)/node_modules/.installed: $(VSCODE)/package-lock.json | editor-tools
 	@$(STEP) "npm ci in $(VSCODE)" sh -c 'cd $(VSCODE) && npm ci --no-audit --no-fund --loglevel=error'
 	touch $@
+
+# Release files (README "Install"): every target's archive, the VS Code
+# packages and SHA256SUMS in dist/, reproducibly (internal/dist says how).
+# `make dist VERSION=v1.2.0` names the release; the default comes from git.
+# test-dist builds it all twice (the second time from a copy of the tree
+# elsewhere) and requires the same bytes, checks every archive and .vsix
+# (checksums, entries, each binary's ELF/Mach-O/PE format and
+# architecture), and installs the host's .vsix in code-server to run its
+# bundled binary.
+DIST_FLAGS = -out dist $(if $(filter command line,$(origin VERSION)),-version $(VERSION))
+
+dist: $(VSCODE)/node_modules/.installed
+	@$(STEP) "make dist: quire for 7 targets, their archives, the VS Code packages and SHA256SUMS in dist/ (about 15 min on 2 cores with an empty Go build cache, 1-2 min with a warm one)" \
+	  $(GO) run ./internal/dist build $(DIST_FLAGS)
+
+test-dist: $(VSCODE)/node_modules/.installed
+	@.ci/vscode-e2e.sh install
+	@$(STEP) "release files: build dist/ twice, same bytes, formats and checksums (about 15 min on 2 cores with an empty Go build cache, 2-3 min with a warm one)" \
+	  env CODE_SERVER="$(CURDIR)/$(VSCODE)/e2e/node_modules/.bin/code-server" $(GO) run ./internal/dist test $(DIST_FLAGS)
 
 # The MCP server against a client nobody here wrote: the official TypeScript
 # SDK's (npm ci from the committed lock file) drives streamable HTTP on the
