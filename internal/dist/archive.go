@@ -25,11 +25,12 @@ type file struct {
 // Every archive is reproducible: entries sorted by name, one fixed
 // modification time (the commit's), owner 0:0 with no user or group
 // names, fixed modes, and compression with fixed settings (gzip with no
-// name or time in its header).
+// name or time in its header). The default compression level: the best
+// one costs three times the CPU for archives 0.7 % smaller.
 
 // writeTarGz writes files as a gzip-compressed tar archive.
 func writeTarGz(w io.Writer, files []file, mtime time.Time) error {
-	gz, err := gzip.NewWriterLevel(w, gzip.BestCompression)
+	gz, err := gzip.NewWriterLevel(w, gzip.DefaultCompression)
 	if err != nil {
 		return err
 	}
@@ -60,7 +61,7 @@ func writeTarGz(w io.Writer, files []file, mtime time.Time) error {
 func writeZip(w io.Writer, files []file, mtime time.Time) error {
 	zw := zip.NewWriter(w)
 	zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
-		return flate.NewWriter(out, flate.BestCompression)
+		return flate.NewWriter(out, flate.DefaultCompression)
 	})
 	for _, f := range sorted(files) {
 		hdr := &zip.FileHeader{Name: f.Name, Method: zip.Deflate, Modified: mtime.UTC().Truncate(time.Second)}
@@ -156,21 +157,60 @@ func readZip(name string) ([]entry, error) {
 // rezip rewrites the zip archive src (a .vsix vsce made, with the time it
 // ran as every entry's time and the modes of the checkout's files) as dst
 // with the entries sorted, mtime as their time and mode 0755 or 0644: the
-// same package, reproducible.
+// same package, reproducible. The compressed data is copied as vsce
+// wrote it (its zlib output is a function of the input alone).
 func rezip(src, dst string, mtime time.Time) error {
-	entries, err := readZip(src)
+	zr, err := zip.OpenReader(src)
+	if err != nil {
+		return fmt.Errorf("%s: %w", src, err)
+	}
+	defer zr.Close()
+	entries := slices.Clone(zr.File)
+	slices.SortFunc(entries, func(a, b *zip.File) int { return strings.Compare(a.Name, b.Name) })
+	return writeFile(dst, func(w io.Writer) error {
+		zw := zip.NewWriter(w)
+		for _, zf := range entries {
+			if zf.FileInfo().IsDir() {
+				continue
+			}
+			if err := copyRaw(zw, zf, mtime); err != nil {
+				return fmt.Errorf("%s: %w", zf.Name, err)
+			}
+		}
+		return zw.Close()
+	})
+}
+
+func copyRaw(zw *zip.Writer, zf *zip.File, mtime time.Time) error {
+	hdr := &zip.FileHeader{
+		Name: zf.Name, Method: zf.Method,
+		CRC32: zf.CRC32, CompressedSize64: zf.CompressedSize64, UncompressedSize64: zf.UncompressedSize64,
+	}
+	// CreateRaw, unlike CreateHeader, writes only the MS-DOS time fields.
+	hdr.ModifiedDate, hdr.ModifiedTime = msDOSTime(mtime)
+	mode := fs.FileMode(0o644)
+	if zf.Mode()&0o100 != 0 {
+		mode = 0o755
+	}
+	hdr.SetMode(mode)
+	raw, err := zf.OpenRaw()
 	if err != nil {
 		return err
 	}
-	files := make([]file, len(entries))
-	for i, e := range entries {
-		files[i] = e.file
-		files[i].Mode = 0o644
-		if e.Mode&0o100 != 0 {
-			files[i].Mode = 0o755
-		}
+	fw, err := zw.CreateRaw(hdr)
+	if err != nil {
+		return err
 	}
-	return writeFile(dst, func(w io.Writer) error { return writeZip(w, files, mtime) })
+	_, err = io.Copy(fw, raw)
+	return err
+}
+
+// msDOSTime is t (UTC) in a zip header's date and time fields (2 s steps).
+func msDOSTime(t time.Time) (date, tm uint16) {
+	t = t.UTC()
+	date = uint16((t.Year()-1980)<<9 | int(t.Month())<<5 | t.Day())
+	tm = uint16(t.Hour()<<11 | t.Minute()<<5 | t.Second()/2)
+	return date, tm
 }
 
 // writeFile creates name with what write writes, removing it on failure.

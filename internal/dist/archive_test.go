@@ -83,6 +83,16 @@ func TestRezipNormalises(t *testing.T) {
 	if len(x) == 0 || !bytes.Equal(x, y) {
 		t.Fatal("rezip leaves two packages of the same files different")
 	}
+	got, err := readZip(a + ".out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range got {
+		w := plain[i]
+		if e.Name != w.Name || e.Mode != w.Mode || !bytes.Equal(e.Data, w.Data) || !e.ModTime.Equal(commitTime) {
+			t.Errorf("entry %d = %s %v %q %s, want %s %v %q %s", i, e.Name, e.Mode, e.Data, e.ModTime, w.Name, w.Mode, w.Data, commitTime)
+		}
+	}
 }
 
 func TestVersionFor(t *testing.T) {
