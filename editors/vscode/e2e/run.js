@@ -3,7 +3,10 @@
 // playwright-core. It opens the example's SOUL.md and checks what a person
 // sees: the faded cut with one warning, the code lens, the status bar
 // item, no second outline in the breadcrumbs, Quire: Preview System Prompt,
-// and the explanation when quire.path names no binary. Screenshots of each
+// the explanation when quire.path names no binary, and which binary runs:
+// quire.path's (the status item's tooltip says so) or, in this universal
+// package with quire.path empty and no quire on PATH, none, with how to
+// get one. Screenshots of each
 // step are kept in $QUIRE_E2E_ARTIFACTS (default e2e/artifacts).
 //
 // Environment: QUIRE_BIN (the quire binary, default bin/quire at the
@@ -43,10 +46,13 @@ async function shot(page, name) {
 /** startCodeServer starts code-server on a free loopback port and resolves
  * with its URL once it listens. */
 function startCodeServer(userData, extDir, log) {
+  // No quire on the extension's PATH: the universal package then has none.
+  const PATH = (process.env.PATH || '').split(path.delimiter)
+    .filter((d) => d && !fs.existsSync(path.join(d, 'quire'))).join(path.delimiter);
   const proc = spawn(codeServer, [
     '--auth', 'none', '--bind-addr', '127.0.0.1:0', '--user-data-dir', userData, '--extensions-dir', extDir,
     '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override',
-  ], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  ], { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, PATH } });
   const url = new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('code-server did not start listening')), STEP_MS);
     const onData = (chunk) => {
@@ -159,6 +165,12 @@ async function main() {
     const item = page.locator('.statusbar-item', { hasText: /concierge [\d,]+ \/ 24,000/ }).first();
     const itemOk = await item.waitFor({ timeout: STEP_MS }).then(() => true, () => false);
     check(itemOk, `the status bar item shows the budget: "${itemOk ? (await item.innerText()).trim() : ''}"`);
+    if (itemOk) await item.hover();
+    const which = page.getByText(`quire lsp: ${quire} (set in quire.path)`).first();
+    const whichOk = await which.waitFor({ timeout: STEP_MS }).then(() => true, () => false);
+    check(whichOk, 'the status item\'s tooltip says which binary runs (quire.path\'s)');
+    await shot(page, '1-status-tooltip');
+    await page.mouse.move(700, 400);
 
     // The breadcrumbs are VS Code's own Markdown outline, without a
     // "Quire" level.
@@ -234,6 +246,18 @@ async function main() {
       .replace(/\u00a0/g, ' ');
     check(/quire\.path is set to .*not an executable file/.test(said), `the preview tab explains the missing binary: "${said.slice(0, 80)}"`);
     await shot(page, '6-missing-binary-preview');
+
+    // quire.path empty: this universal package carries no binary and no
+    // quire is on PATH, so the notification says how to get one.
+    fs.writeFileSync(settingsFile, JSON.stringify({ ...settings, 'quire.path': '' }, null, 2));
+    await runCommand(page, 'Developer: Reload Window');
+    await page.locator('.monaco-workbench').waitFor({ timeout: STEP_MS });
+    const none = page.locator('.notifications-toasts .notification-toast', { hasText: 'carries no quire binary' }).first();
+    const noneOk = await none.waitFor({ timeout: STEP_MS }).then(() => true, () => false);
+    const noneText = noneOk ? (await none.innerText()).replace(/\s+/g, ' ') : '';
+    check(/package for your platform/.test(noneText) && /go install \.\/cmd\/quire/.test(noneText),
+      `the universal package without quire on PATH says how to get the binary: "${noneText.slice(0, 120)}"`);
+    await shot(page, '7-no-binary-anywhere');
   } finally {
     if (browser) await browser.close().catch(() => {});
     try {
