@@ -133,3 +133,15 @@ func TestSums(t *testing.T) {
 		t.Error("a file SHA256SUMS does not list passes")
 	}
 }
+
+func TestSafeOut(t *testing.T) {
+	src := t.TempDir()
+	for _, out := range []string{src, filepath.Dir(src), "/"} {
+		if err := safeOut(src, out); err == nil {
+			t.Errorf("safeOut(%s, %s) lets build empty the sources", src, out)
+		}
+	}
+	if err := safeOut(src, filepath.Join(src, "dist")); err != nil {
+		t.Errorf("dist inside the sources: %v", err)
+	}
+}

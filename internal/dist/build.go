@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -25,6 +26,9 @@ type buildOptions struct {
 // Code packages (one per platform with its binary, and the universal one),
 // and SHA256SUMS of them all.
 func build(ctx context.Context, o buildOptions) error {
+	if err := safeOut(o.Src, o.Out); err != nil {
+		return err
+	}
 	if err := os.RemoveAll(o.Out); err != nil {
 		return err
 	}
@@ -97,6 +101,19 @@ func writeArchive(o buildOptions, t target, bin string) (string, error) {
 		write = func(w io.Writer) error { return writeZip(w, files, o.Stamp.Time) }
 	}
 	return name, writeFile(filepath.Join(o.Out, name), write)
+}
+
+// safeOut refuses an output directory that holds the sources, since build
+// empties it first.
+func safeOut(src, out string) error {
+	abs, err := filepath.Abs(out)
+	if err != nil {
+		return err
+	}
+	if rel, err := filepath.Rel(abs, src); err == nil && !strings.HasPrefix(rel, "..") {
+		return fmt.Errorf("output directory %s holds the sources %s: build empties it first, so name a directory of its own (dist)", out, src)
+	}
+	return nil
 }
 
 func fileSize(name string) int64 {
