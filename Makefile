@@ -123,12 +123,13 @@ $(VSCODE)/node_modules/.installed: $(VSCODE)/package-lock.json | editor-tools
 # Release files (README "Install"): every target's archive, the VS Code
 # packages and SHA256SUMS in dist/, reproducibly (internal/dist says how).
 # `make dist VERSION=v1.2.0` names the release; the default comes from git.
+# DIST_TARGETS=linux/amd64,windows/arm64 builds only those (default: all).
 # test-dist builds it all twice (the second time from a copy of the tree
 # elsewhere) and requires the same bytes, checks every archive and .vsix
 # (checksums, entries, each binary's ELF/Mach-O/PE format and
 # architecture), and installs the host's .vsix in code-server to run its
 # bundled binary.
-DIST_FLAGS = -out dist $(if $(filter command line,$(origin VERSION)),-version $(VERSION))
+DIST_FLAGS = -out dist $(if $(filter command line,$(origin VERSION)),-version $(VERSION)) $(if $(DIST_TARGETS),-targets $(DIST_TARGETS))
 
 dist: $(VSCODE)/node_modules/.installed
 	@$(STEP) "make dist: quire for 7 targets, their archives, the VS Code packages and SHA256SUMS in dist/ (about 15 min on 2 cores with an empty Go build cache, 1-2 min with a warm one)" \
