@@ -132,7 +132,7 @@ $(VSCODE)/node_modules/.installed: $(VSCODE)/package-lock.json | editor-tools
 DIST_FLAGS = -out dist $(if $(filter command line,$(origin VERSION)),-version $(VERSION)) $(if $(DIST_TARGETS),-targets $(DIST_TARGETS))
 
 dist: $(VSCODE)/node_modules/.installed
-	@$(STEP) "make dist: quire for 7 targets, their archives, the VS Code packages and SHA256SUMS in dist/ (with an empty Go build cache 7 cross-compiles, about 4.5 min of CPU; with a warm one 1-2 min)" \
+	@$(STEP) "make dist: quire for 7 targets, their archives, the VS Code packages and SHA256SUMS in dist/ (with an empty Go build cache 7 cross-compiles, about 8 min of CPU; with a warm one 1-2 min)" \
 	  $(GO) run ./internal/dist build $(DIST_FLAGS)
 
 test-dist: $(VSCODE)/node_modules/.installed
