@@ -26,8 +26,9 @@ const module = "github.com/quirehq/quire"
 //	skills → memory (BM25), prompt → workspace
 //	templates → prompt → workspace, the vocabulary, which imports nothing
 //
-// internal/fswatch (the one file-system watcher) and internal/xdg (the
-// machine's directories) import nothing of Quire's; internal/testenv is
+// internal/fswatch (the one file-system watcher), internal/xdg (the
+// machine's directories) and internal/flock (locks on files) import
+// nothing of Quire's; internal/testenv is
 // for tests only, so no unit may import it. A unit may import only the
 // units listed for it; anything not listed is a new unit and must be
 // added here deliberately.
@@ -37,16 +38,17 @@ var allowed = map[string][]string{
 	"internal/xdg":     {},
 	"internal/testenv": {},
 	"internal/dist":    {}, // the release tool (make dist): imports nothing of Quire's
+	"internal/flock":   {},
 	"prompt":           {"workspace"},
 	"templates":        {"prompt", "workspace"},
 	"memory":           {"workspace"},
 	"skills":           {"memory", "prompt", "workspace", "internal/fswatch"},
 	"agent":            {"skills", "memory", "prompt", "templates", "workspace"},
-	"gitsync":          {"workspace", "internal/fswatch"},
+	"gitsync":          {"workspace", "internal/fswatch", "internal/flock"},
 	"llm":              {"agent", "skills", "memory", "prompt", "templates", "workspace"},
 	"lsp":              {"agent", "skills", "memory", "prompt", "templates", "workspace", "internal/fswatch", "internal/xdg"},
-	"daemon":           {"gitsync", "llm", "agent", "skills", "memory", "prompt", "templates", "workspace", "internal/fswatch", "internal/xdg"},
-	"cmd":              {"daemon", "lsp", "gitsync", "llm", "agent", "skills", "memory", "prompt", "templates", "workspace", "internal/fswatch", "internal/xdg"},
+	"daemon":           {"gitsync", "llm", "agent", "skills", "memory", "prompt", "templates", "workspace", "internal/fswatch", "internal/xdg", "internal/flock"},
+	"cmd":              {"daemon", "lsp", "gitsync", "llm", "agent", "skills", "memory", "prompt", "templates", "workspace", "internal/fswatch", "internal/xdg", "internal/flock"},
 }
 
 // pure units may not reach the network, a database driver or other

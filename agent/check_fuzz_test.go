@@ -10,7 +10,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -166,7 +165,7 @@ func buildFuzzTree(t *testing.T, root string, data []byte) (special bool) {
 		case 3: // a symbolic link
 			_ = os.Symlink(fuzzLinkTargets[arg%len(fuzzLinkTargets)], full)
 		case 4: // a FIFO
-			if syscall.Mkfifo(full, 0o644) == nil {
+			if makeFIFO(full) == nil {
 				special = true
 			}
 		case 5: // over the 1 MiB file limit

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"testing/fstest"
 
@@ -40,7 +39,7 @@ func TestCheckFileRules(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := syscall.Mkfifo(filepath.Join(root, "MEMORY.md"), 0o644); err != nil {
+	if err := makeFIFO(filepath.Join(root, "MEMORY.md")); err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]string{}

@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 )
 
@@ -23,6 +22,14 @@ import (
 //     file, a directory or a link is refused, never deleted;
 //   - the socket is mode 0600, and connections from other users are closed
 //     on accept (peer credentials), so the mode is not the only guard.
+//
+// What "another user" means and how it is checked is each system's
+// (makeSocketDir and allowPeer, behind build tags): on Linux the peer's
+// uid from SO_PEERCRED, on macOS and FreeBSD from LOCAL_PEERCRED
+// (getpeereid); on Windows, where an AF_UNIX socket has no peer
+// credentials, the socket's directory has an ACL that admits only the
+// daemon's user (and SYSTEM and Administrators, as root on unix), so
+// nobody else can connect at all.
 func listenUnix(path string, log *slog.Logger) (net.Listener, error) {
 	dir := filepath.Dir(path)
 	if err := makeSocketDir(dir); err != nil {
@@ -53,44 +60,7 @@ func listenUnix(path string, log *slog.Logger) (net.Listener, error) {
 	}
 	ul := l.(*net.UnixListener)
 	ul.SetUnlinkOnClose(true)
-	return &peerListener{UnixListener: ul, uid: os.Getuid(), log: log}, nil
-}
-
-// makeSocketDir creates the missing directories of dir with mode 0700 and
-// checks that an existing one is safe to hold the socket.
-func makeSocketDir(dir string) error {
-	fi, err := os.Stat(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		if err := makeSocketDir(filepath.Dir(dir)); err != nil && filepath.Dir(dir) != dir {
-			return err
-		}
-		if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
-			return fmt.Errorf("create socket directory %s: %w", dir, err)
-		}
-		// The umask may have taken bits away, never added: set exactly.
-		if err := os.Chmod(dir, 0o700); err != nil {
-			return fmt.Errorf("socket directory %s: %w", dir, err)
-		}
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("socket directory %s: %w", dir, err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("socket directory %s is not a directory", dir)
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return nil
-	}
-	uid := os.Getuid()
-	if int(st.Uid) != uid && st.Uid != 0 {
-		return fmt.Errorf("socket directory %s belongs to uid %d, not to you (uid %d): another user could take over the socket; choose another --socket", dir, st.Uid, uid)
-	}
-	if fi.Mode().Perm()&0o022 != 0 && fi.Mode()&fs.ModeSticky == 0 {
-		return fmt.Errorf("socket directory %s is writable by others (mode %v) without the sticky bit: they could replace the socket; choose another --socket", dir, fi.Mode().Perm())
-	}
-	return nil
+	return &peerListener{UnixListener: ul, log: log}, nil
 }
 
 func describeMode(m fs.FileMode) string {
@@ -110,7 +80,6 @@ func describeMode(m fs.FileMode) string {
 // keeps them out even if it does not.
 type peerListener struct {
 	*net.UnixListener
-	uid int
 	log *slog.Logger
 }
 
@@ -120,31 +89,11 @@ func (l *peerListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		uid, err := peerUID(c)
-		if err == nil && (uid == l.uid || uid == 0) {
+		peer, err := allowPeer(c)
+		if err == nil {
 			return c, nil
 		}
-		l.log.Warn("refused a connection on the API socket from another user", "peer_uid", uid, "err", err)
+		l.log.Warn("refused a connection on the API socket from another user", "peer", peer, "err", err)
 		c.Close()
 	}
-}
-
-// peerUID is the user id of the process at the other end of c.
-func peerUID(c *net.UnixConn) (int, error) {
-	raw, err := c.SyscallConn()
-	if err != nil {
-		return -1, err
-	}
-	var cred *syscall.Ucred
-	var serr error
-	err = raw.Control(func(fd uintptr) {
-		cred, serr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
-	})
-	if err == nil {
-		err = serr
-	}
-	if err != nil {
-		return -1, fmt.Errorf("peer credentials: %w", err)
-	}
-	return int(cred.Uid), nil
 }

@@ -1,7 +1,10 @@
+//go:build unix
+
 package daemon
 
 import (
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,5 +70,33 @@ func TestListenUnixRestrictsOnlyWhatItCreates(t *testing.T) {
 		if _, err := listenUnix(filepath.Join(other, "q.sock"), log); err == nil || !strings.Contains(err.Error(), "belongs to uid 65534") {
 			t.Errorf("listen in another user's directory: %v", err)
 		}
+	}
+}
+
+// TestPeerUID: the peer credentials of a connection from this process
+// name this process's user (SO_PEERCRED on Linux, LOCAL_PEERCRED on macOS
+// and FreeBSD), and allowPeer admits it.
+func TestPeerUID(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "q.sock")
+	l, err := listenUnix(sock, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s, err := l.(*peerListener).UnixListener.AcceptUnix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if uid, err := peerUID(s); err != nil || uid != os.Getuid() {
+		t.Errorf("peerUID = %d, %v; want %d", uid, err, os.Getuid())
+	}
+	if peer, err := allowPeer(s); err != nil {
+		t.Errorf("allowPeer refused this process's own user: %s: %v", peer, err)
 	}
 }

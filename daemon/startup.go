@@ -2,16 +2,15 @@ package daemon
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/quirehq/quire/gitsync"
+	"github.com/quirehq/quire/internal/flock"
 )
 
 // checkGit refuses a start whose sources run the git CLI (hosted
@@ -40,7 +39,7 @@ func checkGit(ctx context.Context, opts Options, log *slog.Logger) error {
 const reposLockFile = ".quire-serve.lock"
 
 // reposLock is a daemon's hold on its --repos directory: an exclusive
-// flock on the lock file there, which holds the daemon's pid. The kernel
+// lock (internal/flock) on the lock file there, which holds the daemon's pid. The kernel
 // drops the lock when the process ends however it ends, so a file left
 // by a crash never blocks the next start.
 type reposLock struct{ f *os.File }
@@ -71,14 +70,16 @@ func lockRepos(dir string) (*reposLock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--repos %s: lock: %w", dir, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	held, err := flock.TryLock(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--repos %s: %w", dir, err)
+	}
+	if held {
 		defer f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			b, _ := os.ReadFile(path)
-			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-			return nil, &reposHeldError{Dir: dir, File: path, PID: pid}
-		}
-		return nil, fmt.Errorf("--repos %s: lock %s: %w", dir, path, err)
+		b, _ := os.ReadFile(path)
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		return nil, &reposHeldError{Dir: dir, File: path, PID: pid}
 	}
 	err = f.Truncate(0)
 	if err == nil {

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -105,7 +104,7 @@ func TestCrashKill9(t *testing.T) {
 		cmd.Stderr = os.Stderr
 		// Its own process group, so that a kill can take its git
 		// children (repack, index-pack, upload-pack) with it.
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		ownProcessGroup(cmd)
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -115,7 +114,7 @@ func TestCrashKill9(t *testing.T) {
 		}
 		// A failing test must not leave it writing into the directory
 		// being removed.
-		t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
+		t.Cleanup(func() { killProcessGroup(cmd.Process.Pid); cmd.Wait() })
 		acks := make(chan string, 1<<16)
 		addr := make(chan string, 1)
 		go func() {
@@ -203,7 +202,7 @@ func TestCrashKill9(t *testing.T) {
 		if round%2 == 1 {
 			victim = cmd.Process.Pid
 		}
-		if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+		if err := killProcess(victim); err != nil {
 			t.Fatal(err)
 		}
 		cmd.Wait()

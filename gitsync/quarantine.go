@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
@@ -118,9 +117,7 @@ func (q *quarantine) indexPack(ctx context.Context, commonDir string, body io.Re
 	_, copyErr := io.Copy(in, body)
 	in.Close()
 	waitErr := cmd.Wait()
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		q.indexRSS = ru.Maxrss << 10 // KiB on Linux
-	}
+	q.indexRSS = peakRSS(cmd.ProcessState)
 	if copyErr != nil && waitErr == nil {
 		waitErr = copyErr
 	}

@@ -11,11 +11,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/quirehq/quire/internal/flock"
 )
 
 // LooseObjects counts the repository's loose objects (older versions
@@ -166,12 +166,10 @@ func takeRepackLock(commonDir string) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open the repack lock: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	held, err := flock.TryLock(f)
+	if err != nil || held {
 		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
+		return nil, err
 	}
 	return f, nil
 }

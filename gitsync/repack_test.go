@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -123,7 +122,7 @@ func TestRepackLeftRunning(t *testing.T) {
 	shim := t.TempDir()
 	started, letGo := filepath.Join(shim, "started"), filepath.Join(shim, "go")
 	for _, fifo := range []string{started, letGo} {
-		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		if err := makeFIFO(fifo); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -135,11 +134,11 @@ func TestRepackLeftRunning(t *testing.T) {
 	helper.Env = append(os.Environ(), "QUIRE_GITSYNC_REPACK_HELPER="+dir, "PATH="+shim+string(os.PathListSeparator)+os.Getenv("PATH"))
 	helper.Stderr = os.Stderr
 	// Its own process group, so that the cleanup takes the orphan too.
-	helper.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownProcessGroup(helper)
 	if err := helper.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { syscall.Kill(-helper.Process.Pid, syscall.SIGKILL) })
+	t.Cleanup(func() { killProcessGroup(helper.Process.Pid) })
 	if !signalled(started, 20*time.Second) {
 		t.Fatal("the helper's git repack did not start")
 	}
@@ -253,7 +252,7 @@ func TestFailedRepack(t *testing.T) {
 	shim := t.TempDir()
 	started, letGo := filepath.Join(shim, "started"), filepath.Join(shim, "go")
 	for _, fifo := range []string{started, letGo} {
-		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		if err := makeFIFO(fifo); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -5,7 +5,6 @@ package gitsync
 import (
 	"context"
 	"fmt"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -77,17 +76,4 @@ func BenchmarkPushLive(b *testing.B) {
 		b.ReportMetric(float64(p.cpu.Nanoseconds())/n, p.name+"-cpu-ns/push")
 		b.ReportMetric(float64(p.childCPU.Nanoseconds())/n, p.name+"-child-cpu-ns/push")
 	}
-}
-
-// cpuTimes returns the CPU (user and system) of this process and of its
-// waited-for descendants.
-func cpuTimes() (self, children time.Duration) {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
-		self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
-	if syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru) == nil {
-		children = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
-	return self, children
 }

@@ -73,7 +73,7 @@ func lstat(r *os.Root, op, name string) (fs.FileInfo, error) {
 		if fi, err = r.Lstat(prefix); err != nil {
 			return nil, &fs.PathError{Op: op, Path: name, Err: unwrapPath(err)}
 		}
-		if fi.Mode()&fs.ModeSymlink != 0 {
+		if isLink(fi) {
 			return fi, &fs.PathError{Op: op, Path: prefix, Err: ErrSymlink}
 		}
 		if j < 0 {
@@ -120,7 +120,7 @@ func (d *Dir) Open(name string) (fs.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := r.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := r.OpenFile(name, os.O_RDONLY|openFlags, 0)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: unwrapPath(err)}
 	}

@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -65,9 +64,7 @@ func TestDirRefuses(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := syscall.Mkfifo(filepath.Join(root, "HEARTBEAT.md"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	fifo := makeFIFO(t, filepath.Join(root, "HEARTBEAT.md"))
 	d := DirFS(root)
 	for _, tc := range []struct {
 		name string
@@ -83,6 +80,9 @@ func TestDirRefuses(t *testing.T) {
 		{"../outside", fs.ErrInvalid},
 		{"/etc/passwd", fs.ErrInvalid},
 	} {
+		if tc.name == "HEARTBEAT.md" && !fifo {
+			continue
+		}
 		done := make(chan error, 1)
 		go func() {
 			_, err := fs.ReadFile(d, tc.name)
@@ -135,9 +135,7 @@ func FuzzDirNames(f *testing.F) {
 	if err := os.Symlink(outside, filepath.Join(root, "link")); err != nil {
 		f.Fatal(err)
 	}
-	if err := syscall.Mkfifo(filepath.Join(root, "fifo"), 0o644); err != nil {
-		f.Fatal(err)
-	}
+	makeFIFO(f, filepath.Join(root, "fifo"))
 	d := DirFS(root)
 	f.Fuzz(func(t *testing.T, name string) {
 		b, err := fs.ReadFile(d, name)

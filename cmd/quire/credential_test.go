@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -173,7 +172,7 @@ func TestGitEndpointNeedsToken(t *testing.T) {
 		cmd := exec.Command(name, args...)
 		cmd.Dir = home
 		cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "HOME=" + home, "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "XDG_RUNTIME_DIR=" + home}
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		runAsUser(cmd, 65534, 65534)
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
