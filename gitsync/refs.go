@@ -305,19 +305,6 @@ func lockFile(path string) (*os.File, error) {
 	}
 }
 
-// syncDir makes a directory's entries (a rename, a new file) durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
-	}
-	return nil
-}
-
 // commitLock writes content to the open lock file f, syncs it and
 // renames it over path, then syncs path's directory.
 func commitLock(f *os.File, path string, content []byte) error {
@@ -330,7 +317,7 @@ func commitLock(f *os.File, path string, content []byte) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(lp, path)
+		err = replaceFile(lp, path)
 	}
 	if err != nil {
 		_ = os.Remove(lp)
