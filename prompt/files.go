@@ -28,7 +28,7 @@ type text struct {
 	sampled    bool
 	chars      int   // code points in the whole file
 	size       int64 // bytes of the whole decoded file
-	fileBytes  int64 // bytes of the file as stored (before U+FFFD and BOM)
+	fileBytes  int64 // bytes of the file as read: CR LF as LF, before U+FFFD and BOM
 	lines      int   // newlines in the whole file (sampled only)
 	tailChars  int   // code points in tail (sampled only)
 	tailLines  int   // newlines in tail (sampled only)
@@ -108,8 +108,10 @@ func loadText(fsys fs.FS, name string, listed fs.DirEntry, window int, dst *text
 
 // complete makes t the complete text of b and returns it, taking
 // ownership of b: the caller must not modify b afterwards (it becomes the
-// text's string without a copy).
+// text's string without a copy). Every CR LF in b is read as LF first
+// (workspace.NormalizeNewlines: the rule on line endings).
 func (t *text) complete(b []byte) *text {
+	b = workspace.NormalizeNewlines(b)
 	if len(b) == 0 {
 		return t.completeString("")
 	}
@@ -209,7 +211,9 @@ func replaceInvalid(b []byte) (string, int) {
 
 // sampleText streams r once, keeping the first and last window code points
 // (plus the slack line-boundary moves need), and counting everything.
+// Every CR LF is read as LF (workspace.NewlineReader).
 func sampleText(r io.Reader, window int) (*text, error) {
+	r = workspace.NewlineReader(r)
 	keep := 4*(window+lineSlack) + 4 // bytes: a code point is at most 4
 	t := &text{sampled: true}
 	head := make([]byte, 0, keep)
