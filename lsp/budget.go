@@ -150,7 +150,7 @@ func fileDiagnostics(m *mapper, f prompt.FileReport, rep *prompt.Report, rejecti
 	}
 	code := protocol.String("budget-" + string(f.Status))
 	for _, r := range f.Dropped {
-		start, end := int(r.Start.Offset), int(r.End.Offset)
+		start, end := m.fromRead(int(r.Start.Offset)), m.fromRead(int(r.End.Offset))
 		fade := "not in the prompt: cut by the per-file budget"
 		switch {
 		case rejection != "":

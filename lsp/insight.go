@@ -103,7 +103,7 @@ func (s *server) Hover(ctx context.Context, params *protocol.HoverParams) (*prot
 		percent(rep.InjectedIn(), bu.Total()), prompt.GroupThousands(rep.RemainingIn()))
 	var hoverRange *protocol.Range
 	for _, r := range f.Dropped {
-		start, end := int(r.Start.Offset), int(r.End.Offset)
+		start, end := m.fromRead(int(r.Start.Offset)), m.fromRead(int(r.End.Offset))
 		cut := utf8.RuneCountInString(safeSlice(b.doc.text, start, end))
 		first, last := r.Lines()
 		w.printf("Cut: lines %d–%d, %s chars.", first, last, prompt.GroupThousands(cut))
@@ -138,7 +138,7 @@ func (s *server) InlayHint(ctx context.Context, params *protocol.InlayHintParams
 	hints := []protocol.InlayHint{}
 	yes := true
 	for _, r := range b.file.Dropped {
-		start, end := int(r.Start.Offset), int(r.End.Offset)
+		start, end := m.fromRead(int(r.Start.Offset)), m.fromRead(int(r.End.Offset))
 		cut := utf8.RuneCountInString(safeSlice(b.doc.text, start, end))
 		label := fmt.Sprintf("✂ %s chars cut from the prompt", prompt.GroupThousands(cut))
 		if b.file.Status == prompt.StatusDropped {

@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"sort"
+	"strings"
 	"unicode/utf8"
 
 	"go.lsp.dev/protocol"
@@ -18,6 +19,8 @@ import (
 type mapper struct {
 	text       string
 	lineStarts []int // byte offset of the first byte of each line
+	readLFs    []int // fromRead's index: the read offset of each CR LF's LF
+	indexed    bool  // readLFs is built
 }
 
 // newMapper indexes the line starts of text. Lines end at "\n", "\r\n" or
@@ -104,6 +107,29 @@ func (m *mapper) offset(pos protocol.Position) int {
 		i += size
 	}
 	return i
+}
+
+// fromRead maps off, a byte offset in the text as prompt assembly reads
+// it (every CR LF as LF: workspace.NormalizeNewlines), to the offset of
+// the same byte in m.text. A report's offsets are of the former, the
+// document's of the latter: they differ in a file with CR LF line
+// endings (a checkout with core.autocrlf=true). The LF of a CR LF maps
+// to its CR, the end of its line.
+func (m *mapper) fromRead(off int) int {
+	if !m.indexed {
+		m.indexed = true
+		from := 0
+		for {
+			k := strings.Index(m.text[from:], "\r\n")
+			if k < 0 {
+				break
+			}
+			cr := from + k
+			m.readLFs = append(m.readLFs, cr-len(m.readLFs)) // less the CRs before
+			from = cr + 2
+		}
+	}
+	return off + sort.SearchInts(m.readLFs, off)
 }
 
 // lspRange is the LSP range of the byte range [start, end).

@@ -103,3 +103,28 @@ func FuzzMapper(f *testing.F) {
 		}
 	})
 }
+
+// TestFromRead: a report's offsets, in the text read with CR LF as LF,
+// land on the same bytes of a CR LF document.
+func TestFromRead(t *testing.T) {
+	for _, tc := range []struct {
+		doc  string
+		read int // an offset in the text as read
+		want int // the same byte in doc
+	}{
+		{"ab\ncd\n", 4, 4},
+		{"ab\r\ncd\r\n", 0, 0},
+		{"ab\r\ncd\r\n", 2, 2}, // the LF of the first line: its CR
+		{"ab\r\ncd\r\n", 3, 4}, // c
+		{"ab\r\ncd\r\n", 5, 6}, // the second line's end
+		{"ab\r\ncd\r\n", 6, 8}, // the end of the text
+		{"a\rb\r\nc", 2, 2},    // a lone CR is text
+		{"a\rb\r\nc", 4, 5},
+		{"\r\n\r\n\r\nx", 3, 6},
+	} {
+		m := newMapper(tc.doc)
+		if got := m.fromRead(tc.read); got != tc.want {
+			t.Errorf("fromRead(%q, %d) = %d, want %d", tc.doc, tc.read, got, tc.want)
+		}
+	}
+}
