@@ -13,7 +13,9 @@ const CodeCancelled = "cancelled"
 
 // CheckFiles applies the file rules (CheckName, then CheckFile) to the
 // files of fsys: to every file but those under .git when paths is nil,
-// else to paths, skipping those that do not exist (deleted files). The
+// else to paths, skipping those that do not exist (deleted files); and
+// the rule on case (no two names in a directory that differ only in
+// case) to every directory, or to the directories on the way to paths. The
 // problems come sorted by path and line, each once; a check cut short by
 // ctx ends with a CodeCancelled error.
 func CheckFiles(ctx context.Context, fsys fs.FS, paths []string) []Problem {
@@ -26,6 +28,9 @@ func CheckFiles(ctx context.Context, fsys fs.FS, paths []string) []Problem {
 				break
 			}
 			out = append(out, checkOneFile(fsys, p)...)
+		}
+		if ctx.Err() == nil {
+			out = append(out, pathCollisions(fsys, paths)...)
 		}
 	}
 	if ctx.Err() != nil {
@@ -63,6 +68,9 @@ func checkAllFiles(ctx context.Context, fsys fs.FS) []Problem {
 		if d.IsDir() {
 			if d.Name() == ".git" && p != "." {
 				return fs.SkipDir
+			}
+			if es, err := fs.ReadDir(fsys, p); err == nil {
+				out = append(out, caseCollisions(p, es, nil)...)
 			}
 			return nil
 		}
