@@ -123,7 +123,7 @@ func (s *server) diagnose(v view) map[uri.URI][]protocol.Diagnostic {
 	for p, diags := range budgetDiagnostics(a, v, s.now(), checked) {
 		u, ok := byPath[p]
 		if !ok {
-			u = uri.File(filepath.Join(v.root, filepath.FromSlash(p)))
+			u = fileURI(filepath.Join(v.root, filepath.FromSlash(p)))
 		}
 		out[u] = append(out[u], diags...)
 	}

@@ -8,10 +8,8 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
-	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -441,27 +439,6 @@ func rootFromParams(params *protocol.InitializeParams) string {
 	}
 	dir, _ := os.Getwd()
 	return dir
-}
-
-// filePath is the local path of a file: URI, with or without the host
-// "localhost" (file://localhost/home/… is file:///home/…). Other schemes,
-// and files on other hosts, are not on this disk.
-func filePath(u uri.URI) (string, bool) {
-	parsed, err := url.Parse(string(u))
-	if err != nil || !strings.EqualFold(parsed.Scheme, "file") {
-		return "", false
-	}
-	if h := parsed.Host; h != "" && !strings.EqualFold(h, "localhost") {
-		return "", false
-	}
-	p := parsed.Path
-	if p == "" {
-		return "", false
-	}
-	if runtime.GOOS == "windows" && len(p) >= 3 && p[0] == '/' && p[2] == ':' {
-		p = p[1:] // /C:/Users/… is C:/Users/…
-	}
-	return filepath.Clean(filepath.FromSlash(p)), true
 }
 
 // Initialized implements protocol.Server: the session is ready, start
