@@ -35,9 +35,14 @@ func RuntimeDir(getenv func(string) string) string {
 	return PrivateTempDir()
 }
 
-// PrivateTempDir is quire-<uid> in the temporary directory.
+// PrivateTempDir is quire-<uid> in the temporary directory; quire on
+// Windows, which has no uid (os.Getuid is -1) and whose temporary
+// directory is already the user's own.
 func PrivateTempDir() string {
-	return filepath.Join(os.TempDir(), fmt.Sprintf("quire-%d", os.Getuid()))
+	if uid := os.Getuid(); uid >= 0 {
+		return filepath.Join(os.TempDir(), fmt.Sprintf("quire-%d", uid))
+	}
+	return filepath.Join(os.TempDir(), "quire")
 }
 
 func baseDir(getenv func(string) string, variable, underHome string) string {
