@@ -52,8 +52,8 @@ vet:
 	@$(STEP) "go vet (compiles every package: 1-3 min the first time)" $(GO) vet $(PKGS)
 
 # Every platform Quire ships on but Linux is built and vetted only (no
-# macOS here, and Wine cannot start Go 1.26 Windows binaries): quire for
-# each target, and go vet ./... (test files included) per target.
+# macOS here, and Wine cannot start Go 1.26 Windows binaries): go vet ./...
+# (test files included) per system; test-dist builds every target.
 cross:
 	@.ci/cross.sh
 
