@@ -51,5 +51,5 @@ func SkillSources(fsys fs.FS, a *prompt.Agent, o SkillOptions) []skills.Source {
 // check of an allow list, the language server and the CLI, so each sees
 // the skills the others do.
 func Skills(fsys fs.FS, a *prompt.Agent, o SkillOptions) *skills.Set {
-	return skills.Load(o.Version, SkillSources(fsys, a, o), nil)
+	return skills.Load(o.Version, SkillSources(fsys, a, o))
 }

@@ -28,7 +28,7 @@ func deployedWith(t *testing.T, allow string) *deployment {
 	}
 	dep := &deployment{commit: strings.Repeat("c", 40), fsys: fsys, base: fsys, ws: ws, agents: map[string]*deployedAgent{}}
 	for _, a := range ws.Agents() {
-		dep.agents[a.Name] = &deployedAgent{agent: a, skills: skills.Load(1, skills.WorkspaceSources(fsys, a.Dir), nil)}
+		dep.agents[a.Name] = &deployedAgent{agent: a, skills: skills.Load(1, skills.WorkspaceSources(fsys, a.Dir))}
 		dep.names = append(dep.names, a.Name)
 	}
 	return dep

@@ -38,7 +38,7 @@ func TestServedPromptEqualsLocalAssembly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		set := skills.Load(1, skills.Options{WorkspaceDir: filepath.Join(dir, a.Dir)}.Sources(), nil)
+		set := skills.Load(1, skills.Options{WorkspaceDir: filepath.Join(dir, a.Dir)}.Sources())
 		res, err := ws.Assemble(prompt.Request{Agent: agent, User: user, Session: session, Channel: channel, Now: now,
 			Skills: set.PromptSkills(skills.Request{Agent: agent, User: user, Allow: a.Config.Skills})})
 		if err != nil {

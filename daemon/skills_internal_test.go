@@ -22,7 +22,7 @@ func TestSameSkills(t *testing.T) {
 		}
 	}
 	load := func(version uint64) *deployment {
-		set := skills.Load(version, skills.Options{ManagedDir: dir}.Sources(), nil)
+		set := skills.Load(version, skills.Options{ManagedDir: dir}.Sources())
 		if _, ok := set.Skill("pdf"); !ok {
 			t.Fatalf("skills %v, problems %v", set.Skills(), set.Problems())
 		}

@@ -117,7 +117,7 @@ func TestPreviewEqualsAssembleByteForByte(t *testing.T) {
 	}
 	// Skills as `quire prompt` loads them (workspace tiers from disk, the
 	// built-ins; no home directory in this session).
-	set := skills.Load(1, skills.Options{WorkspaceDir: root}.Sources(), nil)
+	set := skills.Load(1, skills.Options{WorkspaceDir: root}.Sources())
 	want, err := ws.Assemble(prompt.Request{Agent: "lucia", User: "ines", Session: prompt.SessionMain, Channel: prompt.ChannelDM, Now: now,
 		Skills: set.PromptSkills(skills.Request{Agent: "lucia", User: "ines"})})
 	if err != nil {
@@ -313,7 +313,7 @@ func TestPreviewWithSkillsDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set := skills.Load(1, skills.Options{WorkspaceDir: root, ManagedDir: managed}.Sources(), nil)
+	set := skills.Load(1, skills.Options{WorkspaceDir: root, ManagedDir: managed}.Sources())
 	want, err := ws.Assemble(prompt.Request{Agent: "lucia", Session: prompt.SessionMain, Channel: prompt.ChannelDM, Now: now,
 		Skills: set.PromptSkills(skills.Request{Agent: "lucia"})})
 	if err != nil {

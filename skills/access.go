@@ -2,78 +2,66 @@ package skills
 
 import "slices"
 
-// Visibility is who may see a managed skill.
+// Visibility is who may use a skill of the shared skills repository; its
+// SKILL.md says it in the visibility key of the front matter.
 type Visibility string
 
-// Visibilities (seed §12). The empty Visibility means Public.
+// Visibilities. The empty Visibility means Public.
 const (
-	Public   Visibility = "public"
-	Private  Visibility = "private"  // the owner only
-	Internal Visibility = "internal" // the owner and explicit agent or user grants
+	// Public skills are seen by every agent that loads them, and by a
+	// request that names no agent.
+	Public Visibility = "public"
+	// Internal skills are seen by every agent of the daemon (the
+	// organisation) that loads them, never by a request naming no agent.
+	Internal Visibility = "internal"
+	// Private skills are seen only by the agents the grants file names,
+	// directly or by their repository.
+	Private Visibility = "private"
 )
 
-// AgentGrant lets one agent use an internal skill, optionally pinned to a
-// version of it.
-type AgentGrant struct {
-	Agent string `json:"agent"`
-	// Version pins the skill version the agent sees; 0 means the latest.
-	Version int `json:"version,omitempty"`
+// Visibilities returns the visibilities a SKILL.md may name.
+func Visibilities() []Visibility { return []Visibility{Public, Internal, Private} }
+
+// Grant names who may use a private skill: agents by name, and every
+// agent of a repository by the repository's name.
+type Grant struct {
+	Agents       []string `json:"agents,omitempty" yaml:"agents"`
+	Repositories []string `json:"repositories,omitempty" yaml:"repositories"`
 }
 
-// Access is a skill's access record. The zero value is public.
+// Access is a skill's access record: its front matter's visibility and
+// its grant in the repository's grants file. The zero value is public.
 type Access struct {
-	Visibility  Visibility   `json:"visibility,omitempty"`
-	Owner       string       `json:"owner,omitempty"`
-	AgentGrants []AgentGrant `json:"agent_grants,omitempty"`
-	UserGrants  []string     `json:"user_grants,omitempty"`
+	Visibility Visibility `json:"visibility,omitempty"`
+	Grant      Grant      `json:"grant,omitzero"`
 }
 
-// Allows reports whether agent, serving user (empty for no user), may see a
-// skill with access a. Private skills are seen by their owner only; internal
-// skills by their owner, granted users and granted agents. An unknown
-// visibility allows nobody, so a typo never publishes a skill.
-func (a Access) Allows(agent, user string) bool {
+// public reports whether a allows every request.
+func (a Access) public() bool { return a.Visibility == "" || a.Visibility == Public }
+
+// Allows reports whether the request may see a skill with access a. An
+// unknown visibility allows nobody, so a typo never publishes a skill.
+func (a Access) Allows(r *Request) bool {
 	switch a.Visibility {
 	case "", Public:
 		return true
-	case Private:
-		return user != "" && user == a.Owner
 	case Internal:
-		if user != "" && (user == a.Owner || slices.Contains(a.UserGrants, user)) {
-			return true
-		}
-		_, ok := a.grant(agent)
-		return ok
+		return r.Agent != ""
+	case Private:
+		return r.Agent != "" && (slices.Contains(a.Grant.Agents, r.Agent) ||
+			r.Repo != "" && slices.Contains(a.Grant.Repositories, r.Repo))
 	}
 	return false
-}
-
-// PinnedVersion returns the version agent's grant pins, if it pins one.
-func (a Access) PinnedVersion(agent string) (int, bool) {
-	g, ok := a.grant(agent)
-	if !ok || g.Version == 0 {
-		return 0, false
-	}
-	return g.Version, true
-}
-
-func (a Access) grant(agent string) (AgentGrant, bool) {
-	if agent == "" {
-		return AgentGrant{}, false
-	}
-	for _, g := range a.AgentGrants {
-		if g.Agent == agent {
-			return g, true
-		}
-	}
-	return AgentGrant{}, false
 }
 
 // Request says who is asking and which skills the agent is configured to
 // use. The zero Request sees every public skill.
 type Request struct {
 	Agent string
-	User  string
+	// Repo is the name of the repository that defines the agent, which a
+	// grant may name; "" for an agent of no repository.
+	Repo string
+	User string
 	// Allow is the agent.yaml allow list: nil = every skill, an empty
 	// non-nil slice = none.
 	Allow []string
@@ -85,7 +73,7 @@ type Request struct {
 // Permits reports whether the request may see s: the access rules first,
 // then the per-request filter, or the allow list when there is no filter.
 func (r *Request) Permits(s *Skill) bool {
-	if !s.Access.Allows(r.Agent, r.User) {
+	if !s.Access.Allows(r) {
 		return false
 	}
 	list := r.list()

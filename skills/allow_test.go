@@ -38,7 +38,7 @@ func TestUnknownAllowed(t *testing.T) {
 				a.Config.SkillsAt = append(a.Config.SkillsAt, prompt.Position{Line: 7 + i, Column: 3})
 			}
 			var got []string
-			for _, p := range Load(0, WorkspaceSources(tc.fsys, a.Dir), nil).UnknownAllowed(a) {
+			for _, p := range Load(0, WorkspaceSources(tc.fsys, a.Dir)).UnknownAllowed(a) {
 				got = append(got, p.String())
 			}
 			if fmt.Sprint(got) != fmt.Sprint(tc.want) {

@@ -42,7 +42,7 @@ func BenchmarkColdPromptDisk(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				set := Load(1, Options{WorkspaceDir: dir}.Sources(), nil)
+				set := Load(1, Options{WorkspaceDir: dir}.Sources())
 				req := prompt.Request{User: "ana", Now: now, Tools: tools, Skills: set.PromptSkills(Request{Agent: a.Name, User: "ana", Allow: a.Config.Skills})}
 				res, err := w.Assemble(req)
 				if err != nil {

@@ -36,7 +36,7 @@ func WorkspaceSources(fsys fs.FS, agentDir string) []Source {
 // overrides a built-in one. Errors mean the skill will not load; the git
 // endpoint refuses a push that has any.
 func CheckAgent(fsys fs.FS, agentDir string) []workspace.Problem {
-	set := Load(0, WorkspaceSources(fsys, agentDir), nil)
+	set := Load(0, WorkspaceSources(fsys, agentDir))
 	var out []workspace.Problem
 	out = append(out, set.Problems()...)
 	for _, sh := range set.Shadows() {
@@ -49,6 +49,11 @@ func CheckAgent(fsys fs.FS, agentDir string) []workspace.Problem {
 		}
 		out = append(out, workspace.Problem{Path: p, Severity: sev, Code: "skill-shadowed", Message: msg})
 	}
+	return sortProblems(out)
+}
+
+// sortProblems sorts problems by path, then line, as check prints them.
+func sortProblems(out []workspace.Problem) []workspace.Problem {
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Path != out[j].Path {
 			return out[i].Path < out[j].Path

@@ -21,9 +21,15 @@
 //     description, built on the first search, so Set.Search allocates
 //     nothing per skill and Set.PromptSkills, List and Show never touch
 //     the disk (nor build the index).
-//   - Request carries who asks (agent, user) and the agent.yaml allow list
-//     with an optional per-request Filter that replaces it; Access holds the
-//     visibility rules (public, private, internal with grants).
+//   - Request carries who asks (agent, its repository, user) and the
+//     agent.yaml allow list with an optional per-request Filter that
+//     replaces it; Access holds the visibility rules of the shared skills
+//     repository (SharedSource): public, internal or private in each
+//     SKILL.md's front matter, private skills granted to agents and
+//     repositories in its grants file (ParseGrants); CheckShared validates
+//     the repository as a push is.
+//   - HybridSearch fuses BM25 and embedding cosine; Vectors caches the
+//     skills' vectors by model and skill version (content hash).
 //   - Watcher swaps in a new Set, with a higher version, 500 ms after the
 //     last change under any tier directory on disk.
 //   - CheckAgent lists a workspace's SKILL.md problems for `quire check`,

@@ -3,6 +3,7 @@ package skills
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -36,6 +37,9 @@ type FrontMatter struct {
 	AllowedTools []string
 	// Metadata holds the optional free-form metadata mapping.
 	Metadata map[string]any
+	// Visibility says who may use a skill of the shared skills
+	// repository: public (the default), internal or private (Access).
+	Visibility Visibility
 }
 
 // MaxCompatibilityChars bounds the compatibility key (Agent Skills
@@ -68,14 +72,14 @@ const codeUnknownKey = "skill-unknown-key"
 //     command-tool, command-arg-mode, version (metadata.openclaw and its
 //     aliases live under metadata, which is free-form).
 var knownFields = []string{
-	"name", "description", "license", "compatibility", "metadata", "allowed-tools",
+	"name", "description", "license", "compatibility", "metadata", "allowed-tools", "visibility",
 	"argument-hint", "disable-model-invocation", "user-invocable", "model", "context", "agent", "hooks",
 	"homepage", "command-dispatch", "command-tool", "command-arg-mode", "version",
 }
 
 // readFields are the keys whose values Quire interprets; the other known
 // keys are accepted whatever their value.
-var readFields = []string{"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
+var readFields = []string{"name", "description", "license", "compatibility", "metadata", "allowed-tools", "visibility"}
 
 // KnownFields returns the front-matter keys that draw no unknown-key
 // warning (for editor completion).
@@ -253,6 +257,8 @@ func (p *docParser) scalar(key string, line int, value string, null bool) {
 		p.descLine, p.doc.Description = line, value
 	case "license":
 		p.doc.License = value
+	case "visibility":
+		p.visibility(line, value)
 	case "compatibility":
 		p.doc.Compatibility = value
 		if n := utf8.RuneCountInString(value); n > MaxCompatibilityChars {
@@ -359,7 +365,7 @@ func (p *docParser) nonScalar(key string, line int, v *yaml.Node) {
 		p.doc.AllowedTools = p.toolList(v, line)
 	case "metadata":
 		p.metadata(line, v)
-	case "name", "description", "license", "compatibility":
+	case "name", "description", "license", "compatibility", "visibility":
 		if key == "name" {
 			p.nameLine = line
 		} else if key == "description" {
@@ -367,6 +373,17 @@ func (p *docParser) nonScalar(key string, line int, v *yaml.Node) {
 		}
 		p.errorf(line, "%s must be a string, not a %s", key, kindName(v.Kind))
 	}
+}
+
+// visibility reads the visibility key on line: one of Visibilities, or
+// nothing for public.
+func (p *docParser) visibility(line int, value string) {
+	v := Visibility(strings.TrimSpace(value))
+	if v != "" && !slices.Contains(Visibilities(), v) {
+		p.errorf(line, "visibility %q is unknown; use public, internal or private (or leave the key out for public)", value)
+		return
+	}
+	p.doc.Visibility = v
 }
 
 // metadata reads the metadata mapping on line.

@@ -36,7 +36,7 @@ func TestEcosystemLayouts(t *testing.T) {
 		"skills/deep/a/b/SKILL.md":         {Data: []byte(skillMD("b", "two levels down is not a group", ""))},
 		".agents/skills/calendar/Skill.md": {Data: []byte(skillMD("calendar", "Plan meetings.", ""))},
 	}
-	set := Load(1, Options{Workspace: ws, WorkspaceDir: "/ws", NoBuiltin: true}.Sources(), nil)
+	set := Load(1, Options{Workspace: ws, WorkspaceDir: "/ws", NoBuiltin: true}.Sources())
 	if got, want := slugs(set.Skills()), []string{"calendar", "ffmpeg", "notes", "pdf", "whisper"}; !slices.Equal(got, want) {
 		t.Fatalf("skills = %v, want %v (problems %v)", got, want, set.Problems())
 	}
@@ -99,7 +99,7 @@ func TestUnknownKeysCanBeSilenced(t *testing.T) {
 		if tc.agentYAML != "" {
 			ws["agent.yaml"] = &fstest.MapFile{Data: []byte(tc.agentYAML)}
 		}
-		set := Load(1, Options{Workspace: ws, NoBuiltin: true}.Sources(), nil)
+		set := Load(1, Options{Workspace: ws, NoBuiltin: true}.Sources())
 		if n := len(set.Problems()); n != tc.want {
 			t.Errorf("agent.yaml %q: %d problems %v, want %d", tc.agentYAML, n, set.Problems(), tc.want)
 		}
@@ -123,9 +123,9 @@ func TestUnknownKeysCanBeSilenced(t *testing.T) {
 // The built-in tier is read once per process; what Load gives is what
 // reading the embedded files gives.
 func TestBuiltinTierReadOnce(t *testing.T) {
-	fresh, freshProbs := readTierFS(Source{Tier: TierBuiltin, FS: Builtin(), Prefix: "builtin"}, nil)
+	fresh, freshProbs := readTierFS(Source{Tier: TierBuiltin, FS: Builtin(), Prefix: "builtin"})
 	for range 2 {
-		got, probs := readTier(builtinSource(), nil)
+		got, probs := readTier(builtinSource())
 		if len(got) != len(fresh) || len(got) == 0 || len(probs) != len(freshProbs) {
 			t.Fatalf("built-in tier: %d skills %d problems, fresh %d %d", len(got), len(probs), len(fresh), len(freshProbs))
 		}

@@ -14,7 +14,7 @@ import (
 // Load reads every source (highest tier first) and resolves overrides into
 // an immutable Set with the given version. Problems of every file, the
 // shadowed ones included, are kept in the Set.
-func Load(version uint64, sources []Source, access map[string]Access) *Set {
+func Load(version uint64, sources []Source) *Set {
 	sorted := append([]Source(nil), sources...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Tier < sorted[j].Tier })
 	var winners map[string]*Skill // made once a second tier has skills
@@ -22,7 +22,7 @@ func Load(version uint64, sources []Source, access map[string]Access) *Set {
 	var shadows []Shadow
 	var problems []workspace.Problem
 	for _, src := range sorted {
-		tier, probs := readTier(src, access)
+		tier, probs := readTier(src)
 		problems = append(problems, probs...)
 		if len(tier) == 0 {
 			continue
@@ -83,16 +83,10 @@ func quietUnknownKeys(sources []Source, problems []workspace.Problem) []workspac
 // Check loads the sources and returns every SKILL.md problem plus a warning
 // per shadowed skill, sorted by path and line: what `quire check` reports.
 func Check(sources []Source) []workspace.Problem {
-	set := Load(0, sources, nil)
+	set := Load(0, sources)
 	out := append([]workspace.Problem(nil), set.Problems()...)
 	for _, sh := range set.Shadows() {
 		out = append(out, workspace.Problem{Path: sh.Shadowed, Line: 0, Severity: workspace.SeverityWarning, Code: "skill-shadowed", Message: fmt.Sprintf("skill %q is shadowed by %s (%s tier)", sh.Slug, sh.Winner, sh.WinnerTier)})
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Path != out[j].Path {
-			return out[i].Path < out[j].Path
-		}
-		return out[i].Line < out[j].Line
-	})
-	return out
+	return sortProblems(out)
 }

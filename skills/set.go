@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"reflect"
 	"slices"
 	"sync"
 
@@ -25,6 +24,8 @@ const (
 
 // Embedder turns texts into vectors. memory's Embedder satisfies it.
 type Embedder interface {
+	// Model names the model; it keys the Vectors cache.
+	Model() string
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
 
@@ -49,16 +50,12 @@ type Set struct {
 	// made on the first lookup by slug: prompting never needs it.
 	docOnce sync.Once
 	docOf   map[string]int
-
-	embMu   sync.Mutex
-	embFor  Embedder
-	vectors [][]float32
 }
 
 func newSet(version uint64, list []*Skill, shadows []Shadow, problems []workspace.Problem) *Set {
 	s := &Set{version: version, skills: list, public: make([]bool, len(list)), shadows: shadows, problems: problems}
 	for i, sk := range list {
-		s.public[i] = sk.Access.Visibility == "" || sk.Access.Visibility == Public
+		s.public[i] = sk.Access.public()
 		s.private = s.private || !s.public[i]
 	}
 	words := (len(list) + 63) / 64
@@ -182,7 +179,7 @@ func (s *Set) Search(query string, req Request, limit int, dst []Hit) []Hit {
 			if list != nil && sc.allowed[doc>>6]&(1<<(doc&63)) == 0 {
 				return false
 			}
-			return s.public[doc] || s.skills[doc].Access.Allows(req.Agent, req.User)
+			return s.public[doc] || s.skills[doc].Access.Allows(&req)
 		}
 	}
 	hits := s.bm25().Search(query, limit, sc.hits, filter)
@@ -204,10 +201,11 @@ type searchScratch struct {
 // TextWeight × BM25/maxBM25 + VectorWeight × cosine(query, name + description);
 // when BM25 finds nothing the cosine gets weight 1, and when emb is nil or
 // returns no vector, the normalised BM25 score gets weight 1. Skill vectors
-// are computed once per Set and embedder. Results are best first, ties by
+// come from cache, by model and skill version, when cache is not nil;
+// only the skills it lacks are embedded. Results are best first, ties by
 // slug, at most limit (≤ 0: DefaultLimit); a skill with neither a BM25 match
 // nor a positive cosine is not a result.
-func (s *Set) HybridSearch(ctx context.Context, emb Embedder, query string, req Request, limit int) ([]Hit, error) {
+func (s *Set) HybridSearch(ctx context.Context, emb Embedder, cache *Vectors, query string, req Request, limit int) ([]Hit, error) {
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
@@ -216,7 +214,7 @@ func (s *Set) HybridSearch(ctx context.Context, emb Embedder, query string, req 
 	var vecs [][]float32
 	if emb != nil && len(s.skills) > 0 {
 		var err error
-		if qv, vecs, err = s.queryVectors(ctx, emb, query); err != nil {
+		if qv, vecs, err = s.queryVectors(ctx, emb, cache, query); err != nil {
 			return nil, err
 		}
 	}
@@ -239,8 +237,8 @@ func (s *Set) HybridSearch(ctx context.Context, emb Embedder, query string, req 
 
 // queryVectors embeds the query and returns its vector with the skills'
 // vectors.
-func (s *Set) queryVectors(ctx context.Context, emb Embedder, query string) (qv []float32, vecs [][]float32, err error) {
-	if vecs, err = s.skillVectors(ctx, emb); err != nil {
+func (s *Set) queryVectors(ctx context.Context, emb Embedder, cache *Vectors, query string) (qv []float32, vecs [][]float32, err error) {
+	if vecs, err = cache.vectors(ctx, emb, s.skills); err != nil {
 		return nil, nil, err
 	}
 	qs, err := emb.Embed(ctx, []string{query})
@@ -284,31 +282,6 @@ func (s *Set) fuse(text []bm25.Hit, qv []float32, vecs [][]float32, tw, vw float
 		}
 	}
 	return out
-}
-
-// skillVectors embeds every skill's name and description once per embedder.
-func (s *Set) skillVectors(ctx context.Context, emb Embedder) ([][]float32, error) {
-	s.embMu.Lock()
-	defer s.embMu.Unlock()
-	cacheable := reflect.TypeOf(emb).Comparable()
-	if cacheable && s.vectors != nil && s.embFor == emb {
-		return s.vectors, nil
-	}
-	texts := make([]string, len(s.skills))
-	for i, sk := range s.skills {
-		texts[i] = sk.Name + ": " + sk.Description
-	}
-	vecs, err := emb.Embed(ctx, texts)
-	if err != nil {
-		return nil, fmt.Errorf("embed %d skills: %w", len(texts), err)
-	}
-	if len(vecs) != len(texts) {
-		return nil, fmt.Errorf("embed %d skills: embedder returned %d vectors", len(texts), len(vecs))
-	}
-	if cacheable {
-		s.embFor, s.vectors = emb, vecs
-	}
-	return vecs, nil
 }
 
 // cosine returns the cosine similarity of a and b, 0 when either is zero or

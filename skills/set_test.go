@@ -64,7 +64,7 @@ func TestTiersOverrideAndShadow(t *testing.T) {
 	writeFile(t, filepath.Join(managed, "daily-log-hygiene/SKILL.md"), skillMD("daily-log-hygiene", "Managed log rules.", ""))
 
 	opts := Options{Workspace: ws, WorkspaceDir: "/srv/agent", HomeDir: home, ManagedDir: managed}
-	set := Load(7, opts.Sources(), nil)
+	set := Load(7, opts.Sources())
 
 	if set.Version() != 7 {
 		t.Errorf("version = %d", set.Version())
@@ -136,7 +136,7 @@ func TestTiersOverrideAndShadow(t *testing.T) {
 }
 
 func TestBuiltinSkillsAreClean(t *testing.T) {
-	set := Load(1, Options{}.Sources(), nil)
+	set := Load(1, Options{}.Sources())
 	if len(set.Problems()) != 0 || len(set.Skills()) < 2 {
 		t.Fatalf("built-ins: %d skills, problems %v", len(set.Skills()), set.Problems())
 	}
@@ -148,7 +148,7 @@ func TestSearchMatchesBM25Formula(t *testing.T) {
 		"skills/log/SKILL.md":     {Data: []byte(skillMD("log", "Write daily log entries.", ""))},
 		"skills/convert/SKILL.md": {Data: []byte(skillMD("convert", "Convert files between formats.", ""))},
 	}
-	set := Load(1, Options{Workspace: ws, NoBuiltin: true}.Sources(), nil)
+	set := Load(1, Options{Workspace: ws, NoBuiltin: true}.Sources())
 	// Documents (slug order): convert = [convert convert files between formats] (5),
 	// log = [log write daily log entries] (5), pdf = [pdf convert pdf to markdown] (5). avgdl = 5.
 	// idf(convert) = ln((3-2+0.5)/(2+0.5)+1) = ln 1.6 ; idf(pdf) = ln((3-1+0.5)/(1+0.5)+1) = ln(8/3).
@@ -184,7 +184,7 @@ func TestSearchTiesBySlugAndDefaultLimit(t *testing.T) {
 	for _, s := range []string{"golf", "alpha", "echo", "charlie", "bravo", "delta", "foxtrot"} {
 		ws["skills/"+s+"/SKILL.md"] = &fstest.MapFile{Data: []byte(skillMD(s, "Shared words here.", ""))}
 	}
-	set := Load(1, Options{Workspace: ws, NoBuiltin: true}.Sources(), nil)
+	set := Load(1, Options{Workspace: ws, NoBuiltin: true}.Sources())
 	hits := set.Search("shared", Request{}, 0, nil)
 	var got []string
 	for _, h := range hits {
@@ -198,6 +198,8 @@ func TestSearchTiesBySlugAndDefaultLimit(t *testing.T) {
 // wordEmbedder is a deterministic bag-of-words embedder over a fixed
 // vocabulary: the real arithmetic, no model.
 type wordEmbedder struct{ vocab []string }
+
+func (wordEmbedder) Model() string { return "words" }
 
 func (e wordEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
@@ -221,11 +223,11 @@ func TestHybridSearch(t *testing.T) {
 		"skills/notes/SKILL.md": {Data: []byte(skillMD("notes", "Keep meeting notes.", ""))},
 		"skills/chart/SKILL.md": {Data: []byte(skillMD("chart", "Draw charts from tables.", ""))},
 	}
-	set := Load(1, Options{Workspace: ws, NoBuiltin: true}.Sources(), nil)
+	set := Load(1, Options{Workspace: ws, NoBuiltin: true}.Sources())
 	emb := wordEmbedder{vocab: []string{"document", "markdown", "meeting", "notes", "chart", "table", "paper"}}
 
 	// Both sides: 0.3 × bm25/max + 0.7 × cosine.
-	hits, err := set.HybridSearch(context.Background(), emb, "markdown paper", Request{}, 0)
+	hits, err := set.HybridSearch(context.Background(), emb, nil, "markdown paper", Request{}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +238,7 @@ func TestHybridSearch(t *testing.T) {
 	}
 
 	// No BM25 match: the cosine gets weight 1.
-	hits, err = set.HybridSearch(context.Background(), emb, "table", Request{}, 0)
+	hits, err = set.HybridSearch(context.Background(), emb, nil, "table", Request{}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,56 +251,63 @@ func TestHybridSearch(t *testing.T) {
 	}
 
 	// No embedder: normalised BM25 with weight 1.
-	hits, err = set.HybridSearch(context.Background(), nil, "meeting notes", Request{}, 0)
+	hits, err = set.HybridSearch(context.Background(), nil, nil, "meeting notes", Request{}, 0)
 	if err != nil || len(hits) != 1 || hits[0].Skill.Slug != "notes" || math.Abs(hits[0].Score-1) > 1e-9 {
 		t.Fatalf("text-only hits = %+v, %v", hits, err)
 	}
 }
 
 func TestAccessRules(t *testing.T) {
+	grant := Grant{Agents: []string{"bot"}, Repositories: []string{"ops"}}
 	tests := []struct {
-		name        string
-		access      Access
-		agent, user string
-		want        bool
+		name   string
+		access Access
+		req    Request
+		want   bool
 	}{
-		{"zero is public", Access{}, "", "", true},
-		{"public", Access{Visibility: Public, Owner: "a"}, "x", "b", true},
-		{"private owner", Access{Visibility: Private, Owner: "alice"}, "bot", "alice", true},
-		{"private other user", Access{Visibility: Private, Owner: "alice"}, "bot", "bob", false},
-		{"private no user", Access{Visibility: Private, Owner: "alice"}, "bot", "", false},
-		{"private empty owner", Access{Visibility: Private}, "bot", "", false},
-		{"internal owner", Access{Visibility: Internal, Owner: "alice"}, "bot", "alice", true},
-		{"internal user grant", Access{Visibility: Internal, UserGrants: []string{"bob"}}, "bot", "bob", true},
-		{"internal agent grant", Access{Visibility: Internal, AgentGrants: []AgentGrant{{Agent: "bot"}}}, "bot", "", true},
-		{"internal no grant", Access{Visibility: Internal, AgentGrants: []AgentGrant{{Agent: "other"}}, UserGrants: []string{"carol"}}, "bot", "bob", false},
-		{"unknown visibility denies", Access{Visibility: "pubic"}, "bot", "bob", false},
+		{"zero is public", Access{}, Request{}, true},
+		{"public", Access{Visibility: Public}, Request{Agent: "x"}, true},
+		{"internal, an agent", Access{Visibility: Internal}, Request{Agent: "x"}, true},
+		{"internal, no agent", Access{Visibility: Internal}, Request{}, false},
+		{"private granted agent", Access{Visibility: Private, Grant: grant}, Request{Agent: "bot"}, true},
+		{"private granted repository", Access{Visibility: Private, Grant: grant}, Request{Agent: "any", Repo: "ops"}, true},
+		{"private other agent", Access{Visibility: Private, Grant: grant}, Request{Agent: "other", Repo: "web", User: "bot"}, false},
+		{"private no grant", Access{Visibility: Private}, Request{Agent: "bot"}, false},
+		{"private, no agent", Access{Visibility: Private, Grant: grant}, Request{Repo: "ops"}, false},
+		{"unknown visibility denies", Access{Visibility: "pubic"}, Request{Agent: "bot"}, false},
 	}
 	for _, tt := range tests {
-		if got := tt.access.Allows(tt.agent, tt.user); got != tt.want {
-			t.Errorf("%s: Allows(%q, %q) = %v, want %v", tt.name, tt.agent, tt.user, got, tt.want)
+		if got := tt.access.Allows(&tt.req); got != tt.want {
+			t.Errorf("%s: Allows(%+v) = %v, want %v", tt.name, tt.req, got, tt.want)
 		}
-	}
-	a := Access{Visibility: Internal, AgentGrants: []AgentGrant{{Agent: "bot", Version: 3}, {Agent: "latest"}}}
-	if v, ok := a.PinnedVersion("bot"); !ok || v != 3 {
-		t.Errorf("PinnedVersion(bot) = %d, %v", v, ok)
-	}
-	if _, ok := a.PinnedVersion("latest"); ok {
-		t.Errorf("an unpinned grant reported a pin")
-	}
-	if _, ok := a.PinnedVersion("stranger"); ok {
-		t.Errorf("an agent without grant reported a pin")
 	}
 }
 
-func TestPrivateSkillInvisibleToOtherUsers(t *testing.T) {
-	managed := t.TempDir()
-	writeFile(t, filepath.Join(managed, "alice-secrets/SKILL.md"), skillMD("alice-secrets", "Alice's private expense workflow.", ""))
-	writeFile(t, filepath.Join(managed, "team-expenses/SKILL.md"), skillMD("team-expenses", "Shared expense workflow.", ""))
-	access := map[string]Access{"alice-secrets": {Visibility: Private, Owner: "alice"}}
-	set := Load(1, Options{ManagedDir: managed, NoBuiltin: true, Access: access}.Sources(), access)
+// sharedFS is a shared skills repository: skills with front matter and
+// a grants file.
+func sharedFS(grants string, skills map[string]string) fstest.MapFS {
+	fsys := fstest.MapFS{}
+	if grants != "" {
+		fsys["grants.yaml"] = &fstest.MapFile{Data: []byte(grants)}
+	}
+	for slug, text := range skills {
+		fsys[slug+"/SKILL.md"] = &fstest.MapFile{Data: []byte(text)}
+	}
+	return fsys
+}
 
-	alice, bob := Request{Agent: "bot", User: "alice"}, Request{Agent: "bot", User: "bob"}
+func TestPrivateSkillInvisibleToOtherAgents(t *testing.T) {
+	repo := sharedFS("alice-secrets:\n  agents: [alice]\n", map[string]string{
+		"alice-secrets": "---\nname: alice-secrets\ndescription: Alice's private expense workflow.\nvisibility: private\n---\n",
+		"team-expenses": skillMD("team-expenses", "Shared expense workflow.", ""),
+	})
+	src, _, probs := SharedSource(repo, "skills")
+	if len(probs) != 0 {
+		t.Fatalf("problems: %v", probs)
+	}
+	set := Load(1, []Source{src})
+
+	alice, bob := Request{Agent: "alice"}, Request{Agent: "bob", User: "alice"}
 	if got := slugs(set.List(alice)); !slices.Equal(got, []string{"alice-secrets", "team-expenses"}) {
 		t.Errorf("alice lists %v", got)
 	}
@@ -313,7 +322,7 @@ func TestPrivateSkillInvisibleToOtherUsers(t *testing.T) {
 	if hits := set.Search("alice private", alice, 10, nil); len(hits) == 0 || hits[0].Skill.Slug != "alice-secrets" {
 		t.Errorf("alice's search = %v", hits)
 	}
-	hh, err := set.HybridSearch(context.Background(), wordEmbedder{vocab: []string{"expense", "private"}}, "private expense", bob, 10)
+	hh, err := set.HybridSearch(context.Background(), wordEmbedder{vocab: []string{"expense", "private"}}, nil, "private expense", bob, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +349,7 @@ func TestAllowListAndFilter(t *testing.T) {
 	for _, s := range []string{"a1", "b2", "c3"} {
 		ws["skills/"+s+"/SKILL.md"] = &fstest.MapFile{Data: []byte(skillMD(s, "Common text "+s+".", ""))}
 	}
-	set := Load(1, Options{Workspace: ws, NoBuiltin: true}.Sources(), nil)
+	set := Load(1, Options{Workspace: ws, NoBuiltin: true}.Sources())
 	tests := []struct {
 		name string
 		req  Request
@@ -391,7 +400,7 @@ func TestSearchAllocatesNothing(t *testing.T) {
 	if raceEnabled {
 		t.Skip("sync.Pool drops items at random under -race")
 	}
-	set := Load(1, Options{Workspace: manySkills(1000), NoBuiltin: true}.Sources(), nil)
+	set := Load(1, Options{Workspace: manySkills(1000), NoBuiltin: true}.Sources())
 	req := Request{Agent: "bot", User: "u", Allow: []string{"skill-0001", "skill-0500", "skill-0999"}}
 	dst := make([]Hit, 0, DefaultLimit)
 	set.Search("convert markdown", Request{}, 0, dst)
@@ -407,16 +416,20 @@ func TestSearchAllocatesNothing(t *testing.T) {
 func BenchmarkSearch(b *testing.B) {
 	for _, n := range []int{100, 1000} {
 		ws := manySkills(n)
-		access := map[string]Access{}
+		repo := fstest.MapFS{}
+		for name, f := range ws {
+			repo[strings.TrimPrefix(name, "skills/")] = f
+		}
 		var allow []string
 		for i := 0; i < n; i += 10 {
-			access[fmt.Sprintf("skill-%04d", i)] = Access{Visibility: Private, Owner: "alice"}
+			slug := fmt.Sprintf("skill-%04d", i)
+			repo[slug+"/SKILL.md"] = &fstest.MapFile{Data: []byte("---\nname: " + slug + "\ndescription: Private convert markdown pdf.\nvisibility: private\n---\n")}
 		}
 		for i := 0; i < 20; i++ {
 			allow = append(allow, fmt.Sprintf("skill-%04d", i*n/20))
 		}
-		plain := Load(1, Options{Workspace: ws, NoBuiltin: true}.Sources(), nil)
-		managed := Load(1, []Source{{Tier: TierManaged, FS: mustSub(b, ws, "skills"), Prefix: "managed"}}, access)
+		plain := Load(1, Options{Workspace: ws, NoBuiltin: true}.Sources())
+		managed := Load(1, []Source{{Tier: TierManaged, FS: repo, Prefix: "managed", Shared: true}})
 		cases := []struct {
 			name string
 			set  *Set
@@ -447,7 +460,7 @@ func mustSub(tb testing.TB, fsys fs.FS, dir string) fs.FS {
 }
 
 func BenchmarkIndexBuild(b *testing.B) {
-	set := Load(1, Options{Workspace: manySkills(1000), NoBuiltin: true}.Sources(), nil)
+	set := Load(1, Options{Workspace: manySkills(1000), NoBuiltin: true}.Sources())
 	list := set.Skills()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -472,7 +485,7 @@ func BenchmarkLoadDisk(b *testing.B) {
 	b.ReportAllocs()
 	start := cpuTime()
 	for b.Loop() {
-		if n := len(Load(1, src, nil).Skills()); n != 1000 {
+		if n := len(Load(1, src).Skills()); n != 1000 {
 			b.Fatalf("loaded %d skills", n)
 		}
 	}
@@ -484,7 +497,7 @@ func BenchmarkLoad(b *testing.B) {
 	ws := manySkills(1000)
 	b.ReportAllocs()
 	for b.Loop() {
-		Load(1, Options{Workspace: ws, NoBuiltin: true}.Sources(), nil)
+		Load(1, Options{Workspace: ws, NoBuiltin: true}.Sources())
 	}
 }
 
@@ -505,7 +518,7 @@ func TestCheckAgent(t *testing.T) {
 		`skill-shadowed agents/bot/.agents/skills/pdf/SKILL.md: warning: skill "pdf" here is shadowed by agents/bot/skills/pdf/SKILL.md, which wins; delete one of them`,
 		`skill-name-mismatch agents/bot/skills/bad/SKILL.md:2: warning: name "good" differs from its directory "bad"; the skill loads as "bad" (the directory wins): rename one so they match`,
 		`skill-shadowed agents/bot/skills/durable-memory/SKILL.md: info: skill "durable-memory" overrides Quire's built-in skill of the same name`,
-		`skill-unknown-key agents/bot/skills/pdf/SKILL.md:4: warning: unknown key "extra" is ignored (Quire reads name, description, license, compatibility, metadata, allowed-tools; silence this warning with skill_unknown_keys: ignore in agent.yaml)`,
+		`skill-unknown-key agents/bot/skills/pdf/SKILL.md:4: warning: unknown key "extra" is ignored (Quire reads name, description, license, compatibility, metadata, allowed-tools, visibility; silence this warning with skill_unknown_keys: ignore in agent.yaml)`,
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("CheckAgent =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -522,23 +535,42 @@ func (e countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float3
 	return e.wordEmbedder.Embed(ctx, texts)
 }
 
-func TestHybridSearchEmbedsSkillsOnce(t *testing.T) {
-	set := Load(1, Options{Workspace: manySkills(50), NoBuiltin: true}.Sources(), nil)
+func TestHybridSearchCachesVectorsPerSkillVersion(t *testing.T) {
+	ws := manySkills(50)
 	calls := 0
 	emb := &countingEmbedder{wordEmbedder: wordEmbedder{vocab: []string{"pdf", "chart", "memory"}}, calls: &calls}
-	for i := 0; i < 3; i++ {
-		if _, err := set.HybridSearch(context.Background(), emb, "pdf chart", Request{}, 0); err != nil {
+	var cache Vectors
+	search := func(set *Set) {
+		t.Helper()
+		if _, err := set.HybridSearch(context.Background(), emb, &cache, "pdf chart", Request{}, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if calls != 50+3 {
-		t.Errorf("embedded %d texts for 3 queries over 50 skills, want 53 (skills once, then one per query)", calls)
+	set := Load(1, Options{Workspace: ws, NoBuiltin: true}.Sources())
+	for range 3 {
+		search(set)
+	}
+	if calls != 50+3 || cache.Embedded() != 50 {
+		t.Errorf("embedded %d texts (%d skills) for 3 queries over 50 skills, want 53 (skills once, then one per query)", calls, cache.Embedded())
+	}
+	// A reload with one skill changed embeds that skill only: the others'
+	// versions are unchanged.
+	ws["skills/skill-0007/SKILL.md"] = &fstest.MapFile{Data: []byte(skillMD("skill-0007", "Plot a chart.", ""))}
+	calls = 0
+	search(Load(2, Options{Workspace: ws, NoBuiltin: true}.Sources()))
+	if calls != 1+1 || cache.Embedded() != 51 {
+		t.Errorf("after changing one skill: embedded %d texts, cache %d, want 2 (the changed skill, the query) and 51", calls, cache.Embedded())
+	}
+	// Without a cache, every search embeds every skill.
+	calls = 0
+	if _, err := set.HybridSearch(context.Background(), emb, nil, "pdf", Request{}, 0); err != nil || calls != 51 {
+		t.Errorf("uncached search embedded %d texts (%v), want 51", calls, err)
 	}
 }
 
 func TestOversizedSkillIsNotRead(t *testing.T) {
 	big := skillMD("big", "Large.", strings.Repeat("x", MaxSkillBytes))
-	set := Load(1, Options{Workspace: fstest.MapFS{"skills/big/SKILL.md": {Data: []byte(big)}}, NoBuiltin: true}.Sources(), nil)
+	set := Load(1, Options{Workspace: fstest.MapFS{"skills/big/SKILL.md": {Data: []byte(big)}}, NoBuiltin: true}.Sources())
 	if len(set.Skills()) != 0 || len(set.Problems()) != 1 || set.Problems()[0].Code != "skill-too-large" {
 		t.Errorf("skills %v, problems %v", slugs(set.Skills()), set.Problems())
 	}

@@ -112,7 +112,7 @@ func TestEcosystemShapes(t *testing.T) {
 			}
 		}
 	}
-	set := Load(1, Options{Workspace: ws, NoBuiltin: true}.Sources(), nil)
+	set := Load(1, Options{Workspace: ws, NoBuiltin: true}.Sources())
 	findings := map[string]int{}
 	for _, p := range set.Problems() {
 		findings[strings.Split(strings.TrimPrefix(p.Path, "skills/"), "/")[0]]++
@@ -191,7 +191,7 @@ func TestDiskReadMatchesFS(t *testing.T) {
 		t.Fatal("the workspace tier is not read from disk")
 	}
 	viaFS := Options{Workspace: os.DirFS(dir), WorkspaceDir: dir, NoBuiltin: true}.Sources()
-	a, b := Load(1, disk, nil), Load(1, viaFS, nil)
+	a, b := Load(1, disk), Load(1, viaFS)
 	if len(a.Skills()) != len(b.Skills()) || len(a.Skills()) < len(ecosystemShapes)-3 {
 		t.Fatalf("disk loaded %d skills, fs.FS %d", len(a.Skills()), len(b.Skills()))
 	}

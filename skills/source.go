@@ -57,6 +57,12 @@ type Source struct {
 	// is not on disk (a git tree, the embedded built-ins). {baseDir} and
 	// Location use it when set.
 	Dir string
+	// Shared marks the shared skills repository: its skills' visibility
+	// (front matter) and Grants (its grants file) decide who sees them.
+	// In every other source, every skill is public.
+	Shared bool
+	// Grants are the shared repository's grants by skill slug.
+	Grants map[string]Grant
 
 	// agent is the agent workspace of a workspace tier, whose agent.yaml
 	// may silence unknown-key warnings (skill_unknown_keys: ignore).
@@ -86,10 +92,6 @@ type Options struct {
 	ManagedDir string
 	// NoBuiltin leaves out the built-in skills (tier 5).
 	NoBuiltin bool
-	// Access gives the access record of a managed skill by slug; skills
-	// without an entry, and every skill outside the managed tier, are
-	// public.
-	Access map[string]Access
 }
 
 // workspaceTiers are the two workspace tiers (skills/, .agents/skills/)
@@ -159,5 +161,5 @@ func builtinSource() Source {
 // builtinTier is the built-in tier read and parsed once: the embedded
 // files never change, and Skills are immutable.
 var builtinTier = sync.OnceValues(func() ([]*Skill, []workspace.Problem) {
-	return readTierFS(Source{Tier: TierBuiltin, FS: Builtin(), Prefix: "builtin"}, nil)
+	return readTierFS(Source{Tier: TierBuiltin, FS: Builtin(), Prefix: "builtin"})
 })

@@ -22,16 +22,16 @@ const CodeRead = "skill-read"
 // (OpenClaw's grouped layout), sorted by path. A missing tier directory is
 // no error and yields nothing. Where two groups hold the same slug, the
 // first by path wins and the other is reported.
-func readTier(src Source, access map[string]Access) ([]*Skill, []workspace.Problem) {
+func readTier(src Source) ([]*Skill, []workspace.Problem) {
 	if src.embedded {
 		skills, probs := builtinTier()
 		return slices.Clone(skills), slices.Clone(probs)
 	}
-	return readTierFS(src, access)
+	return readTierFS(src)
 }
 
 // readTierFS is readTier without the built-in shortcut.
-func readTierFS(src Source, access map[string]Access) ([]*Skill, []workspace.Problem) {
+func readTierFS(src Source) ([]*Skill, []workspace.Problem) {
 	var entries []fs.DirEntry
 	var err error
 	if src.disk && haveDiskRead {
@@ -46,7 +46,7 @@ func readTierFS(src Source, access map[string]Access) ([]*Skill, []workspace.Pro
 		}
 		return nil, []workspace.Problem{{Path: src.Prefix, Severity: workspace.SeverityError, Code: CodeRead, Message: fmt.Sprintf("read skills directory: %v", err)}}
 	}
-	r := tierReader{src: src, access: access, entries: len(entries)}
+	r := tierReader{src: src, entries: len(entries)}
 	// A skill's path as problems show it is the end of its path on disk
 	// when the tier's directory ends in its prefix (the workspace tiers:
 	// <workspace>/skills, shown as skills/...; the others show the path
@@ -91,7 +91,6 @@ func readTierFS(src Source, access map[string]Access) ([]*Skill, []workspace.Pro
 // tierReader accumulates the skills and problems of one tier.
 type tierReader struct {
 	src     Source
-	access  map[string]Access
 	entries int // in the tier's directory
 	// seen maps a slug to the path of the SKILL.md that has it, once a
 	// group has been met: until then every skill is in a directory of
@@ -285,8 +284,8 @@ func (r *tierReader) parseShown(rel, slug, file, shown string, data []byte, dir 
 		BodyLine:    doc.BodyLine,
 	}
 	s.Name = slug // the directory names the skill
-	if src.Tier == TierManaged {
-		s.Access = r.access[slug]
+	if src.Shared {
+		s.Access = Access{Visibility: doc.Visibility, Grant: src.Grants[slug]}
 	}
 	r.out = append(r.out, s)
 }

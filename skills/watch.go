@@ -56,7 +56,7 @@ func (w *Watcher) Reload() *Set {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.version++
-	set := Load(w.version, w.opts.Sources(), w.opts.Access)
+	set := Load(w.version, w.opts.Sources())
 	w.current.Store(set)
 	select {
 	case w.updates <- struct{}{}:

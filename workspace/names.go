@@ -32,6 +32,14 @@ const (
 	configFileAlias = "agent.yml"
 )
 
+// The shared skills repository: a repository the daemon hosts under this
+// name holds <slug>/SKILL.md skills every agent may load, and GrantsFile
+// at its root says which agents may use each private one.
+const (
+	SharedSkillsRepo = "skills"
+	GrantsFile       = "grants.yaml"
+)
+
 // ContextFiles are the context file names, in the order a private main
 // session sees them (memory.md and daily logs are context files too, see
 // IsContextFileName).
