@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/quirehq/quire/skills"
 	"github.com/quirehq/quire/workspace"
 )
 
@@ -31,4 +32,18 @@ func WorkspaceChecks(opts CheckOptions) func(ctx context.Context, ref string, tr
 // proposals/<agent>/<n>, which nothing deploys).
 func filesOnlyRef(ref string) bool {
 	return !strings.HasPrefix(ref, "refs/heads/") || strings.HasPrefix(ref, "refs/heads/proposals/")
+}
+
+// SharedSkillsChecks is the validation of a push to the shared skills
+// repository (workspace.SharedSkillsRepo): the file rules on the changed
+// files and, on a deployable branch, skills.CheckShared (each SKILL.md,
+// its visibility, the grants file). Only errors refuse the push.
+func SharedSkillsChecks() func(ctx context.Context, ref string, tree fs.FS, paths []string) []workspace.Problem {
+	return func(ctx context.Context, ref string, tree fs.FS, paths []string) []workspace.Problem {
+		probs := workspace.CheckFiles(ctx, tree, paths)
+		if !filesOnlyRef(ref) {
+			probs = append(probs, skills.CheckShared(tree, ".")...)
+		}
+		return workspace.Errors(probs)
+	}
 }

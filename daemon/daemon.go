@@ -131,7 +131,7 @@ func build(opts Options, sources *sourceSet, store memory.Store, started time.Ti
 		deployer: dp,
 		writer: &writer{sources: sources, deployer: dp, tokens: tokens, events: events, log: component(log, "writer"), now: opts.Now,
 			pruneInterval: opts.PruneInterval, writeTimeout: opts.WriteTimeout, review: rv, llm: opts.LLM},
-		reader: &reader{sources: sources, store: store, events: events, metrics: m, version: opts.Version, started: started, now: opts.Now,
+		reader: &reader{sources: sources, store: store, events: events, metrics: m, version: opts.Version, started: started, now: opts.Now, skillSearch: newSkillSearch(opts.Embedder),
 			flushed: map[string]int{}},
 		prompter:    &prompter{sources: sources, now: opts.Now},
 		indexer:     ix,

@@ -95,10 +95,21 @@ func (dp *deployer) deploy(ctx context.Context, s *source) (*deployment, error) 
 	return dp.deployLogged(ctx, s, slog.LevelInfo)
 }
 
-// deployLogged is deploy, logging the deployment and its index run at
+// deployLogged is deployOnce, then, when the shared skills repository
+// deployed a new revision, the rebuild of every other source's skills.
+func (dp *deployer) deployLogged(ctx context.Context, s *source, level slog.Level) (*deployment, error) {
+	prev := s.deploys.current()
+	dep, err := dp.deployOnce(ctx, s, level)
+	if err == nil && dep != nil && dep != prev && isSharedSkills(s) {
+		dp.rebuildOthers(ctx, s)
+	}
+	return dep, err
+}
+
+// deployOnce is deploy, logging the deployment and its index run at
 // level: an agent's own write (many a minute) logs at debug, so that info
 // stays for what an operator acts on (pushes, fetches, errors).
-func (dp *deployer) deployLogged(ctx context.Context, s *source, level slog.Level) (*deployment, error) {
+func (dp *deployer) deployOnce(ctx context.Context, s *source, level slog.Level) (*deployment, error) {
 	s.deploys.mu.Lock()
 	defer s.deploys.mu.Unlock()
 	start := time.Now()
@@ -189,6 +200,9 @@ func (dp *deployer) claimed(s *source, dep *deployment) error {
 }
 
 func (dp *deployer) build(ctx context.Context, s *source, base fs.FS, commit string) (*deployment, error) {
+	if isSharedSkills(s) {
+		return dp.buildSharedSkills(s, base, commit), nil
+	}
 	view := &seedFS{base: base}
 	ws, err := prompt.Open(view, prompt.Options{RootName: s.rootName, Tokenizer: dp.tokens})
 	if err != nil {
@@ -198,12 +212,12 @@ func (dp *deployer) build(ctx context.Context, s *source, base fs.FS, commit str
 	fsys := fs.FS(view)
 	dep := &deployment{commit: commit, fsys: fsys, base: base, ws: ws, agents: map[string]*deployedAgent{}, at: dp.now()}
 	for _, a := range ws.Agents() {
-		opts := agent.SkillOptions{Shared: dp.shared.Sources(), Version: s.deploys.seq.Add(1)}
+		opts := agent.SkillOptions{Shared: dp.sharedSources(), Version: s.deploys.seq.Add(1)}
 		if s.kind == kindDir {
 			opts.Dir = s.dir
 		}
 		set := agent.Skills(fsys, a, opts)
-		dep.agents[a.Name] = &deployedAgent{agent: a, skills: set}
+		dep.agents[a.Name] = &deployedAgent{agent: a, skills: set, repo: s.rootName}
 		dep.names = append(dep.names, a.Name)
 	}
 	sort.Strings(dep.names)
@@ -278,6 +292,10 @@ func (dp *deployer) afterPush(ctx context.Context, e gitsync.Event, remote io.Wr
 		// Another daemon's write (a follower of this host): it waits for
 		// this answer to acknowledge its client and reads no report.
 		fmt.Fprintf(remote, "quire: deployed %s\n", short(dep.commit))
+		return
+	}
+	if dep.sharedSkills != nil {
+		writeSharedSkillsReport(remote, dep)
 		return
 	}
 	writeDeployReport(remote, prev, dep, dp.now())

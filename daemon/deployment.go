@@ -36,6 +36,9 @@ type deployment struct {
 	// damaged: its repository was damaged when it was built (it may
 	// lack an agent); the same commit is built again once it is not.
 	damaged bool
+	// sharedSkills is the skills source of the shared skills
+	// repository's deployment (which has no agents), nil for others.
+	sharedSkills *skills.Source
 
 	// prompts holds its answers to prompt requests (prompter).
 	prompts promptCache
@@ -44,12 +47,20 @@ type deployment struct {
 type deployedAgent struct {
 	agent  *prompt.Agent
 	skills *skills.Set
+	// repo names the repository that defines the agent (a grant of a
+	// shared skill may name it).
+	repo string
 }
 
 // request is the skills request of the agent's own prompt (no user, its
 // agent.yaml allow list): the prompt the deploy report describes.
 func (a *deployedAgent) request() skills.Request {
-	return skills.Request{Agent: a.agent.Name, Allow: a.agent.Config.Skills}
+	return a.userRequest("")
+}
+
+// userRequest is the skills request of the agent serving user.
+func (a *deployedAgent) userRequest(user string) skills.Request {
+	return skills.Request{Agent: a.agent.Name, Repo: a.repo, User: user, Allow: a.agent.Config.Skills}
 }
 
 // usable is the skills the agent may use in that prompt: those its allow

@@ -113,8 +113,9 @@ func (d *Daemon) openDirs() (given map[string]string, err error) {
 func (d *Daemon) openHosted() error {
 	host, err := gitsync.NewHost(d.opts.ReposDir, gitsync.HostOptions{
 		// The one validation (agent.Check), and no agent that
-		// another source serves already.
-		Validator:    d.pushValidator(),
+		// another source serves already; the shared skills
+		// repository's own (agent.SharedSkillsChecks).
+		Validator:    pushChecks(d.pushValidator(), gitsync.TreeValidator(agent.SharedSkillsChecks())),
 		Merge:        agent.Merge,
 		AfterPush:    d.deployer.afterPush,
 		Authenticate: gitUser(d.opts.GitTokens),

@@ -9,7 +9,6 @@ import (
 
 	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/prompt"
-	"github.com/quirehq/quire/skills"
 	"github.com/quirehq/quire/workspace"
 )
 
@@ -100,7 +99,7 @@ func (p *prompter) assemble(ref agentRef, req api.PromptRequest, today time.Time
 		}
 	}
 	agent := ref.ag.agent.Name
-	sreq := skills.Request{Agent: agent, User: req.User, Allow: ref.ag.agent.Config.Skills}
+	sreq := ref.ag.userRequest(req.User)
 	if req.Skills != nil {
 		sreq.Filter = req.Skills
 	}

@@ -30,6 +30,8 @@ type reader struct {
 	version string
 	started time.Time
 	now     func() time.Time
+	// skillSearch ranks skills: hybrid with an embedder, else BM25.
+	skillSearch *skillSearch
 
 	flushMu sync.Mutex
 	flushed map[string]int // agent/user/session → last flushed cycle + 1
@@ -248,7 +250,7 @@ func (rd *reader) skillsRequest(ref agentRef, user string) (skills.Request, erro
 			return skills.Request{}, badRequest("user %q: %v", user, err)
 		}
 	}
-	return skills.Request{Agent: ref.ag.agent.Name, User: user, Allow: ref.ag.agent.Config.Skills}, nil
+	return ref.ag.userRequest(user), nil
 }
 
 // SkillsSearch implements api.Backend.
@@ -261,7 +263,10 @@ func (rd *reader) SkillsSearch(ctx context.Context, agent string, req api.Skills
 	if err != nil {
 		return api.SkillsResponse{}, err
 	}
-	hits := ref.ag.skills.Search(req.Query, sreq, req.Limit, nil)
+	hits, err := rd.skillSearch.search(ctx, ref.ag.skills, req.Query, sreq, req.Limit)
+	if err != nil {
+		return api.SkillsResponse{}, err
+	}
 	out := api.SkillsResponse{Skills: []api.SkillEntry{}}
 	for _, h := range hits {
 		out.Skills = append(out.Skills, skillEntry(h.Skill, h.Score))
