@@ -205,9 +205,10 @@ func (o *promptOptions) write(e *env, res prompt.Result) error {
 // directory on disk, or from the git revision the workspace was read at,
 // then ~/.agents/skills and the managed directory (--skills-dir), and the
 // built-in skills: the tiers the daemon loads, so the prompt is the one it
-// serves.
-func loadSkills(ws *prompt.Workspace, a *prompt.Agent, dir, rev, home, managed string) (*skills.Set, error) {
-	opts := agent.SkillOptions{Shared: agent.SharedSkills(home, managed), Version: 1}
+// serves. extra are shared tiers that come first (a shared skills
+// repository).
+func loadSkills(ws *prompt.Workspace, a *prompt.Agent, dir, rev, home, managed string, extra ...skills.Source) (*skills.Set, error) {
+	opts := agent.SkillOptions{Shared: append(extra, agent.SharedSkills(home, managed)...), Version: 1}
 	if rev == "" {
 		abs, err := filepath.Abs(dir)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"text/tabwriter"
 
 	"github.com/quirehq/quire/skills"
@@ -11,9 +12,10 @@ import (
 )
 
 type skillsOptions struct {
-	dir, agent, user, home, managed string
-	limit                           int
-	json                            bool
+	dir, agent, user, home, managed, shared string
+	limit                                   int
+	json                                    bool
+	embedderOptions
 }
 
 // define registers the flags with the current values as defaults.
@@ -24,6 +26,7 @@ func (o *skillsOptions) define(fs *flag.FlagSet) {
 	fs.StringVar(&o.home, "home", o.home, "home `directory` whose .agents/skills is tier 3 (default: $HOME)")
 	fs.StringVar(&o.managed, "skills-dir", o.managed, "managed skills `directory` (tier 4), as the daemon's --skills-dir")
 	fs.StringVar(&o.managed, "managed", o.managed, "the old name of --skills-dir")
+	fs.StringVar(&o.shared, "shared-skills", o.shared, "`directory` of a clone of the shared skills repository (the daemon's hosted repository skills): its skills with their visibility and grants")
 	fs.IntVar(&o.limit, "limit", o.limit, "number of search `results`")
 	fs.BoolVar(&o.json, "json", o.json, "print JSON")
 }
@@ -39,15 +42,20 @@ its .agents/skills/, ~/.agents/skills/, the managed directory (--skills-dir) and
 the skills built into quire. A skill in a higher tier shadows the same name
 in lower ones. Each tier holds <slug>/SKILL.md, or <group>/<slug>/SKILL.md in
 a directory without a SKILL.md of its own; the directory names the skill,
-whatever its front matter says (a different name is a warning). Front-matter
+whatever its front matter says (a different name is a warning).
+--shared-skills names a clone of the shared skills repository: a skill
+there whose visibility is private is seen only by the agents (or the
+agents of the repositories) its grants.yaml names, as the daemon does. Front-matter
 keys of the Agent Skills specification, Claude Code and OpenClaw are known;
 skill_unknown_keys: ignore in agent.yaml silences warnings about the others.
 
   quire skills list                 every skill in effect, its tier and file,
                                     what it shadows, and SKILL.md problems
   quire skills search QUERY         BM25 over name and description (slug,
-                                    name, score, tier); honours the agent.yaml
-                                    skills allow list
+                                    name, score, tier), hybrid (0.3 BM25 +
+                                    0.7 cosine) with an --embedder other than
+                                    none, as the daemon's; honours the
+                                    agent.yaml skills allow list
   quire skills show NAME            the SKILL.md body with {baseDir} resolved
 
 Examples:
@@ -56,6 +64,7 @@ Examples:
 		flags: func(fs *flag.FlagSet) any {
 			o := &skillsOptions{dir: ".", limit: skills.DefaultLimit}
 			o.define(fs)
+			o.embedderOptions.define(fs)
 			return o
 		},
 		run: runSkills,
@@ -88,25 +97,45 @@ func runSkills(ctx context.Context, e *env, opts any, args []string) error {
 	if home == "" {
 		home = e.getenv("HOME")
 	}
-	set, err := loadSkills(ws, a, o.dir, "", home, o.managed)
+	var extra []skills.Source
+	if o.shared != "" {
+		src, _, probs := skills.SharedSource(os.DirFS(o.shared), o.shared)
+		if err := firstError(probs); err != nil {
+			return err
+		}
+		extra = append(extra, src)
+	}
+	set, err := loadSkills(ws, a, o.dir, "", home, o.managed, extra...)
 	if err != nil {
 		return err
 	}
-	req := skills.Request{Agent: a.Name, User: o.user, Allow: a.Config.Skills}
+	req := skills.Request{Agent: a.Name, Repo: rootName(o.dir), User: o.user, Allow: a.Config.Skills}
 
 	switch sub {
 	case "list":
 		return skillsList(e, o, set, req)
 	case "search":
-		return skillsSearch(e, o, set, req, rest[0])
+		return skillsSearch(ctx, e, o, set, req, rest[0])
 	default: // show
 		return skillsShow(e, o, set, req, a.Name, rest[0])
 	}
 }
 
-// skillsSearch prints the skills of set that match query best.
-func skillsSearch(e *env, o *skillsOptions, set *skills.Set, req skills.Request, query string) error {
-	hits := set.Search(query, req, o.limit, nil)
+// skillsSearch prints the skills of set that match query best: hybrid
+// with an embedder that makes vectors, as the daemon's search.
+func skillsSearch(ctx context.Context, e *env, o *skillsOptions, set *skills.Set, req skills.Request, query string) error {
+	emb, err := o.embedderOptions.open(ctx, e.getenv)
+	if err != nil {
+		return err
+	}
+	var hits []skills.Hit
+	if emb.Dimensions() > 0 {
+		if hits, err = set.HybridSearch(ctx, emb, nil, query, req, o.limit); err != nil {
+			return err
+		}
+	} else {
+		hits = set.Search(query, req, o.limit, nil)
+	}
 	if o.json {
 		type hit struct {
 			Slug  string      `json:"slug"`
@@ -138,8 +167,9 @@ func skillsSearch(e *env, o *skillsOptions, set *skills.Set, req skills.Request,
 func skillsShow(e *env, o *skillsOptions, set *skills.Set, req skills.Request, agent, name string) error {
 	sk, ok := set.Show(req, name)
 	if !ok {
-		if _, exists := set.Skill(name); exists {
-			return fmt.Errorf("skill %q exists but agent %s may not use it (agent.yaml skills allow list or access rules)", name, agent)
+		// A skill the access rules hide is answered as a missing one.
+		if other, exists := set.Skill(name); exists && other.Access.Allows(&req) {
+			return fmt.Errorf("skill %q exists but agent %s may not use it (agent.yaml skills allow list)", name, agent)
 		}
 		return fmt.Errorf("no skill %q; run 'quire skills list' to see the skills in effect", name)
 	}
@@ -169,7 +199,9 @@ func skillsList(e *env, o *skillsOptions, set *skills.Set, req skills.Request) e
 			Problems []workspace.Problem `json:"problems"`
 		}{Skills: []entry{}, Shadows: set.Shadows(), Problems: set.Problems()}
 		for _, sk := range set.Skills() {
-			out.Skills = append(out.Skills, entry{sk.Slug, sk.Description, sk.Tier, sk.Path, allowed[sk.Slug]})
+			if sk.Access.Allows(&req) {
+				out.Skills = append(out.Skills, entry{sk.Slug, sk.Description, sk.Tier, sk.Path, allowed[sk.Slug]})
+			}
 		}
 		if out.Shadows == nil {
 			out.Shadows = []skills.Shadow{}
@@ -182,6 +214,9 @@ func skillsList(e *env, o *skillsOptions, set *skills.Set, req skills.Request) e
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SLUG\tTIER\tSOURCE\tNOTE")
 	for _, sk := range set.Skills() {
+		if !sk.Access.Allows(&req) {
+			continue // the access rules hide it: not even its name
+		}
 		note := ""
 		if !allowed[sk.Slug] {
 			note = "not allowed for this agent/user"
@@ -207,4 +242,14 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// firstError returns the first error of probs as an error, or nil.
+func firstError(probs []workspace.Problem) error {
+	for _, p := range probs {
+		if p.Severity == workspace.SeverityError {
+			return fmt.Errorf("%s", p)
+		}
+	}
+	return nil
 }
