@@ -34,7 +34,7 @@ func (o *skillsOptions) define(fs *flag.FlagSet) {
 func skillsCommand() *command {
 	return &command{
 		name:    "skills",
-		args:    "list | search QUERY | show NAME",
+		args:    "list | search QUERY | show NAME | check DIR",
 		summary: "list, search and show an agent's skills with tier, source and shadowing",
 		help: `
 Skills come from five tiers, highest first: the agent workspace's skills/,
@@ -57,6 +57,9 @@ skill_unknown_keys: ignore in agent.yaml silences warnings about the others.
                                     none, as the daemon's; honours the
                                     agent.yaml skills allow list
   quire skills show NAME            the SKILL.md body with {baseDir} resolved
+  quire skills check DIR            the checks a push to the shared skills
+                                    repository gets, on a clone of it: every
+                                    SKILL.md, its visibility, grants.yaml
 
 Examples:
   quire skills list --dir examples --agent concierge
@@ -77,13 +80,16 @@ func runSkills(ctx context.Context, e *env, opts any, args []string) error {
 		return usagef("name a subcommand: list, search QUERY or show NAME")
 	}
 	sub, rest := args[0], args[1:]
-	want := map[string]int{"list": 0, "search": 1, "show": 1}
+	want := map[string]int{"list": 0, "search": 1, "show": 1, "check": 1}
 	n, ok := want[sub]
 	if !ok {
-		return usagef("unknown subcommand %q: use list, search QUERY or show NAME", sub)
+		return usagef("unknown subcommand %q: use list, search QUERY, show NAME or check DIR", sub)
 	}
 	if len(rest) != n {
 		return usagef("%s takes %d argument(s), got %d (quote a query of several words)", sub, n, len(rest))
+	}
+	if sub == "check" {
+		return skillsCheck(e, rest[0])
 	}
 	ws, err := openDir(o.dir)
 	if err != nil {
@@ -242,6 +248,22 @@ func clip(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// skillsCheck prints the problems of the shared skills repository dir as
+// a push to it would be refused with them; errors exit 1.
+func skillsCheck(e *env, dir string) error {
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("%s: not a directory", dir)
+	}
+	probs := skills.CheckShared(workspace.DirFS(dir), dir)
+	for _, p := range probs {
+		fmt.Fprintln(e.stdout, p)
+	}
+	if firstError(probs) != nil {
+		return exitError{exitFindings}
+	}
+	return nil
 }
 
 // firstError returns the first error of probs as an error, or nil.

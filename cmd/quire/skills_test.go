@@ -73,4 +73,13 @@ func TestSkillsSharedRepository(t *testing.T) {
 	if code, _, errOut := quire("skills", "list", "--agent", "alpha"); code == 0 || !strings.Contains(errOut, "grants.yaml") {
 		t.Errorf("bad grants: %d %q", code, errOut)
 	}
+	// skills check says what a push would be refused with.
+	writeTree(t, shared, map[string]string{"grants.yaml": "deploy-prod:\n  agents: [alpha]\nnope:\n  agents: [beta]\n"})
+	if code, out, _ := quire("skills", "check", shared); code != exitFindings || !strings.Contains(out, filepath.Join(shared, "grants.yaml")+":3") || !strings.Contains(out, `"nope"`) {
+		t.Errorf("skills check: %d %q", code, out)
+	}
+	writeTree(t, shared, map[string]string{"grants.yaml": "deploy-prod:\n  agents: [alpha]\n"})
+	if code, out, _ := quire("skills", "check", shared); code != 0 || out != "" {
+		t.Errorf("skills check of a good repository: %d %q", code, out)
+	}
 }
