@@ -132,7 +132,7 @@ func TestServedTeamPromptEqualsLocalAssembly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		set := skills.Load(1, skills.Options{WorkspaceDir: filepath.Join(dir, a.Dir)}.Sources(), nil)
+		set := skills.Load(1, skills.Options{WorkspaceDir: filepath.Join(dir, a.Dir)}.Sources())
 		for i, c := range cases {
 			want, err := ws.Assemble(prompt.Request{Agent: agent, User: c.User, Session: c.Session, Channel: c.Channel, Now: now,
 				ContextWindow: c.ContextWindow, ContextShare: c.ContextShare,

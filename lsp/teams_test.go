@@ -58,7 +58,7 @@ func TestPreviewTeamsAndTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set := skills.Load(1, skills.Options{WorkspaceDir: filepath.Join(root, "agents", "concierge")}.Sources(), nil)
+	set := skills.Load(1, skills.Options{WorkspaceDir: filepath.Join(root, "agents", "concierge")}.Sources())
 	want, err := ws.Assemble(prompt.Request{Agent: "concierge", Session: prompt.SessionMain, Channel: prompt.ChannelDM, Now: now,
 		Skills: set.PromptSkills(skills.Request{Agent: "concierge"})})
 	if err != nil {
