@@ -283,8 +283,9 @@ func (rv *reviewer) Template(ctx context.Context, agent, p string) ([]byte, erro
 	return b, nil
 }
 
-// AllSkills implements api.Review: every skill in effect, with whether
-// the request may use it, then every shadowed SKILL.md with the one
+// AllSkills implements api.Review: every skill in effect but those the
+// shared skills repository's grants hide, with whether the request may
+// use it (its allow list), then every shadowed SKILL.md with the one
 // that hides it.
 func (rv *reviewer) AllSkills(ctx context.Context, agent, user string) (api.SkillsResponse, error) {
 	ref, err := rv.sources.agent(agent)
@@ -298,6 +299,9 @@ func (rv *reviewer) AllSkills(ctx context.Context, agent, user string) (api.Skil
 	out := api.SkillsResponse{Skills: []api.SkillEntry{}}
 	set := ref.ag.skills
 	for _, s := range set.Skills() {
+		if !s.Access.Allows(&sreq) {
+			continue // a shared skill its grants hide: not even its name
+		}
 		e := skillEntry(s, 0)
 		allowed := sreq.Permits(s)
 		e.Allowed = &allowed

@@ -82,6 +82,11 @@ func TestSharedSkillsRepository(t *testing.T) {
 			t.Errorf("%s's prompt lists deploy-prod: %v, want %v (%v)", tc.agent, !tc.sees, tc.sees, err)
 		}
 	}
+	for agent, sees := range map[string]bool{"alpha": true, "beta": false} {
+		if _, _, body := td.raw(t, http.MethodGet, "/v1/agents/"+agent+"/skills?all=true", nil, ""); strings.Contains(body, "deploy-prod") != sees {
+			t.Errorf("%s's list of all skills: %s", agent, body)
+		}
+	}
 	if body, err := td.c.Skill(ctx, "alpha", "deploy-prod", ""); err != nil || !strings.Contains(body.Body, "release script") {
 		t.Errorf("alpha reads deploy-prod: %+v %v", body, err)
 	}
