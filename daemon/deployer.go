@@ -21,6 +21,7 @@ import (
 	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/prompt"
 	"github.com/quirehq/quire/skills"
+	"github.com/quirehq/quire/templates"
 	"github.com/quirehq/quire/workspace"
 )
 
@@ -204,7 +205,7 @@ func (dp *deployer) build(ctx context.Context, s *source, base fs.FS, commit str
 		return dp.buildSharedSkills(s, base, commit), nil
 	}
 	view := &seedFS{base: base}
-	ws, err := prompt.Open(view, prompt.Options{RootName: s.rootName, Tokenizer: dp.tokens})
+	ws, err := prompt.Open(view, prompt.Options{RootName: s.rootName, Tokenizer: dp.tokens, Seeds: templates.Seeds})
 	if err != nil {
 		return nil, fmt.Errorf("open workspace of %s at %s: %w", s.id(), short(commit), err)
 	}

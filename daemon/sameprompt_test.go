@@ -16,6 +16,7 @@ import (
 	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/prompt"
 	"github.com/quirehq/quire/skills"
+	"github.com/quirehq/quire/templates"
 )
 
 // TestServedPromptEqualsLocalAssembly holds the promise every consumer
@@ -29,7 +30,7 @@ func TestServedPromptEqualsLocalAssembly(t *testing.T) {
 	dir := newWorkTree(t, files)
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
-	ws, err := prompt.Open(os.DirFS(dir), prompt.Options{})
+	ws, err := prompt.Open(os.DirFS(dir), prompt.Options{Seeds: templates.Seeds})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,8 +61,11 @@ func TestServedPromptEqualsLocalAssembly(t *testing.T) {
 		{"concierge", "tg-5512093311", prompt.SessionMain, prompt.ChannelGroup},
 		{"studybuddy", "alice", prompt.SessionMain, prompt.ChannelDM},
 		{"studybuddy", "bob@example.com", prompt.SessionCron, prompt.ChannelDM},
+		{"concierge", "brand-new-user", prompt.SessionMain, prompt.ChannelDM},  // seeds, predefined
+		{"studybuddy", "brand-new-user", prompt.SessionMain, prompt.ChannelDM}, // seeds, open
 	}
-	for _, c := range cases {
+	var liveBefore string
+	for i, c := range cases {
 		want := local(c.agent, c.user, c.session, c.channel)
 		for name, td := range map[string]*testDaemon{"dir": fromDir, "push": fromPush} {
 			var got api.PromptResponse
@@ -74,6 +78,17 @@ func TestServedPromptEqualsLocalAssembly(t *testing.T) {
 					name, c.agent, c.user, c.session, c.channel, len(got.Prompt), len(want))
 			}
 		}
+		if i == 0 {
+			liveBefore = git(t, dir, "ls-remote", fromPush.remote+"/examples.git", "refs/heads/live")
+		}
+	}
+	// A new user's seeds are read, never written: no commit on live, no
+	// directory in the work tree.
+	if after := git(t, dir, "ls-remote", fromPush.remote+"/examples.git", "refs/heads/live"); after != liveBefore || liveBefore == "" {
+		t.Errorf("reading prompts moved live: %q, then %q", liveBefore, after)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "agents", "concierge", "users", "brand-new-user")); !os.IsNotExist(err) {
+		t.Errorf("reading a new user's prompt created their directory (%v)", err)
 	}
 }
 

@@ -33,11 +33,7 @@ func seedFiles(base fs.FS, a *prompt.Agent, userDir string) map[string][]byte {
 	if err != nil {
 		agentUser = nil
 	}
-	out := map[string][]byte{}
-	for _, f := range templates.UserFiles(a.Config.Type, agentUser) {
-		out[f.Name] = f.Content
-	}
-	return out
+	return templates.Seeds(a.Config.Type, agentUser)
 }
 
 // seed returns the virtual content of name, if it is a seed file.

@@ -9,6 +9,7 @@ import (
 	"github.com/quirehq/quire/agent"
 	"github.com/quirehq/quire/prompt"
 	"github.com/quirehq/quire/skills"
+	"github.com/quirehq/quire/templates"
 	"github.com/quirehq/quire/workspace"
 )
 
@@ -60,7 +61,7 @@ func (c *analyses) of(fsys *overlay) *analysis {
 	if c.last != nil && c.last.fsys == fsys {
 		return c.last
 	}
-	ws, err := prompt.Open(fsys, prompt.Options{Tokenizer: c.cache, RootName: c.rootName})
+	ws, err := prompt.Open(fsys, prompt.Options{Tokenizer: c.cache, RootName: c.rootName, Seeds: templates.Seeds})
 	c.last = &analysis{fsys: fsys, ws: ws, err: err}
 	return c.last
 }

@@ -316,6 +316,7 @@ type File struct {
 	User string
 	text *text
 	key  uint64 // content fingerprint, for token counts (0 with EstimateTokens)
+	seed bool   // a new user's template (Seeder), not a stored file
 }
 
 // joinPath joins slash paths, treating "." as the root.

@@ -214,6 +214,11 @@ func (w *Workspace) resolve(a *Agent, c candidate, user, userDir string, userFil
 				return f, err
 			}
 		}
+		if c.perUser && userDir != "" && !userFiles {
+			if f := w.seedFile(a, rel); f != nil {
+				return f, nil
+			}
+		}
 		if c.perUser && c.userOnly && userDir != "" {
 			continue
 		}
@@ -240,10 +245,11 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 	sp := w.shared[skey]
 	w.mu.Unlock()
 	if sp != nil && sp.sameSources(files) {
-		return sp.forUser(key.user), nil
+		return sp.forUser(key), nil
 	}
 	rep, bodies := w.budget(key, files)
 	p := w.newPlan(rep, files, bodies, &key.budget)
+	seedReport(&p.report, p.sources, key)
 	w.mu.Lock()
 	if len(w.shared) >= maxCachedPlans {
 		clear(w.shared)
@@ -498,11 +504,29 @@ func (p *plan) sameSources(files []resolved) bool {
 	return true
 }
 
-// forUser returns p for another user who sees the same files.
-func (p *plan) forUser(user string) *plan {
+// forUser returns p for the user of key, who sees the same files.
+func (p *plan) forUser(key planKey) *plan {
 	q := &plan{files: p.files, contextBytes: p.contextBytes, contextCont: p.contextCont, bootstrap: p.bootstrap, report: p.report, sources: p.sources, templates: p.templates}
-	q.report.User = user
+	q.report.User = key.user
+	seedReport(&q.report, q.sources, key)
 	return q
+}
+
+// seedReport names the user's own paths in rep's seed files (see
+// userSeedReport), copying rep's file reports first when it has any.
+func seedReport(rep *Report, sources []*File, key planKey) {
+	for _, f := range sources {
+		if f == nil || !f.seed {
+			continue
+		}
+		userDir, err := key.agent.UserDir(key.user)
+		if err != nil {
+			return
+		}
+		rep.Files = append([]FileReport(nil), rep.Files...)
+		userSeedReport(rep, sources, key.user, userDir)
+		return
+	}
 }
 
 // excerptKey identifies what truncating file f (shown as name) to limit

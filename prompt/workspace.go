@@ -28,6 +28,10 @@ type Options struct {
 	// and not the report, such as `quire prompt` without --report. A
 	// request's CountPromptTokens still counts the whole prompt exactly.
 	EstimateTokens bool
+	// Seeds gives a user with no directory yet the files their first write
+	// will store (templates.Seeds), so their first prompt holds USER.md,
+	// BOOTSTRAP.md and the First Run section; nil seeds nothing.
+	Seeds Seeder
 }
 
 // Workspace is an immutable view of a workspace repository read through an
@@ -39,6 +43,7 @@ type Workspace struct {
 	fsys     fs.FS
 	cache    *Tokenizer
 	estimate bool // Options.EstimateTokens
+	seeder   Seeder
 	agents   []*Agent
 	byName   map[string]*Agent
 	problems []workspace.Problem
@@ -50,6 +55,7 @@ type Workspace struct {
 	shared map[uint64]*plan // by the files a plan injects, see sharedKey
 	dirs   map[string]dirState
 	asked  map[string]bool // directories with a child listed directly (listParent)
+	seeds  map[*Agent]map[string]*File
 
 	// derived are each agent's virtual files, built by Open (virtual.go).
 	derived map[*Agent][]VirtualFile
@@ -90,6 +96,8 @@ func Open(fsys fs.FS, opts Options) (*Workspace, error) {
 		fsys:     fsys,
 		cache:    opts.Tokenizer,
 		estimate: opts.EstimateTokens,
+		seeder:   opts.Seeds,
+		seeds:    map[*Agent]map[string]*File{},
 		byName:   map[string]*Agent{},
 		files:    map[string]*fileEntry{},
 		plans:    map[planKey]*plan{},

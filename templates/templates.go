@@ -111,6 +111,17 @@ func UserFiles(t prompt.AgentType, agentUser []byte) []File {
 	return []File{{Name: workspace.UserFile, Content: user}, {Name: workspace.BootstrapFile, Content: boot}}
 }
 
+// Seeds is UserFiles as name → content: the prompt.Seeder every reader
+// (the CLI, the daemon, the language server) gives prompt.Open, so a new
+// user's first prompt holds the bytes their first write stores.
+func Seeds(t prompt.AgentType, agentUser []byte) map[string][]byte {
+	out := map[string][]byte{}
+	for _, f := range UserFiles(t, agentUser) {
+		out[f.Name] = f.Content
+	}
+	return out
+}
+
 // DeletesWhenEmpty reports whether writing name with empty (white-space
 // only) content deletes the file instead: BOOTSTRAP.md, whose deletion ends
 // the first-run ritual.

@@ -15,6 +15,7 @@ import (
 	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/prompt"
 	"github.com/quirehq/quire/skills"
+	"github.com/quirehq/quire/templates"
 	"github.com/quirehq/quire/workspace"
 )
 
@@ -90,7 +91,7 @@ func runPrompt(ctx context.Context, e *env, opts any, args []string) error {
 	// Token counts only when they are shown: the report and --json count
 	// exactly (remembered on disk by content, so an unchanged file is never
 	// tokenised twice); the bare prompt estimates and loads no tokenizer.
-	wopts := prompt.Options{EstimateTokens: !req.CountPromptTokens}
+	wopts := prompt.Options{EstimateTokens: !req.CountPromptTokens, Seeds: templates.Seeds}
 	if req.CountPromptTokens {
 		wopts.Tokenizer = prompt.NewTokenizer()
 		defer rememberTokens(e, wopts.Tokenizer)()
