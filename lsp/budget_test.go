@@ -316,3 +316,15 @@ func TestAllowListNamesUnknownSkill(t *testing.T) {
 		t.Errorf("after the fix: %+v", diags)
 	}
 }
+
+// A name a typo away from a context file's is flagged in the editor as
+// `quire check` flags it.
+func TestNearMissContextFileName(t *testing.T) {
+	root := writeFiles(t, map[string]string{"AGENT.md": "# A\n", "SOUL.md": "# Soul\n"})
+	s := startSession(t, root)
+	s.open("AGENT.md", "# A\n")
+	diags := s.diagnostics("AGENT.md")
+	if len(diags) != 1 || !strings.Contains(string(diags[0].Message.(protocol.String)), "rename it to AGENTS.md") {
+		t.Fatalf("AGENT.md: %+v", diags)
+	}
+}

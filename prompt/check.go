@@ -110,11 +110,8 @@ func (w *Workspace) checkNames(a *Agent, dir, user string) []workspace.Problem {
 		}
 		p := joinPath(dir, name)
 		if !workspace.IsContextFileName(name) {
-			for _, want := range workspace.ContextFiles {
-				if strings.EqualFold(name, want) && name != workspace.MemoryFallbackFile {
-					probs = append(probs, workspace.Problem{Path: p, Severity: workspace.SeverityWarning, Code: "file-name",
-						Message: fmt.Sprintf("%s is not read: context file names are case-sensitive; rename it to %s", name, want)})
-				}
+			if want, ok := nearContextName(name); ok {
+				probs = append(probs, workspace.Problem{Path: p, Severity: workspace.SeverityWarning, Code: "file-name", Message: nearNameMessage(name, want)})
 			}
 			continue
 		}

@@ -450,13 +450,24 @@ func TestBuiltinSkillsDoNotCount(t *testing.T) {
 }
 
 func TestCaseMismatchedNames(t *testing.T) {
-	w := openMap(t, map[string]string{"Soul.md": "x"}, "")
-	found := false
-	for _, p := range w.Check() {
-		found = found || p.Code == "file-name" && strings.Contains(p.Message, "SOUL.md")
-	}
-	if !found {
-		t.Fatalf("check must point out Soul.md")
+	for name, want := range map[string]string{
+		"Soul.md": "SOUL.md", "AGENT.md": "AGENTS.md", "agent.md": "AGENTS.md", "BOOTSTAP.md": "BOOTSTRAP.md",
+		"TOOL.md": "TOOLS.md", "HEARTBEATS.md": "HEARTBEAT.md", "IDENTIY.md": "IDENTITY.md",
+		"README.md": "", "NOTES.md": "", "TODO.md": "", "memory.md": "",
+	} {
+		w := openMap(t, map[string]string{"AGENTS.md": "# A\n", name: "x"}, "")
+		var got []string
+		for _, p := range w.Check() {
+			if p.Code == "file-name" {
+				got = append(got, p.Message)
+			}
+		}
+		switch {
+		case want == "" && len(got) != 0:
+			t.Errorf("%s: flagged though it is no near-miss: %q", name, got)
+		case want != "" && (len(got) != 1 || !strings.Contains(got[0], "rename it to "+want)):
+			t.Errorf("%s: check must say to rename it to %s, said %q", name, want, got)
+		}
 	}
 }
 

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// checkCLI runs `quire check args…` and returns its exit code and what it
+// printed on stdout and stderr.
+func checkCLI(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	var out bytes.Buffer
+	code := run(context.Background(), append([]string{"check"}, args...), &env{stdin: strings.NewReader(""), stdout: &out, stderr: &out, getenv: testEnv(t)})
+	return code, out.String()
+}
+
+// writeTree writes files (slash path → content) under a new directory.
+func writeTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestCheckFlagsNearMissNames: `quire check` flags a misspelt AGENT.md as
+// it flags Soul.md, and leaves a README alone.
+func TestCheckFlagsNearMissNames(t *testing.T) {
+	dir := writeTree(t, map[string]string{"agent.yaml": "name: bot\n", "AGENT.md": "# Agents\n", "Soul.md": "# Soul\n", "README.md": "# About\n"})
+	_, out := checkCLI(t, dir)
+	for _, want := range []string{"AGENT.md is not read", "rename it to AGENTS.md", "Soul.md is not read", "rename it to SOUL.md"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("quire check does not say %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "README.md") {
+		t.Errorf("quire check flags README.md:\n%s", out)
+	}
+}
