@@ -45,7 +45,7 @@ func (wr *writer) teamAppend(ctx context.Context, ref agentRef, sc string, req a
 		for i, a := range members {
 			full := joinSlash(a.Dir, rels[i])
 			cur, _ := fs.ReadFile(fsys, full)
-			written[i] = appendEntry(cur, times[i], req.Text)
+			written[i] = appendEntry(cur, times[i], req.Room, req.User, req.Text)
 			if len(written[i]) > workspace.MaxFileBytes {
 				return nil, api.Errorf(api.CodeFileLimit, "%s of agent %q would grow past the %d-byte file limit", rels[i], a.Name, workspace.MaxFileBytes)
 			}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -260,7 +261,7 @@ func (wr *writer) MemoryAppend(ctx context.Context, agent string, req api.Append
 	var written []byte
 	build := func(fsys fs.FS) ([]gitsync.FileWrite, error) {
 		cur, _ := fs.ReadFile(fsys, full)
-		written = appendEntry(cur, now, req.Text)
+		written = appendEntry(cur, now, req.Room, req.User, req.Text)
 		if len(written) > workspace.MaxFileBytes {
 			return nil, api.Errorf(api.CodeFileLimit, "%s would grow past the %d-byte file limit", rel, workspace.MaxFileBytes)
 		}
@@ -300,6 +301,9 @@ func (wr *writer) checkAppend(agent string, limit int, req api.AppendRequest) (t
 		if y := now.Year(); y < minLogYear || y > maxLogYear {
 			return time.Time{}, badRequest("now %s: a daily log's year must be from %d to %d", now.Format(time.RFC3339), minLogYear, maxLogYear)
 		}
+	}
+	if strings.ContainsAny(req.Room, "\r\n") || workspace.CheckText("room", req.Room) != nil {
+		return time.Time{}, badRequest("room %q: a room id is one line of printable text", req.Room)
 	}
 	if line := entryHeadingLine(req.Text); line > 0 {
 		return time.Time{}, api.Errorf(api.CodeBadText,

@@ -163,8 +163,10 @@ func entryHeadingLine(text string) int {
 	return 0
 }
 
-// appendEntry adds a "## HH:MM" entry to a daily log.
-func appendEntry(cur []byte, now time.Time, text string) []byte {
+// appendEntry adds a "## HH:MM" entry to a daily log: the heading, the
+// room and user it was written in (the design's "**Room:** / **User:**"
+// lines, each only when known), then the text.
+func appendEntry(cur []byte, now time.Time, room, user, text string) []byte {
 	var b bytes.Buffer
 	if len(bytes.TrimSpace(cur)) == 0 {
 		fmt.Fprintf(&b, "# %s\n", now.Format("2006-01-02"))
@@ -172,7 +174,17 @@ func appendEntry(cur []byte, now time.Time, text string) []byte {
 		b.Write(bytes.TrimRight(cur, " \t\r\n"))
 		b.WriteByte('\n')
 	}
-	fmt.Fprintf(&b, "\n## %s\n\n%s\n", now.Format("15:04"), strings.TrimSpace(text))
+	fmt.Fprintf(&b, "\n## %s\n\n", now.Format("15:04"))
+	if room != "" {
+		fmt.Fprintf(&b, "**Room:** %s\n", room)
+	}
+	if user != "" {
+		fmt.Fprintf(&b, "**User:** %s\n", user)
+	}
+	if room != "" || user != "" {
+		b.WriteByte('\n')
+	}
+	fmt.Fprintf(&b, "%s\n", strings.TrimSpace(text))
 	return b.Bytes()
 }
 

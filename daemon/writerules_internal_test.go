@@ -68,13 +68,15 @@ func TestClassify(t *testing.T) {
 
 func TestAppendEntry(t *testing.T) {
 	now := time.Date(2026, 11, 22, 9, 5, 0, 0, time.UTC)
-	tests := []struct{ cur, text, want string }{
-		{"", "First.", "# 2026-11-22\n\n## 09:05\n\nFirst.\n"},
-		{"# 2026-11-22\n\n## 08:00\n\nEarlier.\n\n\n", "  Second.\n", "# 2026-11-22\n\n## 08:00\n\nEarlier.\n\n## 09:05\n\nSecond.\n"},
-		{"no newline at end", "x", "no newline at end\n\n## 09:05\n\nx\n"},
+	tests := []struct{ cur, room, user, text, want string }{
+		{"", "", "", "First.", "# 2026-11-22\n\n## 09:05\n\nFirst.\n"},
+		{"# 2026-11-22\n\n## 08:00\n\nEarlier.\n\n\n", "", "", "  Second.\n", "# 2026-11-22\n\n## 08:00\n\nEarlier.\n\n## 09:05\n\nSecond.\n"},
+		{"no newline at end", "", "", "x", "no newline at end\n\n## 09:05\n\nx\n"},
+		{"", "#dev", "alice", "Chose JWT.", "# 2026-11-22\n\n## 09:05\n\n**Room:** #dev\n**User:** alice\n\nChose JWT.\n"},
+		{"", "", "alice", "x", "# 2026-11-22\n\n## 09:05\n\n**User:** alice\n\nx\n"},
 	}
 	for _, tt := range tests {
-		if got := string(appendEntry([]byte(tt.cur), now, tt.text)); got != tt.want {
+		if got := string(appendEntry([]byte(tt.cur), now, tt.room, tt.user, tt.text)); got != tt.want {
 			t.Errorf("appendEntry(%q, %q) = %q, want %q", tt.cur, tt.text, got, tt.want)
 		}
 	}

@@ -178,6 +178,9 @@ type SearchResponse struct {
 // AppendRequest is the body of POST /v1/agents/{agent}/memory/append.
 type AppendRequest struct {
 	User string `json:"user,omitempty"`
+	// Room is the room (group chat) the entry was written in; the entry
+	// carries it, and the user, as "**Room:**" and "**User:**" lines.
+	Room string `json:"room,omitempty"`
 	Text string `json:"text"`
 	// Agents, for a team conversation, names the other agents the entry
 	// is also appended to: teammates of the route's agent (the same team:

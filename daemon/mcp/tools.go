@@ -82,6 +82,7 @@ type getOut struct {
 type appendIn struct {
 	Text           string   `json:"text" jsonschema:"the memory to record, in Markdown; it becomes a timestamped entry of today's daily log"`
 	Agents         []string `json:"agents,omitempty" jsonschema:"optional, for a team conversation: teammates of this agent (same team in agent.yaml) whose daily logs get the same entry, in the same commit"`
+	Room           string   `json:"room,omitempty" jsonschema:"optional: the room (group chat) this was said in; the entry names it, and the user"`
 	IdempotencyKey string   `json:"idempotency_key,omitempty" jsonschema:"optional: a key naming this write (up to 255 printable ASCII characters, e.g. a UUID); retrying with the same key after an error or a timeout never records it twice"`
 }
 
@@ -409,7 +410,7 @@ func (s *server) memoryAppend(ctx context.Context, in appendIn) (any, error) {
 	if err := s.authorizeTeam(ctx, in.Agents); err != nil {
 		return nil, err
 	}
-	res, err := s.b.MemoryAppend(ctx, s.id.Agent, api.AppendRequest{User: s.id.User, Text: in.Text, Agents: in.Agents})
+	res, err := s.b.MemoryAppend(ctx, s.id.Agent, api.AppendRequest{User: s.id.User, Room: in.Room, Text: in.Text, Agents: in.Agents})
 	if err != nil {
 		return nil, err
 	}
