@@ -110,6 +110,9 @@ func (s *server) preview(args PreviewArgs) (prompt.Result, error) {
 	if err != nil {
 		return prompt.Result{}, err
 	}
+	if err := invalidAgent(ag); err != nil {
+		return prompt.Result{}, err
+	}
 	req.Agent = ag.Name
 	set := a.skillsOf(ag, v.root, s.home, s.skillsDir)
 	req.Skills = set.PromptSkills(skills.Request{Agent: ag.Name, User: req.User, Allow: ag.Config.Skills})
@@ -129,6 +132,9 @@ func (s *server) ExecuteCommand(ctx context.Context, params *protocol.ExecuteCom
 			code := jsonrpc2.InternalError
 			if errors.Is(err, prompt.ErrBadRequest) || errors.Is(err, prompt.ErrUnknownAgent) || errors.Is(err, errBadArgument) {
 				code = jsonrpc2.InvalidParams
+			}
+			if errors.Is(err, errInvalidAgent) {
+				code = codeRequestFailed
 			}
 			return nil, jsonrpc2.NewError(code, "quire.previewPrompt: "+err.Error())
 		}
