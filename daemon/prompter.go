@@ -104,7 +104,7 @@ func (p *prompter) assemble(ref agentRef, req api.PromptRequest, today time.Time
 		sreq.Filter = req.Skills
 	}
 	res, err := ref.dep.ws.Assemble(prompt.Request{
-		Agent: agent, User: req.User, Session: req.Session, Channel: req.Channel, Room: req.Room,
+		Agent: agent, User: req.User, Session: req.Session, Mode: req.Mode, Channel: req.Channel, Room: req.Room,
 		Tools: req.Tools, Extra: req.Extra, VirtualFiles: req.VirtualFiles, Now: now,
 		Skills:        ref.ag.skills.PromptSkills(sreq),
 		ContextWindow: req.ContextWindow, ContextShare: req.ContextShare,

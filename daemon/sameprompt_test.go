@@ -34,13 +34,13 @@ func TestServedPromptEqualsLocalAssembly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	local := func(agent, user string, session prompt.Session, channel prompt.Channel) string {
+	local := func(agent, user string, session prompt.Session, channel prompt.Channel, mode prompt.Mode) string {
 		a, err := ws.Agent(agent)
 		if err != nil {
 			t.Fatal(err)
 		}
 		set := skills.Load(1, skills.Options{WorkspaceDir: filepath.Join(dir, a.Dir)}.Sources())
-		res, err := ws.Assemble(prompt.Request{Agent: agent, User: user, Session: session, Channel: channel, Now: now,
+		res, err := ws.Assemble(prompt.Request{Agent: agent, User: user, Session: session, Mode: mode, Channel: channel, Now: now,
 			Skills: set.PromptSkills(skills.Request{Agent: agent, User: user, Allow: a.Config.Skills})})
 		if err != nil {
 			t.Fatal(err)
@@ -56,21 +56,24 @@ func TestServedPromptEqualsLocalAssembly(t *testing.T) {
 		agent, user string
 		session     prompt.Session
 		channel     prompt.Channel
+		mode        prompt.Mode
 	}{
-		{"concierge", "ines.carvalho", prompt.SessionMain, prompt.ChannelDM},
-		{"concierge", "tg-5512093311", prompt.SessionMain, prompt.ChannelGroup},
-		{"studybuddy", "alice", prompt.SessionMain, prompt.ChannelDM},
-		{"studybuddy", "bob@example.com", prompt.SessionCron, prompt.ChannelDM},
-		{"concierge", "brand-new-user", prompt.SessionMain, prompt.ChannelDM},  // seeds, predefined
-		{"studybuddy", "brand-new-user", prompt.SessionMain, prompt.ChannelDM}, // seeds, open
+		{"concierge", "ines.carvalho", prompt.SessionMain, prompt.ChannelDM, ""},
+		{"concierge", "tg-5512093311", prompt.SessionMain, prompt.ChannelGroup, ""},
+		{"studybuddy", "alice", prompt.SessionMain, prompt.ChannelDM, ""},
+		{"studybuddy", "bob@example.com", prompt.SessionCron, prompt.ChannelDM, ""},
+		{"concierge", "brand-new-user", prompt.SessionMain, prompt.ChannelDM, ""},  // seeds, predefined
+		{"studybuddy", "brand-new-user", prompt.SessionMain, prompt.ChannelDM, ""}, // seeds, open
+		{"concierge", "ines.carvalho", prompt.SessionMain, prompt.ChannelDM, prompt.ModeTask},
+		{"studybuddy", "alice", prompt.SessionCron, prompt.ChannelDM, prompt.ModeNone},
 	}
 	var liveBefore string
 	for i, c := range cases {
-		want := local(c.agent, c.user, c.session, c.channel)
+		want := local(c.agent, c.user, c.session, c.channel, c.mode)
 		for name, td := range map[string]*testDaemon{"dir": fromDir, "push": fromPush} {
 			var got api.PromptResponse
 			waitFor(t, "the "+name+" daemon to serve "+c.agent, func() bool {
-				got, err = td.c.Prompt(ctx, c.agent, api.PromptRequest{User: c.user, Session: c.session, Channel: c.channel, Now: &now})
+				got, err = td.c.Prompt(ctx, c.agent, api.PromptRequest{User: c.user, Session: c.session, Mode: c.mode, Channel: c.channel, Now: &now})
 				return err == nil
 			})
 			if got.Prompt != want {

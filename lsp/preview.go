@@ -24,6 +24,7 @@ type PreviewArgs struct {
 	Agent   string `json:"agent,omitempty"`
 	User    string `json:"user,omitempty"`
 	Session string `json:"session,omitempty"` // main (default), subagent, cron
+	Mode    string `json:"mode,omitempty"`    // full, task, minimal, none (default: the session's)
 	Channel string `json:"channel,omitempty"` // dm (default), group
 	Room    string `json:"room,omitempty"`
 	// URI names the document the preview is asked from.
@@ -67,7 +68,7 @@ var errBadArgument = errors.New("bad argument")
 // agent and user from the document when they are not given.
 func (s *server) previewRequest(a *analysis, root string, args PreviewArgs) (prompt.Request, error) {
 	req := prompt.Request{
-		Agent: args.Agent, User: args.User, Session: prompt.Session(args.Session), Channel: prompt.Channel(args.Channel), Room: args.Room,
+		Agent: args.Agent, User: args.User, Session: prompt.Session(args.Session), Mode: prompt.Mode(args.Mode), Channel: prompt.Channel(args.Channel), Room: args.Room,
 		Now: s.now(),
 	}
 	if args.Now != "" {

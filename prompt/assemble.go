@@ -38,6 +38,9 @@ type Request struct {
 	Session Session
 	// Channel is dm (the default) or group.
 	Channel Channel
+	// Mode is full, task, minimal or none; "" is the session's default
+	// (Session.DefaultMode).
+	Mode Mode
 	// Room names the room of a group channel (rooms/<room>.md).
 	Room string
 	// Tools the model can call.
@@ -96,6 +99,13 @@ func (w *Workspace) Assemble(req Request) (Result, error) {
 	if !req.Session.valid() {
 		return Result{}, fmt.Errorf("%w: session %q is unknown; use main, subagent or cron", ErrBadRequest, req.Session)
 	}
+	explicitMode := req.Mode != ""
+	if !explicitMode {
+		req.Mode = req.Session.DefaultMode()
+	}
+	if !req.Mode.valid() {
+		return Result{}, fmt.Errorf("%w: mode %q is unknown; use full, task, minimal or none", ErrBadRequest, req.Mode)
+	}
 	if !req.Channel.valid() {
 		return Result{}, fmt.Errorf("%w: channel %q is unknown; use dm or group", ErrBadRequest, req.Channel)
 	}
@@ -119,7 +129,7 @@ func (w *Workspace) Assemble(req Request) (Result, error) {
 		var buf [10]byte
 		day = string(local.AppendFormat(buf[:0], time.DateOnly))
 	}
-	key := planKey{agent: a, user: req.User, session: req.Session, channel: req.Channel, room: req.Room, day: day, budget: a.Config.Budget}
+	key := planKey{agent: a, user: req.User, session: req.Session, mode: req.Mode, channel: req.Channel, room: req.Room, day: day, budget: a.Config.Budget}
 	if req.ContextWindow != 0 || req.ContextShare != 0 {
 		if key.budget, err = a.Config.Budget.ScaleToWindow(req.ContextWindow, req.ContextShare); err != nil {
 			return Result{}, fmt.Errorf("%w: %w", ErrBadRequest, err)
@@ -134,7 +144,16 @@ func (w *Workspace) Assemble(req Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	rkey := w.renderKey(&req, local)
+	res, err := w.assemblePlan(p, a, &req, local)
+	if explicitMode {
+		res.Report.Mode = req.Mode
+	}
+	return res, err
+}
+
+// assemblePlan renders req from its plan p, or reuses a rendering.
+func (w *Workspace) assemblePlan(p *plan, a *Agent, req *Request, local time.Time) (Result, error) {
+	rkey := w.renderKey(req, local)
 	if res, ok := p.rendered(rkey); ok {
 		if req.CountPromptTokens && res.Report.PromptTokens == 0 {
 			res.Report.PromptTokens = w.cache.Count(res.Prompt)
@@ -150,7 +169,7 @@ func (w *Workspace) Assemble(req Request) (Result, error) {
 	if !ok {
 		var userAt int
 		res = Result{Report: p.report}
-		res.Prompt, userAt = render(&res.Report, a, p, &req, local)
+		res.Prompt, userAt = render(&res.Report, a, p, req, local)
 		p.keepTemplate(rkey, req.User, userAt, res)
 	}
 	if req.CountPromptTokens {

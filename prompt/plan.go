@@ -21,6 +21,7 @@ type planKey struct {
 	agent   *Agent
 	user    string
 	session Session
+	mode    Mode
 	channel Channel
 	room    string
 	day     string // agent-local date, "" for none
@@ -273,7 +274,7 @@ func (w *Workspace) resolveFiles(key planKey, day time.Time) ([]resolved, error)
 		// one by one.
 		userFiles = !w.dir(userDir).absent
 	}
-	cands := candidates(&a.Config, key.session, key.channel, key.room, key.user != "", day)
+	cands := candidates(&a.Config, key.mode, key.channel, key.room, key.user != "", day)
 	cands = append(cands, w.sharedCandidates(key)...)
 	files := make([]resolved, len(cands))
 	for i, c := range cands {
@@ -472,7 +473,7 @@ func keptNote(what string, limit int, mid string, total, head, tail, chars int) 
 func (w *Workspace) sharedKey(key planKey, files []resolved) uint64 {
 	var h maphash.Hash
 	h.SetSeed(w.seed)
-	for _, s := range []string{key.agent.Dir, string(key.session), string(key.channel), key.room, key.day} {
+	for _, s := range []string{key.agent.Dir, string(key.session), string(key.mode), string(key.channel), key.room, key.day} {
 		h.WriteString(s)
 		h.WriteByte(0)
 	}

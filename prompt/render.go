@@ -13,7 +13,11 @@ import (
 // pointer to one would move the request to the heap on the served path).
 func render(rep *Report, a *Agent, p *plan, req *Request, local time.Time) (prompt string, userAt int) {
 	userAt = -1
-	full := req.Session.Full()
+	if req.Mode == ModeNone {
+		return renderNone(rep, a), -1
+	}
+	full := req.Mode == ModeFull
+	task := req.Mode == ModeTask
 	var b promptWriter
 	b.Grow(sectionBytes + p.contextBytes + len(req.Extra) + toolBytes(req.Tools) + skillBytes(req.Skills) + virtualBytes(req.VirtualFiles))
 	stable := -1 // length of the stable prefix, once known
@@ -32,10 +36,10 @@ func render(rep *Report, a *Agent, p *plan, req *Request, local time.Time) (prom
 	writeTooling(&b, req.Tools)
 	b.lit(sectionSafety) // 3 Safety.
 	rep.SkillCount, rep.SkillsMode = len(req.Skills), "none"
-	if full && len(req.Skills) > 0 {
-		writeSkills(&b, rep, p, req.Skills)
+	if (full || task) && len(req.Skills) > 0 {
+		writeSkills(&b, rep, p, req.Skills, task)
 	}
-	if full {
+	if full || task {
 		b.lit(sectionMemoryRecall) // 5 Memory Recall.
 	}
 	writeWorkspace(&b, a.Name, req.Sandbox)
@@ -95,12 +99,15 @@ func writeTooling(b *promptWriter, tools []Tool) {
 	}
 }
 
-// writeSkills writes 4 Skills (main sessions): the list inline, or the
-// instruction to search.
-func writeSkills(b *promptWriter, rep *Report, p *plan, skills []Skill) {
+// writeSkills writes 4 Skills (full and task modes): the list inline, or
+// the instruction to search; searchOnly (task mode) always searches.
+func writeSkills(b *promptWriter, rep *Report, p *plan, skills []Skill, searchOnly bool) {
 	d := decideSkills(skills)
 	rep.SkillsReason = p.skillsReason(d)
-	if !d.inline {
+	if searchOnly {
+		rep.SkillsReason = taskSkillsReason
+	}
+	if !d.inline || searchOnly {
 		rep.SkillsMode = "search"
 		b.lit("\n## Skills\nThis agent has ")
 		b.lit(strconv.Itoa(len(skills)))

@@ -97,6 +97,7 @@ type Report struct {
 	Agent     string    `json:"agent"`
 	User      string    `json:"user,omitempty"`
 	Session   Session   `json:"session"`
+	Mode      Mode      `json:"mode,omitempty"` // set when the request names one
 	Channel   Channel   `json:"channel"`
 	Room      string    `json:"room,omitempty"`
 	AgentType AgentType `json:"agent_type"`

@@ -32,7 +32,11 @@ func (r *Report) writeHeading(b *strings.Builder) {
 	if r.Room != "" {
 		who += fmt.Sprintf(" · room %s", r.Room)
 	}
-	fmt.Fprintf(b, "agent %s (%s, policy %s) · session %s · channel %s%s\n", r.Agent, r.AgentType, r.Policy, r.Session, r.Channel, who)
+	session := string(r.Session)
+	if r.Mode != "" {
+		session += " · mode " + string(r.Mode)
+	}
+	fmt.Fprintf(b, "agent %s (%s, policy %s) · session %s · channel %s%s\n", r.Agent, r.AgentType, r.Policy, session, r.Channel, who)
 	window := ""
 	if r.ContextWindow > 0 {
 		window = fmt.Sprintf(" (%.0f %% of a context window of %s tokens)", 100*r.Budget.ContextShare, GroupThousands(r.ContextWindow))

@@ -44,13 +44,13 @@ type candidate struct {
 
 // candidates returns the context files a request sees, in prompt order
 // (behavior.md §2). day is the agent-local date, zero for none.
-func candidates(cfg *Config, session Session, channel Channel, room string, hasUser bool, day time.Time) []candidate {
+func candidates(cfg *Config, mode Mode, channel Channel, room string, hasUser bool, day time.Time) []candidate {
 	open := cfg.Type == TypeOpen
 	c := func(name string, perUser, userOnly bool) candidate {
 		return candidate{name: name, rel: name, perUser: perUser || open, userOnly: userOnly}
 	}
-	if !session.Full() {
-		return []candidate{c(workspace.AgentsFile, false, false), c(workspace.ToolsFile, false, false)}
+	if mode != ModeFull {
+		return modeCandidates(mode, c)
 	}
 	list := make([]candidate, 0, 12) // the most a request can see
 	list = append(list,

@@ -12,7 +12,7 @@ import (
 // then every Markdown file directly in _shared/ (CULTURE.md …) by name.
 // They are charged to the agent's budget and reported like its own files.
 func (w *Workspace) sharedCandidates(key planKey) []candidate {
-	if !key.session.Full() {
+	if key.mode != ModeFull {
 		return nil
 	}
 	var out []candidate

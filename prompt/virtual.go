@@ -112,7 +112,7 @@ func (w *Workspace) checkLinks(a *Agent) []workspace.Problem {
 // then the caller's other files in their order.
 func (w *Workspace) virtualFiles(a *Agent, req *Request) []VirtualFile {
 	derived := w.derived[a]
-	if !req.Session.Full() || len(derived) == 0 {
+	if (req.Mode != ModeFull && req.Mode != ModeTask) || len(derived) == 0 {
 		return req.VirtualFiles
 	}
 	if len(req.VirtualFiles) == 0 {

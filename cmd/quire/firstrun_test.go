@@ -22,23 +22,8 @@ import (
 func TestNewUserFirstPromptEverySurface(t *testing.T) {
 	dir := copyDir(t, "../../examples")
 	getenv := testEnv(t)
-	sock := filepath.Join(getenv("XDG_RUNTIME_DIR"), "q.sock")
-	ctx, cancel := context.WithCancel(context.Background())
-	d, err := daemon.New(ctx, daemon.Options{Dir: dir, Socket: sock, CacheDir: t.TempDir(), HomeDir: getenv("HOME")})
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("daemon: %v", err)
-		}
-	})
-	<-d.Ready()
-	c := &client.Client{Socket: sock}
+	c := startDirDaemon(t, dir, getenv)
+	ctx := context.Background()
 	const user = "brand-new-user"
 	for _, tc := range []struct {
 		agent, template string
@@ -81,4 +66,27 @@ func TestNewUserFirstPromptEverySurface(t *testing.T) {
 			t.Errorf("%s: reading a prompt created the user's directory (%v)", agent, err)
 		}
 	}
+}
+
+// startDirDaemon runs a daemon on the work tree dir until the test ends
+// and returns a client of its API.
+func startDirDaemon(t *testing.T, dir string, getenv func(string) string) *client.Client {
+	t.Helper()
+	sock := filepath.Join(getenv("XDG_RUNTIME_DIR"), "q.sock")
+	ctx, cancel := context.WithCancel(context.Background())
+	d, err := daemon.New(ctx, daemon.Options{Dir: dir, Socket: sock, CacheDir: t.TempDir(), HomeDir: getenv("HOME")})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("daemon: %v", err)
+		}
+	})
+	<-d.Ready()
+	return &client.Client{Socket: sock}
 }

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/quirehq/quire/agent"
@@ -21,6 +22,7 @@ import (
 
 type promptOptions struct {
 	dir, agent, user, session, channel, room string
+	mode                                     string
 	rev, now, tools, extra, model, sandbox   string
 	skillsDir                                string
 	report, json, showTime, spawn, tokens    bool
@@ -57,6 +59,7 @@ Examples:
 			fs.StringVar(&o.agent, "agent", "", "agent `name` (may be left out when the workspace has one agent)")
 			fs.StringVar(&o.user, "user", "", "user `id`: use this user's files")
 			fs.StringVar(&o.session, "session", "main", "`kind` of session: main, subagent or cron")
+			fs.StringVar(&o.mode, "mode", "", "prompt `mode`: full, task, minimal or none (default: full for main, minimal for subagent and cron)")
 			fs.StringVar(&o.channel, "channel", "dm", "`channel`: dm (private) or group")
 			fs.StringVar(&o.room, "room", "", "room `id` of a group channel (adds rooms/<room>.md)")
 			fs.StringVar(&o.rev, "rev", "", "read the workspace at git `revision` REV (HEAD, a branch, a tag, a hash)")
@@ -135,11 +138,14 @@ func (o *promptOptions) request() (prompt.Request, error) {
 	default:
 		return prompt.Request{}, usagef("--session %q: use main, subagent or cron", o.session)
 	}
+	if o.mode != "" && !slices.Contains(prompt.Modes, prompt.Mode(o.mode)) {
+		return prompt.Request{}, usagef("--mode %q: use full, task, minimal or none", o.mode)
+	}
 	if o.channel != string(prompt.ChannelDM) && o.channel != string(prompt.ChannelGroup) {
 		return prompt.Request{}, usagef("--channel %q: use dm or group", o.channel)
 	}
 	req := prompt.Request{
-		Agent: o.agent, User: o.user, Session: prompt.Session(o.session), Channel: prompt.Channel(o.channel), Room: o.room,
+		Agent: o.agent, User: o.user, Session: prompt.Session(o.session), Mode: prompt.Mode(o.mode), Channel: prompt.Channel(o.channel), Room: o.room,
 		Extra: o.extra, Model: o.model, Sandbox: o.sandbox, ShowTime: o.showTime, CanSpawn: o.spawn,
 		CountPromptTokens: o.tokens || o.report || o.json,
 		ContextWindow:     o.contextWindow, ContextShare: o.contextShare,

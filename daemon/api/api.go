@@ -117,6 +117,7 @@ type AgentsResponse struct {
 type PromptRequest struct {
 	User         string               `json:"user,omitempty"`
 	Session      prompt.Session       `json:"session,omitempty"`
+	Mode         prompt.Mode          `json:"mode,omitempty"` // full, task, minimal, none; "": the session's default
 	Channel      prompt.Channel       `json:"channel,omitempty"`
 	Room         string               `json:"room,omitempty"`
 	Tools        []prompt.Tool        `json:"tools,omitempty"`

@@ -25,6 +25,7 @@ func (s *server) addPrompt() {
 		Arguments: []*sdk.PromptArgument{
 			{Name: "user", Description: "the user the conversation is with (default: this session's user)"},
 			{Name: "session", Description: "main (default), subagent or cron"},
+			{Name: "mode", Description: "full, task, minimal or none (default: full for main, minimal for subagent and cron)"},
 			{Name: "channel", Description: "dm (default, a private chat) or group"},
 			{Name: "context_window", Description: "the model's context window in tokens: the context files' total budget becomes context_share of it, in tokens"},
 			{Name: "context_share", Description: "the share of context_window the context files may take (default: agent.yaml's budget.context_share, else 0.25)"},
@@ -41,7 +42,7 @@ func (s *server) getPrompt(ctx context.Context, req *sdk.GetPromptRequest) (*sdk
 	case s.id.User != "" && user != s.id.User:
 		return nil, api.Errorf(api.CodeForbidden, "this session acts for user %q; it cannot assemble user %q's prompt", s.id.User, user)
 	}
-	preq := api.PromptRequest{User: user, Session: prompt.Session(args["session"]), Channel: prompt.Channel(args["channel"])}
+	preq := api.PromptRequest{User: user, Session: prompt.Session(args["session"]), Mode: prompt.Mode(args["mode"]), Channel: prompt.Channel(args["channel"])}
 	if err := windowArgs(args, &preq); err != nil {
 		return nil, err
 	}
