@@ -133,6 +133,12 @@ func writeDeployReport(w io.Writer, prev, dep *deployment, now time.Time) {
 				fmt.Fprintf(w, "%s: %s %s: kept %s + %s of %s chars\n", name, f.Status, f.Name, n(f.HeadChars), n(f.TailChars), n(f.OriginalChars))
 			case prompt.StatusDropped:
 				fmt.Fprintf(w, "%s: dropped %s (%s chars): the total budget was used up\n", name, f.Name, n(f.OriginalChars))
+			case prompt.StatusFull:
+				for _, p := range prompt.FileProblems(f, &r.Budget, "") {
+					if p.Code == prompt.CodeBudgetNear {
+						fmt.Fprintf(w, "%s: warning: %s\n", name, p.Message)
+					}
+				}
 			}
 		}
 		if cfg := a.agent.Config; cfg.DailyLogRetentionDays > 0 {

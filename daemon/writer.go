@@ -124,6 +124,7 @@ func (wr *writer) WriteFile(ctx context.Context, agent, user, p, ifMatch string,
 		}
 		res.Commit, res.Branch = c.commit, c.branch
 		wr.log.Info("proposal opened", "agent", agent, "path", res.Path, "user", user, "branch", res.Branch, "commit", short(res.Commit))
+		res.Budget = wr.budgetAfter(ref, ref.dep.fsys, user, full, writtenContent(content, del), wr.now())
 		wr.events.publish(api.Event{Type: "write", Agent: agent, Source: ref.src.id(), Commit: res.Commit, Path: res.Path, User: user,
 			Message: "proposed on " + res.Branch})
 		return res, nil
@@ -136,7 +137,20 @@ func (wr *writer) WriteFile(ctx context.Context, agent, user, p, ifMatch string,
 		return wr.replayed(ref, c), nil
 	}
 	res.Commit, res.Branch = c.commit, c.branch
+	res.Budget = wr.budgetAfter(ref, ref.dep.fsys, user, full, writtenContent(content, del), wr.now())
 	return res, nil
+}
+
+// writtenContent is what a write leaves in its file: content, or nil
+// for a deletion.
+func writtenContent(content []byte, del bool) []byte {
+	if del {
+		return nil
+	}
+	if content == nil {
+		return []byte{}
+	}
+	return content
 }
 
 // checkFileWrite checks a write of content to rel (relative to the
@@ -219,10 +233,12 @@ func (wr *writer) replayed(ref agentRef, c committed) api.WriteResponse {
 		fsys = workspace.DirFS(ref.src.dir)
 	}
 	if fsys != nil {
-		b, err := fs.ReadFile(fsys, joinSlash(ref.ag.agent.Dir, c.replay.path))
+		full := joinSlash(ref.ag.agent.Dir, c.replay.path)
+		b, err := fs.ReadFile(fsys, full)
 		switch {
 		case err == nil:
 			res.ETag = ETag(b)
+			res.Budget = wr.budgetAfter(ref, ref.dep.fsys, userOfPath(c.replay.path), full, b, wr.now())
 		case errors.Is(err, fs.ErrNotExist):
 			res.Deleted = true
 		}
@@ -278,6 +294,7 @@ func (wr *writer) MemoryAppend(ctx context.Context, agent string, req api.Append
 	}
 	res.Commit, res.Branch = c.commit, c.branch
 	res.ETag = ETag(written)
+	res.Budget = wr.budgetAfter(ref, ref.dep.fsys, req.User, full, written, now)
 	return res, nil
 }
 

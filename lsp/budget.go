@@ -118,8 +118,8 @@ func (d *diagnoser) checked(checked []workspace.Problem, open []string) {
 	}
 	for _, pr := range checked {
 		switch {
-		case strings.HasPrefix(pr.Code, "budget-"), hasCode(d.out[pr.Path], pr.Code):
-			continue // the budget diagnostics say it, with exact ranges
+		case strings.HasPrefix(pr.Code, "budget-") && pr.Code != prompt.CodeBudgetNear, hasCode(d.out[pr.Path], pr.Code):
+			continue // the budget diagnostics say it, with exact ranges (near the budget: nothing is cut, so agent.Check's words)
 		case pr.Code == workspace.CodeInvalidUTF8 && isOpen[pr.Path]:
 			continue // marked run by run in the buffer (invalidUTF8)
 		}

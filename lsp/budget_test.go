@@ -114,8 +114,8 @@ func TestTruncationDiagnosticIsTheDroppedRange(t *testing.T) {
 func TestTotalBudgetDiagnosticFollowsAGENTS(t *testing.T) {
 	root := writeFiles(t, map[string]string{"AGENTS.md": "# Agents\n", "SOUL.md": "x\n"})
 	s := startSession(t, root)
-	s.open("SOUL.md", longText(20000))
-	s.quiet() // 20,000 + 9 chars fit the total of 24,000: nothing to say
+	s.open("SOUL.md", longText(15000))
+	s.quiet() // 15,000 + 9 chars fit the total of 24,000, under 80 % of the per-file budget: nothing to say
 	s.open("AGENTS.md", "# Agents\n")
 	s.change("AGENTS.md", 2, longText(10000))
 	_, d := splitBudget(t, s.diagnostics("SOUL.md"))
@@ -192,7 +192,7 @@ func TestAgentYAMLProblemsHaveTheirLine(t *testing.T) {
 func TestDiskChangeUpdatesDiagnostics(t *testing.T) {
 	root := writeFiles(t, map[string]string{"AGENTS.md": "# Agents\n", "SOUL.md": "x\n"})
 	s := startSessionWith(t, root, Options{Watch: true})
-	s.open("SOUL.md", longText(20000))
+	s.open("SOUL.md", longText(15000))
 	s.quiet()
 	if err := os.WriteFile(filepath.Join(root, "AGENTS.md"), []byte(longText(10000)), 0o644); err != nil {
 		t.Fatal(err)
@@ -326,5 +326,18 @@ func TestNearMissContextFileName(t *testing.T) {
 	diags := s.diagnostics("AGENT.md")
 	if len(diags) != 1 || !strings.Contains(string(diags[0].Message.(protocol.String)), "rename it to AGENTS.md") {
 		t.Fatalf("AGENT.md: %+v", diags)
+	}
+}
+
+// A context file at 80 % of its budget draws the warning quire check and
+// the push report give.
+func TestNearBudgetDiagnostic(t *testing.T) {
+	body := strings.Repeat("a", 850) + "\n"
+	root := writeFiles(t, map[string]string{"agent.yaml": "name: bot\nbudget:\n  per_file: 1000\n", "AGENTS.md": body})
+	s := startSession(t, root)
+	s.open("AGENTS.md", body)
+	diags := s.diagnostics("AGENTS.md")
+	if len(diags) != 1 || !strings.Contains(string(diags[0].Message.(protocol.String)), "85 % of the per-file budget of 1,000") {
+		t.Fatalf("AGENTS.md at 85 %%: %+v", diags)
 	}
 }

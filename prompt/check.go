@@ -70,6 +70,11 @@ func fileProblems(f FileReport, b *Budget, user string) []workspace.Problem {
 		session = fmt.Sprintf(" in user %q's private session", user)
 	}
 	switch f.Status {
+	case StatusFull:
+		if near, pct, size, limit := nearBudget(f, b); near {
+			add(workspace.SeverityWarning, CodeBudgetNear, 0, "%s is %s %s, %d %% of the per-file budget of %s: past %s more %s it is cut from the prompt",
+				f.Name, GroupThousands(size), b.UnitName(), pct, GroupThousands(limit), GroupThousands(limit-size), b.UnitName())
+		}
 	case StatusTruncated:
 		if !f.OverBudget { // the reject policy already reported it as an error
 			first, last := f.Dropped[0].Lines()

@@ -48,3 +48,20 @@ func TestCheckFlagsNearMissNames(t *testing.T) {
 		t.Errorf("quire check flags README.md:\n%s", out)
 	}
 }
+
+// TestCheckWarnsNearBudget: `quire check` warns about a context file at
+// 80 % of its per-file budget, before anything is cut, and not below.
+func TestCheckWarnsNearBudget(t *testing.T) {
+	dir := writeTree(t, map[string]string{
+		"agent.yaml": "name: bot\nbudget:\n  per_file: 1000\n",
+		"AGENTS.md":  strings.Repeat("a", 850) + "\n",
+		"SOUL.md":    strings.Repeat("s", 700) + "\n",
+	})
+	_, out := checkCLI(t, dir)
+	if !strings.Contains(out, "AGENTS.md is 851 chars, 85 % of the per-file budget of 1,000") {
+		t.Errorf("quire check does not warn about AGENTS.md at 85 %% of its budget:\n%s", out)
+	}
+	if strings.Contains(out, "SOUL.md is") {
+		t.Errorf("quire check warns about SOUL.md at 70 %%:\n%s", out)
+	}
+}

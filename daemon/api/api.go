@@ -206,6 +206,10 @@ type WriteResponse struct {
 	// Team is set for a team append (AppendRequest Agents): every
 	// agent's file it wrote. A pointer keeps WriteResponse comparable.
 	Team *TeamWrite `json:"team,omitempty"`
+	// Budget is what the write did to the prompt: the file's status in
+	// the private main session that shows it, after the write (for a
+	// team append: the route's agent's log).
+	Budget BudgetStatus `json:"budget,omitzero"`
 }
 
 // TeamWrite is what a team append wrote: each agent's file, the route's
@@ -219,6 +223,36 @@ type AgentWrite struct {
 	Agent string `json:"agent"`
 	Path  string `json:"path"`
 	ETag  string `json:"etag"`
+}
+
+// Budget statuses of a written file.
+const (
+	BudgetFits        = "fits"          // injected whole
+	BudgetTruncated   = "truncated"     // injected with a cut (per-file or total budget)
+	BudgetDropped     = "dropped"       // not injected: the total budget was used up
+	BudgetNotInPrompt = "not_in_prompt" // not a file this session injects (or deleted)
+)
+
+// BudgetStatus is a written file's place in the prompt after the write.
+type BudgetStatus struct {
+	// Status is fits, truncated, dropped or not_in_prompt.
+	Status string `json:"status"`
+	// Chars is the file's length in chars; LimitChars the per-file
+	// budget; InjectedChars what reaches the prompt.
+	Chars         int `json:"chars"`
+	LimitChars    int `json:"limit_chars"`
+	InjectedChars int `json:"injected_chars"`
+	// Unit is "tokens" for an agent whose budget is in tokens; Tokens,
+	// LimitTokens and InjectedTokens are then the same figures in tokens.
+	Unit           string `json:"unit,omitempty"`
+	Tokens         int    `json:"tokens,omitempty"`
+	LimitTokens    int    `json:"limit_tokens,omitempty"`
+	InjectedTokens int    `json:"injected_tokens,omitempty"`
+	// Cut says what is cut (truncated, dropped): the lines and chars.
+	Cut string `json:"cut,omitempty"`
+	// Warning is set when the file is at 80 % of its budget or more
+	// (what quire check and the push report say).
+	Warning string `json:"warning,omitempty"`
 }
 
 // File is the answer of GET /v1/agents/{agent}/files/{path}.
