@@ -259,6 +259,9 @@ func (td *testDaemon) raw(t testing.TB, method, path string, header http.Header,
 	for k, v := range header {
 		req.Header[k] = v
 	}
+	if _, set := req.Header["Content-Type"]; method == http.MethodPut && !set {
+		req.Header.Set("Content-Type", "text/markdown") // a file write's raw content
+	}
 	resp, err := hc.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -58,8 +58,10 @@ func classify(rel string, perUser bool) (fileClass, string) {
 		return classRefused, fmt.Sprintf("%s: a user's files are written with ?user=ID, not by their users/ path", rel)
 	}
 	switch workspace.KindOf(rel) {
-	case workspace.KindMemory, workspace.KindDailyLog:
+	case workspace.KindMemory:
 		return classWritable, ""
+	case workspace.KindDailyLog:
+		return classRefused, fmt.Sprintf("%s is a daily log, and daily logs are append-only: add an entry with POST /v1/agents/{agent}/memory/append (MCP: memory_append); nothing was written", rel)
 	case workspace.KindPerUser:
 		if perUser {
 			return classWritable, ""

@@ -51,7 +51,7 @@ func TestClassify(t *testing.T) {
 		want    fileClass
 	}{
 		{"MEMORY.md", false, classWritable}, {"memory.md", true, classWritable},
-		{"memory/2026-11-22.md", false, classWritable}, {"memory/x.txt", false, classRefused},
+		{"memory/2026-11-22.md", false, classRefused}, {"memory/x.txt", false, classRefused},
 		{"USER.md", true, classWritable}, {"USER.md", false, classRefused},
 		{"BOOTSTRAP.md", true, classWritable}, {"BOOTSTRAP.md", false, classRefused},
 		{"SOUL.md", false, classPersona}, {"AGENTS.md", true, classPersona},

@@ -39,6 +39,11 @@ type Backend interface {
 	// WriteFile writes path; ifMatch is the If-Match header (never empty:
 	// the handler answers 428 first), "*" to create a file that must not exist yet.
 	WriteFile(ctx context.Context, agent, user, path, ifMatch string, content []byte) (WriteResponse, error)
+	// ListFiles lists the agent's files (user "") or a user's.
+	ListFiles(ctx context.Context, agent, user string) (FileList, error)
+	// DeleteFile deletes path under ifMatch (never empty; "*" for any
+	// content), as WriteFile writes it.
+	DeleteFile(ctx context.Context, agent, user, path, ifMatch string) (WriteResponse, error)
 	SkillsSearch(ctx context.Context, agent string, req SkillsSearchRequest) (SkillsResponse, error)
 	Skills(ctx context.Context, agent, user string) (SkillsResponse, error)
 	Skill(ctx context.Context, agent, user, name string) (SkillBody, error)

@@ -144,7 +144,7 @@ func TestRouteTable(t *testing.T) {
 func TestWrongMethod(t *testing.T) {
 	h := Handler(nil, Options{})
 	for _, tt := range []struct{ method, path string }{
-		{"GET", "/v1/agents/bot/prompt"}, {"DELETE", "/v1/agents/bot/files/MEMORY.md"}, {"POST", "/v1/status"},
+		{"GET", "/v1/agents/bot/prompt"}, {"PATCH", "/v1/agents/bot/files/MEMORY.md"}, {"POST", "/v1/status"},
 	} {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequestWithContext(context.Background(), tt.method, tt.path, nil))

@@ -105,6 +105,9 @@ const (
 	// CodeModelFailed: the model's endpoint did not answer, refused, or
 	// answered something that is not a chat completion.
 	CodeModelFailed Code = "model_failed"
+	// CodeUnsupportedMediaType: a file write whose body is neither
+	// application/json nor text/markdown.
+	CodeUnsupportedMediaType Code = "unsupported_media_type"
 	// CodeInternal: any error without a code of its own.
 	CodeInternal Code = "internal"
 )
@@ -150,6 +153,7 @@ var statuses = map[Code]int{
 	CodeUnreadable:           http.StatusInternalServerError,
 	CodeNoModel:              http.StatusNotImplemented,
 	CodeModelFailed:          http.StatusBadGateway,
+	CodeUnsupportedMediaType: http.StatusUnsupportedMediaType,
 	CodeInternal:             http.StatusInternalServerError,
 }
 

@@ -35,8 +35,11 @@ var routes = []route{
 	{"POST /v1/agents/{agent}/memory/search", (*handler).memorySearch},
 	{"POST /v1/agents/{agent}/memory/append", (*handler).memoryAppend},
 	{"POST /v1/agents/{agent}/memory/flush-plan", (*handler).flushPlan},
+	{"GET /v1/agents/{agent}/files", (*handler).listFiles},
 	{"GET /v1/agents/{agent}/files/{path...}", (*handler).readFile},
 	{"PUT /v1/agents/{agent}/files/{path...}", (*handler).writeFile},
+	{"DELETE /v1/agents/{agent}/files/{path...}", (*handler).deleteFile},
+	{"GET /v1/agents/{agent}/report", (*handler).report},
 	{"POST /v1/agents/{agent}/skills/search", (*handler).skillsSearch},
 	{"GET /v1/agents/{agent}/skills", (*handler).skills},
 	{"GET /v1/agents/{agent}/skills/{name}", (*handler).skill},
@@ -481,8 +484,8 @@ func (h *handler) readFile(w http.ResponseWriter, r *http.Request) error {
 	return reply(w, f)
 }
 
-// FileBody is the JSON form of a PUT body; a body that is not JSON
-// (any other Content-Type) is the file's content itself.
+// FileBody is the JSON form of a PUT body (application/json); a
+// text/markdown body is the file's content itself (writeContent).
 type FileBody struct {
 	Content string `json:"content"`
 }
@@ -496,19 +499,9 @@ func (h *handler) writeFile(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var content []byte
-	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
-		var fb FileBody
-		if err := decode(r, &fb); err != nil {
-			return err
-		}
-		content = []byte(fb.Content)
-	} else {
-		b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxBodyBytes))
-		if err != nil {
-			return Errorf(CodeTooLarge, "request body over %d bytes", MaxBodyBytes)
-		}
-		content = b
+	content, err := writeContent(r)
+	if err != nil {
+		return err
 	}
 	res, err := h.b.WriteFile(ctx, r.PathValue("agent"), r.URL.Query().Get("user"), r.PathValue("path"), ifMatch, content)
 	if err != nil {

@@ -57,6 +57,7 @@ func TestIdempotencyKeyHeader(t *testing.T) {
 				h := Handler(keyed{got: &got}, Options{})
 				req := httptest.NewRequest(route.method, route.path, strings.NewReader(route.body))
 				req.Header.Set("If-Match", "*")
+				req.Header.Set("Content-Type", "text/markdown")
 				for _, k := range tt.keys {
 					req.Header.Add(IdempotencyKeyHeader, k)
 				}

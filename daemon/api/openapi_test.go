@@ -16,6 +16,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/quirehq/quire/prompt"
 )
 
 // servedOutside are the operations openapi.json describes that the
@@ -40,8 +42,11 @@ var wire = map[string]struct{ req, resp any }{
 	"POST /v1/agents/{agent}/memory/search":          {SearchRequest{}, SearchResponse{}},
 	"POST /v1/agents/{agent}/memory/append":          {AppendRequest{}, WriteResponse{}},
 	"POST /v1/agents/{agent}/memory/flush-plan":      {FlushPlanRequest{}, FlushPlan{}},
+	"GET /v1/agents/{agent}/files":                   {nil, FileList{}},
 	"GET /v1/agents/{agent}/files/{path...}":         {nil, File{}},
 	"PUT /v1/agents/{agent}/files/{path...}":         {FileBody{}, WriteResponse{}},
+	"DELETE /v1/agents/{agent}/files/{path...}":      {nil, WriteResponse{}},
+	"GET /v1/agents/{agent}/report":                  {nil, prompt.Report{}},
 	"POST /v1/agents/{agent}/skills/search":          {SkillsSearchRequest{}, SkillsResponse{}},
 	"GET /v1/agents/{agent}/skills":                  {nil, SkillsResponse{}},
 	"GET /v1/agents/{agent}/skills/{name}":           {nil, SkillBody{}},

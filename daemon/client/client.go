@@ -210,8 +210,32 @@ func (c *Client) WriteFile(ctx context.Context, agent, path, user, ifMatch strin
 	if ifMatch != "" {
 		h.Set("If-Match", ifMatch)
 	}
-	h.Set("Content-Type", "application/octet-stream")
+	h.Set("Content-Type", "text/markdown")
 	_, err := c.Do(ctx, http.MethodPut, filePath(agent, path, user), h, content, &out)
+	return out, err
+}
+
+// ListFiles lists an agent's files (user "") or a user's.
+func (c *Client) ListFiles(ctx context.Context, agent, user string) (api.FileList, error) {
+	var out api.FileList
+	p := agentPath(agent, "/files")
+	if user != "" {
+		p += "?user=" + url.QueryEscape(user)
+	}
+	_, err := c.Do(ctx, http.MethodGet, p, nil, nil, &out)
+	return out, err
+}
+
+// DeleteFile deletes a workspace file; ifMatch is the ETag of the last
+// read ("*": whatever it holds). The idempotency key ctx carries is sent
+// with it.
+func (c *Client) DeleteFile(ctx context.Context, agent, path, user, ifMatch string) (api.WriteResponse, error) {
+	var out api.WriteResponse
+	h := keyHeader(ctx, http.Header{})
+	if ifMatch != "" {
+		h.Set("If-Match", ifMatch)
+	}
+	_, err := c.Do(ctx, http.MethodDelete, filePath(agent, path, user), h, nil, &out)
 	return out, err
 }
 

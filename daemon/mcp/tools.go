@@ -87,7 +87,7 @@ type appendIn struct {
 }
 
 type writeIn struct {
-	Path    string `json:"path" jsonschema:"file to write: MEMORY.md, memory/....md, or the user's USER.md or BOOTSTRAP.md; AGENTS.md, SOUL.md, IDENTITY.md and TOOLS.md become a proposal for a person to review"`
+	Path    string `json:"path" jsonschema:"file to write: MEMORY.md, memory/....md (not a daily log memory/YYYY-MM-DD.md: those are append-only, use memory_append), or the user's USER.md or BOOTSTRAP.md; AGENTS.md, SOUL.md, IDENTITY.md and TOOLS.md become a proposal for a person to review"`
 	Content string `json:"content" jsonschema:"the whole new content of the file (writing BOOTSTRAP.md empty deletes it)"`
 	IfMatch string `json:"if_match" jsonschema:"the etag memory_get (or the last write, or the resource's _meta) returned for this file in the same scope, or * to create a file that does not exist yet; an etag the file no longer has is refused with code stale, * on a file that exists with code exists"`
 	Scope   string `json:"scope,omitempty" jsonschema:"whose file: user (this session's user's own copy; the default when the session has a user) or agent (the agent's shared copy; the default otherwise). memory_get and memory_write default alike; pass the scope memory_get returned"`
@@ -168,7 +168,8 @@ func (s *server) addTools() {
 			"Read the file with memory_get first and pass the etag and scope it returned as if_match and scope; if_match * creates a file that does not exist yet (refused with code exists when it does). " +
 			"A write that would overwrite someone else's change is refused with code stale: read the file again and redo the change. " +
 			"Persona files (AGENTS.md, SOUL.md, IDENTITY.md, TOOLS.md) are not changed: the write becomes a proposal branch for a person to review. " +
-			"Content over the agent's write limit is refused, never cut. Prefer memory_append for new facts.",
+			"Content over the agent's write limit is refused, never cut. Daily logs are append-only: use memory_append for new facts. " +
+			"The answer's budget says what the write did to the prompt (fits, truncated with what is cut, dropped).",
 		Annotations: &sdk.ToolAnnotations{DestructiveHint: new(true), IdempotentHint: true},
 	}, writeArgs, s.memoryWrite)
 	addTool(s, &sdk.Tool{

@@ -67,4 +67,8 @@ func TestWriteAnswerSaysBudget(t *testing.T) {
 	if other.Budget.Status != api.BudgetNotInPrompt {
 		t.Errorf("memory_write of memory/notes.md: %+v, want not_in_prompt", other.Budget)
 	}
+	// Daily logs are append-only here too.
+	if e := callErr(t, cs, "memory_write", map[string]any{"path": appended.Path[len("users/alice/"):], "if_match": "*", "content": "x"}); e.Code != api.CodeNotWritable || !strings.Contains(e.Message, "memory_append") {
+		t.Errorf("memory_write of a daily log: %+v, want not_writable pointing at memory_append", e)
+	}
 }
