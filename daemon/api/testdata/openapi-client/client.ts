@@ -86,6 +86,25 @@ export async function exercise(baseUrl: string, token: string, hookSecret: strin
     const again = await api.GET("/v1/agents/{agent}/files/{path}", { params: { path: { agent: "bot", path: "memory/notes.md" } } });
     ok(again.data?.content === "# Notes\n", JSON.stringify(again));
   });
+  await check("listFiles, deleteFile, report, and a body that is not JSON or Markdown", async () => {
+    const list = await api.GET("/v1/agents/{agent}/files", { params: { path: agent } });
+    ok(list.data?.files.some((f) => f.path === "MEMORY.md" && f.kind === "memory" && f.size > 0 && f.etag.length > 0), JSON.stringify(list));
+    const seeds = await api.GET("/v1/agents/{agent}/files", { params: { path: agent, query: { user: "newcomer" } } });
+    ok(seeds.data?.files.every((f) => f.seed === true) && seeds.data.files.length === 2, JSON.stringify(seeds));
+    const notes = await api.GET("/v1/agents/{agent}/files/{path}", { params: { path: { agent: "bot", path: "memory/notes.md" } } });
+    ok(notes.data, JSON.stringify(notes.error));
+    const del = await api.DELETE("/v1/agents/{agent}/files/{path}", {
+      params: { path: { agent: "bot", path: "memory/notes.md" }, header: { "If-Match": notes.data.etag } },
+    });
+    ok(del.data?.deleted === true && del.data.budget?.status === "not_in_prompt", JSON.stringify(del));
+    const report = await api.GET("/v1/agents/{agent}/report", { params: { path: agent, query: { user: "ann", mode: "task" } } });
+    ok(report.data?.mode === "task" && report.data.files.some((f) => f.name === "SOUL.md"), JSON.stringify(report));
+    const form = await fetch(`${baseUrl}/v1/agents/bot/files/MEMORY.md`, {
+      method: "PUT", body: '{"content":"x"}',
+      headers: { Authorization: `Bearer ${token}`, "If-Match": "*", "Content-Type": "application/x-www-form-urlencoded" },
+    });
+    ok(form.status === 415, `status ${form.status}`);
+  });
   await check("searchSkills, listSkills, getSkill", async () => {
     const found = await api.POST("/v1/agents/{agent}/skills/search", { params: { path: agent }, body: { query: "greet a guest" } });
     ok(found.data?.skills[0]?.name === "greeting" && (found.data.skills[0].score ?? 0) > 0, JSON.stringify(found));
