@@ -38,7 +38,10 @@ var openAPIRequests = map[string]openAPIRequest{
 	"appendMemory":      {body: `{"user":"ann","text":"Prefers oat milk."}`},
 	"planMemoryFlush":   {body: `{"total_tokens":120000,"context_window":128000,"cycle":1}`},
 	"readFile":          {},
-	"writeFile":         {body: "# Notes\n", header: map[string]string{"If-Match": "*", "Content-Type": "text/plain"}},
+	"writeFile":         {body: "# Notes\n", header: map[string]string{"If-Match": "*", "Content-Type": "text/markdown"}},
+	"deleteFile":        {header: map[string]string{"If-Match": "*"}},
+	"listFiles":         {},
+	"report":            {},
 	"searchSkills":      {body: `{"query":"greet a guest"}`},
 	"listSkills":        {},
 	"getSkill":          {},
@@ -66,7 +69,11 @@ var openAPIRequests = map[string]openAPIRequest{
 func TestOpenAPIServed(t *testing.T) {
 	t.Parallel()
 	td := startDaemon(t, daemon.Options{APIListen: "127.0.0.1:0", Tokens: api.Tokens{"tok": {"*"}}, WebhookSecret: []byte(hookSecret)})
-	td.push(t, newWorkTree(t, botFiles), "bot")
+	files := map[string]string{"memory/old.md": "# Old notes\n"} // deleteFile's
+	for k, v := range botFiles {
+		files[k] = v
+	}
+	td.push(t, newWorkTree(t, files), "bot")
 	requests := openProposalsFor(t, td)
 
 	code, header, body := td.raw(t, http.MethodGet, "/v1/openapi.json", nil, "")
@@ -116,6 +123,9 @@ func TestOpenAPIServed(t *testing.T) {
 				target = strings.Replace(target, "MEMORY.md", "SOUL.md", 1)
 			}
 			target = strings.NewReplacer("{id}/approve", "1/approve", "{id}/reject", "2/reject").Replace(target)
+			if method == "delete" {
+				target = strings.Replace(target, "memory/notes.md", "memory/old.md", 1)
+			}
 			name := strings.ToUpper(method) + " " + target
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			req, _ := http.NewRequestWithContext(ctx, strings.ToUpper(method), "http://quire"+target, strings.NewReader(rq.body))

@@ -273,20 +273,16 @@ func testNULDailyLog(t *testing.T, open func(t *testing.T) memory.Store) {
 		}
 	}
 
-	// Fixed through the API, the log is indexed and status is clear.
-	f, err := td2.c.ReadFile(ctx, "bot", "memory/2026-01-02.md", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := td2.c.WriteFile(ctx, "bot", "memory/2026-01-02.md", "", f.ETag, []byte(strings.ReplaceAll(f.Content, "\x00", "")))
-	if err != nil {
-		t.Fatalf("fix the log: %v", err)
-	}
+	// Fixed by a person's push (through the API a daily log is
+	// append-only), the log is indexed and status is clear.
+	writeFiles(t, wt, map[string]string{"memory/2026-01-02.md": "# 2026-01-02\n\n## 10:00\n\nMet Ana at the harbour.\n"})
+	git(t, wt, "commit", "-qam", "fix the log")
+	td2.push(t, wt, "bot")
 	td2.waitIndexed(t)
 	if st, err = td2.c.Status(ctx); err != nil || len(st.Agents) != 1 {
 		t.Fatalf("status: %+v %v", st, err)
 	}
-	if a := st.Agents[0]; a.Indexed != w.Commit || a.LastError != "" {
+	if a := st.Agents[0]; a.Indexed == head || a.Indexed != a.Deployed || a.LastError != "" {
 		t.Errorf("status after the fix: last_error %q, want none", a.LastError)
 	}
 	if res, err := td2.c.MemorySearch(ctx, "bot", api.SearchRequest{Query: "harbour"}); err != nil || len(res.Hits) == 0 || res.Hits[0].Path != "memory/2026-01-02.md" {

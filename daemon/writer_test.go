@@ -59,7 +59,7 @@ func TestFileWrites(t *testing.T) {
 		{"empty user id", "USER.md", "", "*", "x", http.StatusUnprocessableEntity},
 		// If-Match: * creates and never replaces (issue 11 item 8).
 		{"* never replaces", "MEMORY.md", "", "*", "x", http.StatusConflict},
-		{"* never replaces a daily log", "memory%2F2020-01-01.md", "", "*", "x", http.StatusConflict},
+		{"a daily log is append-only", "memory%2F2020-01-01.md", "", "*", "x", http.StatusUnprocessableEntity},
 		// A file where a directory would be: the log is not deleted to
 		// make a directory.
 		{"parent is a file", "memory%2F2020-01-01.md%2Fsub.md", "", "*", "x", http.StatusConflict},
