@@ -131,7 +131,7 @@ func TestServedTeamPromptEqualsLocalAssembly(t *testing.T) {
 	ctx := context.Background()
 	dir := newWorkTree(t, copyTree(t, "../prompt/testdata/teams"))
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	ws, err := prompt.Open(os.DirFS(dir), prompt.Options{})
+	ws, err := prompt.Open(os.DirFS(dir), prompt.Options{Seeds: templates.Seeds})
 	if err != nil {
 		t.Fatal(err)
 	}
