@@ -18,8 +18,8 @@ func checkCLI(t *testing.T, args ...string) (int, string) {
 	return code, out.String()
 }
 
-// writeTree writes files (slash path → content) under a new directory.
-func writeTree(t *testing.T, files map[string]string) string {
+// checkTree writes files (slash path → content) under a new directory.
+func checkTree(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for name, content := range files {
@@ -37,7 +37,7 @@ func writeTree(t *testing.T, files map[string]string) string {
 // TestCheckFlagsNearMissNames: `quire check` flags a misspelt AGENT.md as
 // it flags Soul.md, and leaves a README alone.
 func TestCheckFlagsNearMissNames(t *testing.T) {
-	dir := writeTree(t, map[string]string{"agent.yaml": "name: bot\n", "AGENT.md": "# Agents\n", "Soul.md": "# Soul\n", "README.md": "# About\n"})
+	dir := checkTree(t, map[string]string{"agent.yaml": "name: bot\n", "AGENT.md": "# Agents\n", "Soul.md": "# Soul\n", "README.md": "# About\n"})
 	_, out := checkCLI(t, dir)
 	for _, want := range []string{"AGENT.md is not read", "rename it to AGENTS.md", "Soul.md is not read", "rename it to SOUL.md"} {
 		if !strings.Contains(out, want) {
@@ -52,7 +52,7 @@ func TestCheckFlagsNearMissNames(t *testing.T) {
 // TestCheckWarnsNearBudget: `quire check` warns about a context file at
 // 80 % of its per-file budget, before anything is cut, and not below.
 func TestCheckWarnsNearBudget(t *testing.T) {
-	dir := writeTree(t, map[string]string{
+	dir := checkTree(t, map[string]string{
 		"agent.yaml": "name: bot\nbudget:\n  per_file: 1000\n",
 		"AGENTS.md":  strings.Repeat("a", 850) + "\n",
 		"SOUL.md":    strings.Repeat("s", 700) + "\n",
