@@ -3,15 +3,18 @@ package daemon
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/quirehq/quire/workspace"
 )
 
 // TestContentID: a working tree's deployment id depends on its files
 // only: the same files give the same id (across processes: it is a hash,
-// not a counter), any change gives another, .git is ignored.
+// not a counter), any change gives another, .git is ignored. The files
+// here are all recent (racyWindow), so they are keyed by their bytes.
 func TestContentID(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, content string) {
@@ -54,5 +57,47 @@ func TestContentID(t *testing.T) {
 	write("memory2/2026-01-01.md", "x\n")
 	if id() == first {
 		t.Error("a moved file kept the id")
+	}
+}
+
+// TestContentIDFromStat: files older than racyWindow are keyed by their
+// stat data: untouched they keep the id, and a change of their bytes
+// changes it even with the size and modification time put back.
+func TestContentIDFromStat(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "MEMORY.md")
+	if err := os.WriteFile(p, []byte("wifi: abc\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(p, old, old); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(time.Hour) // every change time is then old
+	id := func() string {
+		s, err := contentIDAt(workspace.DirFS(dir), later)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	first := id()
+	if id() != first {
+		t.Fatal("an untouched tree changed its id")
+	}
+	if err := os.WriteFile(p, []byte("wifi: xyz\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if runtime.GOOS == "linux" && id() == first {
+		t.Error("a file's new bytes of the same size and time kept the id")
+	}
+	if err := os.WriteFile(p, []byte("wifi: abcd\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if id() == first {
+		t.Error("a file of another size kept the id")
 	}
 }

@@ -1,8 +1,6 @@
 package daemon
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"io/fs"
@@ -205,38 +203,4 @@ func listSome(items []string, max int) string {
 		return strings.Join(items, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(items[:max], ", "), len(items)-max)
-}
-
-// contentID names a working tree's content: "worktree:" and a hash of
-// every file's path and bytes (.git skipped). The same files give the
-// same id in any process, so a restart never takes stale memory for
-// indexed, and a change always gives a new id.
-func contentID(fsys fs.FS) (string, error) {
-	h := sha256.New()
-	err := fs.WalkDir(fsys, ".", func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if e.IsDir() {
-			if e.Name() == ".git" {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if !e.Type().IsRegular() {
-			fmt.Fprintf(h, "%s\x00%s\x00", p, e.Type())
-			return nil
-		}
-		b, err := fs.ReadFile(fsys, p)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(h, "%s\x00%d\x00", p, len(b))
-		h.Write(b)
-		return nil
-	})
-	if err != nil {
-		return "", err
-	}
-	return "worktree:" + hex.EncodeToString(h.Sum(nil))[:20], nil
 }

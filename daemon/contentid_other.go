@@ -1,0 +1,11 @@
+//go:build !linux
+
+package daemon
+
+import "io/fs"
+
+// statOf is the modification time alone where there is no change time
+// or inode to read.
+func statOf(info fs.FileInfo) fileStat {
+	return fileStat{mtime: info.ModTime(), ctime: info.ModTime()}
+}
