@@ -24,7 +24,7 @@ FUZZTIME_TREE ?= 1000x
 TREE_FUZZ     := FuzzWorkspaceTree
 PKGS      := ./...
 
-.PHONY: all build serve test modules check-fmt vet cross unit fuzz-smoke bench bench-recall golden test-editors editor-tools test-mcp test-vscode test-openapi test-console console-tools dist test-dist
+.PHONY: all build serve test modules check-fmt vet cross unit fuzz-smoke bench bench-scale bench-recall golden test-editors editor-tools test-mcp test-vscode test-openapi test-console console-tools dist test-dist
 
 all: build
 
@@ -81,6 +81,13 @@ fuzz-smoke:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+# The scale benchmarks of issue 29 in one table, targets beside what this
+# machine measures, with its cores and load (.ci/benchscale). Small sizes
+# by default (a few minutes on 2 cores); full sizes:
+#   QUIRE_SCALE_AGENTS=10000 QUIRE_BENCH_APPENDS=100000 QUIRE_BENCH_CHUNKS=1000000 make bench-scale
+bench-scale:
+	$(GO) run ./.ci/benchscale
 
 # Recall@6 per question category on the LoCoMo dev set (read in place from
 # LOCOMO; its licence is non-commercial: never copy it into the project),

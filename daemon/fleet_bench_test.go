@@ -24,11 +24,19 @@ import (
 // memory text indexed, rss-MB the process's resident set once indexed
 // (peak-MB its high-water mark; run one size per process for a true
 // peak). Targets at 10,000 agents: ready ≤ 1 s, indexed ≤ 15 s, RSS ≤
-// 1 GB, written ≤ 2× the cache.
+// 1 GB, written ≤ 2× the cache. QUIRE_BENCH_AGENTS runs one other size.
 //
 //	go test -run '^$' -bench 'FleetColdStart/agents=10000$' -benchtime 1x ./daemon
 func BenchmarkFleetColdStart(b *testing.B) {
-	for _, n := range []int{100, 1000, 10000} {
+	sizes := []int{100, 1000, 10000}
+	if s := os.Getenv("QUIRE_BENCH_AGENTS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			b.Fatalf("QUIRE_BENCH_AGENTS: %v", err)
+		}
+		sizes = []int{n}
+	}
+	for _, n := range sizes {
 		b.Run(fmt.Sprintf("agents=%d", n), func(b *testing.B) {
 			for range b.N {
 				benchFleetColdStart(b, n)
