@@ -43,6 +43,26 @@ type indexer struct {
 	// took.
 	lastEnd  time.Time
 	lastTook time.Duration
+
+	// docs keeps each agent's memory documents by blob id between runs
+	// (memory.DocumentCache), so a run reads only what changed.
+	docsMu sync.Mutex
+	docs   map[string]*memory.DocumentCache
+}
+
+// documents is agent name's cache of memory documents.
+func (ix *indexer) documents(name string) *memory.DocumentCache {
+	ix.docsMu.Lock()
+	defer ix.docsMu.Unlock()
+	if ix.docs == nil {
+		ix.docs = map[string]*memory.DocumentCache{}
+	}
+	c := ix.docs[name]
+	if c == nil {
+		c = &memory.DocumentCache{}
+		ix.docs[name] = c
+	}
+	return c
 }
 
 // indexRest is how long, relative to the run before, the indexer rests
@@ -153,7 +173,7 @@ func (ix *indexer) index(ctx context.Context, s *source, dep *deployment) bool {
 		}
 		a := dep.agents[name]
 		start := time.Now()
-		docs, problems, err := memory.Documents(dep.fsys, a.agent.Dir)
+		docs, problems, err := ix.documents(name).Documents(dep.fsys, a.agent.Dir)
 		for _, p := range problems {
 			ix.log.Warn("memory document skipped", "agent", name, "problem", p.String())
 		}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/prompt"
 	"github.com/quirehq/quire/templates"
@@ -76,6 +78,22 @@ func (s *seedFS) ReadFile(name string) ([]byte, error) {
 		return bytes.Clone(b), nil
 	}
 	return nil, err
+}
+
+// FileID implements memory.FileIDs: a stored file's blob hash, when the
+// base is a git snapshot (a seed file has none: it is read).
+func (s *seedFS) FileID(name string) (string, bool) {
+	b, ok := s.base.(interface {
+		Hash(string) (plumbing.Hash, error)
+	})
+	if !ok {
+		return "", false
+	}
+	h, err := b.Hash(name)
+	if err != nil {
+		return "", false
+	}
+	return h.String(), true
 }
 
 // ReadDir implements fs.ReadDirFS: what is stored.

@@ -44,9 +44,13 @@ func NewDocument(path, user, text string) Document {
 // store can hold (CodeNotIndexed) are skipped and reported as problems. The
 // result is sorted by user, then path.
 func Documents(fsys fs.FS, dir string) ([]Document, []workspace.Problem, error) {
+	return documents(fsys, dir, nil)
+}
+
+func documents(fsys fs.FS, dir string, rd *docReads) ([]Document, []workspace.Problem, error) {
 	var docs []Document
 	var problems []workspace.Problem
-	agentDocs, probs, err := scopeDocuments(fsys, dir, "", "")
+	agentDocs, probs, err := scopeDocuments(fsys, dir, "", "", rd)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -77,7 +81,7 @@ func Documents(fsys fs.FS, dir string) ([]Document, []workspace.Problem, error) 
 				Message: fmt.Sprintf("not a user directory, skipped: %v", err)})
 			continue
 		}
-		userDocs, probs, err := scopeDocuments(fsys, path.Join(usersDir, e.Name()), scope, user)
+		userDocs, probs, err := scopeDocuments(fsys, path.Join(usersDir, e.Name()), scope, user, rd)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -95,10 +99,15 @@ func Documents(fsys fs.FS, dir string) ([]Document, []workspace.Problem, error) 
 
 // scopeDocuments reads the memory documents directly under root, whose
 // path relative to the agent directory is scope ("" for the agent's own).
-func scopeDocuments(fsys fs.FS, root, scope, user string) ([]Document, []workspace.Problem, error) {
+func scopeDocuments(fsys fs.FS, root, scope, user string, rd *docReads) ([]Document, []workspace.Problem, error) {
 	var docs []Document
 	var problems []workspace.Problem
 	read := func(rel string) (bool, error) {
+		if d, ok := rd.cached(path.Join(root, rel)); ok {
+			d.Path, d.User = rel, user
+			docs = append(docs, d)
+			return true, nil
+		}
 		b, err := fs.ReadFile(fsys, path.Join(root, rel))
 		if errors.Is(err, fs.ErrNotExist) {
 			return false, nil
@@ -110,7 +119,9 @@ func scopeDocuments(fsys fs.FS, root, scope, user string) ([]Document, []workspa
 			problems = append(problems, p)
 			return true, nil
 		}
-		docs = append(docs, NewDocument(rel, user, string(b)))
+		d := NewDocument(rel, user, string(b))
+		rd.keep(path.Join(root, rel), d)
+		docs = append(docs, d)
 		return true, nil
 	}
 	for _, name := range []string{workspace.MemoryFile, workspace.MemoryFallbackFile} {
