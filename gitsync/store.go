@@ -231,6 +231,15 @@ func installPack(packDir, tmp string) (sum plumbing.Hash, err error) {
 	if err != nil {
 		return sum, fmt.Errorf("index pack %s: %w", tmp, err)
 	}
+	return sum, installIndexed(packDir, f, idx, sum)
+}
+
+// installIndexed writes idx, the index of the complete pack f (a
+// temporary file in packDir whose checksum is sum), syncs pack and index
+// and renames them to pack-<sum>.pack and .idx, the index last (it makes
+// the pack visible), then syncs the directory. It does not close f.
+func installIndexed(packDir string, f *os.File, idx *idxfile.MemoryIndex, sum plumbing.Hash) error {
+	tmp := f.Name()
 	// The pack is synced while its index is written and synced: two
 	// waits for the disk overlap instead of following each other (an
 	// append's latency is mostly such waits).
@@ -239,7 +248,7 @@ func installPack(packDir, tmp string) (sum plumbing.Hash, err error) {
 	xf, err := os.CreateTemp(packDir, ownTemporary+"idx_")
 	if err != nil {
 		<-packSynced
-		return sum, fmt.Errorf("write pack index: %w", err)
+		return fmt.Errorf("write pack index: %w", err)
 	}
 	defer os.Remove(xf.Name())
 	_, err = idxfile.NewEncoder(xf).Encode(idx)
@@ -250,12 +259,12 @@ func installPack(packDir, tmp string) (sum plumbing.Hash, err error) {
 		err = cerr
 	}
 	if perr := <-packSynced; perr != nil {
-		return sum, fmt.Errorf("sync pack %s: %w", tmp, perr)
+		return fmt.Errorf("sync pack %s: %w", tmp, perr)
 	}
 	if err != nil {
-		return sum, fmt.Errorf("write pack index %s: %w", xf.Name(), err)
+		return fmt.Errorf("write pack index %s: %w", xf.Name(), err)
 	}
-	return sum, movePack(packDir, tmp, xf.Name(), sum)
+	return movePack(packDir, tmp, xf.Name(), sum)
 }
 
 // movePack renames a synced pack and its synced index into packDir, the
@@ -291,7 +300,14 @@ func (s *gitStorage) writePending(p *pending) error {
 	if err != nil {
 		return fmt.Errorf("write pack: %w", err)
 	}
-	_, err = packfile.NewEncoder(f, p, false).Encode(p.order, 0)
+	mos := make([]*plumbing.MemoryObject, len(p.order))
+	for i, h := range p.order {
+		mos[i] = p.objs[h]
+	}
+	sum, idx, err := writeOwnPack(f, mos)
+	if err == nil {
+		err = installIndexed(s.packDir, f, idx, sum)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -299,13 +315,10 @@ func (s *gitStorage) writePending(p *pending) error {
 		os.Remove(f.Name())
 		return fmt.Errorf("write pack: %w", err)
 	}
-	if _, err := installPack(s.packDir, f.Name()); err != nil {
-		return err
-	}
 	s.packAdded()
-	objs := make([]plumbing.EncodedObject, len(p.order))
-	for i, h := range p.order {
-		objs[i] = p.objs[h]
+	objs := make([]plumbing.EncodedObject, len(mos))
+	for i, o := range mos {
+		objs[i] = o
 	}
 	s.addRecent(objs)
 	return nil

@@ -1,0 +1,93 @@
+package gitsync
+
+import (
+	"bufio"
+	"compress/zlib"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
+	"github.com/go-git/go-git/v5/plumbing/hash"
+)
+
+// writeOwnPack writes objs to w as a version 2 pack without deltas and
+// returns the pack's checksum and its index, built from what was
+// written: a commit's own pack is not parsed back (inflated and hashed
+// again) to index it, and its small objects are compressed at
+// zlib.BestSpeed.
+func writeOwnPack(w io.Writer, objs []*plumbing.MemoryObject) (plumbing.Hash, *idxfile.MemoryIndex, error) {
+	sum := hash.New(hash.CryptoType)
+	bw := bufio.NewWriterSize(io.MultiWriter(w, sum), 64<<10)
+	var pos int64
+	head := []byte{'P', 'A', 'C', 'K', 0, 0, 0, 2, 0, 0, 0, 0}
+	binary.BigEndian.PutUint32(head[8:], uint32(len(objs)))
+	bw.Write(head)
+	pos += int64(len(head))
+	iw := new(idxfile.Writer)
+	iw.OnHeader(uint32(len(objs)))
+	crc := crc32.NewIEEE()
+	counted := &countWriter{w: io.MultiWriter(bw, crc)}
+	zw, _ := zlib.NewWriterLevel(counted, zlib.BestSpeed)
+	for _, o := range objs {
+		crc.Reset()
+		counted.n = 0
+		counted.Write(entryHeader(o.Type(), o.Size()))
+		zw.Reset(counted)
+		r, err := o.Reader()
+		if err != nil {
+			return plumbing.ZeroHash, nil, fmt.Errorf("pack object %s: %w", o.Hash(), err)
+		}
+		_, err = io.Copy(zw, r)
+		r.Close()
+		if err == nil {
+			err = zw.Close()
+		}
+		if err != nil {
+			return plumbing.ZeroHash, nil, fmt.Errorf("pack object %s: %w", o.Hash(), err)
+		}
+		iw.OnInflatedObjectContent(o.Hash(), pos, crc.Sum32(), nil)
+		pos += counted.n
+	}
+	if err := bw.Flush(); err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	var h plumbing.Hash
+	copy(h[:], sum.Sum(nil))
+	if _, err := w.Write(h[:]); err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	if err := iw.OnFooter(h); err != nil {
+		return plumbing.ZeroHash, nil, fmt.Errorf("index own pack: %w", err)
+	}
+	idx, err := iw.Index()
+	return h, idx, err
+}
+
+// entryHeader is a pack entry's type and size: the type and the low four
+// bits of the size first, then seven bits a byte, the high bit saying
+// another follows.
+func entryHeader(t plumbing.ObjectType, size int64) []byte {
+	b := []byte{byte(t)<<4 | byte(size&0x0f)}
+	size >>= 4
+	for size > 0 {
+		b[len(b)-1] |= 0x80
+		b = append(b, byte(size&0x7f))
+		size >>= 7
+	}
+	return b
+}
+
+// countWriter counts the bytes written through it.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
