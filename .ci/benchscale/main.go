@@ -31,7 +31,7 @@ type bench struct {
 
 // row is one line of the table: a target beside what was measured.
 type row struct {
-	item, what, target, size string
+	item, what, size, target string
 	value                    func(m metrics) (string, bool) // the measured value and whether it meets the target
 }
 
@@ -68,7 +68,10 @@ func main() {
 				got, ok = rw.value(m)
 			}
 			mark := "no"
-			if ok {
+			switch {
+			case got == "—":
+				mark = "—" // not measured (a benchmark that does not report it)
+			case ok:
 				mark = "yes"
 			}
 			table = append(table, []string{rw.item, rw.what, rw.size, rw.target, got, mark})
