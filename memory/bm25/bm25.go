@@ -363,6 +363,10 @@ func (ix *Index) SearchTerms(terms []string, selecting []bool, k int, dst []Hit,
 		}
 		lo, hi := ix.start[t], ix.start[t+1]
 		docs, impacts := ix.doc[lo:hi], ix.impact[lo:hi]
+		if len(docs) > lookupFactor*len(s.touched) {
+			lookup(docs, impacts, s.touched, sum)
+			continue
+		}
 		for i, d := range docs {
 			if acc[d] != 0 {
 				sum[d] += impacts[i]
@@ -373,6 +377,23 @@ func (ix *Index) SearchTerms(terms []string, selecting []bool, k int, dst []Hit,
 		acc[d] = 0
 	}
 	return top(dst, k, s.touched, sum, filter)
+}
+
+// lookupFactor is how many times longer than the selected documents a
+// posting list must be for SearchTerms to look each selected document up
+// in it (log₂ of the list's length steps each) rather than walk the list:
+// a frequent term that does not select (memory.SelectDF) then costs what
+// the selection costs, not what the corpus holds.
+const lookupFactor = 16
+
+// lookup adds to sum[d] the impact of each touched document d found in
+// the posting list docs (ascending).
+func lookup(docs []int32, impacts []float64, touched []int32, sum []float64) {
+	for _, d := range touched {
+		if i, found := slices.BinarySearch(docs, d); found {
+			sum[d] += impacts[i]
+		}
+	}
 }
 
 // Search appends to dst[:0] the at most k best documents for query, best

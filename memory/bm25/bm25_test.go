@@ -405,3 +405,31 @@ func TestSearchTermsSelecting(t *testing.T) {
 		t.Error("Score of a document without the terms")
 	}
 }
+
+// SearchTerms looks a few selected documents up in a long posting list
+// (a frequent term that does not select) and must score them exactly as
+// walking the list does: Score is the walk's reference.
+func TestSearchTermsLookup(t *testing.T) {
+	var b Builder
+	for i := range 2000 {
+		text := "common filler"
+		if i%7 == 0 {
+			text += " common"
+		}
+		if i%400 == 3 || i%400 == 10 {
+			text += " rare"
+		}
+		b.Add(text)
+	}
+	ix := b.Build()
+	terms := []string{"common", "rare", "filler"}
+	hits := ix.SearchTerms(terms, []bool{false, true, false}, 0, nil, nil)
+	if len(hits) != 10 || ix.DF("common") <= lookupFactor*len(hits) {
+		t.Fatalf("%d hits of df %d: the lookup path is not taken", len(hits), ix.DF("common"))
+	}
+	for _, h := range hits {
+		if got := ix.Score(terms, h.Doc); got != h.Score {
+			t.Errorf("doc %d: SearchTerms %v, Score %v", h.Doc, h.Score, got)
+		}
+	}
+}
