@@ -2,6 +2,9 @@ package memstore
 
 import (
 	"context"
+	"os"
+	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -9,13 +12,24 @@ import (
 	"github.com/quirehq/quire/memory/storetest"
 )
 
+// benchChunks is 100,000 unless QUIRE_BENCH_CHUNKS says otherwise
+// (QUIRE_BENCH_CHUNKS=1000000 for the 1M-chunk figures).
+var benchChunks = func() int {
+	if n, err := strconv.Atoi(os.Getenv("QUIRE_BENCH_CHUNKS")); err == nil && n > 0 {
+		return n
+	}
+	return 100_000
+}()
+
 // BenchmarkSearch is the embedded store's hybrid search at 100,000 chunks
-// of 384-dim builtin vectors, as a user who can see the query's source
-// chunk (~21 % of the chunks visible):
+// (QUIRE_BENCH_CHUNKS) without vectors and with 384-dim builtin or
+// mixture vectors, as a user who can see the query's source chunk (~21 %
+// of the chunks visible). It reports the live heap after indexing:
 //
 //	go test -run '^$' -bench . -benchtime 500x ./memory/memstore
 func BenchmarkSearch(b *testing.B) {
-	corpus := storetest.NewCorpus(100_000, 1)
+	corpus := storetest.NewCorpus(benchChunks, 1)
+	b.Run("none", func(b *testing.B) { benchSearch(b, corpus, memory.None{}) })
 	b.Run("builtin", func(b *testing.B) { benchSearch(b, corpus, memory.Builtin{}) })
 	b.Run("mixture", func(b *testing.B) { benchSearch(b, corpus, corpus.MixtureEmbedder(384)) })
 }
@@ -26,10 +40,22 @@ func benchSearch(b *testing.B, corpus *storetest.Corpus, e memory.Embedder) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	base := liveHeap()
 	start := time.Now()
 	if _, err := s.Index(ctx, "bench", "c1", corpus.Docs); err != nil {
 		b.Fatal(err)
 	}
+	s.cache = &memory.Cache{} // the embedding cache is not the index
 	b.Logf("indexed %d chunks in %v", corpus.Chunks, time.Since(start))
 	corpus.BenchSearch(b, s)
+	b.ReportMetric(float64(liveHeap()-base)/(1<<20), "heap-MiB")
+	runtime.KeepAlive(s)
+}
+
+// liveHeap returns the bytes of live heap objects after a collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }
