@@ -33,6 +33,11 @@ type Options struct {
 	CacheFile string
 	// Logger receives warnings; nil discards them.
 	Logger *slog.Logger
+	// ExactVectors is the most vectors an agent may hold for the vector
+	// side to scan them all; a larger agent gets an approximate index
+	// (see ivf). 0 means 10,000, the PostgreSQL store's threshold;
+	// negative means always approximate (tests).
+	ExactVectors int
 }
 
 // Store is the embedded memory store. It is safe for concurrent use.
@@ -63,6 +68,7 @@ type agentIndex struct {
 	chunks  []memory.Chunk    // by user, path, line
 	vectors [][]float32       // unit length, aligned with chunks; nil = pending
 	text    *bm25.Index       // document id = chunk position
+	ann     *ivf              // approximate vector index; nil = exact scan
 	byUser  map[string][]int  // chunk positions by user ("" = agent-level)
 }
 
@@ -124,10 +130,15 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 	}
 	items := s.keptChunks(old, kept)
 	for i, c := range fresh {
-		items = append(items, indexedChunk{c, unit(vectors[i])})
+		items = append(items, indexedChunk{c: c, v: unit(vectors[i])})
 		stats.Chunks++
 	}
-	next.fill(items, bm25.Builder{Analyzer: s.terms.Each})
+	carried := next.fill(items, bm25.Builder{Analyzer: s.terms.Each})
+	var prev *ivf
+	if old != nil {
+		prev = old.ann
+	}
+	next.ann = newIVF(next, s.exactVectors(), prev, carried)
 	if memory.Enabled(s.opts.Embedder) {
 		for _, v := range vectors {
 			if v == nil {
@@ -233,10 +244,12 @@ func (s *Store) embedFresh(ctx context.Context, agent string, fresh []memory.Chu
 	return vectors, nil
 }
 
-// indexedChunk is a chunk with its unit vector (nil = pending).
+// indexedChunk is a chunk with its unit vector (nil = pending) and, for a
+// kept chunk, 1 + its list in the previous approximate index (0: none).
 type indexedChunk struct {
-	c memory.Chunk
-	v []float32
+	c    memory.Chunk
+	v    []float32
+	list int32
 }
 
 // keptChunks returns old's chunks of the kept documents with their vectors.
@@ -246,7 +259,11 @@ func (s *Store) keptChunks(old *agentIndex, kept map[docKey]bool) []indexedChunk
 		s.mu.RLock() // Backfill may fill in old.vectors
 		for i, c := range old.chunks {
 			if kept[docKey{c.User, c.Path}] {
-				items = append(items, indexedChunk{c, old.vectors[i]})
+				it := indexedChunk{c: c, v: old.vectors[i]}
+				if old.ann != nil {
+					it.list = old.ann.list[i] + 1
+				}
+				items = append(items, it)
 			}
 		}
 		s.mu.RUnlock()
@@ -255,19 +272,23 @@ func (s *Store) keptChunks(old *agentIndex, kept map[docKey]bool) []indexedChunk
 }
 
 // fill sorts items by user, path and line and makes them next's chunks,
-// vectors, per-user positions and text index.
-func (next *agentIndex) fill(items []indexedChunk, b bm25.Builder) {
+// vectors, per-user positions and text index. It returns, by position,
+// the list each chunk had in the previous approximate index (-1: none).
+func (next *agentIndex) fill(items []indexedChunk, b bm25.Builder) []int32 {
 	slices.SortFunc(items, func(a, b indexedChunk) int {
 		return cmp.Or(cmp.Compare(a.c.User, b.c.User), cmp.Compare(a.c.Path, b.c.Path), cmp.Compare(a.c.StartLine, b.c.StartLine))
 	})
 	next.byUser = map[string][]int{}
+	carried := make([]int32, len(items))
 	for i, it := range items {
+		carried[i] = it.list - 1
 		next.byUser[it.c.User] = append(next.byUser[it.c.User], i)
 		next.chunks = append(next.chunks, it.c)
 		next.vectors = append(next.vectors, it.v)
 		b.Add(memory.IndexText(it.c))
 	}
 	next.text = b.Build()
+	return carried
 }
 
 // unit returns a unit-length copy of v (nil stays nil).
@@ -326,7 +347,7 @@ func (s *Store) Search(ctx context.Context, agent string, q memory.Query) ([]mem
 			found[j] = h.Doc
 		}
 		slices.Sort(found)
-		for _, i := range nearest(ix, qv, n, q.User) {
+		for _, i := range ix.nearest(qv, n, q.User) {
 			if _, ok := slices.BinarySearch(found, i.pos); !ok {
 				cands = append(cands, memory.Candidate{Chunk: ix.chunks[i.pos], TextScore: ix.text.Score(terms, i.pos), VectorScore: i.score})
 			}
@@ -350,80 +371,6 @@ func (ix *agentIndex) addContext(hits []memory.Hit, n int) {
 			hits[i].Context = memory.Neighbours(ix.chunks, pos, n)
 		}
 	}
-}
-
-// scored is a chunk position and its cosine similarity to a query.
-type scored struct {
-	pos   int
-	score float64
-}
-
-// nearest returns the n chunks visible to user whose vectors are closest
-// to qv.
-func nearest(ix *agentIndex, qv []float32, n int, user string) []scored {
-	worse := func(a, b scored) bool { return a.score < b.score || (a.score == b.score && a.pos > b.pos) }
-	heap := make([]scored, 0, n) // min-heap: worst at heap[0]
-	scopes := [][]int{ix.byUser[""]}
-	if user != "" {
-		scopes = append(scopes, ix.byUser[user])
-	}
-	for _, positions := range scopes {
-		for _, i := range positions {
-			v := ix.vectors[i]
-			if len(v) != len(qv) {
-				continue // pending, or of another embedder
-			}
-			c := scored{i, float64(dot(v, qv))}
-			if len(heap) < n {
-				heap = append(heap, c)
-				for k := len(heap) - 1; k > 0; {
-					p := (k - 1) / 2
-					if !worse(heap[k], heap[p]) {
-						break
-					}
-					heap[k], heap[p] = heap[p], heap[k]
-					k = p
-				}
-				continue
-			}
-			if !worse(heap[0], c) {
-				continue
-			}
-			heap[0] = c
-			for k := 0; ; {
-				l, m := 2*k+1, k
-				if l < len(heap) && worse(heap[l], heap[m]) {
-					m = l
-				}
-				if r := l + 1; r < len(heap) && worse(heap[r], heap[m]) {
-					m = r
-				}
-				if m == k {
-					break
-				}
-				heap[k], heap[m] = heap[m], heap[k]
-				k = m
-			}
-		}
-	}
-	return heap
-}
-
-// dot returns the dot product of two vectors of equal length.
-func dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return s0 + s1 + s2 + s3
 }
 
 // IndexedCommit implements memory.Store.
@@ -477,6 +424,9 @@ func (s *Store) Backfill(ctx context.Context) (int, error) {
 	for j, p := range todo {
 		if vectors[j] != nil && p.ix.vectors[p.i] == nil {
 			p.ix.vectors[p.i] = unit(vectors[j])
+			if p.ix.ann != nil {
+				p.ix.ann.backfilled(p.ix.chunks[p.i].User, p.i, p.ix.vectors[p.i])
+			}
 			done++
 		}
 	}

@@ -22,6 +22,37 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// The suite holds on the approximate vector index too (every agent gets
+// one): at the suite's sizes the calibrated probe reads enough lists to
+// rank as the exact scan does.
+func TestConformanceApproximate(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, e memory.Embedder) memory.Store {
+		s, err := New(Options{Embedder: e, ExactVectors: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
+
+// Above the exact-scan threshold the approximate index must still rank
+// as the exact scan does (storetest.Parity: the same top 6 for ≥ 99 % of
+// queries), here on 3,000 chunks with every agent approximate.
+func TestApproximateParity(t *testing.T) {
+	open := func(exact int) storetest.Open {
+		return func(t *testing.T, e memory.Embedder) memory.Store {
+			s, err := New(Options{Embedder: e, ExactVectors: exact})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		}
+	}
+	storetest.Parity(t, open(0), open(-1))
+}
+
 type counting struct {
 	memory.Builtin
 	texts int

@@ -1,0 +1,96 @@
+package memstore
+
+// exactVectors returns the store's exact-scan threshold (Options).
+func (s *Store) exactVectors() int {
+	switch {
+	case s.opts.ExactVectors < 0:
+		return 0
+	case s.opts.ExactVectors == 0:
+		return exactVectorChunks
+	}
+	return s.opts.ExactVectors
+}
+
+// scored is a chunk position and its cosine similarity to a query.
+type scored struct {
+	pos   int
+	score float64
+}
+
+// nearest returns the n chunks visible to user whose vectors are closest
+// to qv: exactly, or through the approximate index when ix has one.
+func (ix *agentIndex) nearest(qv []float32, n int, user string) []scored {
+	if ix.ann != nil {
+		return ix.ann.nearest(ix, qv, n, user)
+	}
+	top := topScored{n: n}
+	for _, scope := range scopes(user) {
+		for _, i := range ix.byUser[scope] {
+			if v := ix.vectors[i]; len(v) == len(qv) { // else pending, or of another embedder
+				top.offer(scored{i, float64(dot(v, qv))})
+			}
+		}
+	}
+	return top.heap
+}
+
+// topScored keeps the n best of the scores offered to it: a min-heap,
+// the worst at heap[0]; of equal scores the lower position is better.
+type topScored struct {
+	n    int
+	heap []scored
+}
+
+func worse(a, b scored) bool { return a.score < b.score || (a.score == b.score && a.pos > b.pos) }
+
+func (t *topScored) offer(c scored) {
+	heap := t.heap
+	if len(heap) < t.n {
+		heap = append(heap, c)
+		for k := len(heap) - 1; k > 0; {
+			p := (k - 1) / 2
+			if !worse(heap[k], heap[p]) {
+				break
+			}
+			heap[k], heap[p] = heap[p], heap[k]
+			k = p
+		}
+		t.heap = heap
+		return
+	}
+	if !worse(heap[0], c) {
+		return
+	}
+	heap[0] = c
+	for k := 0; ; {
+		l, m := 2*k+1, k
+		if l < len(heap) && worse(heap[l], heap[m]) {
+			m = l
+		}
+		if r := l + 1; r < len(heap) && worse(heap[r], heap[m]) {
+			m = r
+		}
+		if m == k {
+			return
+		}
+		heap[k], heap[m] = heap[m], heap[k]
+		k = m
+	}
+}
+
+// dot returns the dot product of two vectors of equal length.
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return s0 + s1 + s2 + s3
+}
