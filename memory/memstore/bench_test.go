@@ -52,9 +52,13 @@ func benchSearch(b *testing.B, corpus *storetest.Corpus, e memory.Embedder) {
 	corpus.BenchSearch(b, s)
 	b.ReportMetric(float64(liveHeap()-base)/(1<<20), "heap-MiB")
 	if ix := s.agents["bench"]; ix.ann != nil {
-		b.ReportMetric(ivfRecall(b, s, corpus, e, memory.CandidateLimit(0)), "recall@24")
+		b.ReportMetric(ivfRecall(b, s, corpus, e, memory.CandidateLimit(0), false), "recall@24")
+		b.ReportMetric(ivfRecall(b, s, corpus, e, memory.CandidateLimit(0), true), "index-recall@24")
 		b.ReportMetric(float64(ix.ann.probe), "probe")
 		b.ReportMetric(float64(len(ix.ann.centroids)), "lists")
+		if ix.ann.scan {
+			b.ReportMetric(1, "exact-scan")
+		}
 	}
 	runtime.KeepAlive(s)
 }

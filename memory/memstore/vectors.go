@@ -20,7 +20,7 @@ type scored struct {
 // nearest returns the n chunks visible to user whose vectors are closest
 // to qv: exactly, or through the approximate index when ix has one.
 func (ix *agentIndex) nearest(qv []float32, n int, user string) []scored {
-	if ix.ann != nil {
+	if ix.ann != nil && !ix.ann.scan {
 		return ix.ann.nearest(ix, qv, n, user)
 	}
 	top := topScored{n: n}
