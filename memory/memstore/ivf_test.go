@@ -54,7 +54,7 @@ func ivfRecall(t testing.TB, s *Store, corpus *storetest.Corpus, e memory.Embedd
 // most lists). BenchmarkSearch reports the index's recall at 100k and 1M
 // chunks.
 func TestIVFRecall(t *testing.T) {
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		t.Skip("indexes 20,000 chunks")
 	}
 	corpus := storetest.NewCorpus(20_000, 3)
