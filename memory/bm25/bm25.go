@@ -257,11 +257,12 @@ type Index struct {
 // between queries), the documents touched, the query's term ids and a
 // token buffer.
 type scratch struct {
-	acc     []float64
-	sum     []float64
-	touched []int32
-	terms   []int32
-	buf     []byte
+	acc      []float64
+	sum      []float64
+	touched  []int32
+	rejected []int32
+	terms    []int32
+	buf      []byte
 }
 
 // Hit is one search result.
@@ -325,6 +326,8 @@ func (ix *Index) Score(terms []string, doc int) float64 {
 // that holds none of them is not a hit, however many of the others it
 // holds (they still add to the score of the documents selected). A nil
 // selecting selects on every term. Scores are summed in the terms' order.
+// Unlike Search, it asks filter about every selected document, once,
+// before scoring: a scoped search then scores only what it may return.
 func (ix *Index) SearchTerms(terms []string, selecting []bool, k int, dst []Hit, filter func(doc int) bool) []Hit {
 	dst = dst[:0]
 	if len(ix.docLen) == 0 {
@@ -333,19 +336,29 @@ func (ix *Index) SearchTerms(terms []string, selecting []bool, k int, dst []Hit,
 	s := ix.scratch.Get().(*scratch)
 	defer ix.scratch.Put(s)
 	acc := s.acc
-	s.touched = s.touched[:0]
-	// Mark the selected documents: acc[d] = -1 until scored.
+	s.touched, s.rejected = s.touched[:0], s.rejected[:0]
+	// Mark the selected documents the filter allows, acc[d] = -1 until
+	// scored, and those it refuses, acc[d] = -2: filtering first spares
+	// scoring what a scoped search cannot return.
 	for i, term := range terms {
 		t, ok := ix.terms[term]
 		if !ok || (selecting != nil && !selecting[i]) {
 			continue
 		}
 		for _, d := range ix.doc[ix.start[t]:ix.start[t+1]] {
-			if acc[d] == 0 {
+			switch {
+			case acc[d] != 0:
+			case filter == nil || filter(int(d)):
 				acc[d] = -1
 				s.touched = append(s.touched, d)
+			default:
+				acc[d] = -2
+				s.rejected = append(s.rejected, d)
 			}
 		}
+	}
+	for _, d := range s.rejected {
+		acc[d] = 0
 	}
 	if len(s.touched) == 0 {
 		return dst
@@ -376,7 +389,7 @@ func (ix *Index) SearchTerms(terms []string, selecting []bool, k int, dst []Hit,
 	for _, d := range s.touched {
 		acc[d] = 0
 	}
-	return top(dst, k, s.touched, sum, filter)
+	return top(dst, k, s.touched, sum, nil)
 }
 
 // lookupFactor is how many times longer than the selected documents a

@@ -69,6 +69,8 @@ type agentIndex struct {
 	vectors [][]float32       // unit length, aligned with chunks; nil = pending
 	text    *bm25.Index       // document id = chunk position
 	ann     *ivf              // approximate vector index; nil = exact scan
+	owner   []int32           // by position: 0 agent-level, else 1 + the user's in users
+	users   map[string]int32  // 1 + index by user id
 	byUser  map[string][]int  // chunk positions by user ("" = agent-level)
 }
 
@@ -138,7 +140,7 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 	if old != nil {
 		prev = old.ann
 	}
-	next.ann = newIVF(next, s.exactVectors(), prev, carried)
+	next.index(s.exactVectors(), prev, carried)
 	if memory.Enabled(s.opts.Embedder) {
 		for _, v := range vectors {
 			if v == nil {
@@ -322,7 +324,8 @@ func (s *Store) Search(ctx context.Context, agent string, q memory.Query) ([]mem
 	if ix == nil {
 		return []memory.Hit{}, nil
 	}
-	visible := func(i int) bool { u := ix.chunks[i].User; return u == "" || u == q.User }
+	uid := ix.users[q.User] // 0 (agent-level only) for a user without memory
+	visible := func(i int) bool { o := ix.owner[i]; return o == 0 || o == uid }
 	terms := memory.QueryTerms(&s.terms, q)
 	df := make([]int, len(terms))
 	for i, t := range terms {

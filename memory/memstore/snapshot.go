@@ -86,7 +86,7 @@ func (s *Store) Load(agent string, r io.Reader) error {
 		b.Add(memory.IndexText(c))
 	}
 	next.text = b.Build()
-	next.ann = newIVF(next, s.exactVectors(), nil, nil)
+	next.index(s.exactVectors(), nil, nil)
 	s.indexMu.Lock()
 	defer s.indexMu.Unlock()
 	s.mu.Lock()

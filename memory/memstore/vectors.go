@@ -1,5 +1,25 @@
 package memstore
 
+// index makes ix's search structures beside the text index, once its
+// chunks and vectors are in place: the owner of each chunk, for scoping
+// the text side by array lookup, and the approximate vector index (see
+// newIVF for threshold, prev and carried).
+func (ix *agentIndex) index(threshold int, prev *ivf, carried []int32) {
+	ix.owner = make([]int32, len(ix.chunks))
+	ix.users = map[string]int32{}
+	for user, positions := range ix.byUser {
+		if user == "" {
+			continue
+		}
+		id := int32(len(ix.users) + 1)
+		ix.users[user] = id
+		for _, i := range positions {
+			ix.owner[i] = id
+		}
+	}
+	ix.ann = newIVF(ix, threshold, prev, carried)
+}
+
 // exactVectors returns the store's exact-scan threshold (Options).
 func (s *Store) exactVectors() int {
 	switch {
