@@ -1,7 +1,9 @@
 // Package memstore is the embedded, in-process memory store: the
 // zero-setup default. Per agent it keeps the chunks in memory with a BM25
-// index (memory/bm25, rebuilt when the agent's memory changes) and
-// brute-force cosine over the vectors. Nothing but the embedding cache is
+// index (memory/bm25, rebuilt when the agent's memory changes) and cosine
+// over the vectors: an exact scan up to 10,000 vectors, above that an
+// inverted-file index (ivf.go) whose recall against the scan is measured
+// (TestIVFRecall, BenchmarkSearch). Nothing but the embedding cache is
 // persisted: the store is rebuilt from the workspace at start, and the
 // cache on disk spares re-embedding unchanged chunks. The cache file is
 // a log each new vector is appended to once (cachefile.go); vectors no
