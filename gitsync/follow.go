@@ -287,7 +287,7 @@ func (f *Follower) gitFetch(ctx context.Context, specs []string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	args := append([]string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", f.Remote.String()}, specs...)
+	args := append([]string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", f.Remote.target()}, specs...)
 	if _, _, err := gitRun(ctx, f.Repository, f.Remote, args...); err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("no answer within %s: %w", timeout, err)

@@ -18,8 +18,9 @@ import (
 // Remote is a git remote: its URL, which never holds a password or a
 // token, and apart from it the credential that reaches it. Every way of
 // printing a Remote (String, any fmt verb, JSON, text, slog) shows the URL
-// alone, so a status, a log line or an error cannot show the credential
-// whoever builds it. The credential goes only to what authenticates: the
+// alone, with the values of its query string as *** (a host may take a
+// token there), so a status, a log line or an error cannot show the
+// credential whoever builds it. The credential goes only to what authenticates: the
 // git CLI, through a credential helper that reads it from the process's
 // environment (never from its command line), and the native send-pack's
 // requests, as basic auth.
@@ -32,6 +33,10 @@ type Remote struct {
 	// URL held no user information. Behind a pointer, it is not even
 	// reached by fmt printing a struct that holds a Remote unexported.
 	cred *credential
+	// raw is the URL as given when its query string has values (which
+	// url shows as ***): what git is given. Behind a pointer for the
+	// same reason as cred.
+	raw *string
 }
 
 // credential is what authenticates to a remote, and what the URL held.
@@ -74,6 +79,12 @@ func ParseRemote(raw string) (Remote, error) {
 	if !strings.Contains(raw, "://") {
 		return Remote{url: raw}, nil // a path or scp-like: no password there
 	}
+	r, err := parseURLRemote(raw)
+	return r.withQueryHidden(), err
+}
+
+// parseURLRemote is ParseRemote for a URL with a scheme.
+func parseURLRemote(raw string) (Remote, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		var ue *url.Error
@@ -167,6 +178,60 @@ func (r Remote) MarshalText() ([]byte, error) { return []byte(r.url), nil }
 // LogValue is the URL without a credential.
 func (r Remote) LogValue() slog.Value { return slog.StringValue(r.url) }
 
+// target is the URL that git and the HTTP client are given: the printed
+// one, unless its query has values (a host may take a token there).
+func (r Remote) target() string {
+	if r.raw != nil {
+		return *r.raw
+	}
+	return r.url
+}
+
+// withQueryHidden returns r with each value of its URL's query string
+// shown as *** (?token=*** keeps the name) and the URL as given kept
+// apart for git.
+func (r Remote) withQueryHidden() Remote {
+	base, query, ok := strings.Cut(r.url, "?")
+	if !ok || query == "" {
+		return r
+	}
+	query, fragment, hasFragment := strings.Cut(query, "#")
+	parts := strings.Split(query, "&")
+	for i, p := range parts {
+		if name, _, ok := strings.Cut(p, "="); ok {
+			parts[i] = name + "=***"
+		}
+	}
+	raw := r.url
+	r.url, r.raw = base+"?"+strings.Join(parts, "&"), &raw
+	if hasFragment {
+		r.url += "#" + fragment
+	}
+	return r
+}
+
+// queryValues are the values of r's query string, as written and
+// unescaped, for scrub.
+func (r Remote) queryValues() []string {
+	if r.raw == nil {
+		return nil
+	}
+	_, query, _ := strings.Cut(*r.raw, "?")
+	query, _, _ = strings.Cut(query, "#")
+	var out []string
+	for _, p := range strings.Split(query, "&") {
+		_, v, ok := strings.Cut(p, "=")
+		if !ok || v == "" {
+			continue
+		}
+		out = append(out, v)
+		if u, err := url.QueryUnescape(v); err == nil && u != v {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
 // httpCredential is the user name and password for basic auth to r
 // (ok false without a credential).
 func (r Remote) httpCredential() (user, password string, ok bool) {
@@ -207,7 +272,7 @@ func (r Remote) gitAuth() (args, env []string) {
 	if !ok {
 		return nil, nil
 	}
-	u, err := url.Parse(r.url)
+	u, err := url.Parse(r.target())
 	if err != nil {
 		return nil, nil
 	}
@@ -216,11 +281,16 @@ func (r Remote) gitAuth() (args, env []string) {
 	return args, []string{credUserEnv + "=" + user, credPasswordEnv + "=" + pw}
 }
 
-// scrub replaces r's password (or a token given as the user name), as is and URL-escaped, in s
-// with ***: a message of git or of a server that echoed it. The URLs
-// given to git and to the HTTP client hold no credential, so their
-// messages have none to echo: this is the second line.
+// scrub replaces r's password (or a token given as the user name), as is
+// and URL-escaped, and the values of its URL's query in s with ***: a
+// message of git or of a server that echoed them. The URLs given to git
+// and to the HTTP client hold no password, so their messages have none
+// to echo: this is the second line. A query goes to git as it is written
+// (a host may take a token there), so for it scrub is the first line.
 func (r Remote) scrub(s string) string {
+	for _, v := range r.queryValues() {
+		s = strings.ReplaceAll(s, v, "***")
+	}
 	if !r.HasCredential() {
 		return s
 	}
@@ -268,7 +338,7 @@ func (r *Repository) helperRemote(remote Remote) Remote {
 	if remote.HasCredential() {
 		return remote
 	}
-	if v, ok := r.sp.helperCreds.Load(remote.String()); ok {
+	if v, ok := r.sp.helperCreds.Load(remote.target()); ok {
 		return v.(Remote)
 	}
 	return remote
@@ -284,7 +354,7 @@ func (r *Repository) fillCredential(ctx context.Context, remote Remote) (Remote,
 	cmd := exec.CommandContext(ctx, "git", "-c", "credential.interactive=never", "credential", "fill")
 	cmd.Dir = r.st.refs.commonDir
 	cmd.Env = gitEnv("GIT_DIR="+r.st.refs.commonDir, "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=")
-	cmd.Stdin = strings.NewReader("url=" + remote.String() + "\n\n")
+	cmd.Stdin = strings.NewReader("url=" + remote.target() + "\n\n")
 	cmd.WaitDelay = time.Second
 	out, err := cmd.Output()
 	if err != nil {
@@ -304,5 +374,7 @@ func (r *Repository) fillCredential(ctx context.Context, remote Remote) (Remote,
 	if c.user == "" && c.password == "" {
 		return remote, false
 	}
-	return Remote{url: remote.url, cred: &c}, true
+	filled := remote
+	filled.cred = &c
+	return filled, true
 }

@@ -57,6 +57,8 @@ func TestRemoteNeverPrintsItsCredential(t *testing.T) {
 		{"none", "https://host/a.git", "", "https://host/a.git", false, false},
 		{"ssh with a password", "ssh://git:" + remoteToken + "@host/a.git", "", "ssh://git@host/a.git", true, false},
 		{"scp-like", "git@host:acme/a.git", "", "git@host:acme/a.git", false, false},
+		{"a token in the query", "https://host/a.git?token=" + remoteToken, "", "https://host/a.git?token=***", false, false},
+		{"an escaped token in the query", "https://host/a.git?x=1&access_token=" + strings.ReplaceAll(remoteToken, "-", "%2D") + "#frag", "", "https://host/a.git?x=***&access_token=***#frag", false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := ParseRemote(tc.raw)
@@ -146,6 +148,32 @@ func TestScrubErr(t *testing.T) {
 	plain := errors.New("nothing secret")
 	if r.scrubErr(plain) != plain {
 		t.Fatal("an error with nothing to scrub was wrapped")
+	}
+}
+
+// A token in a URL's query goes to git as it is and is scrubbed from
+// what git or a server says, as written and unescaped.
+func TestScrubQueryToken(t *testing.T) {
+	t.Parallel()
+	raw := "https://host/a.git?token=" + strings.ReplaceAll(remoteToken, "-", "%2D")
+	r, err := ParseRemote(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.target() != raw {
+		t.Errorf("git is given %q, want %q", r.target(), raw)
+	}
+	if _, _, _, ok := httpRemote(r, "test"); ok {
+		t.Error("a URL with a query went to the native send-pack, whose errors print its base URL")
+	}
+	for _, msg := range []string{
+		"fatal: unable to access '" + raw + "/': 403",
+		"remote: token " + remoteToken + " is expired",
+	} {
+		got := r.scrubErr(errors.New(msg)).Error()
+		if strings.Contains(got, remoteToken) || strings.Contains(got, strings.ReplaceAll(remoteToken, "-", "%2D")) {
+			t.Errorf("scrubbed %q to %q", msg, got)
+		}
 	}
 }
 

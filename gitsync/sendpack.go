@@ -167,7 +167,7 @@ func (a *advertisedRefs) known() map[plumbing.Hash]bool {
 // git push --force. It returns what PushCAS returns; errUseCLI (wrapped)
 // when git push must do it, nothing having been applied.
 func (r *Repository) sendLive(ctx context.Context, remote Remote, new plumbing.Hash) (plumbing.Hash, error) {
-	rawURL := remote.String() // the key of what is remembered per remote
+	rawURL := remote.target() // the key of what is remembered per remote
 	client, base, auth, ok := httpRemote(remote, sendPackAgent)
 	if !ok {
 		return plumbing.ZeroHash, fmt.Errorf("%w: not an http(s) remote", errUseCLI)
@@ -299,8 +299,10 @@ func (r *Repository) liveOutcome(rawURL, base string, res *pushResult, old, new 
 // auth (from remote's credential) and User-Agent; ok is false for any
 // other remote.
 func httpRemote(remote Remote, agent string) (client *http.Client, base string, auth func(*http.Request), ok bool) {
-	u, err := url.Parse(remote.String())
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.User != nil {
+	u, err := url.Parse(remote.target())
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.User != nil || u.RawQuery != "" {
+		// A query (which may hold a token) is left to the git CLI, whose
+		// messages are scrubbed: the base URL here is printed in errors.
 		return nil, "", nil, false
 	}
 	client = &http.Client{

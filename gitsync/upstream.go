@@ -192,7 +192,7 @@ func (r *Repository) pushCLI(ctx context.Context, remote Remote, ref plumbing.Re
 		now = plumbing.ZeroHash // merged, but the host did not say into what
 	}
 	if live {
-		r.sp.remember(remote.String(), new, now)
+		r.sp.remember(remote.target(), new, now)
 	}
 	return now, nil
 }
@@ -209,7 +209,7 @@ func pushArgs(remote Remote, ref plumbing.ReferenceName, old, new plumbing.Hash,
 		}
 		args = append(args, lease)
 	}
-	return append(args, "--", remote.String(), new.String()+":"+ref.String())
+	return append(args, "--", remote.target(), new.String()+":"+ref.String())
 }
 
 // porcelainOutcome reads git push --porcelain's output for ref: whether
@@ -275,7 +275,7 @@ func mergedInto(stderr string) plumbing.Hash {
 // is remembered per URL, an unreachable or refusing remote counts as a
 // plain one this time and is asked again later.
 func (r *Repository) decidesLive(ctx context.Context, remote Remote) bool {
-	key := remote.String()
+	key := remote.target()
 	if v, ok := r.liveHosts.Load(key); ok {
 		return v.(bool)
 	}
