@@ -49,6 +49,10 @@ type Options struct {
 	// workspace (SKILL.md front matter, shadowed skills); its problems
 	// become diagnostics like agent.yaml's. nil means skills.CheckAgent.
 	CheckAgent func(fsys fs.FS, agentDir string) []workspace.Problem
+	// Version is what initialize reports as serverInfo.version (the
+	// `quire version` of the binary); "" means the module version Go
+	// recorded, else "devel".
+	Version string
 }
 
 // ErrExitWithoutShutdown is returned by Serve when the client sent exit (or
@@ -174,6 +178,7 @@ type server struct {
 	checkAgent func(fsys fs.FS, agentDir string) []workspace.Problem
 	home       string
 	skillsDir  string
+	version    string // serverInfo.version
 }
 
 // document is an open editor buffer.
@@ -209,6 +214,10 @@ func newServer(opts Options) *server {
 		checkAgent: opts.CheckAgent,
 		home:       opts.HomeDir,
 		skillsDir:  opts.SkillsDir,
+		version:    opts.Version,
+	}
+	if s.version == "" {
+		s.version = version()
 	}
 	if s.checkAgent == nil {
 		s.checkAgent = skills.CheckAgent
@@ -388,7 +397,7 @@ func (s *server) Initialize(ctx context.Context, params *protocol.InitializePara
 	}
 	return &protocol.InitializeResult{
 		Capabilities: caps,
-		ServerInfo:   protocol.ServerInfo{Name: "quire", Version: protocol.NewOptional(version())},
+		ServerInfo:   protocol.ServerInfo{Name: "quire", Version: protocol.NewOptional(s.version)},
 	}, nil
 }
 

@@ -59,6 +59,7 @@ type session struct {
 	client *testClient
 	srv    *server
 	done   chan error
+	init   *protocol.InitializeResult // what initialize answered
 }
 
 // serverState is the server end of the session, for tests that compute
@@ -101,7 +102,8 @@ func startSessionCaps(t *testing.T, root string, opts Options, caps protocol.Cli
 		}
 	})
 	rootURI := uri.File(root)
-	_, err := s.server.Initialize(ctx, &protocol.InitializeParams{RootURI: &rootURI, Capabilities: caps})
+	res, err := s.server.Initialize(ctx, &protocol.InitializeParams{RootURI: &rootURI, Capabilities: caps})
+	s.init = res
 	if err != nil {
 		t.Fatalf("initialize: %v", err)
 	}

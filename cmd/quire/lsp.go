@@ -70,7 +70,7 @@ func runLSP(ctx context.Context, e *env, opts any, args []string) error {
 	if err != nil {
 		return err
 	}
-	err = lsp.Serve(ctx, stdioStream{r: e.stdin, w: e.stdout}, lsp.Options{Logger: log, Root: o.root, Watch: true, HomeDir: e.getenv("HOME"), SkillsDir: o.skills})
+	err = lsp.Serve(ctx, stdioStream{r: e.stdin, w: e.stdout}, lsp.Options{Logger: log, Root: o.root, Watch: true, HomeDir: e.getenv("HOME"), SkillsDir: o.skills, Version: buildStamp().version})
 	switch {
 	case err == nil:
 		return nil

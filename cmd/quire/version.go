@@ -32,8 +32,7 @@ func versionCommand() *command {
 			if len(args) > 0 {
 				return usagef("version takes no arguments")
 			}
-			info, _ := debug.ReadBuildInfo()
-			s := stampOf(version, commit, date, info)
+			s := buildStamp()
 			fmt.Fprintf(e.stdout, "quire %s\n", s.version)
 			fmt.Fprintf(e.stdout, "commit %s\n", s.commit)
 			fmt.Fprintf(e.stdout, "date %s\n", s.date)
@@ -42,6 +41,13 @@ func versionCommand() *command {
 			return nil
 		},
 	}
+}
+
+// buildStamp is this binary's stamp: what `quire version` prints and
+// the language server reports as its version.
+func buildStamp() stamp {
+	info, _ := debug.ReadBuildInfo()
+	return stampOf(version, commit, date, info)
 }
 
 // stamp is what `quire version` says about the build.
