@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"log/slog"
 	"net/url"
 	"time"
 
@@ -79,28 +78,15 @@ func runConsolidate(ctx context.Context, e *env, opts any, args []string) error 
 		c := &client.Client{Socket: daemonSocket(o.socket, e)}
 		_, err = c.Do(ctx, "POST", "/v1/agents/"+url.PathEscape(agent)+"/consolidate", nil, api.ConsolidateRequest{Days: o.days}, &res)
 	}
-	if printInvalid(e.stderr, err) {
-		return exitError{code: exitFindings}
-	}
-	if err != nil {
-		return err
-	}
-	if o.json {
-		return writeJSON(e.stdout, res)
-	}
-	printProposal(e.stdout, res, o.dir != "")
-	return nil
+	return reportProposal(e, res, err, o.json, o.dir != "")
 }
 
 // consolidateLocal reads the agent and its logs from the work tree at
 // o.dir and proposes on a branch there.
 func consolidateLocal(ctx context.Context, e *env, o *consolidateOptions, name string) (api.ProposalResponse, error) {
-	m, err := o.llm.open(e.getenv, slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	m, err := localModel(e, &o.llm)
 	if err != nil {
 		return api.ProposalResponse{}, err
-	}
-	if m == nil {
-		return api.ProposalResponse{}, usagef("--dir needs a model: give --llm-url and --llm-model")
 	}
 	co, err := openCheckout(ctx, o.dir)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/gitsync"
+	"github.com/quirehq/quire/llm"
 	"github.com/quirehq/quire/llm/draft"
 )
 
@@ -74,6 +76,37 @@ func (c *checkout) propose(ctx context.Context, agent, message string, d *draft.
 		return api.ProposalResponse{}, err
 	}
 	return api.ProposalResponse{Branch: strings.TrimPrefix(branch, "refs/heads/"), Commit: h.String(), Files: d.Paths(), Warnings: d.Warnings}, nil
+}
+
+// reportProposal ends summon and consolidate: a model's answer the checks
+// refused exits with its problems listed, a proposal is printed (as JSON
+// with asJSON).
+func reportProposal(e *env, res api.ProposalResponse, err error, asJSON, local bool) error {
+	if printInvalid(e.stderr, err) {
+		return exitError{code: exitFindings}
+	}
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(e.stdout, res)
+	}
+	printProposal(e.stdout, res, local)
+	return nil
+}
+
+// localModel is the model of the flags for a command run on a checkout
+// (--dir), which has no daemon to ask: without --llm-url it is a usage
+// error.
+func localModel(e *env, o *llmOptions) (*llm.Client, error) {
+	m, err := o.open(e.getenv, slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		return nil, err
+	}
+	if m == nil {
+		return nil, usagef("--dir needs a model: give --llm-url and --llm-model")
+	}
+	return m, nil
 }
 
 // printProposal tells what was proposed and how a person decides.

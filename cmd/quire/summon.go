@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"log/slog"
 	"net/url"
 	"strings"
 
@@ -84,28 +83,15 @@ func runSummon(ctx context.Context, e *env, opts any, args []string) error {
 		_, err = c.Do(ctx, "POST", "/v1/agents/"+url.PathEscape(o.agent)+"/summon", nil,
 			api.SummonRequest{Description: desc, Repo: o.repo, Dir: o.into}, &res)
 	}
-	if printInvalid(e.stderr, err) {
-		return exitError{code: exitFindings}
-	}
-	if err != nil {
-		return err
-	}
-	if o.json {
-		return writeJSON(e.stdout, res)
-	}
-	printProposal(e.stdout, res, o.dir != "")
-	return nil
+	return reportProposal(e, res, err, o.json, o.dir != "")
 }
 
 // summonLocal asks the model of the flags and proposes on a branch of
 // the checkout at o.dir.
 func summonLocal(ctx context.Context, e *env, o *summonOptions, desc string) (api.ProposalResponse, error) {
-	m, err := o.llm.open(e.getenv, slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	m, err := localModel(e, &o.llm)
 	if err != nil {
 		return api.ProposalResponse{}, err
-	}
-	if m == nil {
-		return api.ProposalResponse{}, usagef("--dir needs a model: give --llm-url and --llm-model")
 	}
 	co, err := openCheckout(ctx, o.dir)
 	if err != nil {
