@@ -105,19 +105,7 @@ func agentRel(dir, p string) string {
 func (wr *writer) DeleteFile(ctx context.Context, agent, user, p, ifMatch string) (api.WriteResponse, error) {
 	ctx, cancel := wr.deadline(ctx)
 	defer cancel()
-	ref, err := wr.sources.agent(agent)
-	if err != nil {
-		return api.WriteResponse{}, err
-	}
-	rel, err := cleanPath(p)
-	if err != nil {
-		return api.WriteResponse{}, err
-	}
-	sc, err := scope(user)
-	if err != nil {
-		return api.WriteResponse{}, err
-	}
-	class, err := checkFileWrite(ref, rel, user, nil)
+	ref, rel, sc, class, err := wr.fileTarget(agent, user, p, nil)
 	if err != nil {
 		return api.WriteResponse{}, err
 	}

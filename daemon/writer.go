@@ -69,23 +69,31 @@ func (wr *writer) deadline(ctx context.Context) (context.Context, context.Cancel
 	return context.WithTimeout(ctx, wr.writeTimeout)
 }
 
+// fileTarget resolves what a write or a deletion of path p names: the
+// agent, the path cleaned, the user's scope, and the file's class, which
+// checkFileWrite decides (content nil for a deletion).
+func (wr *writer) fileTarget(agent, user, p string, content []byte) (agentRef, string, string, fileClass, error) {
+	ref, err := wr.sources.agent(agent)
+	if err != nil {
+		return agentRef{}, "", "", 0, err
+	}
+	rel, err := cleanPath(p)
+	if err != nil {
+		return agentRef{}, "", "", 0, err
+	}
+	sc, err := scope(user)
+	if err != nil {
+		return agentRef{}, "", "", 0, err
+	}
+	class, err := checkFileWrite(ref, rel, user, content)
+	return ref, rel, sc, class, err
+}
+
 // WriteFile implements api.Backend (behavior.md §7).
 func (wr *writer) WriteFile(ctx context.Context, agent, user, p, ifMatch string, content []byte) (api.WriteResponse, error) {
 	ctx, cancel := wr.deadline(ctx)
 	defer cancel()
-	ref, err := wr.sources.agent(agent)
-	if err != nil {
-		return api.WriteResponse{}, err
-	}
-	rel, err := cleanPath(p)
-	if err != nil {
-		return api.WriteResponse{}, err
-	}
-	sc, err := scope(user)
-	if err != nil {
-		return api.WriteResponse{}, err
-	}
-	class, err := checkFileWrite(ref, rel, user, content)
+	ref, rel, sc, class, err := wr.fileTarget(agent, user, p, content)
 	if err != nil {
 		return api.WriteResponse{}, err
 	}
