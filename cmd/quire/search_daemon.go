@@ -18,10 +18,7 @@ import (
 // done = false, so the caller builds the embedded index instead, when no
 // daemon answers on the socket.
 func searchDaemon(ctx context.Context, e *env, o *searchOptions, query string) (bool, error) {
-	sock := o.socket
-	if sock == "" {
-		sock = api.DefaultSocket(e.getenv)
-	}
+	sock := daemonSocket(o.socket, e)
 	conn, err := net.DialTimeout("unix", sock, 300*time.Millisecond)
 	if err != nil {
 		if o.socket != "" {

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/daemon/client"
 )
 
@@ -43,10 +42,7 @@ func runStatus(ctx context.Context, e *env, opts any, args []string) error {
 	if len(args) > 0 {
 		return usagef("unexpected argument %q", args[0])
 	}
-	sock := o.socket
-	if sock == "" {
-		sock = api.DefaultSocket(e.getenv)
-	}
+	sock := daemonSocket(o.socket, e)
 	c := &client.Client{Socket: sock}
 	st, err := c.Status(ctx)
 	if err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"github.com/quirehq/quire/daemon"
 	"net"
 	"os"
 	"os/exec"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/quirehq/quire/daemon"
 )
 
 // TestStatusShowsLastPush: `quire status` lists the last push to each

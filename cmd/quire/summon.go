@@ -110,11 +110,3 @@ func summonLocal(ctx context.Context, e *env, o *summonOptions, desc string) (ap
 	res.Model = m.Model()
 	return res, err
 }
-
-// daemonSocket is the socket flag, or the default.
-func daemonSocket(flagValue string, e *env) string {
-	if flagValue != "" {
-		return flagValue
-	}
-	return api.DefaultSocket(e.getenv)
-}

@@ -9,7 +9,6 @@ import (
 	"runtime"
 
 	"github.com/quirehq/quire/daemon"
-	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/daemon/client"
 )
 
@@ -50,10 +49,7 @@ func runUI(ctx context.Context, e *env, opts any, args []string) error {
 	if len(args) > 0 {
 		return usagef("unexpected argument %q", args[0])
 	}
-	sock := o.socket
-	if sock == "" {
-		sock = api.DefaultSocket(e.getenv)
-	}
+	sock := daemonSocket(o.socket, e)
 	c := &client.Client{Socket: sock}
 	var code daemon.LoginCode
 	if _, err := c.Do(ctx, "POST", daemon.CodeRoute, nil, nil, &code); err != nil {
