@@ -10,13 +10,6 @@ import (
 	"github.com/quirehq/quire/memory"
 )
 
-// exactVectorChunks is the most vectors an agent may hold for its vector
-// side to be an exact scan; above it the store keeps an inverted-file
-// index (ivf). It is the threshold of the PostgreSQL store's exact scan
-// (pgstore's HNSW index serves larger agents), so at up to 10,000
-// chunks both stores find the same vector candidates and rank alike.
-const exactVectorChunks = 10_000
-
 // An ivf is an approximate nearest-neighbour index over an agent's unit
 // vectors: k-means centroids split the vectors into lists, and a query
 // scores only the vectors of the lists whose centroids are nearest to it

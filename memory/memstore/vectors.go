@@ -1,5 +1,7 @@
 package memstore
 
+import "github.com/quirehq/quire/memory"
+
 // index makes ix's search structures beside the text index, once its
 // chunks and vectors are in place: the owner of each chunk, for scoping
 // the text side by array lookup, and the approximate vector index (see
@@ -26,7 +28,7 @@ func (s *Store) exactVectors() int {
 	case s.opts.ExactVectors < 0:
 		return 0
 	case s.opts.ExactVectors == 0:
-		return exactVectorChunks
+		return memory.ExactVectorChunks
 	}
 	return s.opts.ExactVectors
 }

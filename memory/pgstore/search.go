@@ -192,11 +192,9 @@ func (s *Store) candidates(ctx context.Context, stmt searchStatement) ([]memory.
 
 // exactVectors reports whether an agent of n chunks gets an exact vector
 // scan, as the embedded store does, rather than the approximate HNSW
-// index: below exactVectorChunks the scan is cheap and both stores then
-// find the same vector candidates.
-func exactVectors(n int64) bool { return n <= exactVectorChunks }
-
-const exactVectorChunks = 10_000
+// index: up to memory.ExactVectorChunks the scan is cheap and both
+// stores then find the same vector candidates.
+func exactVectors(n int64) bool { return n <= memory.ExactVectorChunks }
 
 // bm25SQL returns the lateral join that scores chunk c (columns x.tf0 …,
 // x.norm) and the BM25 expression over it, with its arguments appended
