@@ -129,11 +129,12 @@ func (w *Workspace) Assemble(req Request) (Result, error) {
 		var buf [10]byte
 		day = string(local.AppendFormat(buf[:0], time.DateOnly))
 	}
-	key := planKey{agent: a, user: req.User, session: req.Session, mode: req.Mode, channel: req.Channel, room: req.Room, day: day, budget: a.Config.Budget}
+	key := planKey{agent: a, user: req.User, session: req.Session, mode: req.Mode, channel: req.Channel, room: req.Room, day: day}
 	if req.ContextWindow != 0 || req.ContextShare != 0 {
-		if key.budget, err = a.Config.Budget.ScaleToWindow(req.ContextWindow, req.ContextShare); err != nil {
+		if _, err := a.Config.Budget.ScaleToWindow(req.ContextWindow, req.ContextShare); err != nil {
 			return Result{}, fmt.Errorf("%w: %w", ErrBadRequest, err)
 		}
+		key.window, key.share = req.ContextWindow, req.ContextShare
 	}
 	req.VirtualFiles = w.virtualFiles(a, &req)
 	var dayStart time.Time

@@ -25,7 +25,25 @@ type planKey struct {
 	channel Channel
 	room    string
 	day     string // agent-local date, "" for none
-	budget  Budget // the agent's, or scaled to the request's context window
+	// window and share are the request's context window and share (zero:
+	// the agent's own budget), the small inputs of budgetOf: the key is
+	// hashed on every request.
+	window int
+	share  float64
+}
+
+// budgetOf is the budget a plan of key charges: the agent's, or scaled
+// to the request's context window (Assemble has checked the window).
+func (key planKey) budgetOf() Budget {
+	b := key.agent.Config.Budget
+	if key.window == 0 && key.share == 0 {
+		return b
+	}
+	scaled, err := b.ScaleToWindow(key.window, key.share)
+	if err != nil {
+		return b
+	}
+	return scaled
 }
 
 // plan is the budgeted context files of one planKey: rendered once, then
@@ -248,8 +266,9 @@ func (w *Workspace) buildPlan(key planKey, day time.Time) (*plan, error) {
 	if sp != nil && sp.sameSources(files) {
 		return sp.forUser(key), nil
 	}
-	rep, bodies := w.budget(key, files)
-	p := w.newPlan(rep, files, bodies, &key.budget)
+	b := key.budgetOf()
+	rep, bodies := w.budget(key, b, files)
+	p := w.newPlan(rep, files, bodies, &b)
 	seedReport(&p.report, p.sources, key)
 	w.mu.Lock()
 	if len(w.shared) >= maxCachedPlans {
@@ -296,10 +315,10 @@ type injected struct {
 }
 
 // budget charges files against the agent's budgets in charge order and
-// returns the report and what each file injects, by index into files.
-func (w *Workspace) budget(key planKey, files []resolved) (Report, []injected) {
+// returns the report and what each file injects, by index into files; b
+// is key's budget (budgetOf).
+func (w *Workspace) budget(key planKey, b Budget, files []resolved) (Report, []injected) {
 	cfg := &key.agent.Config
-	b := key.budget
 	rep := Report{
 		Agent: key.agent.Name, User: key.user, Session: key.session, Channel: key.channel, Room: key.room,
 		AgentType: cfg.Type, Policy: cfg.Policy, Budget: b, Tokenizer: w.cache.Encoding(),
@@ -477,8 +496,11 @@ func (w *Workspace) sharedKey(key planKey, files []resolved) uint64 {
 		h.WriteString(s)
 		h.WriteByte(0)
 	}
-	if key.budget != key.agent.Config.Budget {
-		fmt.Fprintf(&h, "%+v", key.budget)
+	if key.window != 0 || key.share != 0 {
+		var buf [16]byte
+		binary.LittleEndian.PutUint64(buf[:8], uint64(key.window))
+		binary.LittleEndian.PutUint64(buf[8:], math.Float64bits(key.share))
+		h.Write(buf[:])
 	}
 	if key.user != "" {
 		h.WriteByte(1)
