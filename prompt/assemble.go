@@ -136,7 +136,6 @@ func (w *Workspace) Assemble(req Request) (Result, error) {
 		}
 		key.window, key.share = req.ContextWindow, req.ContextShare
 	}
-	req.VirtualFiles = w.virtualFiles(a, &req)
 	var dayStart time.Time
 	if !local.IsZero() {
 		dayStart = time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, local.Location())
@@ -170,7 +169,11 @@ func (w *Workspace) assemblePlan(p *plan, a *Agent, req *Request, local time.Tim
 	if !ok {
 		var userAt int
 		res = Result{Report: p.report}
-		res.Prompt, userAt = render(&res.Report, a, p, req, local)
+		// The derived virtual files depend on the agent and the mode, which
+		// the plan is of: merged only here, they are not hashed per request.
+		full := *req
+		full.VirtualFiles = w.virtualFiles(a, req)
+		res.Prompt, userAt = render(&res.Report, a, p, &full, local)
 		p.keepTemplate(rkey, req.User, userAt, res)
 	}
 	if req.CountPromptTokens {
@@ -182,8 +185,9 @@ func (w *Workspace) assemblePlan(p *plan, a *Agent, req *Request, local time.Tim
 }
 
 // renderKey fingerprints everything render reads from req besides the
-// plan: a request that matches a remembered one gets the same bytes back
-// without rendering them again.
+// plan (the caller's virtual files; the derived ones are the plan's): a
+// request that matches a remembered one gets the same bytes back without
+// rendering them again.
 func (w *Workspace) renderKey(req *Request, local time.Time) uint64 {
 	// First the shape of the request: how many tools, skills and virtual
 	// files, every string's length (as varints) and the flags; then the
