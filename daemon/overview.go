@@ -92,7 +92,7 @@ func fileWarnings(f prompt.FileReport, bu *prompt.Budget, b *console.BudgetOverv
 		b.Dropped = append(b.Dropped, f.Name)
 		return []string{fmt.Sprintf("%s is dropped: the total budget was used up", f.Name)}
 	}
-	if per := bu.PerFile(); per > 0 && orig*100 >= per*80 {
+	if per := bu.PerFile(); per > 0 && orig*100 >= per*prompt.NearBudgetPercent {
 		return []string{fmt.Sprintf("%s uses %d %% of its %s-%s budget", f.Name, orig*100/per, prompt.GroupThousands(per), unit)}
 	}
 	return nil
