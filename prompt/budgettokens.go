@@ -2,8 +2,6 @@ package prompt
 
 import (
 	"fmt"
-
-	"github.com/quirehq/quire/workspace"
 )
 
 // size is what in takes from a total budget in unit.
@@ -24,33 +22,8 @@ const maxTokenFits = 8
 // still say exactly how many chars were kept.
 func (w *Workspace) budgetFileTokens(rep *Report, fr *FileReport, r resolved, cfg *Config, b *Budget, remaining int, used []string) (in injected, ok bool) {
 	fr.RemainingBeforeChars, fr.RemainingBeforeTokens = 0, remaining
-	if r.file == nil {
-		fr.Status, fr.Note = StatusMissing, "no such file"
-		return in, false
-	}
-	t := r.file.text
-	fr.Path, fr.User = r.file.Path, r.file.User
-	fr.OriginalBytes, fr.OriginalChars, fr.InvalidBytes = t.fileBytes, t.chars, t.invalid
-	if t.sampled {
-		fr.OriginalTokens, fr.OriginalTokensEstimated = (t.chars+3)/4, true
-	} else {
-		fr.OriginalTokens = w.exactTokens(r.file)
-	}
-	if isBlank(t) {
-		fr.Status, fr.Note = StatusEmpty, "only white space"
-		return in, false
-	}
-	if fr.OriginalTokens > b.PerFileTokens && cfg.Policy == PolicyReject {
-		fr.OverBudget = true
-		rep.Problems = append(rep.Problems, workspace.Problem{Path: r.file.Path, Severity: workspace.SeverityError, Code: "budget-reject",
-			Message: fmt.Sprintf("%s is %s tokens; the per-file budget is %s tokens and this agent's policy is reject: shorten it by %s tokens",
-				r.name, GroupThousands(fr.OriginalTokens), GroupThousands(b.PerFileTokens), GroupThousands(fr.OriginalTokens-b.PerFileTokens))})
-	}
-	if remaining < b.MinFileTokens {
-		fr.Status, fr.UsedBy = StatusDropped, append([]string(nil), used...)
-		fr.Dropped = []Range{fullRange(t)}
-		fr.Note = fmt.Sprintf("dropped: only %s tokens of the total budget of %s were left (less than the minimum of %s)",
-			GroupThousands(remaining), GroupThousands(b.TotalTokens), GroupThousands(b.MinFileTokens))
+	t, ok := w.admitFile(rep, fr, r, cfg, b, remaining, used)
+	if !ok {
 		return in, false
 	}
 	limit := b.PerFileTokens

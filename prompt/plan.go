@@ -354,33 +354,8 @@ func (w *Workspace) budgetFile(rep *Report, fr *FileReport, r resolved, cfg *Con
 	if b.Unit == UnitTokens {
 		return w.budgetFileTokens(rep, fr, r, cfg, b, remaining, used)
 	}
-	if r.file == nil {
-		fr.Status, fr.Note = StatusMissing, "no such file"
-		return in, false
-	}
-	t := r.file.text
-	fr.Path, fr.User = r.file.Path, r.file.User
-	fr.OriginalBytes, fr.OriginalChars, fr.InvalidBytes = t.fileBytes, t.chars, t.invalid
-	if t.sampled || w.estimate {
-		fr.OriginalTokens, fr.OriginalTokensEstimated = (t.chars+3)/4, true
-	} else {
-		fr.OriginalTokens = w.cache.countKeyed(r.file.key, t.content())
-	}
-	if isBlank(t) {
-		fr.Status, fr.Note = StatusEmpty, "only white space"
-		return in, false
-	}
-	if t.chars > b.PerFileChars && cfg.Policy == PolicyReject {
-		fr.OverBudget = true
-		rep.Problems = append(rep.Problems, workspace.Problem{Path: r.file.Path, Severity: workspace.SeverityError, Code: "budget-reject",
-			Message: fmt.Sprintf("%s is %s chars; the per-file budget is %s and this agent's policy is reject: shorten it by %s chars",
-				r.name, GroupThousands(t.chars), GroupThousands(b.PerFileChars), GroupThousands(t.chars-b.PerFileChars))})
-	}
-	if remaining < b.MinFileChars {
-		fr.Status, fr.UsedBy = StatusDropped, append([]string(nil), used...)
-		fr.Dropped = []Range{fullRange(t)}
-		fr.Note = fmt.Sprintf("dropped: only %s chars of the total budget of %s were left (less than the minimum of %s)",
-			GroupThousands(remaining), GroupThousands(b.TotalChars), GroupThousands(b.MinFileChars))
+	t, ok := w.admitFile(rep, fr, r, cfg, b, remaining, used)
+	if !ok {
 		return in, false
 	}
 	limit := b.PerFileChars
@@ -413,6 +388,50 @@ func (w *Workspace) budgetFile(rep *Report, fr *FileReport, r resolved, cfg *Con
 	}
 	fr.InjectedChars = tr.ResultChars
 	return injected{body: body, chars: tr.ResultChars, limit: limit}, true
+}
+
+// admitFile is the first steps of budgeting a file, in either unit:
+// its report's sizes, then whether it injects anything at all (missing,
+// only white space, or dropped for the total's minimum; a reject policy
+// reports a file over the per-file budget). ok is false when it injects
+// nothing; t is its text.
+func (w *Workspace) admitFile(rep *Report, fr *FileReport, r resolved, cfg *Config, b *Budget, remaining int, used []string) (t *text, ok bool) {
+	if r.file == nil {
+		fr.Status, fr.Note = StatusMissing, "no such file"
+		return nil, false
+	}
+	t = r.file.text
+	fr.Path, fr.User = r.file.Path, r.file.User
+	fr.OriginalBytes, fr.OriginalChars, fr.InvalidBytes = t.fileBytes, t.chars, t.invalid
+	// A budget in tokens is enforced on exact counts, even where reports
+	// estimate them.
+	if t.sampled || (w.estimate && b.Unit != UnitTokens) {
+		fr.OriginalTokens, fr.OriginalTokensEstimated = (t.chars+3)/4, true
+	} else {
+		fr.OriginalTokens = w.exactTokens(r.file)
+	}
+	if isBlank(t) {
+		fr.Status, fr.Note = StatusEmpty, "only white space"
+		return t, false
+	}
+	size, unit := t.chars, b.UnitName()
+	if b.Unit == UnitTokens {
+		size = fr.OriginalTokens
+	}
+	if per := b.PerFile(); size > per && cfg.Policy == PolicyReject {
+		fr.OverBudget = true
+		rep.Problems = append(rep.Problems, workspace.Problem{Path: r.file.Path, Severity: workspace.SeverityError, Code: "budget-reject",
+			Message: fmt.Sprintf("%s is %s %s; the per-file budget is %s and this agent's policy is reject: shorten it by %s %s",
+				r.name, GroupThousands(size), unit, GroupThousands(per), GroupThousands(size-per), unit)})
+	}
+	if remaining < b.MinFile() {
+		fr.Status, fr.UsedBy = StatusDropped, append([]string(nil), used...)
+		fr.Dropped = []Range{fullRange(t)}
+		fr.Note = fmt.Sprintf("dropped: only %s %s of the total budget of %s were left (less than the minimum of %s)",
+			GroupThousands(remaining), unit, GroupThousands(b.Total()), GroupThousands(b.MinFile()))
+		return t, false
+	}
+	return t, true
 }
 
 // newPlan makes the plan of files as budgeted (bodies) under b: the
