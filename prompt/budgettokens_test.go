@@ -59,6 +59,11 @@ func TestTokenBudget(t *testing.T) {
 			if reject := strings.Contains(c.yaml, "reject"); reject != (len(res.Report.Problems) == 3) {
 				t.Fatalf("reject policy problems: %v", res.Report.Problems)
 			}
+			for _, p := range res.Report.Problems {
+				if !strings.Contains(p.Message, " tokens; the per-file budget is "+GroupThousands(b.PerFileTokens)+" and ") || !strings.HasSuffix(p.Message, " tokens") {
+					t.Errorf("a reject in tokens says: %s", p.Message)
+				}
+			}
 		})
 	}
 	w := openMap(t, files, "budget: {unit: tokens, per_file: 300, total: 500, min_file: 40}\n")
