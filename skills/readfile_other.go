@@ -8,7 +8,7 @@ import "errors"
 // close on a NUL-terminated path); elsewhere (Windows) there is none, and
 // haveDiskRead sends every read through the tier's fs.FS, with the same
 // answers.
-func readDiskFile(path string, buf []byte) ([]byte, error) {
+func readDiskFile(path string, buf []byte, noLinks bool) ([]byte, error) {
 	return nil, errors.ErrUnsupported
 }
 

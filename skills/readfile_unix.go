@@ -16,18 +16,23 @@ import (
 // open, read and close, where os.Open, Stat, Read and Close take about
 // seven: loading a tier of many skills is mostly system calls. A file
 // over MaxSkillBytes gives errTooLarge; a missing one an error that is
-// fs.ErrNotExist.
-func readDiskFile(pathZ string, buf []byte) ([]byte, error) {
+// fs.ErrNotExist. With noLinks, a file that is a symbolic link is not
+// followed: it gives workspace.ErrSymlink.
+func readDiskFile(pathZ string, buf []byte, noLinks bool) ([]byte, error) {
 	path := strings.TrimSuffix(pathZ, "\x00")
 	if len(path) == len(pathZ) || strings.IndexByte(path, 0) >= 0 {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: syscall.EINVAL}
+	}
+	flags := syscall.O_RDONLY | syscall.O_CLOEXEC | syscall.O_NONBLOCK
+	if noLinks {
+		flags |= syscall.O_NOFOLLOW
 	}
 	var fd int
 	var err error
 	for {
 		// O_NONBLOCK: a FIFO put where a SKILL.md should be opens at once
 		// (and reads as nothing) instead of hanging the load.
-		fd, err = openPath(pathZ, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK)
+		fd, err = openPath(pathZ, flags)
 		if err != syscall.EINTR {
 			break
 		}
@@ -35,6 +40,9 @@ func readDiskFile(pathZ string, buf []byte) ([]byte, error) {
 	if err != nil {
 		if err == syscall.ENOENT || err == syscall.ENOTDIR {
 			return nil, fs.ErrNotExist
+		}
+		if noLinks && err == syscall.ELOOP {
+			return nil, &fs.PathError{Op: "open", Path: path, Err: workspace.ErrSymlink}
 		}
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}

@@ -70,6 +70,10 @@ type Source struct {
 	// disk says FS is the disk at Dir, unchanged, so files may be read
 	// from Dir directly (not so for an editor overlay or a git tree).
 	disk bool
+	// noLinks says a SKILL.md that is a symbolic link is not followed:
+	// a workspace's tiers read nothing from outside it (the home and
+	// managed tiers are the user's own, and may link).
+	noLinks bool
 	// embedded marks the built-in tier, read once per process.
 	embedded bool
 }
@@ -111,7 +115,7 @@ func workspaceTiers(tree fs.FS, agentDir string, agent fs.FS, diskRoot string, d
 		}
 		s := Source{Tier: t.tier, FS: sub, Prefix: p, agent: agent}
 		if diskRoot != "" {
-			s.Dir, s.disk = filepath.Join(diskRoot, filepath.FromSlash(p)), disk
+			s.Dir, s.disk, s.noLinks = filepath.Join(diskRoot, filepath.FromSlash(p)), disk, true
 		}
 		out = append(out, s)
 	}
@@ -123,7 +127,7 @@ func (o Options) Sources() []Source {
 	var out []Source
 	ws := o.Workspace
 	if ws == nil && o.WorkspaceDir != "" {
-		ws = os.DirFS(o.WorkspaceDir)
+		ws = workspace.DirFS(o.WorkspaceDir)
 	}
 	if ws != nil {
 		out = workspaceTiers(ws, ".", ws, o.WorkspaceDir, o.Workspace == nil)

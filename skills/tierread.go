@@ -169,7 +169,7 @@ func (r *tierReader) readDisk(rel, slug string) bool {
 		r.buf = make([]byte, 0, 8<<10)
 	}
 	onDiskZ := diskFileZ(src.Dir, rel, file, r.dirClean)
-	data, err := readDiskFile(onDiskZ, r.buf)
+	data, err := readDiskFile(onDiskZ, r.buf, src.noLinks)
 	if err == nil {
 		r.buf = data[:0]
 		// The skill's directory is the file's path without
