@@ -27,7 +27,8 @@ const module = "github.com/quirehq/quire"
 //	templates → prompt → workspace, the vocabulary, which imports nothing
 //
 // internal/fswatch (the one file-system watcher), internal/xdg (the
-// machine's directories) and internal/flock (locks on files) import
+// machine's directories), internal/flock (locks on files) and
+// internal/replace (a finished file put in another's place) import
 // nothing of Quire's; internal/testenv is
 // for tests only, so no unit may import it. A unit may import only the
 // units listed for it; anything not listed is a new unit and must be
@@ -39,16 +40,17 @@ var allowed = map[string][]string{
 	"internal/testenv": {},
 	"internal/dist":    {}, // the release tool (make dist): imports nothing of Quire's
 	"internal/flock":   {},
+	"internal/replace": {},
 	"prompt":           {"workspace"},
 	"templates":        {"prompt", "workspace"},
-	"memory":           {"workspace"},
-	"skills":           {"memory", "prompt", "workspace", "internal/fswatch"},
-	"agent":            {"skills", "memory", "prompt", "templates", "workspace"},
-	"gitsync":          {"workspace", "internal/fswatch", "internal/flock"},
-	"llm":              {"agent", "skills", "memory", "prompt", "templates", "workspace"},
-	"lsp":              {"agent", "skills", "memory", "prompt", "templates", "workspace", "internal/fswatch", "internal/xdg"},
-	"daemon":           {"gitsync", "llm", "agent", "skills", "memory", "prompt", "templates", "workspace", "internal/fswatch", "internal/xdg", "internal/flock"},
-	"cmd":              {"daemon", "lsp", "gitsync", "llm", "agent", "skills", "memory", "prompt", "templates", "workspace", "internal/fswatch", "internal/xdg", "internal/flock"},
+	"memory":           {"workspace", "internal/replace"},
+	"skills":           {"memory", "prompt", "workspace", "internal/fswatch", "internal/replace"},
+	"agent":            {"skills", "memory", "prompt", "templates", "workspace", "internal/replace"},
+	"gitsync":          {"workspace", "internal/fswatch", "internal/flock", "internal/replace"},
+	"llm":              {"agent", "skills", "memory", "prompt", "templates", "workspace", "internal/replace"},
+	"lsp":              {"agent", "skills", "memory", "prompt", "templates", "workspace", "internal/fswatch", "internal/xdg", "internal/replace"},
+	"daemon":           {"gitsync", "llm", "agent", "skills", "memory", "prompt", "templates", "workspace", "internal/fswatch", "internal/xdg", "internal/flock", "internal/replace"},
+	"cmd":              {"daemon", "lsp", "gitsync", "llm", "agent", "skills", "memory", "prompt", "templates", "workspace", "internal/fswatch", "internal/xdg", "internal/flock", "internal/replace"},
 }
 
 // pure units may not reach the network, a database driver or other

@@ -20,7 +20,3 @@ func syncDir(dir string) error {
 	}
 	return nil
 }
-
-// replaceFile renames oldpath over newpath, atomically: readers that
-// have newpath open keep reading the old file.
-func replaceFile(oldpath, newpath string) error { return os.Rename(oldpath, newpath) }

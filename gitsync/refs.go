@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/quirehq/quire/internal/replace"
 )
 
 // ErrBrokenRef is matched by a *BrokenRefError.
@@ -317,7 +318,7 @@ func commitLock(f *os.File, path string, content []byte) error {
 		err = cerr
 	}
 	if err == nil {
-		err = replaceFile(lp, path)
+		err = replace.File(lp, path)
 	}
 	if err != nil {
 		_ = os.Remove(lp)

@@ -16,6 +16,8 @@ import (
 	"slices"
 	"strconv"
 	"unsafe"
+
+	"github.com/quirehq/quire/internal/replace"
 )
 
 // wordVectorsMagic starts a compact word vectors file.
@@ -198,7 +200,7 @@ func writeFileAtomic(file string, write func(io.Writer) error) error {
 		os.Remove(tmp.Name())
 		return err
 	}
-	if err := os.Rename(tmp.Name(), file); err != nil {
+	if err := replace.File(tmp.Name(), file); err != nil {
 		os.Remove(tmp.Name())
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quirehq/quire/internal/replace"
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/memory/memstore"
 	"github.com/quirehq/quire/prompt"
@@ -198,7 +199,7 @@ func saveSnapshot(store *memstore.Store, agent, file string) {
 		os.Remove(tmp.Name())
 		return
 	}
-	if os.Rename(tmp.Name(), file) != nil {
+	if replace.File(tmp.Name(), file) != nil {
 		os.Remove(tmp.Name())
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/quirehq/quire/internal/replace"
 	"github.com/quirehq/quire/internal/xdg"
 )
 
@@ -119,7 +120,7 @@ func (t *tokenFile) save() error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp.Name(), t.path)
+		err = replace.File(tmp.Name(), t.path)
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
