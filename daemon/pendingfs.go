@@ -118,16 +118,48 @@ func (p *pendingFS) Open(name string) (fs.File, error) {
 	return p.base.Open(name)
 }
 
-// ReadDir lists the base's entries with the batch's writes applied.
+// ReadDir lists the base's entries with the batch's writes applied. A
+// directory the writes leave as it was (a user's directory among
+// thousands, under a stream of appends) costs its base listing and a
+// look at the writes, never a map or a sort of every entry.
 func (p *pendingFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	es, err := fs.ReadDir(p.base, name)
 	if err != nil && !(errors.Is(err, fs.ErrNotExist) && p.dirHasPending(name)) {
 		return nil, err
 	}
-	byName := map[string]fs.DirEntry{}
-	for _, e := range es {
-		byName[e.Name()] = e
+	files, dirs := p.children(name)
+	if len(files) == 0 && hasDirs(es, dirs) {
+		return sortedEntries(es), nil
 	}
+	out := make([]fs.DirEntry, 0, len(es)+len(files)+len(dirs))
+	for _, e := range es {
+		n := e.Name()
+		if w, ok := files[n]; ok {
+			delete(files, n)
+			if w.Delete {
+				continue
+			}
+			e = fs.FileInfoToDirEntry(memInfo{name: n, size: int64(len(w.Content))})
+		}
+		delete(dirs, n)
+		out = append(out, e)
+	}
+	for n, w := range files {
+		if !w.Delete {
+			out = append(out, fs.FileInfoToDirEntry(memInfo{name: n, size: int64(len(w.Content))}))
+			delete(dirs, n)
+		}
+	}
+	for n := range dirs {
+		out = append(out, fs.FileInfoToDirEntry(dirInfo{name: n}))
+	}
+	return sortedEntries(out), nil
+}
+
+// children are the batch's writes to name's direct children (files,
+// deletions included) and the children that some written file lies
+// below (dirs), nil when there are none.
+func (p *pendingFS) children(name string) (files map[string]*gitsync.FileWrite, dirs map[string]bool) {
 	prefix := name + "/"
 	if name == "." {
 		prefix = ""
@@ -139,22 +171,45 @@ func (p *pendingFS) ReadDir(name string) ([]fs.DirEntry, error) {
 		}
 		child, _, sub := strings.Cut(rest, "/")
 		switch {
-		case sub:
-			if _, ok := byName[child]; !ok && !w.Delete {
-				byName[child] = fs.FileInfoToDirEntry(dirInfo{name: child})
+		case !sub:
+			if files == nil {
+				files = map[string]*gitsync.FileWrite{}
 			}
-		case w.Delete:
-			delete(byName, child)
-		default:
-			byName[child] = fs.FileInfoToDirEntry(memInfo{name: child, size: int64(len(w.Content))})
+			files[child] = w
+		case !w.Delete:
+			if dirs == nil {
+				dirs = map[string]bool{}
+			}
+			dirs[child] = true
 		}
 	}
-	out := make([]fs.DirEntry, 0, len(byName))
-	for _, e := range byName {
-		out = append(out, e)
+	return files, dirs
+}
+
+// hasDirs reports whether every one of dirs is a directory of es.
+func hasDirs(es []fs.DirEntry, dirs map[string]bool) bool {
+	n := 0
+	for _, e := range es {
+		if n == len(dirs) {
+			break
+		}
+		if dirs[e.Name()] && e.IsDir() {
+			n++
+		}
 	}
-	slices.SortFunc(out, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	return out, nil
+	return n == len(dirs)
+}
+
+// sortedEntries is es sorted by name (fs.ReadDir's order; a git tree's
+// differs where a directory's name is a prefix of another's): es itself
+// when it is.
+func sortedEntries(es []fs.DirEntry) []fs.DirEntry {
+	byName := func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) }
+	if !slices.IsSortedFunc(es, byName) {
+		es = slices.Clone(es)
+		slices.SortFunc(es, byName)
+	}
+	return es
 }
 
 type dirInfo struct{ name string }

@@ -40,7 +40,11 @@ func (wr *writer) checked(ctx context.Context, ref agentRef, build buildFunc) bu
 		if len(paths) == 0 {
 			return writes, nil
 		}
-		probs := agent.Check(ctx, workspace.WithFiles(fsys, files), agent.CheckOptions{Paths: paths, FilesOnly: filesOnly, Cache: wr.tokens})
+		// The tree the write would make: a pendingFS lists a directory
+		// the write leaves as it was at the cost of its base listing.
+		view := newPendingFS(fsys)
+		view.apply(writes)
+		probs := agent.Check(ctx, view, agent.CheckOptions{Paths: paths, FilesOnly: filesOnly, Cache: wr.tokens})
 		var refused []string
 		for _, p := range workspace.Errors(probs) {
 			if _, written := files[p.Path]; written {
