@@ -25,6 +25,9 @@ const CodeCaseCollision = "case-collision"
 // order. Only the groups that hold one of names are reported when names
 // is not nil (the push checks the changed paths only).
 func caseCollisions(dir string, es []fs.DirEntry, names map[string]bool) []Problem {
+	if names != nil {
+		es = foldedLike(es, names)
+	}
 	if len(es) < 2 {
 		return nil
 	}
@@ -67,6 +70,24 @@ func anyIn(g []string, names map[string]bool) bool {
 		}
 	}
 	return false
+}
+
+// foldedLike is the entries of es whose name is one of names' but for
+// case: the only groups a check of names reports, found without grouping
+// a large directory's every entry (a write into one user's directory
+// among thousands).
+func foldedLike(es []fs.DirEntry, names map[string]bool) []fs.DirEntry {
+	lower := make(map[string]bool, len(names))
+	for n := range names {
+		lower[strings.ToLower(n)] = true
+	}
+	var out []fs.DirEntry
+	for _, e := range es {
+		if lower[strings.ToLower(e.Name())] {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 func slicesMin(g []string) string {
