@@ -106,11 +106,78 @@ type committed struct {
 	replay         *keyHit
 }
 
+// gatherWait bounds how long, after a batch was answered, the next batch
+// waits for the writers that batch answered to queue their next writes
+// (see gather): about a client's turnaround, well under a commit.
+const gatherWait = 2 * time.Millisecond
+
 // writeQueue holds a source's writes waiting for the committer.
 type writeQueue struct {
 	mu      sync.Mutex
 	reqs    []*writeReq
 	running bool
+	// arrived is poked (never blocking) when a write is queued.
+	arrived chan struct{}
+	// last is how many writes the last batch answered, and answered
+	// when.
+	last     int
+	answered time.Time
+}
+
+// push queues r and reports whether a committer must be started.
+func (q *writeQueue) push(r *writeReq) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.reqs = append(q.reqs, r)
+	if q.arrived == nil {
+		q.arrived = make(chan struct{}, 1)
+	}
+	select {
+	case q.arrived <- struct{}{}:
+	default:
+	}
+	start := !q.running
+	q.running = true
+	return start
+}
+
+// gather waits, before a batch is taken, until as many writes are queued
+// as the last batch answered, or gatherWait after it was answered. Under
+// a steady stream of writers, each answered writer's next write joins
+// the next batch instead of the first one back taking a commit of its
+// own while the others queue behind it: the batches stay as large as the
+// writers are many, and a commit's cost is shared by all of them. A
+// write that comes after a pause is taken at once.
+func (q *writeQueue) gather() {
+	var t *time.Timer
+	defer func() {
+		if t != nil {
+			t.Stop()
+		}
+	}()
+	for {
+		q.mu.Lock()
+		n, want, wait, arrived := len(q.reqs), q.last, time.Until(q.answered.Add(gatherWait)), q.arrived
+		q.mu.Unlock()
+		if n >= want || wait <= 0 {
+			return
+		}
+		if t == nil {
+			t = time.NewTimer(wait)
+		}
+		select {
+		case <-arrived:
+		case <-t.C:
+			return
+		}
+	}
+}
+
+// batchAnswered records that a batch of n writes was answered.
+func (q *writeQueue) batchAnswered(n int) {
+	q.mu.Lock()
+	q.last, q.answered = n, time.Now()
+	q.mu.Unlock()
 }
 
 // groupCommit queues a write and waits for the commit that carries it:
@@ -123,13 +190,7 @@ type writeQueue struct {
 func (wr *writer) groupCommit(ctx context.Context, ref agentRef, user, message string, key gitsync.WriteKey, build buildFunc) (committed, error) {
 	s := ref.src
 	r := &writeReq{ctx: ctx, ref: ref, user: user, message: message, key: key, build: build, done: make(chan struct{})}
-	q := &s.writes.queue
-	q.mu.Lock()
-	q.reqs = append(q.reqs, r)
-	start := !q.running
-	q.running = true
-	q.mu.Unlock()
-	if start {
+	if s.writes.queue.push(r) {
 		go wr.commitQueued(s)
 	}
 	select {
@@ -184,6 +245,7 @@ func (wr *writer) outcomeUnknown(s *source, why error) error {
 func (wr *writer) commitQueued(s *source) {
 	q := &s.writes.queue
 	for {
+		q.gather()
 		q.mu.Lock()
 		var batch []*writeReq
 		n := 0
@@ -206,6 +268,7 @@ func (wr *writer) commitQueued(s *source) {
 		for _, r := range batch {
 			close(r.done)
 		}
+		q.batchAnswered(len(batch))
 	}
 }
 
