@@ -106,10 +106,10 @@ type committed struct {
 	replay         *keyHit
 }
 
-// gatherWait bounds how long, after a batch was answered, the next batch
+// maxGather bounds how long, after a batch was answered, the next batch
 // waits for the writers that batch answered to queue their next writes
-// (see gather): about a client's turnaround, well under a commit.
-const gatherWait = 2 * time.Millisecond
+// (see gather).
+const maxGather = 10 * time.Millisecond
 
 // writeQueue holds a source's writes waiting for the committer.
 type writeQueue struct {
@@ -118,10 +118,11 @@ type writeQueue struct {
 	running bool
 	// arrived is poked (never blocking) when a write is queued.
 	arrived chan struct{}
-	// last is how many writes the last batch answered, and answered
-	// when.
+	// last is how many writes the last batch answered, answered when,
+	// and how long its commit took.
 	last     int
 	answered time.Time
+	took     time.Duration
 }
 
 // push queues r and reports whether a committer must be started.
@@ -142,12 +143,14 @@ func (q *writeQueue) push(r *writeReq) bool {
 }
 
 // gather waits, before a batch is taken, until as many writes are queued
-// as the last batch answered, or gatherWait after it was answered. Under
-// a steady stream of writers, each answered writer's next write joins
-// the next batch instead of the first one back taking a commit of its
-// own while the others queue behind it: the batches stay as large as the
-// writers are many, and a commit's cost is shared by all of them. A
-// write that comes after a pause is taken at once.
+// as the last batch answered, or for as long as its commit took (at most
+// maxGather) after it was answered. Under a steady stream of writers,
+// each answered writer's next write joins the next batch instead of the
+// first one back taking a commit of its own while the others queue
+// behind it: the batches stay as large as the writers are many, and a
+// commit's cost is shared by all of them. The wait costs a write no more
+// than a commit of the first one back would have made it wait; a write
+// that comes after a pause is taken at once.
 func (q *writeQueue) gather() {
 	var t *time.Timer
 	defer func() {
@@ -157,7 +160,7 @@ func (q *writeQueue) gather() {
 	}()
 	for {
 		q.mu.Lock()
-		n, want, wait, arrived := len(q.reqs), q.last, time.Until(q.answered.Add(gatherWait)), q.arrived
+		n, want, wait, arrived := len(q.reqs), q.last, time.Until(q.answered.Add(min(q.took, maxGather))), q.arrived
 		q.mu.Unlock()
 		if n >= want || wait <= 0 {
 			return
@@ -173,10 +176,11 @@ func (q *writeQueue) gather() {
 	}
 }
 
-// batchAnswered records that a batch of n writes was answered.
-func (q *writeQueue) batchAnswered(n int) {
+// batchAnswered records that a batch of n writes, whose commit took
+// took, was answered.
+func (q *writeQueue) batchAnswered(n int, took time.Duration) {
 	q.mu.Lock()
-	q.last, q.answered = n, time.Now()
+	q.last, q.answered, q.took = n, time.Now(), took
 	q.mu.Unlock()
 }
 
@@ -264,11 +268,12 @@ func (wr *writer) commitQueued(s *source) {
 		if len(batch) == 0 {
 			continue
 		}
+		start := time.Now()
 		wr.commitBatch(s, batch)
 		for _, r := range batch {
 			close(r.done)
 		}
-		q.batchAnswered(len(batch))
+		q.batchAnswered(len(batch), time.Since(start))
 	}
 }
 
