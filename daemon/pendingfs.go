@@ -14,15 +14,35 @@ import (
 )
 
 // pendingFS is a tree with a batch's writes applied on top, as the next
-// write in the batch reads it.
+// write in the batch reads it. Its base must not change while it is in
+// use (a snapshot; or, for the check of one write, the batch's tree as
+// that write reads it).
 type pendingFS struct {
 	base  fs.FS
 	files map[string]*gitsync.FileWrite // path → the latest write to it
 	order []string                      // paths in the order first written
+	// listed holds the base's listings read so far, sorted by name:
+	// each write of a batch lists the same large directories.
+	listed map[string][]fs.DirEntry
 }
 
 func newPendingFS(base fs.FS) *pendingFS {
-	return &pendingFS{base: base, files: map[string]*gitsync.FileWrite{}}
+	return &pendingFS{base: base, files: map[string]*gitsync.FileWrite{}, listed: map[string][]fs.DirEntry{}}
+}
+
+// baseDir is the base's listing of name, sorted by name; the caller must
+// not modify it.
+func (p *pendingFS) baseDir(name string) ([]fs.DirEntry, error) {
+	if es, ok := p.listed[name]; ok {
+		return es, nil
+	}
+	es, err := fs.ReadDir(p.base, name)
+	if err != nil {
+		return nil, err
+	}
+	es = sortedEntries(es)
+	p.listed[name] = es
+	return es, nil
 }
 
 // apply records writes.
@@ -123,13 +143,13 @@ func (p *pendingFS) Open(name string) (fs.File, error) {
 // thousands, under a stream of appends) costs its base listing and a
 // look at the writes, never a map or a sort of every entry.
 func (p *pendingFS) ReadDir(name string) ([]fs.DirEntry, error) {
-	es, err := fs.ReadDir(p.base, name)
+	es, err := p.baseDir(name)
 	if err != nil && !(errors.Is(err, fs.ErrNotExist) && p.dirHasPending(name)) {
 		return nil, err
 	}
 	files, dirs := p.children(name)
 	if len(files) == 0 && hasDirs(es, dirs) {
-		return sortedEntries(es), nil
+		return slices.Clone(es), nil
 	}
 	out := make([]fs.DirEntry, 0, len(es)+len(files)+len(dirs))
 	for _, e := range es {
@@ -186,18 +206,16 @@ func (p *pendingFS) children(name string) (files map[string]*gitsync.FileWrite, 
 	return files, dirs
 }
 
-// hasDirs reports whether every one of dirs is a directory of es.
+// hasDirs reports whether every one of dirs is a directory of es
+// (sorted by name).
 func hasDirs(es []fs.DirEntry, dirs map[string]bool) bool {
-	n := 0
-	for _, e := range es {
-		if n == len(dirs) {
-			break
-		}
-		if dirs[e.Name()] && e.IsDir() {
-			n++
+	for d := range dirs {
+		i, ok := slices.BinarySearchFunc(es, d, func(e fs.DirEntry, name string) int { return strings.Compare(e.Name(), name) })
+		if !ok || !es[i].IsDir() {
+			return false
 		}
 	}
-	return n == len(dirs)
+	return true
 }
 
 // sortedEntries is es sorted by name (fs.ReadDir's order; a git tree's
