@@ -81,7 +81,7 @@ func documents(fsys fs.FS, dir string, rd *docReads) ([]Document, []workspace.Pr
 				Message: fmt.Sprintf("not a user directory, skipped: %v", err)})
 			continue
 		}
-		userDocs, probs, err := scopeDocuments(fsys, path.Join(usersDir, e.Name()), scope, user, rd)
+		userDocs, probs, err := rd.scope(fsys, path.Join(usersDir, e.Name()), scope, user)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -3,6 +3,7 @@ package memory
 import (
 	"io/fs"
 	"reflect"
+	"slices"
 	"testing"
 	"testing/fstest"
 )
@@ -79,5 +80,65 @@ func TestDocumentCache(t *testing.T) {
 	check("removed")
 	if len(c.last) != 2 {
 		t.Errorf("the cache keeps %d documents after a removal, want 2", len(c.last))
+	}
+}
+
+// TestDocumentCacheUserDirs: on an FS that names directories too, a user
+// directory whose id is unchanged is not read at all; one that changed
+// is read again whole, and the result is always what Documents returns.
+func TestDocumentCacheUserDirs(t *testing.T) {
+	f := &idFS{MapFS: fstest.MapFS{
+		"bot/MEMORY.md":                        {Data: []byte("# Memory\n")},
+		"bot/users/alice/memory/2024-01-01.md": {Data: []byte("## 10:00\nlikes tea\n")},
+		"bot/users/alice/memory/2024-01-02.md": {Data: []byte("## 11:00\nlikes cake\n")},
+		"bot/users/bob/MEMORY.md":              {Data: []byte("bob's\n")},
+		"bot/users/b%00d/MEMORY.md":            {Data: []byte("a bad user id\n")},
+	}, ids: map[string]string{
+		"bot/MEMORY.md": "m", "bot/users/alice/memory/2024-01-01.md": "a1", "bot/users/alice/memory/2024-01-02.md": "a2",
+		"bot/users/bob/MEMORY.md": "b1", "bot/users/alice": "A1", "bot/users/bob": "B1", "bot/users/b%00d": "X",
+	}}
+	var c DocumentCache
+	for _, step := range []struct {
+		name   string
+		change func()
+		opened []string
+	}{
+		{"first", func() {}, []string{"bot/MEMORY.md", "bot/users/alice/memory/2024-01-01.md", "bot/users/alice/memory/2024-01-02.md", "bot/users/bob/MEMORY.md"}},
+		{"again", func() {}, nil},
+		{"an append to alice's log", func() {
+			f.MapFS["bot/users/alice/memory/2024-01-02.md"] = &fstest.MapFile{Data: []byte("## 11:00\nlikes cake\n\n## 12:00\nand pie\n")}
+			f.ids["bot/users/alice/memory/2024-01-02.md"], f.ids["bot/users/alice"] = "a3", "A2"
+		}, []string{"bot/users/alice/memory/2024-01-01.md", "bot/users/alice/memory/2024-01-02.md"}},
+		{"bob's file removed", func() {
+			delete(f.MapFS, "bot/users/bob/MEMORY.md")
+			f.MapFS["bot/users/bob/USER.md"] = &fstest.MapFile{Data: []byte("bob\n")}
+			f.ids["bot/users/bob"] = "B2"
+		}, nil},
+		{"a truncated log", func() {
+			f.MapFS["bot/users/alice/memory/2024-01-02.md"] = &fstest.MapFile{Data: []byte("## 11:00\nlikes\n")}
+			f.ids["bot/users/alice/memory/2024-01-02.md"], f.ids["bot/users/alice"] = "a4", "A3"
+		}, []string{"bot/users/alice/memory/2024-01-01.md", "bot/users/alice/memory/2024-01-02.md"}},
+	} {
+		step.change()
+		f.opened = map[string]int{}
+		got, gotProbs, err := c.Documents(f, "bot")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var opened []string
+		for p := range f.opened {
+			opened = append(opened, p)
+		}
+		slices.Sort(opened)
+		if !slices.Equal(opened, step.opened) {
+			t.Errorf("%s: read %v, want %v", step.name, opened, step.opened)
+		}
+		want, wantProbs, err := Documents(f, "bot")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotProbs, wantProbs) {
+			t.Errorf("%s: cache gave %+v %v, Documents %+v %v", step.name, got, gotProbs, want, wantProbs)
+		}
 	}
 }
