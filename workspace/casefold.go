@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -78,12 +79,18 @@ func anyIn(g []string, names map[string]bool) bool {
 // among thousands).
 func foldedLike(es []fs.DirEntry, names map[string]bool) []fs.DirEntry {
 	lower := make(map[string]bool, len(names))
+	var few []string // the common case, a write's name or two: compared, not hashed
 	for n := range names {
 		lower[strings.ToLower(n)] = true
+		few = append(few, strings.ToLower(n))
+	}
+	has := func(k string) bool { return lower[k] }
+	if len(few) <= 4 {
+		has = func(k string) bool { return slices.Contains(few, k) }
 	}
 	var out []fs.DirEntry
 	for _, e := range es {
-		if lower[strings.ToLower(e.Name())] {
+		if has(strings.ToLower(e.Name())) {
 			out = append(out, e)
 		}
 	}
