@@ -1,11 +1,13 @@
 package gitsync
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -471,10 +473,21 @@ func writeSubtreeEntry(st storer.EncodedObjectStorer, entries []object.TreeEntry
 // storeTree writes the tree of entries, sorted as git sorts them.
 func storeTree(st storer.EncodedObjectStorer, entries []object.TreeEntry, prefix string) (plumbing.Hash, error) {
 	sortGitOrder(entries)
-	t := &object.Tree{Entries: entries}
+	b, err := encodeTree(entries)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("write tree %s: %w", prefix, err)
+	}
 	o := st.NewEncodedObject()
-	if err := t.Encode(o); err != nil {
-		return plumbing.ZeroHash, err
+	o.SetType(plumbing.TreeObject)
+	w, err := o.Writer()
+	if err == nil {
+		_, err = w.Write(b)
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("write tree %s: %w", prefix, err)
 	}
 	nh, err := st.SetEncodedObject(o)
 	if err != nil {
@@ -483,14 +496,56 @@ func storeTree(st storer.EncodedObjectStorer, entries []object.TreeEntry, prefix
 	return nh, nil
 }
 
-// sortGitOrder sorts tree entries the way git does: a directory sorts as
-// if its name ended in "/".
-func sortGitOrder(es []object.TreeEntry) {
-	key := func(e object.TreeEntry) string {
-		if e.Mode == filemode.Dir {
-			return e.Name + "/"
-		}
-		return e.Name
+// encodeTree is git's encoding of entries, in git order: what
+// object.Tree.Encode writes, without formatting each entry on its own
+// (a tree of a thousand users' directories is rewritten by every commit
+// to one of them).
+func encodeTree(entries []object.TreeEntry) ([]byte, error) {
+	n := 0
+	for _, e := range entries {
+		n += len(e.Name) + 8 + len(e.Hash)
 	}
-	slices.SortFunc(es, func(a, b object.TreeEntry) int { return strings.Compare(key(a), key(b)) })
+	b := make([]byte, 0, n)
+	for _, e := range entries {
+		if strings.IndexByte(e.Name, 0) >= 0 {
+			return nil, fmt.Errorf("malformed filename %q", e.Name)
+		}
+		b = strconv.AppendUint(b, uint64(e.Mode), 8)
+		b = append(b, ' ')
+		b = append(b, e.Name...)
+		b = append(b, 0)
+		b = append(b, e.Hash[:]...)
+	}
+	return b, nil
+}
+
+// sortGitOrder sorts tree entries the way git does: a directory sorts as
+// if its name ended in a slash. Entries mostly in order already (a tree
+// read back with a few changed) are only checked.
+func sortGitOrder(es []object.TreeEntry) {
+	if !slices.IsSortedFunc(es, gitOrder) {
+		slices.SortFunc(es, gitOrder)
+	}
+}
+
+// gitOrder compares tree entries as git does, a directory's name as if
+// it ended in a slash, without making that name.
+func gitOrder(a, b object.TreeEntry) int {
+	n := min(len(a.Name), len(b.Name))
+	if c := strings.Compare(a.Name[:n], b.Name[:n]); c != 0 {
+		return c
+	}
+	return cmp.Compare(nameByte(a, n), nameByte(b, n))
+}
+
+// nameByte is byte i of e's name as git orders it: '/' just past a
+// directory's name, -1 past a file's.
+func nameByte(e object.TreeEntry, i int) int {
+	switch {
+	case i < len(e.Name):
+		return int(e.Name[i])
+	case e.Mode == filemode.Dir:
+		return '/'
+	}
+	return -1
 }
