@@ -225,3 +225,50 @@ func TestApplyBatchKeys(t *testing.T) {
 		t.Errorf("the index has bot::twice at %+v, %v", h, ok)
 	}
 }
+
+// TestGather: the next batch waits until as many writes are queued as
+// the last one answered, or until the last commit's time (at most
+// maxGather) passed since; not after a pause, nor before a first batch.
+func TestGather(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name     string
+		last     int
+		answered time.Time
+		queued   int // queued before gather
+		arriving int // queued while it may wait
+	}{
+		{"the writers are back", 3, time.Now(), 3, 0},
+		{"they come back while it waits", 3, time.Now(), 1, 2},
+		{"one does not come back", 3, time.Now(), 2, 0},
+		{"after a pause", 3, time.Now().Add(-time.Hour), 0, 0},
+		{"a first batch", 0, time.Time{}, 1, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var q writeQueue
+			q.last, q.answered, q.took = tt.last, tt.answered, time.Hour
+			for range tt.queued {
+				q.push(batchReq(ctx, "", "w", nil))
+			}
+			type result struct {
+				n       int
+				elapsed time.Duration
+			}
+			done := make(chan result)
+			go func() {
+				q.gather()
+				q.mu.Lock()
+				defer q.mu.Unlock()
+				done <- result{len(q.reqs), time.Since(tt.answered)}
+			}()
+			for range tt.arriving {
+				q.push(batchReq(ctx, "", "w", nil))
+			}
+			r := <-done
+			if r.n < tt.last && r.elapsed < maxGather {
+				t.Errorf("gather returned %v after the last batch with %d writes queued, want %d or %v", r.elapsed, r.n, tt.last, maxGather)
+			}
+		})
+	}
+}
