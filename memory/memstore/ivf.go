@@ -22,6 +22,11 @@ import (
 // Centroids outlive an Index call: a changed agent keeps its predecessor's
 // centroids and the lists of its kept chunks, assigning only the fresh
 // vectors, until it has grown or shrunk twofold since they were trained.
+//
+// The vectors themselves move to a vectorArena (arena.go): a query
+// scores the members of the lists it reads by their int8 codes, then the
+// best rerankWindow of them by their float32 vectors, and returns those
+// exact cosines.
 type ivf struct {
 	dims      int
 	centroids [][]float32
@@ -31,7 +36,9 @@ type ivf struct {
 	// ("" = agent-level), ascending.
 	members map[string][][]int32
 	probe   int
-	scan    bool // queries scan exactly: the index reads too many lists
+	scan    bool // queries read every list: the index reads too many lists
+	arena   *vectorArena
+	slot    []int32 // by chunk position: its vector's slot in arena, -1 none
 }
 
 // maxProbeShare: an index whose calibrated probe reads more than
@@ -72,7 +79,7 @@ func newIVF(ix *agentIndex, threshold int, prev *ivf, carried []int32) *ivf {
 	}
 	// No faster than the exact scan (see maxProbeShare): the index is
 	// kept, its lists assigned, so that the next Index call does not train
-	// it again, but queries scan.
+	// it again, but queries read every list.
 	x.scan = x.probe*maxProbeShare > len(x.centroids)
 	x.members = map[string][][]int32{}
 	for i, l := range x.list {
@@ -80,7 +87,34 @@ func newIVF(ix *agentIndex, threshold int, prev *ivf, carried []int32) *ivf {
 			x.add(ix.chunks[i].User, l, int32(i))
 		}
 	}
+	x.store(ix.vectors, n, prev)
 	return x
+}
+
+// store moves the vectors of the index's length into an arena, making
+// them slices of it: prev's when it has one of their length that is not
+// mostly garbage (see vectorArena.garbage), so that only the fresh vectors
+// are written, else a new one.
+func (x *ivf) store(vectors [][]float32, n int, prev *ivf) {
+	if prev != nil && prev.arena != nil && prev.arena.dims == x.dims && !prev.arena.garbage(n) {
+		x.arena = prev.arena
+	} else {
+		x.arena = newArena(x.dims)
+	}
+	x.slot = make([]int32, len(vectors))
+	var todo []int
+	for i, v := range vectors {
+		x.slot[i] = -1
+		if len(v) != x.dims {
+			continue
+		}
+		if s, ok := x.arena.slotOf(v); ok {
+			x.slot[i] = int32(s)
+		} else {
+			todo = append(todo, i)
+		}
+	}
+	x.arena.put(vectors, todo, x.slot)
 }
 
 // vectorCount returns the length of ix's vectors (that of the first one)
@@ -226,26 +260,56 @@ func recentre(sample [][]float32, owner []int32, old [][]float32, dims int) [][]
 }
 
 // nearest returns the n chunks visible to user whose vectors are closest
-// to qv among those of the probe lists nearest to qv.
+// to qv among those of the probe lists nearest to qv (every list when
+// the index scans): the rerankWindow best by their codes, of those the n
+// best by their vectors, with their exact cosines.
 func (x *ivf) nearest(ix *agentIndex, qv []float32, n int, user string) []scored {
 	if len(qv) != x.dims {
 		return nil
 	}
-	lists := x.listOrder(qv)
-	top := topScored{n: n}
+	var lists []int
+	if x.scan {
+		lists = make([]int, len(x.centroids))
+		for l := range lists {
+			lists[l] = l
+		}
+	} else {
+		for _, l := range x.listOrder(qv)[:x.probe] {
+			lists = append(lists, l.pos)
+		}
+	}
+	code := make([]int8, x.dims)
+	var scale float32
+	quantize(code, &scale, qv)
+	window := topScored{n: rerankWindow(n)}
 	for _, scope := range scopes(user) {
 		members := x.members[scope]
 		if members == nil {
 			continue
 		}
-		for _, l := range lists[:x.probe] {
-			for _, i := range members[l.pos] {
-				top.offer(scored{int(i), float64(dot(ix.vectors[i], qv))})
+		for _, l := range lists {
+			for _, i := range members[l] {
+				if s := x.slot[i]; s >= 0 {
+					window.offer(scored{int(i), x.arena.approx(s, code, scale)})
+				} else { // backfilled since, on the heap
+					window.offer(scored{int(i), float64(dot(ix.vectors[i], qv))})
+				}
 			}
 		}
 	}
+	top := topScored{n: n}
+	for _, c := range window.heap {
+		top.offer(scored{c.pos, float64(dot(ix.vectors[c.pos], qv))})
+	}
 	return top.heap
 }
+
+// rerankWindow is how many of a query's candidates by code are scored by
+// their vectors for its n nearest: a code's dot product is off by about
+// 10⁻³, so the n nearest are among the 2n + 16 best codes but for a
+// near-tie at the last place (the recall is measured by TestIVFRecall
+// and BenchmarkSearch).
+func rerankWindow(n int) int { return 2*n + 16 }
 
 // scopes returns the scopes a user sees: agent-level memory and theirs.
 func scopes(user string) []string {

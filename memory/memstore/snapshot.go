@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 
 	"github.com/quirehq/quire/memory"
@@ -46,7 +47,11 @@ func (s *Store) Save(agent string, w io.Writer) error {
 	if ix == nil {
 		return fmt.Errorf("save %s: not indexed", agent)
 	}
-	if err := gob.NewEncoder(w).Encode(&snap); err != nil {
+	err := gob.NewEncoder(w).Encode(&snap)
+	// snap's vectors may be slices of ix's vector arena, which ix keeps
+	// mapped.
+	runtime.KeepAlive(ix)
+	if err != nil {
 		return fmt.Errorf("save %s: %w", agent, err)
 	}
 	return nil

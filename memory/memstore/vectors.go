@@ -20,6 +20,9 @@ func (ix *agentIndex) index(threshold int, prev *ivf, carried []int32) {
 		}
 	}
 	ix.ann = newIVF(ix, threshold, prev, carried)
+	if ix.ann == nil && prev != nil && prev.arena != nil {
+		prev.arena.heapVectors(ix.vectors) // prev's arena goes with it
+	}
 }
 
 // exactVectors returns the store's exact-scan threshold (Options).
@@ -42,7 +45,7 @@ type scored struct {
 // nearest returns the n chunks visible to user whose vectors are closest
 // to qv: exactly, or through the approximate index when ix has one.
 func (ix *agentIndex) nearest(qv []float32, n int, user string) []scored {
-	if ix.ann != nil && !ix.ann.scan {
+	if ix.ann != nil {
 		return ix.ann.nearest(ix, qv, n, user)
 	}
 	top := topScored{n: n}

@@ -1,0 +1,131 @@
+package memstore
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/quirehq/quire/memory"
+	"github.com/quirehq/quire/memory/storetest"
+)
+
+// An agent's vectors live in its approximate index's arena while it has
+// one: a changed agent writes only its fresh vectors to the same arena,
+// an agent shrunk to an exact scan takes its vectors back onto the heap,
+// and searches return exact cosines either way.
+func TestArenaAcrossVersions(t *testing.T) {
+	corpus := storetest.NewCorpus(1500, 5)
+	changed := slices.Clone(corpus.Docs)
+	changed[0] = memory.NewDocument(changed[0].Path, changed[0].User, changed[0].Text+"\n\nOne more paragraph.")
+	freshChunks := len(changed[0].Chunks())
+	s, err := New(Options{Embedder: memory.Builtin{}, ExactVectors: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prev *vectorArena
+	prevN := 0
+	for _, step := range []struct {
+		name        string
+		docs        []memory.Document
+		approximate bool
+		sameArena   bool
+		written     int // vectors written to the arena; -1 all
+	}{
+		{"first", corpus.Docs, true, false, -1},
+		{"one document changed", changed, true, true, freshChunks},
+		{"shrunk to an exact scan", changed[:3], false, false, 0},
+		{"grown again", corpus.Docs, true, false, -1},
+	} {
+		t.Run(step.name, func(t *testing.T) {
+			if _, err := s.Index(context.Background(), "a", step.name, step.docs); err != nil {
+				t.Fatal(err)
+			}
+			ix := s.agents["a"]
+			if got := ix.ann != nil; got != step.approximate {
+				t.Fatalf("approximate index: %v, want %v", got, step.approximate)
+			}
+			checkArena(t, ix, prev)
+			if step.approximate {
+				a := ix.ann.arena
+				if same := a == prev; same != step.sameArena {
+					t.Errorf("same arena as before: %v, want %v", same, step.sameArena)
+				}
+				want := step.written
+				if want < 0 {
+					want = len(ix.vectors)
+				}
+				if written := a.n - prevN*btoi(a == prev); written != want {
+					t.Errorf("%d vectors written to the arena, want %d", written, want)
+				}
+				prev, prevN = a, a.n
+			} else {
+				prev, prevN = nil, 0
+			}
+			checkExactScores(t, s, ix, corpus)
+		})
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// checkArena checks that ix's vectors are its arena's when it has an
+// approximate index, with their codes, and not prev's otherwise.
+func checkArena(t *testing.T, ix *agentIndex, prev *vectorArena) {
+	t.Helper()
+	for i, v := range ix.vectors {
+		if ix.ann == nil {
+			if _, in := prev.slotOf(v); prev != nil && in {
+				t.Fatalf("vector %d is still the old arena's", i)
+			}
+			continue
+		}
+		slot, in := ix.ann.arena.slotOf(v)
+		if !in || int32(slot) != ix.ann.slot[i] {
+			t.Fatalf("vector %d: slot %d (in arena: %v), want %d", i, slot, in, ix.ann.slot[i])
+		}
+		seg, k, dims := ix.ann.arena.segs[slot/arenaSlots], slot%arenaSlots, ix.ann.arena.dims
+		for d, c := range seg.codes[k*dims : (k+1)*dims] {
+			if diff := float32(c)*seg.scales[k] - v[d]; diff > seg.scales[k]/2*1.001 || -diff > seg.scales[k]/2*1.001 {
+				t.Fatalf("vector %d: code %d × %g is %g off %g", i, c, seg.scales[k], diff, v[d])
+			}
+		}
+	}
+}
+
+// checkExactScores checks that the vector side finds the exact scan's
+// nearest chunks with their exact cosines.
+func checkExactScores(t *testing.T, s *Store, ix *agentIndex, corpus *storetest.Corpus) {
+	t.Helper()
+	for i, q := range corpus.Queries[:20] {
+		user := corpus.Users[i%len(corpus.Users)]
+		vs, err := s.opts.Embedder.Embed(context.Background(), []string{q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		qv := unit(vs[0])
+		exact := (&agentIndex{chunks: ix.chunks, vectors: ix.vectors, byUser: ix.byUser}).nearest(qv, 24, user)
+		got := ix.nearest(qv, 24, user)
+		sortScored(exact)
+		sortScored(got)
+		if !slices.Equal(got, exact) {
+			t.Fatalf("query %q: nearest\n%v\nwant\n%v", q, got, exact)
+		}
+	}
+}
+
+func sortScored(s []scored) {
+	slices.SortFunc(s, func(a, b scored) int {
+		if worse(a, b) {
+			return 1
+		}
+		if worse(b, a) {
+			return -1
+		}
+		return 0
+	})
+}
