@@ -141,8 +141,8 @@ func (a *vectorArena) tail() *arenaSeg {
 }
 
 // approx returns the approximate dot product of slot's vector with the
-// query code q of scale qs.
-func (a *vectorArena) approx(slot int32, q []int8, qs float32) float64 {
+// query code q of scale qs (queryCode).
+func (a *vectorArena) approx(slot int32, q []int32, qs float32) float64 {
 	s := a.segs[int(slot)/arenaSlots]
 	k := int(slot) % arenaSlots
 	return float64(s.scales[k]*qs) * float64(dot8(s.codes[k*a.dims:(k+1)*a.dims], q))

@@ -278,9 +278,7 @@ func (x *ivf) nearest(ix *agentIndex, qv []float32, n int, user string) []scored
 			lists = append(lists, l.pos)
 		}
 	}
-	code := make([]int8, x.dims)
-	var scale float32
-	quantize(code, &scale, qv)
+	code, scale := queryCode(qv)
 	window := topScored{n: rerankWindow(n)}
 	for _, scope := range scopes(user) {
 		members := x.members[scope]

@@ -21,20 +21,33 @@ func quantize(code []int8, scale *float32, v []float32) {
 	}
 }
 
-// dot8 returns the dot product of two codes of equal length (at most
-// 133,000 dimensions: 127² × dims fits an int32).
-func dot8(a, b []int8) int32 {
+// dot8 returns the dot product of a code and a query's code widened to
+// int32 (which Go multiplies faster than two int8 slices), of equal
+// length: at most 133,000 dimensions, for 127² × dims to fit an int32.
+func dot8(a []int8, b []int32) int32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 int32
 	i := 0
-	for ; i+8 <= len(a); i += 8 {
-		s0 += int32(a[i])*int32(b[i]) + int32(a[i+4])*int32(b[i+4])
-		s1 += int32(a[i+1])*int32(b[i+1]) + int32(a[i+5])*int32(b[i+5])
-		s2 += int32(a[i+2])*int32(b[i+2]) + int32(a[i+6])*int32(b[i+6])
-		s3 += int32(a[i+3])*int32(b[i+3]) + int32(a[i+7])*int32(b[i+7])
+	for ; i+4 <= len(a); i += 4 {
+		s0 += int32(a[i]) * b[i]
+		s1 += int32(a[i+1]) * b[i+1]
+		s2 += int32(a[i+2]) * b[i+2]
+		s3 += int32(a[i+3]) * b[i+3]
 	}
 	for ; i < len(a); i++ {
-		s0 += int32(a[i]) * int32(b[i])
+		s0 += int32(a[i]) * b[i]
 	}
 	return s0 + s1 + s2 + s3
+}
+
+// queryCode returns v's code widened to int32, and its scale.
+func queryCode(v []float32) ([]int32, float32) {
+	code := make([]int8, len(v))
+	var scale float32
+	quantize(code, &scale, v)
+	wide := make([]int32, len(v))
+	for d, c := range code {
+		wide[d] = int32(c)
+	}
+	return wide, scale
 }
