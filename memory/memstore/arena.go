@@ -141,11 +141,11 @@ func (a *vectorArena) tail() *arenaSeg {
 }
 
 // approx returns the approximate dot product of slot's vector with the
-// query code q of scale qs (queryCode).
-func (a *vectorArena) approx(slot int32, q []int32, qs float32) float64 {
+// query of code q.
+func (a *vectorArena) approx(slot int32, q *queryCode) float64 {
 	s := a.segs[int(slot)/arenaSlots]
 	k := int(slot) % arenaSlots
-	return float64(s.scales[k]*qs) * float64(dot8(s.codes[k*a.dims:(k+1)*a.dims], q))
+	return float64(s.scales[k]*q.scale) * float64(q.dot(s.codes[k*a.dims:(k+1)*a.dims]))
 }
 
 // heapVectors replaces the vectors of vectors that are the arena's by

@@ -278,7 +278,7 @@ func (x *ivf) nearest(ix *agentIndex, qv []float32, n int, user string) []scored
 			lists = append(lists, l.pos)
 		}
 	}
-	code, scale := queryCode(qv)
+	code := newQueryCode(qv)
 	window := topScored{n: rerankWindow(n)}
 	for _, scope := range scopes(user) {
 		members := x.members[scope]
@@ -288,7 +288,7 @@ func (x *ivf) nearest(ix *agentIndex, qv []float32, n int, user string) []scored
 		for _, l := range lists {
 			for _, i := range members[l] {
 				if s := x.slot[i]; s >= 0 {
-					window.offer(scored{int(i), x.arena.approx(s, code, scale)})
+					window.offer(scored{int(i), x.arena.approx(s, &code)})
 				} else { // backfilled since, on the heap
 					window.offer(scored{int(i), float64(dot(ix.vectors[i], qv))})
 				}

@@ -40,14 +40,48 @@ func dot8(a []int8, b []int32) int32 {
 	return s0 + s1 + s2 + s3
 }
 
-// queryCode returns v's code widened to int32, and its scale.
-func queryCode(v []float32) ([]int32, float32) {
+// A queryCode is a query vector's code, widened to int32, and its scale.
+// A sparse code (at most half its components non-zero: the builtin
+// embedder's vector of a short query holds a few dozen hashed words and
+// trigrams of 384) is scored by its non-zero components alone.
+type queryCode struct {
+	wide  []int32
+	scale float32
+	at    []int32 // the non-zero components, when sparse
+	val   []int32 // wide[at[j]]
+}
+
+// newQueryCode returns v's code.
+func newQueryCode(v []float32) queryCode {
 	code := make([]int8, len(v))
-	var scale float32
-	quantize(code, &scale, v)
-	wide := make([]int32, len(v))
+	q := queryCode{wide: make([]int32, len(v))}
+	quantize(code, &q.scale, v)
 	for d, c := range code {
-		wide[d] = int32(c)
+		q.wide[d] = int32(c)
+		if c != 0 {
+			q.at, q.val = append(q.at, int32(d)), append(q.val, int32(c))
+		}
 	}
-	return wide, scale
+	if 2*len(q.at) > len(v) {
+		q.at, q.val = nil, nil
+	}
+	return q
+}
+
+// dot returns the dot product of code c with q's code.
+func (q *queryCode) dot(c []int8) int32 {
+	if q.at == nil {
+		return dot8(c, q.wide)
+	}
+	c = c[:len(q.wide)]
+	var s0, s1 int32
+	j := 0
+	for ; j+2 <= len(q.at); j += 2 {
+		s0 += int32(c[q.at[j]]) * q.val[j]
+		s1 += int32(c[q.at[j+1]]) * q.val[j+1]
+	}
+	if j < len(q.at) {
+		s0 += int32(c[q.at[j]]) * q.val[j]
+	}
+	return s0 + s1
 }
