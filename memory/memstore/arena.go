@@ -140,12 +140,13 @@ func (a *vectorArena) tail() *arenaSeg {
 	return s
 }
 
-// approx returns the approximate dot product of slot's vector with the
-// query of code q.
-func (a *vectorArena) approx(slot int32, q *queryCode) float64 {
-	s := a.segs[int(slot)/arenaSlots]
+// approx returns the approximate dot product of the vector in slot of
+// an arena of segments segs and vectors of length dims with the query of
+// code q.
+func approx(segs []*arenaSeg, dims int, slot int32, q *queryCode) float64 {
+	s := segs[int(slot)/arenaSlots]
 	k := int(slot) % arenaSlots
-	return float64(s.scales[k]*q.scale) * float64(q.dot(s.codes[k*a.dims:(k+1)*a.dims]))
+	return float64(s.scales[k]*q.scale) * float64(q.dot(s.codes[k*dims:(k+1)*dims]))
 }
 
 // heapVectors replaces the vectors of vectors that are the arena's by

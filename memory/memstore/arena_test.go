@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -128,4 +129,52 @@ func sortScored(s []scored) {
 		}
 		return 0
 	})
+}
+
+// Searches of an agent's index go on while the next versions of it add
+// to the arena they read, past its first segment (run with -race).
+func TestArenaSearchWhileIndexing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("indexes 1,500 chunks a dozen times")
+	}
+	corpus := storetest.NewCorpus(1500, 6)
+	s, err := New(Options{Embedder: memory.Builtin{}, ExactVectors: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := s.Index(ctx, "a", "c0", corpus.Docs); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	searched := make(chan error, 1)
+	go func() {
+		var err error
+		for i := 0; err == nil; i++ {
+			select {
+			case <-done:
+				searched <- nil
+				return
+			default:
+			}
+			_, err = s.Search(ctx, "a", memory.Query{Text: corpus.Queries[i%len(corpus.Queries)], User: corpus.Users[i%len(corpus.Users)]})
+		}
+		searched <- err
+	}()
+	docs := slices.Clone(corpus.Docs)
+	for v := 1; len(s.agents["a"].ann.arena.segs) < 2; v++ {
+		for i, d := range docs { // every chunk fresh
+			docs[i] = memory.NewDocument(d.Path, d.User, fmt.Sprintf("%s\n\nVersion %d.", corpus.Docs[i].Text, v))
+		}
+		if _, err := s.Index(ctx, "a", fmt.Sprint(v), docs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(done)
+	if err := <-searched; err != nil {
+		t.Fatal(err)
+	}
+	if a := s.agents["a"].ann.arena; a.n == len(s.agents["a"].vectors) {
+		t.Errorf("the arena holds %d vectors, as many as the index: the versions did not share it", a.n)
+	}
 }

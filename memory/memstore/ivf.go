@@ -39,6 +39,9 @@ type ivf struct {
 	scan    bool // queries read every list: the index reads too many lists
 	arena   *vectorArena
 	slot    []int32 // by chunk position: its vector's slot in arena, -1 none
+	// segs is arena's segments when the index was made: a later version
+	// of the agent's index may add to the arena while this one serves.
+	segs []*arenaSeg
 }
 
 // maxProbeShare: an index whose calibrated probe reads more than
@@ -115,6 +118,7 @@ func (x *ivf) store(vectors [][]float32, n int, prev *ivf) {
 		}
 	}
 	x.arena.put(vectors, todo, x.slot)
+	x.segs = slices.Clone(x.arena.segs)
 }
 
 // vectorCount returns the length of ix's vectors (that of the first one)
@@ -288,7 +292,7 @@ func (x *ivf) nearest(ix *agentIndex, qv []float32, n int, user string) []scored
 		for _, l := range lists {
 			for _, i := range members[l] {
 				if s := x.slot[i]; s >= 0 {
-					window.offer(scored{int(i), x.arena.approx(s, &code)})
+					window.offer(scored{int(i), approx(x.segs, x.dims, s, &code)})
 				} else { // backfilled since, on the heap
 					window.offer(scored{int(i), float64(dot(ix.vectors[i], qv))})
 				}
