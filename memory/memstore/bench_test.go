@@ -26,7 +26,8 @@ var benchChunks = func() int {
 // mixture vectors, as a user who can see the query's source chunk (~21 %
 // of the chunks visible). It reports the live heap after indexing and,
 // with vectors, the approximate index's recall@24 against the exact scan
-// (ivfRecall), its lists and how many a query reads:
+// (ivfRecall), its lists and how many a query reads, and the float32
+// vectors its arena keeps off the heap (arena-MiB, in a mapped file):
 //
 //	go test -run '^$' -bench . -benchtime 500x ./memory/memstore
 func BenchmarkSearch(b *testing.B) {
@@ -70,6 +71,7 @@ func benchSearch(b *testing.B, corpus *storetest.Corpus, e memory.Embedder) {
 		b.ReportMetric(ivfRecall(b, s, corpus, e, memory.CandidateLimit(0), false), "recall@24")
 		b.ReportMetric(ivfRecall(b, s, corpus, e, memory.CandidateLimit(0), true), "index-recall@24")
 		b.ReportMetric(float64(ix.ann.probe), "probe")
+		b.ReportMetric(float64(ix.ann.arena.n*ix.ann.dims*4)/(1<<20), "arena-MiB")
 		b.ReportMetric(float64(len(ix.ann.centroids)), "lists")
 		if ix.ann.scan {
 			b.ReportMetric(1, "exact-scan")
