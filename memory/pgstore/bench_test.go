@@ -18,20 +18,17 @@ import (
 	"github.com/quirehq/quire/memory/storetest"
 )
 
-// Benchmarks at 100,000 chunks of 384-dim builtin vectors. Run with
+// Benchmarks at 100,000 chunks (QUIRE_BENCH_CHUNKS) of 384-dim builtin
+// or mixture vectors. Run with
 //
 //	go test -run '^$' -bench . -benchtime 1x ./memory/pgstore
 //
 // (BenchmarkSearch wants more iterations: -benchtime 2000x). The corpus
-// lives in schemas quire_bench_100k_builtin and _mixture, reused by later runs.
+// lives in schemas quire_bench_100k_builtin and _mixture (_1000k_… at
+// 1M chunks), reused by later runs.
 
-const (
-	benchSchema = "quire_bench_100k"
-	benchCommit = "corpus-v5-100000"
-)
-
-// benchChunks is 100,000 unless QUIRE_BENCH_CHUNKS says otherwise (for
-// quick experiments; the bulk benchmark only).
+// benchChunks is 100,000 unless QUIRE_BENCH_CHUNKS says otherwise
+// (QUIRE_BENCH_CHUNKS=1000000 for the 1M-chunk figures).
 var benchChunks = func() int {
 	if n, err := strconv.Atoi(os.Getenv("QUIRE_BENCH_CHUNKS")); err == nil && n > 0 {
 		return n
@@ -56,12 +53,13 @@ func dropSchema(b *testing.B, schema string) {
 // storetest.Corpus.MixtureEmbedder), building it on first use.
 func benchStore(b *testing.B, kind string) (*Store, *storetest.Corpus) {
 	ctx := context.Background()
-	corpus := storetest.NewCorpus(100_000, 1)
+	corpus := storetest.NewCorpus(benchChunks, 1)
 	var e memory.Embedder = memory.Builtin{}
 	if kind == "mixture" {
 		e = corpus.MixtureEmbedder(384)
 	}
-	schema := benchSchema + "_" + kind
+	schema := fmt.Sprintf("quire_bench_%dk_%s", benchChunks/1000, kind)
+	benchCommit := fmt.Sprintf("corpus-v5-%d", benchChunks)
 	s := openStore(b, schema, e)
 	var pending int // chunks without a vector: the embedder changed
 	if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM chunks WHERE embedding IS NULL").Scan(&pending); err != nil {
@@ -98,7 +96,7 @@ func BenchmarkBulkIndex(b *testing.B) {
 	corpus := storetest.NewCorpus(benchChunks, 1)
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		schema := fmt.Sprintf("quire_bench_bulk_%d", i)
+		schema := fmt.Sprintf("quire_bench_bulk_%d_%d", os.Getpid(), i)
 		dropSchema(b, schema)
 		s, err := Open(ctx, Options{URL: databaseURL(b), Schema: schema, Embedder: memory.Builtin{}, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
 		if err != nil {
