@@ -36,7 +36,7 @@ type vectorArena struct {
 const arenaSlots = 1 << 14
 
 type arenaSeg struct {
-	first  int       // slot of vectors[0]
+	first  int       // the slot of its first vector
 	floats []float32 // arenaSlots vectors, mapped (or on the heap)
 	mapped bool      // floats is a read-only mapping of the file
 	codes  []int8    // arenaSlots codes
