@@ -132,7 +132,8 @@ func sortScored(s []scored) {
 }
 
 // Searches of an agent's index go on while the next versions of it add
-// to the arena they read, past its first segment (run with -race).
+// to the arena they read, past its first segment (run with -race), until
+// it is mostly garbage and a version starts a new one.
 func TestArenaSearchWhileIndexing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("indexes 1,500 chunks a dozen times")
@@ -162,7 +163,11 @@ func TestArenaSearchWhileIndexing(t *testing.T) {
 		searched <- err
 	}()
 	docs := slices.Clone(corpus.Docs)
-	for v := 1; len(s.agents["a"].ann.arena.segs) < 2; v++ {
+	first := s.agents["a"].ann.arena
+	for v := 1; s.agents["a"].ann.arena == first; v++ {
+		if v > 20 {
+			t.Fatalf("the arena was not replaced after %d versions: it holds %d vectors in %d segments", v, first.n, len(first.segs))
+		}
 		for i, d := range docs { // every chunk fresh
 			docs[i] = memory.NewDocument(d.Path, d.User, fmt.Sprintf("%s\n\nVersion %d.", corpus.Docs[i].Text, v))
 		}
@@ -174,7 +179,12 @@ func TestArenaSearchWhileIndexing(t *testing.T) {
 	if err := <-searched; err != nil {
 		t.Fatal(err)
 	}
-	if a := s.agents["a"].ann.arena; a.n == len(s.agents["a"].vectors) {
-		t.Errorf("the arena holds %d vectors, as many as the index: the versions did not share it", a.n)
+	// The old arena was shared past its first segment, then left for a
+	// new one holding only the current vectors once mostly garbage.
+	if len(first.segs) < 2 {
+		t.Errorf("the first arena was replaced in its first segment")
+	}
+	if a, ix := s.agents["a"].ann.arena, s.agents["a"]; a.n != len(ix.vectors) {
+		t.Errorf("the new arena holds %d vectors, want the index's %d", a.n, len(ix.vectors))
 	}
 }
