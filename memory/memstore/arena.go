@@ -44,9 +44,9 @@ type arenaSeg struct {
 }
 
 // newArena returns an empty arena for vectors of length dims, backed by a
-// fresh unlinked file in the temporary directory when one can be made.
-func newArena(dims int) *vectorArena {
-	a := &vectorArena{dims: dims, file: openArenaFile()}
+// fresh unlinked file in dir (see openArenaFile) when one can be made.
+func newArena(dims int, dir string) *vectorArena {
+	a := &vectorArena{dims: dims, file: openArenaFile(dir)}
 	if a.file != nil {
 		runtime.AddCleanup(a, (*arenaFile).close, a.file)
 	}
@@ -167,13 +167,13 @@ type arenaFile struct {
 	segFloats int // floats of a segment
 }
 
-// openArenaFile returns a fresh unlinked file in the temporary directory,
-// or nil when none can be made or mapped here.
-func openArenaFile() *arenaFile {
+// openArenaFile returns a fresh unlinked file in dir ("": the temporary
+// directory), or nil when none can be made or mapped there.
+func openArenaFile(dir string) *arenaFile {
 	if !canMap {
 		return nil
 	}
-	f, err := os.CreateTemp("", "quire-vectors-*")
+	f, err := os.CreateTemp(dir, "quire-vectors-*")
 	if err != nil {
 		return nil
 	}

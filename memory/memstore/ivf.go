@@ -59,12 +59,12 @@ func ivfLists(n int) int {
 }
 
 // newIVF returns the index of ix's vectors, nil when an exact scan serves
-// them (at most threshold vectors). prev is the index of the agent's
+// them (at most vp.threshold vectors). prev is the index of the agent's
 // previous version and carried, by position, the list each chunk had
 // there (-1: fresh).
-func newIVF(ix *agentIndex, threshold int, prev *ivf, carried []int32) *ivf {
+func newIVF(ix *agentIndex, vp vectorPlan, prev *ivf, carried []int32) *ivf {
 	dims, n := vectorCount(ix.vectors)
-	if n <= threshold {
+	if n <= vp.threshold {
 		return nil
 	}
 	x := &ivf{dims: dims, list: make([]int32, len(ix.vectors))}
@@ -90,7 +90,7 @@ func newIVF(ix *agentIndex, threshold int, prev *ivf, carried []int32) *ivf {
 			x.add(ix.chunks[i].User, l, int32(i))
 		}
 	}
-	x.store(ix.vectors, n, prev)
+	x.store(ix.vectors, n, prev, vp.dir)
 	return x
 }
 
@@ -98,11 +98,11 @@ func newIVF(ix *agentIndex, threshold int, prev *ivf, carried []int32) *ivf {
 // them slices of it: prev's when it has one of their length that is not
 // mostly garbage (see vectorArena.garbage), so that only the fresh vectors
 // are written, else a new one.
-func (x *ivf) store(vectors [][]float32, n int, prev *ivf) {
+func (x *ivf) store(vectors [][]float32, n int, prev *ivf, dir string) {
 	if prev != nil && prev.arena != nil && prev.arena.dims == x.dims && !prev.arena.garbage(n) {
 		x.arena = prev.arena
 	} else {
-		x.arena = newArena(x.dims)
+		x.arena = newArena(x.dims, dir)
 	}
 	x.slot = make([]int32, len(vectors))
 	var todo []int

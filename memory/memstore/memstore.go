@@ -142,7 +142,7 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 	if old != nil {
 		prev = old.ann
 	}
-	next.index(s.exactVectors(), prev, carried)
+	next.index(s.vectorPlan(), prev, carried)
 	if memory.Enabled(s.opts.Embedder) {
 		for _, v := range vectors {
 			if v == nil {

@@ -91,7 +91,7 @@ func (s *Store) Load(agent string, r io.Reader) error {
 		b.Add(memory.IndexText(c))
 	}
 	next.text = b.Build()
-	next.index(s.exactVectors(), nil, nil)
+	next.index(s.vectorPlan(), nil, nil)
 	s.indexMu.Lock()
 	defer s.indexMu.Unlock()
 	s.mu.Lock()

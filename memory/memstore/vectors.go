@@ -1,12 +1,16 @@
 package memstore
 
-import "github.com/quirehq/quire/memory"
+import (
+	"path/filepath"
+
+	"github.com/quirehq/quire/memory"
+)
 
 // index makes ix's search structures beside the text index, once its
 // chunks and vectors are in place: the owner of each chunk, for scoping
 // the text side by array lookup, and the approximate vector index (see
-// newIVF for threshold, prev and carried).
-func (ix *agentIndex) index(threshold int, prev *ivf, carried []int32) {
+// newIVF for vp, prev and carried).
+func (ix *agentIndex) index(vp vectorPlan, prev *ivf, carried []int32) {
 	ix.owner = make([]int32, len(ix.chunks))
 	ix.users = map[string]int32{}
 	for user, positions := range ix.byUser {
@@ -19,21 +23,36 @@ func (ix *agentIndex) index(threshold int, prev *ivf, carried []int32) {
 			ix.owner[i] = id
 		}
 	}
-	ix.ann = newIVF(ix, threshold, prev, carried)
+	ix.ann = newIVF(ix, vp, prev, carried)
 	if ix.ann == nil && prev != nil && prev.arena != nil {
 		prev.arena.heapVectors(ix.vectors) // prev's arena goes with it
 	}
 }
 
-// exactVectors returns the store's exact-scan threshold (Options).
-func (s *Store) exactVectors() int {
+// vectorPlan is how a store keeps an agent's vectors: exactly scanned up
+// to threshold of them, else in an approximate index whose vectors are
+// mapped from a file in dir ("" is the temporary directory).
+type vectorPlan struct {
+	threshold int
+	dir       string
+}
+
+// vectorPlan returns the store's plan (Options): the exact-scan threshold,
+// and the embedding cache's directory for the mapped vectors, so that
+// they are on disk beside the cache, not in a temporary directory that
+// may be memory (tmpfs).
+func (s *Store) vectorPlan() vectorPlan {
+	vp := vectorPlan{threshold: s.opts.ExactVectors}
 	switch {
 	case s.opts.ExactVectors < 0:
-		return 0
+		vp.threshold = 0
 	case s.opts.ExactVectors == 0:
-		return memory.ExactVectorChunks
+		vp.threshold = memory.ExactVectorChunks
 	}
-	return s.opts.ExactVectors
+	if s.opts.CacheFile != "" {
+		vp.dir = filepath.Dir(s.opts.CacheFile)
+	}
+	return vp
 }
 
 // scored is a chunk position and its cosine similarity to a query.
