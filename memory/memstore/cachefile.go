@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/quirehq/quire/internal/replace"
 	"github.com/quirehq/quire/memory"
 )
 
@@ -111,7 +112,7 @@ func (f *cacheFile) saveWhole(cache *memory.Cache) error {
 		f.rewrite = true
 		return fmt.Errorf("save embedding cache: %w", err)
 	}
-	if err := os.Rename(tmp.Name(), f.path); err != nil {
+	if err := replace.File(tmp.Name(), f.path); err != nil {
 		os.Remove(tmp.Name())
 		f.rewrite = true
 		return fmt.Errorf("save embedding cache: %w", err)
