@@ -7,6 +7,10 @@ import (
 	"fmt"
 	"hash"
 	"io/fs"
+	"path"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -27,60 +31,170 @@ const racyWindow = 2 * time.Second
 // finds its index current. A file rewritten with the same bytes may
 // give a new id: a redeploy that re-indexes nothing.
 func contentID(fsys fs.FS) (string, error) {
-	return contentIDAt(fsys, time.Now())
+	scan, err := scanTree(fsys, time.Now())
+	return scan.id, err
 }
 
 // contentIDAt is contentID for a scan that starts at now.
 func contentIDAt(fsys fs.FS, now time.Time) (string, error) {
-	h := sha256.New()
-	racy := now.Add(-racyWindow)
-	err := fs.WalkDir(fsys, ".", func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if e.IsDir() {
-			if e.Name() == ".git" {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if !e.Type().IsRegular() {
-			fmt.Fprintf(h, "%s\x00%s\x00", p, e.Type())
-			return nil
-		}
-		info, err := e.Info()
-		if err != nil {
-			return err
-		}
-		st := statOf(info)
-		if !st.mtime.Before(racy) || !st.ctime.Before(racy) {
-			return hashBytes(h, fsys, p)
-		}
-		fmt.Fprintf(h, "%s\x00s\x00", p)
-		var b [40]byte
-		binary.LittleEndian.PutUint64(b[0:], uint64(info.Size()))
-		binary.LittleEndian.PutUint64(b[8:], uint64(st.mtime.UnixNano()))
-		binary.LittleEndian.PutUint64(b[16:], uint64(st.ctime.UnixNano()))
-		binary.LittleEndian.PutUint64(b[24:], st.ino)
-		binary.LittleEndian.PutUint64(b[32:], st.dev)
-		h.Write(b[:])
-		return nil
-	})
-	if err != nil {
-		return "", err
-	}
-	return "worktree:" + hex.EncodeToString(h.Sum(nil))[:20], nil
+	scan, err := scanTree(fsys, now)
+	return scan.id, err
 }
 
-// hashBytes adds file p's path, size and bytes to h.
-func hashBytes(h hash.Hash, fsys fs.FS, p string) error {
+// treeScan is what one walk of a working tree finds: its contentID and
+// the listing of every directory it entered (all but .git), by slash
+// path, sorted by name as fs.ReadDir lists them.
+type treeScan struct {
+	id   string
+	dirs map[string][]fs.DirEntry
+}
+
+// scanTree walks fsys as fs.WalkDir would and hashes what contentID
+// does, in the same order, so an id does not depend on how the walk was
+// done (a restart after an upgrade finds its index current). The
+// directories are listed and their files stat'ed (or, racy, read) by up
+// to GOMAXPROCS goroutines; the hash is then written in walk order. The
+// error is the one fs.WalkDir would have stopped at.
+func scanTree(fsys fs.FS, now time.Time) (treeScan, error) {
+	if _, err := fs.Stat(fsys, "."); err != nil {
+		return treeScan{}, err
+	}
+	w := &treeWalk{fsys: fsys, racy: now.Add(-racyWindow), slots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))}
+	root := &scanDir{path: "."}
+	w.list(root)
+	w.wg.Wait()
+	h := sha256.New()
+	scan := treeScan{dirs: make(map[string][]fs.DirEntry, w.dirs.Load())}
+	if err := root.hash(h, scan.dirs); err != nil {
+		return treeScan{}, err
+	}
+	scan.id = "worktree:" + hex.EncodeToString(h.Sum(nil))[:20]
+	return scan, nil
+}
+
+// treeWalk lists a tree's directories concurrently.
+type treeWalk struct {
+	fsys  fs.FS
+	racy  time.Time
+	slots chan struct{} // a goroutine of its own per slot
+	wg    sync.WaitGroup
+	dirs  atomic.Int64
+}
+
+// scanDir is a directory of the walk: its entries, and for each entry
+// either the bytes it adds to the hash or the directory it is.
+type scanDir struct {
+	path    string
+	entries []fs.DirEntry
+	err     error      // the listing failed
+	parts   []scanPart // in entry order
+}
+
+// scanPart is what an entry adds to the hash: a directory's own parts,
+// a file's bytes, or the error the walk stops at.
+type scanPart struct {
+	sub  *scanDir
+	data []byte
+	err  error
+}
+
+// list lists d and stats its files, handing each subdirectory to a
+// goroutine of its own when a slot is free and listing it here
+// otherwise.
+func (w *treeWalk) list(d *scanDir) {
+	w.dirs.Add(1)
+	d.entries, d.err = fs.ReadDir(w.fsys, d.path)
+	if d.err != nil {
+		return
+	}
+	var buf []byte
+	for _, e := range d.entries {
+		p := path.Join(d.path, e.Name())
+		if e.IsDir() {
+			if e.Name() == ".git" {
+				continue
+			}
+			if buf != nil {
+				d.parts, buf = append(d.parts, scanPart{data: buf}), nil
+			}
+			sub := &scanDir{path: p}
+			d.parts = append(d.parts, scanPart{sub: sub})
+			select {
+			case w.slots <- struct{}{}:
+				w.wg.Add(1)
+				go func() {
+					defer func() { <-w.slots; w.wg.Done() }()
+					w.list(sub)
+				}()
+			default:
+				w.list(sub)
+			}
+			continue
+		}
+		var err error
+		if buf, err = w.file(buf, p, e); err != nil {
+			d.parts = append(d.parts, scanPart{data: buf, err: err})
+			return // fs.WalkDir stops here
+		}
+	}
+	if buf != nil {
+		d.parts = append(d.parts, scanPart{data: buf})
+	}
+}
+
+// file appends to buf what file p, entry e, adds to the hash: its type
+// when it is not a regular file, else its stat data or, racy, its bytes.
+func (w *treeWalk) file(buf []byte, p string, e fs.DirEntry) ([]byte, error) {
+	if !e.Type().IsRegular() {
+		return fmt.Appendf(buf, "%s\x00%s\x00", p, e.Type()), nil
+	}
+	info, err := e.Info()
+	if err != nil {
+		return buf, err
+	}
+	st := statOf(info)
+	if !st.mtime.Before(w.racy) || !st.ctime.Before(w.racy) {
+		return appendBytes(buf, w.fsys, p)
+	}
+	buf = append(append(buf, p...), "\x00s\x00"...)
+	buf = binary.LittleEndian.AppendUint64(buf, uint64(info.Size()))
+	buf = binary.LittleEndian.AppendUint64(buf, uint64(st.mtime.UnixNano()))
+	buf = binary.LittleEndian.AppendUint64(buf, uint64(st.ctime.UnixNano()))
+	buf = binary.LittleEndian.AppendUint64(buf, st.ino)
+	return binary.LittleEndian.AppendUint64(buf, st.dev), nil
+}
+
+// hash writes d's parts into h in walk order and records d's listing
+// and its subdirectories' in dirs, returning the error the walk stops
+// at.
+func (d *scanDir) hash(h hash.Hash, dirs map[string][]fs.DirEntry) error {
+	if d.err != nil {
+		return d.err
+	}
+	dirs[d.path] = d.entries
+	for _, part := range d.parts {
+		if part.sub != nil {
+			if err := part.sub.hash(h, dirs); err != nil {
+				return err
+			}
+			continue
+		}
+		h.Write(part.data)
+		if part.err != nil {
+			return part.err
+		}
+	}
+	return nil
+}
+
+// appendBytes appends file p's path, size and bytes to buf.
+func appendBytes(buf []byte, fsys fs.FS, p string) ([]byte, error) {
 	b, err := fs.ReadFile(fsys, p)
 	if err != nil {
-		return err
+		return buf, err
 	}
-	fmt.Fprintf(h, "%s\x00b%d\x00", p, len(b))
-	h.Write(b)
-	return nil
+	buf = fmt.Appendf(buf, "%s\x00b%d\x00", p, len(b))
+	return append(buf, b...), nil
 }
 
 // fileStat is what contentID keys a file by besides its path and size.
