@@ -150,15 +150,16 @@ func (dp *deployer) deployOnce(ctx context.Context, s *source, level slog.Level)
 // repository.
 func (dp *deployer) newest(s *source) (fsys fs.FS, commit string, same *deployment, err error) {
 	if s.kind == kindDir {
-		fsys = workspace.DirFS(s.dir)
-		id, err := contentID(fsys)
+		dir := workspace.DirFS(s.dir)
+		scan, err := scanTree(dir, time.Now())
 		if err != nil {
 			return nil, "", nil, fmt.Errorf("read %s: %w", s.dir, err)
 		}
-		if cur := s.deploys.current(); cur != nil && cur.commit == id {
+		if cur := s.deploys.current(); cur != nil && cur.commit == scan.id {
 			return nil, "", cur, nil // the same files: nothing to deploy or index
 		}
-		return fsys, id, nil, nil
+		// The build reads the listings the id names (see listedDir).
+		return newListedDir(dir, scan.dirs), scan.id, nil, nil
 	}
 	h, _, err := s.head()
 	if err != nil {
@@ -201,6 +202,9 @@ func (dp *deployer) claimed(s *source, dep *deployment) error {
 }
 
 func (dp *deployer) build(ctx context.Context, s *source, base fs.FS, commit string) (*deployment, error) {
+	if l, ok := base.(*listedDir); ok {
+		defer l.forget() // what the deployment reads later is on disk
+	}
 	if isSharedSkills(s) {
 		return dp.buildSharedSkills(s, base, commit), nil
 	}
