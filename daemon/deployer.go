@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -216,17 +217,45 @@ func (dp *deployer) build(ctx context.Context, s *source, base fs.FS, commit str
 	view.agents = ws.Agents()
 	fsys := fs.FS(view)
 	dep := &deployment{commit: commit, fsys: fsys, base: base, ws: ws, agents: map[string]*deployedAgent{}, at: dp.now()}
-	for _, a := range ws.Agents() {
-		opts := agent.SkillOptions{Shared: dp.sharedSources(), Version: s.deploys.seq.Add(1)}
+	agents, shared := ws.Agents(), dp.sharedSources()
+	first := s.deploys.seq.Add(uint64(len(agents))) - uint64(len(agents)) + 1
+	sets := make([]*skills.Set, len(agents))
+	forEach(len(agents), func(i int) {
+		opts := agent.SkillOptions{Shared: shared, Version: first + uint64(i)}
 		if s.kind == kindDir {
 			opts.Dir = s.dir
 		}
-		set := agent.Skills(fsys, a, opts)
-		dep.agents[a.Name] = &deployedAgent{agent: a, skills: set, repo: s.rootName}
+		sets[i] = agent.Skills(fsys, agents[i], opts)
+	})
+	for i, a := range agents {
+		dep.agents[a.Name] = &deployedAgent{agent: a, skills: sets[i], repo: s.rootName}
 		dep.names = append(dep.names, a.Name)
 	}
 	sort.Strings(dep.names)
 	return dep, nil
+}
+
+// forEach calls fn(i) for every i below n, on up to GOMAXPROCS
+// goroutines when n is large enough to be worth them (a fleet's agents),
+// and returns once every call has.
+func forEach(n int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n/64)
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
+				fn(int(i))
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // redeploySkills rebuilds every source's current deployment when a shared

@@ -6,10 +6,12 @@ import (
 	"hash/maphash"
 	"io/fs"
 	"path"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/quirehq/quire/workspace"
 )
@@ -122,27 +124,8 @@ func Open(fsys fs.FS, opts Options) (*Workspace, error) {
 		}
 		dirs = []string{"."}
 	}
-	for _, dir := range dirs {
-		defName := path.Base(dir)
-		if dir == "." {
-			defName = rootName
-		}
-		a := &Agent{Name: defName, Dir: dir, Config: DefaultConfig(defName)}
-		cfgPath := joinPath(dir, workspace.ConfigFile)
-		var data []byte
-		err := fs.ErrNotExist
-		if d, ok := w.dirs[dir]; !ok || hasEntry(d.entries, workspace.ConfigFile) {
-			// The root of a workspace without agent.yaml was listed:
-			// no open to find it missing.
-			data, err = fs.ReadFile(fsys, cfgPath)
-		}
-		switch {
-		case err == nil:
-			a.Config, a.Problems = w.cache.config(cfgPath, defName, data)
-			a.Name = a.Config.Name
-		case !errors.Is(err, fs.ErrNotExist):
-			a.Problems = append(a.Problems, workspace.Problem{Path: cfgPath, Severity: workspace.SeverityError, Code: "read", Message: fmt.Sprintf("cannot read agent.yaml: %v", err)})
-		}
+	for _, a := range w.readAgents(dirs, rootName) {
+		cfgPath := joinPath(a.Dir, workspace.ConfigFile)
 		if other, dup := w.byName[a.Name]; dup {
 			w.problems = append(w.problems, a.Problems...)
 			w.problems = append(w.problems, workspace.Problem{Path: cfgPath, Severity: workspace.SeverityError, Code: "agent-duplicate-name",
@@ -156,6 +139,62 @@ func Open(fsys fs.FS, opts Options) (*Workspace, error) {
 	slices.SortFunc(w.agents, func(a, b *Agent) int { return strings.Compare(a.Name, b.Name) })
 	w.deriveVirtual()
 	return w, nil
+}
+
+// parallelAgents is how many agents make Open read their agent.yaml
+// files on more than one goroutine.
+const parallelAgents = 64
+
+// readAgents reads the agent.yaml of each of dirs (on up to GOMAXPROCS
+// goroutines for a large workspace: fsys is read concurrently, as a
+// Workspace's requests read it) and returns the agents in dirs' order.
+func (w *Workspace) readAgents(dirs []string, rootName string) []*Agent {
+	agents := make([]*Agent, len(dirs))
+	workers := min(runtime.GOMAXPROCS(0), len(dirs)/parallelAgents)
+	if workers <= 1 {
+		for i, dir := range dirs {
+			agents[i] = w.readAgent(dir, rootName)
+		}
+		return agents
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(len(dirs)); i = next.Add(1) - 1 {
+				agents[i] = w.readAgent(dirs[i], rootName)
+			}
+		})
+	}
+	wg.Wait()
+	return agents
+}
+
+// readAgent reads the agent of dir: its agent.yaml with defaults
+// applied, or the defaults, and the problems found in it. Open has
+// listed the directories; readAgent only reads them.
+func (w *Workspace) readAgent(dir, rootName string) *Agent {
+	defName := path.Base(dir)
+	if dir == "." {
+		defName = rootName
+	}
+	a := &Agent{Name: defName, Dir: dir, Config: DefaultConfig(defName)}
+	cfgPath := joinPath(dir, workspace.ConfigFile)
+	var data []byte
+	err := fs.ErrNotExist
+	if d, ok := w.dirs[dir]; !ok || hasEntry(d.entries, workspace.ConfigFile) {
+		// The root of a workspace without agent.yaml was listed:
+		// no open to find it missing.
+		data, err = fs.ReadFile(w.fsys, cfgPath)
+	}
+	switch {
+	case err == nil:
+		a.Config, a.Problems = w.cache.config(cfgPath, defName, data)
+		a.Name = a.Config.Name
+	case !errors.Is(err, fs.ErrNotExist):
+		a.Problems = append(a.Problems, workspace.Problem{Path: cfgPath, Severity: workspace.SeverityError, Code: "read", Message: fmt.Sprintf("cannot read agent.yaml: %v", err)})
+	}
+	return a
 }
 
 // discover walks fsys for agent.yaml files and returns their directories
