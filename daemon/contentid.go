@@ -154,7 +154,7 @@ func (w *treeWalk) file(buf []byte, p string, e fs.DirEntry) ([]byte, error) {
 	}
 	st := statOf(info)
 	if !st.mtime.Before(w.racy) || !st.ctime.Before(w.racy) {
-		return appendBytes(buf, w.fsys, p)
+		return appendBytes(buf, w.fsys, p, e)
 	}
 	buf = append(append(buf, p...), "\x00s\x00"...)
 	buf = binary.LittleEndian.AppendUint64(buf, uint64(info.Size()))
@@ -187,15 +187,29 @@ func (d *scanDir) hash(h hash.Hash, dirs map[string][]fs.DirEntry) error {
 	return nil
 }
 
-// appendBytes appends file p's path, size and bytes to buf.
-func appendBytes(buf []byte, fsys fs.FS, p string) ([]byte, error) {
-	b, err := fs.ReadFile(fsys, p)
-	if err != nil {
-		return buf, err
+// appendBytes appends file p's path, size and bytes to buf. e is its
+// entry in its directory's listing: a workspace.Dir reads the file
+// without looking it up again (ReadListed).
+func appendBytes(buf []byte, fsys fs.FS, p string, e fs.DirEntry) ([]byte, error) {
+	b, ok := []byte(nil), false
+	if lr, is := fsys.(interface {
+		ReadListed(string, fs.DirEntry, int64) ([]byte, bool)
+	}); is {
+		b, ok = lr.ReadListed(p, e, maxListedRead)
+	}
+	if !ok {
+		var err error
+		if b, err = fs.ReadFile(fsys, p); err != nil {
+			return buf, err
+		}
 	}
 	buf = fmt.Appendf(buf, "%s\x00b%d\x00", p, len(b))
 	return append(buf, b...), nil
 }
+
+// maxListedRead is the largest racy file appendBytes reads in one call;
+// a larger one is read as any file is.
+const maxListedRead = 1 << 20
 
 // fileStat is what contentID keys a file by besides its path and size.
 // Where the platform has no change time or inode (statOf), ctime is

@@ -30,7 +30,7 @@ func TestScanTreeIsTheWalk(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			files := map[string]string{"AGENTS.md": "a\n", ".git/HEAD": "ref: x\n", "agents/b/agent.yaml": "name: b\n"}
+			files := map[string]string{"AGENTS.md": "a\n", ".git/HEAD": "ref: x\n", "agents/b/agent.yaml": "name: b\n", "agents/b/empty.md": ""}
 			for i := range 40 {
 				files[fmt.Sprintf("agents/a%02d/memory/2026-01-%02d.md", i, i%28+1)] = fmt.Sprint(i)
 				files[fmt.Sprintf("agents/a%02d/agent.yaml", i)] = fmt.Sprintf("name: a%02d\n", i)
