@@ -148,16 +148,15 @@ func (w *treeWalk) file(buf []byte, p string, e fs.DirEntry) ([]byte, error) {
 	if !e.Type().IsRegular() {
 		return fmt.Appendf(buf, "%s\x00%s\x00", p, e.Type()), nil
 	}
-	info, err := e.Info()
+	st, size, err := lstatEntry(w.fsys, p, e)
 	if err != nil {
 		return buf, err
 	}
-	st := statOf(info)
 	if !st.mtime.Before(w.racy) || !st.ctime.Before(w.racy) {
 		return appendBytes(buf, w.fsys, p, e)
 	}
 	buf = append(append(buf, p...), "\x00s\x00"...)
-	buf = binary.LittleEndian.AppendUint64(buf, uint64(info.Size()))
+	buf = binary.LittleEndian.AppendUint64(buf, uint64(size))
 	buf = binary.LittleEndian.AppendUint64(buf, uint64(st.mtime.UnixNano()))
 	buf = binary.LittleEndian.AppendUint64(buf, uint64(st.ctime.UnixNano()))
 	buf = binary.LittleEndian.AppendUint64(buf, st.ino)
@@ -210,6 +209,15 @@ func appendBytes(buf []byte, fsys fs.FS, p string, e fs.DirEntry) ([]byte, error
 // maxListedRead is the largest racy file appendBytes reads in one call;
 // a larger one is read as any file is.
 const maxListedRead = 1 << 20
+
+// infoStat is e's stat data and size through e.Info.
+func infoStat(e fs.DirEntry) (fileStat, int64, error) {
+	info, err := e.Info()
+	if err != nil {
+		return fileStat{}, 0, err
+	}
+	return statOf(info), info.Size(), nil
+}
 
 // fileStat is what contentID keys a file by besides its path and size.
 // Where the platform has no change time or inode (statOf), ctime is

@@ -9,3 +9,8 @@ import "io/fs"
 func statOf(info fs.FileInfo) fileStat {
 	return fileStat{mtime: info.ModTime(), ctime: info.ModTime()}
 }
+
+// lstatEntry is file p's stat data and size, as e.Info() gives them.
+func lstatEntry(_ fs.FS, _ string, e fs.DirEntry) (fileStat, int64, error) {
+	return infoStat(e)
+}
