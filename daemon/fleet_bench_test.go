@@ -15,11 +15,11 @@ import (
 	"time"
 
 	"github.com/quirehq/quire/daemon"
-	"github.com/quirehq/quire/memory"
 )
 
 // BenchmarkFleetColdStart starts a daemon on one working tree of n agents
-// with an empty cache directory and the builtin embedder: ready-ms is
+// with an empty cache directory and the builtin embedder (none with
+// QUIRE_BENCH_EMBEDDER=none): ready-ms is
 // until it serves prompts, indexed-ms until the store holds every
 // agent's memory, ready-cpu-ms the process's CPU time until it serves
 // (what load does not stretch), written-MB the bytes the process wrote meanwhile
@@ -56,7 +56,7 @@ func benchFleetColdStart(b *testing.B, n int) {
 	wrote := procIO(b, "wchar")
 	b.StartTimer()
 	start, cpu := time.Now(), cpuTime()
-	td := startDaemon(b, daemon.Options{Dir: tree, CacheDir: cache, Embedder: memory.Builtin{}})
+	td := startDaemon(b, daemon.Options{Dir: tree, CacheDir: cache, Embedder: benchEmbedder(b)})
 	ready, readyCPU := time.Since(start), cpuTime()-cpu
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -108,7 +108,7 @@ func BenchmarkFleetRestart(b *testing.B) {
 			text := writeFleet(b, tree, n)
 			written := time.Now()
 			cache := filepath.Join(b.TempDir(), "cache")
-			td := startDaemon(b, daemon.Options{Dir: tree, CacheDir: cache, Embedder: memory.Builtin{}})
+			td := startDaemon(b, daemon.Options{Dir: tree, CacheDir: cache, Embedder: benchEmbedder(b)})
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
 			if err := td.d.WaitIndexed(ctx); err != nil {
@@ -169,7 +169,7 @@ const restartLine = "fleet-restart:"
 func restartChild(b *testing.B, env string) {
 	tree, cache, _ := strings.Cut(env, "\n")
 	start, cpu := time.Now(), cpuTime()
-	td := startDaemon(b, daemon.Options{Dir: tree, CacheDir: cache, Embedder: memory.Builtin{}})
+	td := startDaemon(b, daemon.Options{Dir: tree, CacheDir: cache, Embedder: benchEmbedder(b)})
 	ready, readyCPU := time.Since(start), cpuTime()-cpu
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()

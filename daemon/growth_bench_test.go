@@ -23,7 +23,8 @@ import (
 
 // BenchmarkAppendGrowth: memory appends to one agent of a --repos daemon
 // by 32 clients as fast as they are acknowledged, spread over 1,000
-// users, with the builtin embedder, as history grows to QUIRE_BENCH_APPENDS (10,000 by default). It
+// users, with the builtin embedder (QUIRE_BENCH_EMBEDDER=none: none), as
+// history grows to QUIRE_BENCH_APPENDS (10,000 by default). It
 // logs, per window of 1,000 appends, the rate, the p99 latency and the
 // process's CPU per append (clients included: they run in the process),
 // and reports the first and the last window and the resident set at the
@@ -45,7 +46,7 @@ func BenchmarkAppendGrowth(b *testing.B) {
 	}
 	const clients, window, users = 32, 1000, 1000
 	ctx := context.Background()
-	dirs := daemon.Options{ReposDir: filepath.Join(shortTempDir(b), "repos"), CacheDir: filepath.Join(shortTempDir(b), "cache"), Embedder: memory.Builtin{}}
+	dirs := daemon.Options{ReposDir: filepath.Join(shortTempDir(b), "repos"), CacheDir: filepath.Join(shortTempDir(b), "cache"), Embedder: benchEmbedder(b)}
 	td := startDaemon(b, dirs)
 	td.push(b, newWorkTree(b, botFiles), "bot")
 	type sample struct {
@@ -135,4 +136,19 @@ func logHeap(b *testing.B, when string) {
 	runtime.ReadMemStats(&m)
 	b.Logf("%s: rss %d MB, heap live %d MB, in use %d MB, from the OS %d MB, next GC at %d MB",
 		when, procStatus(b, "VmRSS")>>20, m.HeapAlloc>>20, m.HeapInuse>>20, (m.HeapSys-m.HeapReleased)>>20, m.NextGC>>20)
+}
+
+// benchEmbedder is the embedder of the scale benchmarks: builtin (the
+// cost of vectors) unless QUIRE_BENCH_EMBEDDER says none (the default
+// configuration's: full text only).
+func benchEmbedder(tb testing.TB) memory.Embedder {
+	switch e := os.Getenv("QUIRE_BENCH_EMBEDDER"); e {
+	case "", "builtin":
+		return memory.Builtin{}
+	case "none":
+		return memory.None{}
+	default:
+		tb.Fatalf("QUIRE_BENCH_EMBEDDER %q: want builtin or none", e)
+		return nil
+	}
 }
