@@ -15,9 +15,14 @@ import (
 // is ready to use.
 type indexState struct {
 	mu      sync.Mutex
-	indexed map[string]string            // agent → indexed commit
-	stats   map[string]memory.IndexStats // agent → stats of the last index run
-	failed  map[string]indexFailure      // agent → the last run's error
+	indexed map[string]string // agent → indexed commit
+	// atCommit counts the agents indexed at each commit of indexed, so
+	// that progress answers "not yet" without a pass over every agent:
+	// a deployment whose commit fewer agents hold than it has cannot be
+	// done.
+	atCommit map[string]int
+	stats    map[string]memory.IndexStats // agent → stats of the last index run
+	failed   map[string]indexFailure      // agent → the last run's error
 	// notIndexed is, per agent, the memory files the last index run
 	// left out (notIndexedError).
 	notIndexed map[string]string
@@ -59,6 +64,7 @@ type agentIndex struct {
 func (ix *indexState) init() {
 	if ix.changed == nil {
 		ix.indexed = map[string]string{}
+		ix.atCommit = map[string]int{}
 		ix.stats = map[string]memory.IndexStats{}
 		ix.failed = map[string]indexFailure{}
 		ix.notIndexed = map[string]string{}
@@ -98,7 +104,7 @@ func (ix *indexState) ran(r indexRun, current func() *deployment) {
 		ix.failed[name] = indexFailure{commit: r.commit, err: r.err.Error()}
 	} else {
 		delete(ix.failed, name)
-		ix.indexed[name] = r.indexed
+		ix.setIndexed(name, r.indexed)
 		ix.stats[name] = r.stats
 		if cur := current(); cur == nil || cur.commit == r.commit {
 			delete(ix.unindexedSince, name)
@@ -106,6 +112,22 @@ func (ix *indexState) ran(r indexRun, current func() *deployment) {
 	}
 	close(ix.changed)
 	ix.changed = make(chan struct{})
+}
+
+// setIndexed records that the store holds agent name at commit, keeping
+// atCommit's counts.
+func (ix *indexState) setIndexed(name, commit string) {
+	old, had := ix.indexed[name]
+	if had && old == commit {
+		return
+	}
+	if had {
+		if ix.atCommit[old]--; ix.atCommit[old] <= 0 {
+			delete(ix.atCommit, old)
+		}
+	}
+	ix.indexed[name] = commit
+	ix.atCommit[commit]++
 }
 
 // agent is what the store holds of agent name.
@@ -125,6 +147,12 @@ func (ix *indexState) progress(dep *deployment) (done bool, failed error, change
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.init()
+	if len(ix.failed) == 0 && ix.atCommit[dep.commit] < len(dep.names) {
+		// Not every agent is indexed at dep's commit, and no run failed:
+		// the answer needs no pass over dep's agents (a waiter asks after
+		// every index run, so the pass made waiting on a fleet quadratic).
+		return false, nil, ix.changed
+	}
 	done = true
 	for _, name := range dep.names {
 		if ix.indexed[name] == dep.commit {
