@@ -31,15 +31,7 @@ import (
 //
 //	go test -run '^$' -bench 'FleetColdStart/agents=10000$' -benchtime 1x ./daemon
 func BenchmarkFleetColdStart(b *testing.B) {
-	sizes := []int{100, 1000, 10000}
-	if s := os.Getenv("QUIRE_BENCH_AGENTS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			b.Fatalf("QUIRE_BENCH_AGENTS: %v", err)
-		}
-		sizes = []int{n}
-	}
-	for _, n := range sizes {
+	for _, n := range fleetSizes(b) {
 		b.Run(fmt.Sprintf("agents=%d", n), func(b *testing.B) {
 			for range b.N {
 				benchFleetColdStart(b, n)
@@ -93,15 +85,7 @@ func BenchmarkFleetRestart(b *testing.B) {
 		restartChild(b, env)
 		return
 	}
-	sizes := []int{100, 1000, 10000}
-	if s := os.Getenv("QUIRE_BENCH_AGENTS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			b.Fatalf("QUIRE_BENCH_AGENTS: %v", err)
-		}
-		sizes = []int{n}
-	}
-	for _, n := range sizes {
+	for _, n := range fleetSizes(b) {
 		b.Run(fmt.Sprintf("agents=%d", n), func(b *testing.B) {
 			b.StopTimer()
 			tree := b.TempDir()
@@ -261,4 +245,18 @@ func procField(b *testing.B, file, key string, unit int64) int64 {
 		}
 	}
 	return 0
+}
+
+// fleetSizes are the fleet benchmarks' sizes: 100, 1,000 and 10,000
+// agents, or the one QUIRE_BENCH_AGENTS names.
+func fleetSizes(b *testing.B) []int {
+	s := os.Getenv("QUIRE_BENCH_AGENTS")
+	if s == "" {
+		return []int{100, 1000, 10000}
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		b.Fatalf("QUIRE_BENCH_AGENTS: %v", err)
+	}
+	return []int{n}
 }
