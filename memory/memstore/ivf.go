@@ -45,9 +45,9 @@ type ivf struct {
 }
 
 // maxProbeShare: an index whose calibrated probe reads more than
-// 1/maxProbeShare of its lists is not used, the exact scan being as fast
-// then (its reads are in memory order) and exact. Vectors without
-// clusters do that: the builtin embedder's hashed words and trigrams
+// 1/maxProbeShare of its lists reads them all (scan), which costs little
+// more then and loses nothing to the probe. Vectors without clusters do
+// that: the builtin embedder's hashed words and trigrams
 // need about two thirds of the lists for recall 0.98, an embedding
 // model's (or the benchmark's topic mixture) far fewer.
 const maxProbeShare = 4
@@ -119,6 +119,17 @@ func (x *ivf) store(vectors [][]float32, n int, prev *ivf, dir string) {
 	}
 	x.arena.put(vectors, todo, x.slot)
 	x.segs = slices.Clone(x.arena.segs)
+	leaveArena(prev, x.arena, vectors)
+}
+
+// leaveArena takes vectors off prev's arena when the new index keeps
+// another one (kept; nil for none): prev's arena is unmapped once prev is
+// dropped, so a vector still in it (one of another length, which no arena
+// of the new index holds) is copied onto the heap.
+func leaveArena(prev *ivf, kept *vectorArena, vectors [][]float32) {
+	if prev != nil && prev.arena != nil && prev.arena != kept {
+		prev.arena.heapVectors(vectors)
+	}
 }
 
 // vectorCount returns the length of ix's vectors (that of the first one)
@@ -271,31 +282,36 @@ func (x *ivf) nearest(ix *agentIndex, qv []float32, n int, user string) []scored
 	if len(qv) != x.dims {
 		return nil
 	}
-	var lists []int
-	if x.scan {
-		lists = make([]int, len(x.centroids))
-		for l := range lists {
-			lists[l] = l
-		}
-	} else {
-		for _, l := range x.listOrder(qv)[:x.probe] {
-			lists = append(lists, l.pos)
+	var lists []int // the probe lists; nil when the index scans them all
+	if !x.scan {
+		order := x.listOrder(qv)[:x.probe]
+		lists = make([]int, len(order))
+		for k, l := range order {
+			lists[k] = l.pos
 		}
 	}
 	code := newQueryCode(qv)
 	window := topScored{n: rerankWindow(n)}
+	offer := func(members []int32) {
+		for _, i := range members {
+			if s := x.slot[i]; s >= 0 {
+				window.offer(scored{int(i), approx(x.segs, x.dims, s, &code)})
+			} else { // backfilled since, on the heap
+				window.offer(scored{int(i), float64(dot(ix.vectors[i], qv))})
+			}
+		}
+	}
 	for _, scope := range scopes(user) {
 		members := x.members[scope]
-		if members == nil {
+		if lists == nil {
+			for _, m := range members {
+				offer(m)
+			}
 			continue
 		}
-		for _, l := range lists {
-			for _, i := range members[l] {
-				if s := x.slot[i]; s >= 0 {
-					window.offer(scored{int(i), approx(x.segs, x.dims, s, &code)})
-				} else { // backfilled since, on the heap
-					window.offer(scored{int(i), float64(dot(ix.vectors[i], qv))})
-				}
+		if members != nil {
+			for _, l := range lists {
+				offer(members[l])
 			}
 		}
 	}

@@ -24,8 +24,8 @@ func (ix *agentIndex) index(vp vectorPlan, prev *ivf, carried []int32) {
 		}
 	}
 	ix.ann = newIVF(ix, vp, prev, carried)
-	if ix.ann == nil && prev != nil && prev.arena != nil {
-		prev.arena.heapVectors(ix.vectors) // prev's arena goes with it
+	if ix.ann == nil {
+		leaveArena(prev, nil, ix.vectors)
 	}
 }
 
