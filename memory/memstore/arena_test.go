@@ -80,7 +80,10 @@ func checkArena(t *testing.T, ix *agentIndex, prev *vectorArena) {
 	t.Helper()
 	for i, v := range ix.vectors {
 		if ix.ann == nil {
-			if _, in := prev.slotOf(v); prev != nil && in {
+			if prev == nil {
+				break
+			}
+			if _, in := prev.slotOf(v); in {
 				t.Fatalf("vector %d is still the old arena's", i)
 			}
 			continue
