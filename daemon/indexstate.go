@@ -21,6 +21,10 @@ type indexState struct {
 	// a deployment whose commit fewer agents hold than it has cannot be
 	// done.
 	atCommit map[string]int
+	// failedAt counts the agents of failed by the commit their run was of,
+	// so that a failure of another commit does not cost progress its
+	// shortcut.
+	failedAt map[string]int
 	stats    map[string]memory.IndexStats // agent → stats of the last index run
 	failed   map[string]indexFailure      // agent → the last run's error
 	// notIndexed is, per agent, the memory files the last index run
@@ -65,6 +69,7 @@ func (ix *indexState) init() {
 	if ix.changed == nil {
 		ix.indexed = map[string]string{}
 		ix.atCommit = map[string]int{}
+		ix.failedAt = map[string]int{}
 		ix.stats = map[string]memory.IndexStats{}
 		ix.failed = map[string]indexFailure{}
 		ix.notIndexed = map[string]string{}
@@ -100,10 +105,8 @@ func (ix *indexState) ran(r indexRun, current func() *deployment) {
 	} else {
 		delete(ix.notIndexed, name)
 	}
-	if r.err != nil {
-		ix.failed[name] = indexFailure{commit: r.commit, err: r.err.Error()}
-	} else {
-		delete(ix.failed, name)
+	ix.setFailed(name, r)
+	if r.err == nil {
 		ix.setIndexed(name, r.indexed)
 		ix.stats[name] = r.stats
 		if cur := current(); cur == nil || cur.commit == r.commit {
@@ -130,6 +133,21 @@ func (ix *indexState) setIndexed(name, commit string) {
 	ix.atCommit[commit]++
 }
 
+// setFailed records r's failure of agent name, or that it did not fail,
+// keeping failedAt's counts.
+func (ix *indexState) setFailed(name string, r indexRun) {
+	if old, had := ix.failed[name]; had {
+		if ix.failedAt[old.commit]--; ix.failedAt[old.commit] <= 0 {
+			delete(ix.failedAt, old.commit)
+		}
+		delete(ix.failed, name)
+	}
+	if r.err != nil {
+		ix.failed[name] = indexFailure{commit: r.commit, err: r.err.Error()}
+		ix.failedAt[r.commit]++
+	}
+}
+
 // agent is what the store holds of agent name.
 func (ix *indexState) agent(name string) agentIndex {
 	ix.mu.Lock()
@@ -147,8 +165,8 @@ func (ix *indexState) progress(dep *deployment) (done bool, failed error, change
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.init()
-	if len(ix.failed) == 0 && ix.atCommit[dep.commit] < len(dep.names) {
-		// Not every agent is indexed at dep's commit, and no run failed:
+	if ix.failedAt[dep.commit] == 0 && ix.atCommit[dep.commit] < len(dep.names) {
+		// Not every agent is indexed at dep's commit, and no run of it failed:
 		// the answer needs no pass over dep's agents (a waiter asks after
 		// every index run, so the pass made waiting on a fleet quadratic).
 		return false, nil, ix.changed
