@@ -10,7 +10,6 @@ import (
 	"path"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -32,12 +31,6 @@ const racyWindow = 2 * time.Second
 // give a new id: a redeploy that re-indexes nothing.
 func contentID(fsys fs.FS) (string, error) {
 	scan, err := scanTree(fsys, time.Now())
-	return scan.id, err
-}
-
-// contentIDAt is contentID for a scan that starts at now.
-func contentIDAt(fsys fs.FS, now time.Time) (string, error) {
-	scan, err := scanTree(fsys, now)
 	return scan.id, err
 }
 
@@ -64,7 +57,7 @@ func scanTree(fsys fs.FS, now time.Time) (treeScan, error) {
 	w.list(root)
 	w.wg.Wait()
 	h := sha256.New()
-	scan := treeScan{dirs: make(map[string][]fs.DirEntry, w.dirs.Load())}
+	scan := treeScan{dirs: map[string][]fs.DirEntry{}}
 	if err := root.hash(h, scan.dirs); err != nil {
 		return treeScan{}, err
 	}
@@ -78,7 +71,6 @@ type treeWalk struct {
 	racy  time.Time
 	slots chan struct{} // a goroutine of its own per slot
 	wg    sync.WaitGroup
-	dirs  atomic.Int64
 }
 
 // scanDir is a directory of the walk: its entries, and for each entry
@@ -102,7 +94,6 @@ type scanPart struct {
 // goroutine of its own when a slot is free and listing it here
 // otherwise.
 func (w *treeWalk) list(d *scanDir) {
-	w.dirs.Add(1)
 	d.entries, d.err = fs.ReadDir(w.fsys, d.path)
 	if d.err != nil {
 		return

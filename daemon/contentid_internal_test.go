@@ -75,11 +75,11 @@ func TestContentIDFromStat(t *testing.T) {
 	}
 	later := time.Now().Add(time.Hour) // every change time is then old
 	id := func() string {
-		s, err := contentIDAt(workspace.DirFS(dir), later)
+		scan, err := scanTree(workspace.DirFS(dir), later)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return s
+		return scan.id
 	}
 	first := id()
 	if id() != first {

@@ -12,13 +12,15 @@ import (
 
 // statOf reads a file's change time and inode from its stat data.
 func statOf(info fs.FileInfo) fileStat {
-	st := fileStat{mtime: info.ModTime(), ctime: info.ModTime()}
 	if s, ok := info.Sys().(*syscall.Stat_t); ok {
-		sec, nsec := s.Ctim.Unix()
-		st.ctime = time.Unix(sec, nsec)
-		st.ino, st.dev = uint64(s.Ino), uint64(s.Dev)
+		return statOfSys(s)
 	}
-	return st
+	return fileStat{mtime: info.ModTime(), ctime: info.ModTime()}
+}
+
+// statOfSys is statOf of the kernel's stat data.
+func statOfSys(s *syscall.Stat_t) fileStat {
+	return fileStat{mtime: time.Unix(s.Mtim.Unix()), ctime: time.Unix(s.Ctim.Unix()), ino: uint64(s.Ino), dev: uint64(s.Dev)}
 }
 
 // lstatEntry is file p's stat data and size, as e.Info() gives them. In
@@ -41,6 +43,5 @@ func lstatEntry(fsys fs.FS, p string, e fs.DirEntry) (fileStat, int64, error) {
 		}
 		break
 	}
-	st := fileStat{mtime: time.Unix(s.Mtim.Unix()), ctime: time.Unix(s.Ctim.Unix()), ino: uint64(s.Ino), dev: uint64(s.Dev)}
-	return st, s.Size, nil
+	return statOfSys(&s), s.Size, nil
 }
