@@ -78,15 +78,19 @@ func anyIn(g []string, names map[string]bool) bool {
 // a large directory's every entry (a write into one user's directory
 // among thousands).
 func foldedLike(es []fs.DirEntry, names map[string]bool) []fs.DirEntry {
-	lower := make(map[string]bool, len(names))
-	var few []string // the common case, a write's name or two: compared, not hashed
-	for n := range names {
-		lower[strings.ToLower(n)] = true
-		few = append(few, strings.ToLower(n))
-	}
-	has := func(k string) bool { return lower[k] }
-	if len(few) <= 4 {
+	var has func(k string) bool
+	if len(names) <= 4 { // the common case, a write's name or two: compared, not hashed
+		few := make([]string, 0, len(names))
+		for n := range names {
+			few = append(few, strings.ToLower(n))
+		}
 		has = func(k string) bool { return slices.Contains(few, k) }
+	} else {
+		lower := make(map[string]bool, len(names))
+		for n := range names {
+			lower[strings.ToLower(n)] = true
+		}
+		has = func(k string) bool { return lower[k] }
 	}
 	var out []fs.DirEntry
 	for _, e := range es {
