@@ -57,6 +57,12 @@ type Repository struct {
 	merge MergePolicy
 }
 
+// objectCacheSize is how many bytes of inflated objects a repository
+// keeps: the trees a commit rewrites and the blobs just read. More made
+// no measurable difference to CPU under appends (pack reads stay about
+// 3 % of it).
+const objectCacheSize = 4 << 20
+
 // maxOpenPacks is how many pack files a repository keeps open for reads
 // (the least recently used is closed first).
 const maxOpenPacks = 16
@@ -85,7 +91,10 @@ func Open(path string) (*Repository, error) {
 	// The same storage, keeping a few pack files open (by default go-git
 	// opens, maps and closes the pack for every object it reads, which
 	// was a fifth of a busy host's CPU) and reading pack indexes whole.
-	fsSt = filesystem.NewStorageWithOptions(idxFS{fsSt.Filesystem()}, cache.NewObjectLRUDefault(),
+	// Its object cache holds objectCacheSize, not go-git's 96 MiB: the
+	// default filled up as history grew and made a daemon under appends
+	// hold half again what it holds after a restart.
+	fsSt = filesystem.NewStorageWithOptions(idxFS{fsSt.Filesystem()}, cache.NewObjectLRU(objectCacheSize),
 		filesystem.Options{MaxOpenDescriptors: maxOpenPacks})
 	st := &gitStorage{Storage: fsSt, refs: &refStore{gitDir: gitDir, commonDir: commonDir},
 		packDir: filepath.Join(commonDir, "objects", "pack")}
