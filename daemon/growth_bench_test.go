@@ -19,6 +19,7 @@ import (
 	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/memory"
+	"github.com/quirehq/quire/workspace"
 )
 
 // BenchmarkAppendGrowth: memory appends to one agent of a --repos daemon
@@ -34,7 +35,9 @@ import (
 // indexed, after the first daemon's memory was returned (restart-rss-MB;
 // restart-min-rss-MB once its own garbage is returned too): the target
 // is the resident set under appends (rss-MB, once the last append is
-// indexed) within 1.5× of it. Run with -benchtime=1x.
+// indexed) within 1.5× of it, and the restarted resident set at most 10×
+// the memory text it indexes (text-MB: the memory files on live). Run
+// with -benchtime=1x.
 func BenchmarkAppendGrowth(b *testing.B) {
 	total := 10_000
 	if s := os.Getenv("QUIRE_BENCH_APPENDS"); s != "" {
@@ -89,15 +92,8 @@ func BenchmarkAppendGrowth(b *testing.B) {
 	td.waitIndexed(b)
 	rss := procStatus(b, "VmRSS")
 	logHeap(b, "under appends")
-	if f := os.Getenv("QUIRE_BENCH_HEAPPROFILE"); f != "" {
-		runtime.GC()
-		out, err := os.Create(f)
-		if err != nil {
-			b.Fatal(err)
-		}
-		pprof.Lookup("heap").WriteTo(out, 0)
-		out.Close()
-	}
+	writeHeapProfile(b, "")
+	text := memoryText(b, filepath.Join(dirs.ReposDir, "bot.git"))
 	td.stop()
 	debug.FreeOSMemory()
 	again := startDaemon(b, dirs)
@@ -105,6 +101,7 @@ func BenchmarkAppendGrowth(b *testing.B) {
 	b.ReportMetric(float64(procStatus(b, "VmRSS")>>20), "restart-rss-MB")
 	debug.FreeOSMemory()
 	logHeap(b, "after a restart")
+	writeHeapProfile(b, ".restart")
 	b.ReportMetric(float64(procStatus(b, "VmRSS")>>20), "restart-min-rss-MB")
 	first, last := samples[0], samples[len(samples)-1]
 	b.ReportMetric(first.rate, "first-appends/s")
@@ -113,6 +110,48 @@ func BenchmarkAppendGrowth(b *testing.B) {
 	b.ReportMetric(last.p99, "last-p99-ms")
 	b.ReportMetric(last.cpu, "last-cpu-ms/append")
 	b.ReportMetric(float64(rss>>20), "rss-MB")
+	b.ReportMetric(float64(text)/(1<<20), "text-MB")
+}
+
+// memoryText returns the size of the memory files (documents and daily
+// logs) on the live branch of the bare repository repo: the text the
+// memory index holds.
+func memoryText(b *testing.B, repo string) int64 {
+	var n int64
+	for _, line := range strings.Split(git(b, repo, "ls-tree", "-r", "-l", "live"), "\n") {
+		meta, path, ok := strings.Cut(line, "\t")
+		f := strings.Fields(meta)
+		if !ok || len(f) != 4 || !workspace.KindOf(path).IsMemory() {
+			continue
+		}
+		size, err := strconv.ParseInt(f[3], 10, 64)
+		if err != nil {
+			b.Fatalf("ls-tree %s: %q: %v", repo, line, err)
+		}
+		n += size
+	}
+	if n == 0 {
+		b.Fatalf("no memory text on live in %s", repo)
+	}
+	return n
+}
+
+// writeHeapProfile writes a heap profile to QUIRE_BENCH_HEAPPROFILE with
+// suffix added, when that variable names a file.
+func writeHeapProfile(b *testing.B, suffix string) {
+	f := os.Getenv("QUIRE_BENCH_HEAPPROFILE")
+	if f == "" {
+		return
+	}
+	runtime.GC()
+	out, err := os.Create(f + suffix)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer out.Close()
+	if err := pprof.Lookup("heap").WriteTo(out, 0); err != nil {
+		b.Fatal(err)
+	}
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

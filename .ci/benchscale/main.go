@@ -109,6 +109,9 @@ func appendRows(appends string) []row {
 		{"1", "RSS under appends vs restart", size, "≤ 1.5×", func(m metrics) (string, bool) {
 			return fmt.Sprintf("%.0f / %.0f MB", m["rss-MB"], m["restart-rss-MB"]), m["rss-MB"] <= 1.5*m["restart-rss-MB"]
 		}},
+		{"1", "RSS after restart vs memory text", size, "≤ 10×", func(m metrics) (string, bool) {
+			return fmt.Sprintf("%.0f MB / %.1f MB", m["restart-rss-MB"], m["text-MB"]), m["restart-rss-MB"] <= 10*m["text-MB"]
+		}},
 	}
 }
 
