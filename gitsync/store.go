@@ -47,8 +47,10 @@ func (s *gitStorage) packAdded() {
 	}
 }
 
-// recentLimit bounds recent; past it the pack directory is re-read.
-const recentLimit = 64 << 20
+// recentLimit bounds recent; past it the pack directory is re-read
+// (every pack index, so once per 16 MB of objects written, not per
+// commit).
+const recentLimit = 16 << 20
 
 var _ storage.Storer = (*gitStorage)(nil)
 
