@@ -59,26 +59,19 @@ func (c *Counter) Count(s string) (int, error) {
 		s = string([]rune(s))
 	}
 	sp := splitterPool.Get().(*splitter)
-	defer splitterPool.Put(sp)
-	sp.runes, sp.cls, sp.offs = sp.runes[:0], sp.cls[:0], sp.offs[:0]
-	for off, r := range s {
-		sp.runes = append(sp.runes, r)
-		sp.cls = append(sp.cls, class(r))
-		sp.offs = append(sp.offs, int32(off))
-	}
-	sp.offs = append(sp.offs, int32(len(s)))
+	defer putSplitter(sp)
+	sp.reset(s)
 	n := 0
-	for i := 0; i < len(sp.runes); {
+	for i := 0; i < len(s); {
 		e := sp.next(i)
 		if e < 0 {
-			i++ // a rune no piece holds (clsUnmatched)
+			i += runeLen(s[i]) // a rune no piece holds (clsUnmatched)
 			continue
 		}
-		piece := s[sp.offs[i]:sp.offs[e]]
-		if _, ok := rank(piece); ok {
+		if _, ok := rank(s[i:e]); ok {
 			n++
 		} else {
-			n += mergeCount(piece)
+			n += mergeCount(s[i:e])
 		}
 		i = e
 	}
@@ -86,6 +79,15 @@ func (c *Counter) Count(s string) (int, error) {
 }
 
 var splitterPool = sync.Pool{New: func() any { return new(splitter) }}
+
+// putSplitter returns sp to the pool unless its buffers grew too large
+// to keep.
+func putSplitter(sp *splitter) {
+	sp.s = ""
+	if cap(sp.cls) <= maxPooledBytes {
+		splitterPool.Put(sp)
+	}
+}
 
 // u32 reads the i-th little-endian uint32 of s.
 func u32(s string, i int) uint32 {

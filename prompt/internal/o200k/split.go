@@ -64,59 +64,116 @@ func slowClass(r rune) uint8 {
 // splitter walks a text piece by piece as o200k_base's split pattern
 // (see pattern) matches it, without a regular-expression engine: each
 // alternative of the pattern is matched by hand, with the backtracking
-// its quantifiers imply, in the pattern's order.
+// its quantifiers imply, in the pattern's order. It works on byte
+// offsets: every byte of a rune carries the rune's class, so a run of a
+// class is scanned byte by byte, and only the steps of exactly one rune
+// (an optional prefix, up to three digits, a give-back) decode runes.
 type splitter struct {
-	runes []rune
-	cls   []uint8
-	offs  []int32 // byte offset of each rune, and the text's length
+	s   string  // valid UTF-8
+	cls []uint8 // class of each byte of s, then 0 (the end: no class)
 }
 
-// at returns the class of rune i, 0 past the end (a class nothing
-// matches, as the end of the text).
-func (s *splitter) at(i int) uint8 {
-	if i >= len(s.cls) {
-		return 0
+// maxPooledBytes bounds the class buffer a pooled splitter keeps.
+const maxPooledBytes = 1 << 20
+
+// reset makes sp split s, which must be valid UTF-8.
+func (sp *splitter) reset(s string) {
+	sp.s = s
+	if cap(sp.cls) < len(s)+1 {
+		sp.cls = make([]uint8, len(s)+1)
 	}
-	return s.cls[i]
-}
-
-// prefix reports whether rune i is [^\r\n\p{L}\p{N}].
-func (s *splitter) prefix(i int) bool {
-	return i < len(s.cls) && s.cls[i]&(clsLetter|clsNumber|clsNewline|clsUnmatched) == 0
-}
-
-// next returns the end of the piece that starts at rune i, or -1 when no
-// piece starts there.
-func (s *splitter) next(i int) int {
-	c := s.cls[i]
-	// [^\r\n\p{L}\p{N}]?[Upper]*[Lower]+'s… and
-	// [^\r\n\p{L}\p{N}]?[Upper]+[Lower]*'s…
-	for _, alt := range [2]func(int) int{s.upperLower, s.upperThenLower} {
-		if s.prefix(i) {
-			if e := alt(i + 1); e >= 0 {
-				return e
+	cls := sp.cls[:len(s)+1]
+	for i := 0; i < len(s); {
+		if i+8 <= len(s) {
+			if b, c := s[i:i+8], cls[i:i+8]; b[0]|b[1]|b[2]|b[3]|b[4]|b[5]|b[6]|b[7] < utf8.RuneSelf {
+				// Eight ASCII bytes (the common case) at once.
+				c[0], c[1], c[2], c[3] = asciiClass[b[0]&0x7f], asciiClass[b[1]&0x7f], asciiClass[b[2]&0x7f], asciiClass[b[3]&0x7f]
+				c[4], c[5], c[6], c[7] = asciiClass[b[4]&0x7f], asciiClass[b[5]&0x7f], asciiClass[b[6]&0x7f], asciiClass[b[7]&0x7f]
+				i += 8
+				continue
 			}
 		}
-		if e := alt(i); e >= 0 {
+		if b := s[i]; b < utf8.RuneSelf {
+			cls[i] = asciiClass[b]
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		c := slowClass(r)
+		for end := i + size; i < end; i++ {
+			cls[i] = c
+		}
+	}
+	cls[len(s)] = 0
+	sp.cls = cls
+}
+
+// runeLen is the length of the rune of valid UTF-8 that starts with b.
+func runeLen(b byte) int {
+	switch {
+	case b < 0xe0:
+		if b < utf8.RuneSelf {
+			return 1
+		}
+		return 2
+	case b < 0xf0:
+		return 3
+	}
+	return 4
+}
+
+// at returns the class of byte i, 0 at the end (a class nothing
+// matches). No scan reads past the end: each stops at a 0.
+func (sp *splitter) at(i int) uint8 { return sp.cls[i] }
+
+// prefix reports whether the rune at i is [^\r\n\p{L}\p{N}].
+func (sp *splitter) prefix(i int) bool {
+	return i < len(sp.s) && sp.cls[i]&(clsLetter|clsNumber|clsNewline|clsUnmatched) == 0
+}
+
+// next returns the end of the piece that starts at byte i, or -1 when no
+// piece starts there.
+func (sp *splitter) next(i int) int {
+	c := sp.cls[i]
+	// [^\r\n\p{L}\p{N}]?[Upper]*[Lower]+'s… and
+	// [^\r\n\p{L}\p{N}]?[Upper]+[Lower]*'s…
+	pre := sp.prefix(i)
+	if pre {
+		if e := sp.upperLower(i + runeLen(sp.s[i])); e >= 0 {
 			return e
 		}
 	}
+	if e := sp.upperLower(i); e >= 0 {
+		return e
+	}
+	if pre {
+		if e := sp.upperThenLower(i + runeLen(sp.s[i])); e >= 0 {
+			return e
+		}
+	}
+	if e := sp.upperThenLower(i); e >= 0 {
+		return e
+	}
 	if c&clsNumber != 0 { // \p{N}{1,3}
-		e := i + 1
-		for e < i+3 && s.at(e)&clsNumber != 0 {
-			e++
+		e := i
+		for n := 0; n < 3 && sp.at(e)&clsNumber != 0; n++ {
+			e += runeLen(sp.s[e])
 		}
 		return e
 	}
-	if e := s.punctuation(i); e >= 0 {
+	if e := sp.punctuation(i); e >= 0 {
 		return e
 	}
 	if c&clsSpace == 0 {
 		return -1
 	}
-	// The rune is white space: \s*[\r\n]+, \s+(?!\S), \s+.
+	return sp.space(i)
+}
+
+// space matches \s*[\r\n]+, \s+(?!\S) and \s+ at i, a white space rune.
+func (sp *splitter) space(i int) int {
 	k := i
-	for s.at(k)&clsSpace != 0 {
+	for sp.at(k)&clsSpace != 0 {
 		k++
 	}
 	// \s*[\r\n]+ as tiktoken-go's compiled engine matches it: the
@@ -124,99 +181,111 @@ func (s *splitter) next(i int) int {
 	// (not the last, as a backtracking engine would), and [\r\n]+
 	// takes the line breaks from there.
 	for t := i; t < k; t++ {
-		if s.cls[t]&clsNewline != 0 {
-			for t < k && s.cls[t]&clsNewline != 0 {
+		if sp.cls[t]&clsNewline != 0 {
+			for t < k && sp.cls[t]&clsNewline != 0 {
 				t++
 			}
 			return t
 		}
 	}
-	if k == len(s.cls) || k-1 == i {
+	// \s+(?!\S) gives the run's last rune back, unless the run is one
+	// rune or ends the text (then \s+ takes it all).
+	last := k - 1
+	for sp.s[last]&0xc0 == 0x80 {
+		last--
+	}
+	if k == len(sp.s) || last == i {
 		return k
 	}
-	return k - 1
+	return last
 }
 
 // upperLower matches [Upper]*[Lower]+ and a contraction at j, returning
 // the end or -1: the greedy [Upper]* gives runes back until [Lower]+
 // can start.
-func (s *splitter) upperLower(j int) int {
+func (sp *splitter) upperLower(j int) int {
 	k := j
-	for s.at(k)&clsUpper != 0 {
+	for sp.at(k)&clsUpper != 0 {
 		k++
 	}
 	for t := k; t >= j; t-- {
-		if s.at(t)&clsLower != 0 {
+		if sp.at(t)&clsLower != 0 {
 			e := t + 1
-			for s.at(e)&clsLower != 0 {
+			for sp.at(e)&clsLower != 0 {
 				e++
 			}
-			return s.contraction(e)
+			return sp.contraction(e)
 		}
 	}
 	return -1
 }
 
 // upperThenLower matches [Upper]+[Lower]* and a contraction at j.
-func (s *splitter) upperThenLower(j int) int {
+func (sp *splitter) upperThenLower(j int) int {
 	k := j
-	for s.at(k)&clsUpper != 0 {
+	for sp.at(k)&clsUpper != 0 {
 		k++
 	}
 	if k == j {
 		return -1
 	}
-	for s.at(k)&clsLower != 0 {
+	for sp.at(k)&clsLower != 0 {
 		k++
 	}
-	return s.contraction(k)
+	return sp.contraction(k)
 }
 
 // contraction returns the end of (?i:'s|'t|'re|'ve|'m|'ll|'d) at e, or e.
-func (s *splitter) contraction(e int) int {
-	if e >= len(s.runes) || s.runes[e] != '\'' {
+func (sp *splitter) contraction(e int) int {
+	if e >= len(sp.s) || sp.s[e] != '\'' {
 		return e
 	}
-	// (?i) matches every case of a letter: its simple case folding orbit
-	// (S, s and ſ for s).
-	fold := func(i int) rune {
-		if i >= len(s.runes) {
-			return 0
-		}
-		r := s.runes[i]
-		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-			if 'a' <= f && f <= 'z' {
-				return f
-			}
-		}
-		return r
-	}
-	switch a, b := fold(e+1), fold(e+2); {
+	a, na := sp.folded(e + 1)
+	b, nb := sp.folded(e + 1 + na)
+	switch {
 	case a == 's' || a == 't' || a == 'm' || a == 'd':
-		return e + 2
+		return e + 1 + na
 	case a == 'r' && b == 'e', a == 'v' && b == 'e', a == 'l' && b == 'l':
-		return e + 3
+		return e + 1 + na + nb
 	}
 	return e
 }
 
-// punctuation matches " ?[^\s\p{L}\p{N}]+[\r\n/]*" at i, or returns -1.
-func (s *splitter) punctuation(i int) int {
-	other := func(i int) bool {
-		return i < len(s.cls) && s.cls[i]&(clsSpace|clsLetter|clsNumber|clsUnmatched) == 0
+// folded returns the rune at i as (?i) matches it, the ASCII letter of its
+// simple case folding orbit if it has one (S, s and ſ are all s), and its
+// length; 0 past the end.
+func (sp *splitter) folded(i int) (rune, int) {
+	if i >= len(sp.s) {
+		return 0, 0
 	}
+	r, size := utf8.DecodeRuneInString(sp.s[i:])
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		if 'a' <= f && f <= 'z' {
+			return f, size
+		}
+	}
+	return r, size
+}
+
+// punctuation matches " ?[^\s\p{L}\p{N}]+[\r\n/]*" at i, or returns -1.
+func (sp *splitter) punctuation(i int) int {
 	j := i
-	if s.runes[i] == ' ' && other(i+1) {
+	if sp.s[i] == ' ' && sp.other(i+1) {
 		j = i + 1
 	}
-	if !other(j) {
+	if !sp.other(j) {
 		return -1
 	}
-	for other(j) {
+	for sp.other(j) {
 		j++
 	}
-	for j < len(s.runes) && (s.cls[j]&clsNewline != 0 || s.runes[j] == '/') {
+	for j < len(sp.s) && (sp.cls[j]&clsNewline != 0 || sp.s[j] == '/') {
 		j++
 	}
 	return j
+}
+
+// other reports whether byte i is of a rune in [^\s\p{L}\p{N}].
+func (sp *splitter) other(i int) bool {
+	return i < len(sp.s) && sp.cls[i]&(clsSpace|clsLetter|clsNumber|clsUnmatched) == 0
 }

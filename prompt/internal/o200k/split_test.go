@@ -12,20 +12,15 @@ import (
 // pieces returns the pieces the splitter cuts s into.
 func pieces(s string) []string {
 	sp := &splitter{}
-	for off, r := range s {
-		sp.runes = append(sp.runes, r)
-		sp.cls = append(sp.cls, class(r))
-		sp.offs = append(sp.offs, int32(off))
-	}
-	sp.offs = append(sp.offs, int32(len(s)))
+	sp.reset(s)
 	var out []string
-	for i := 0; i < len(sp.runes); {
+	for i := 0; i < len(s); {
 		e := sp.next(i)
 		if e < 0 {
-			i++
+			i += runeLen(s[i])
 			continue
 		}
-		out = append(out, s[sp.offs[i]:sp.offs[e]])
+		out = append(out, s[i:e])
 		i = e
 	}
 	return out
