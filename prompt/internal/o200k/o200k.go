@@ -68,11 +68,7 @@ func (c *Counter) Count(s string) (int, error) {
 			i += runeLen(s[i]) // a rune no piece holds (clsUnmatched)
 			continue
 		}
-		if _, ok := rank(s[i:e]); ok {
-			n++
-		} else {
-			n += mergeCount(s[i:e])
-		}
+		n += sp.cache.count(s, i, e)
 		i = e
 	}
 	return n, nil

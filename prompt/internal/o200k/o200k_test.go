@@ -78,6 +78,45 @@ func TestMatchesTiktoken(t *testing.T) {
 	}
 }
 
+// Text whose pieces recur, or are too many and too varied for a text's
+// piece cache to hold, counts as tiktoken-go counts it: the cache may
+// only ever save work.
+func TestPieceCacheMatchesTiktoken(t *testing.T) {
+	c := mustNew(t)
+	r := rand.New(rand.NewPCG(9, 10))
+	words := []string{"the", "The", "THE", "they", "them", "it's", "It'S", "Lúcia", "lúcia", "中文", "中", "🐙", "🐙🐙", "naïve", "naive",
+		"\r\n", "\n\n", "   ", "\t", "123", "1234", "١٢٣", "--", "—", "...", "/", "'", "ſ", "é", "e\u0301"}
+	for _, n := range []int{10, 100, 1000, 20000} {
+		var b strings.Builder
+		for range n {
+			b.WriteString(words[r.IntN(len(words))])
+			if r.IntN(3) == 0 {
+				b.WriteByte(' ')
+			}
+		}
+		check(t, c, b.String())
+	}
+	// More distinct pieces than any cache holds: random words.
+	var b strings.Builder
+	for range 30000 {
+		for range 1 + r.IntN(12) {
+			b.WriteByte(byte('a' + r.IntN(26)))
+		}
+		b.WriteString([]string{" ", ", ", ".\n", " ", "  "}[r.IntN(5)])
+	}
+	check(t, c, b.String())
+}
+
+// A piece of one byte counts one token without a look-up: every byte is
+// a token of its own.
+func TestEveryByteIsAToken(t *testing.T) {
+	for b := range 256 {
+		if _, ok := rank(string([]byte{byte(b)})); !ok {
+			t.Errorf("byte %#x is not a token", b)
+		}
+	}
+}
+
 func FuzzMatchesTiktoken(f *testing.F) {
 	for _, s := range []string{"Hello, world!", "  x  ", strings.Repeat("-", 200), "it's 🐙", "\xff"} {
 		f.Add(s)

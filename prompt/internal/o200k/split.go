@@ -69,8 +69,9 @@ func slowClass(r rune) uint8 {
 // class is scanned byte by byte, and only the steps of exactly one rune
 // (an optional prefix, up to three digits, a give-back) decode runes.
 type splitter struct {
-	s   string  // valid UTF-8
-	cls []uint8 // class of each byte of s, then 0 (the end: no class)
+	s     string  // valid UTF-8
+	cls   []uint8 // class of each byte of s, then 0 (the end: no class)
+	cache pieceCache
 }
 
 // maxPooledBytes bounds the class buffer a pooled splitter keeps.
@@ -106,6 +107,7 @@ func (sp *splitter) reset(s string) {
 	}
 	cls[len(s)] = 0
 	sp.cls = cls
+	sp.cache.reset(len(s))
 }
 
 // runeLen is the length of the rune of valid UTF-8 that starts with b.
