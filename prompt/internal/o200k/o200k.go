@@ -5,7 +5,10 @@
 // collector has no pointers to scan. The text is split into pieces where
 // tiktoken-go's compiled engine for the split pattern cuts it, by a
 // hand-written matcher (split.go, ten times faster than the engine), and
-// each piece is merged by byte-pair ranks.
+// each distinct piece is merged by byte-pair ranks once per text
+// (piececache.go). A text counted with an Index is counted again with its
+// middle replaced (a truncated file) by splitting only around the seams
+// (splice.go).
 package o200k
 
 import (
@@ -58,11 +61,24 @@ func (c *Counter) Count(s string) (int, error) {
 		// so is the text of the piece it falls in.
 		s = string([]rune(s))
 	}
+	n, _ := count(s, nil)
+	return n, nil
+}
+
+// count returns the number of tokens of s, valid UTF-8. With x, it also
+// records in x a position the split reaches every indexStride bytes or
+// so, and the tokens before it.
+func count(s string, x *Index) (int, *Index) {
 	sp := splitterPool.Get().(*splitter)
 	defer putSplitter(sp)
 	sp.reset(s)
-	n := 0
+	n, mark := 0, 0
 	for i := 0; i < len(s); {
+		if x != nil && i >= mark {
+			x.pos = append(x.pos, uint32(i))
+			x.before = append(x.before, uint32(n))
+			mark = i + indexStride
+		}
 		e := sp.next(i)
 		if e < 0 {
 			i += runeLen(s[i]) // a rune no piece holds (clsUnmatched)
@@ -71,7 +87,11 @@ func (c *Counter) Count(s string) (int, error) {
 		n += sp.cache.count(s, i, e)
 		i = e
 	}
-	return n, nil
+	if x != nil {
+		x.pos = append(x.pos, uint32(len(s)))
+		x.before = append(x.before, uint32(n))
+	}
+	return n, x
 }
 
 var splitterPool = sync.Pool{New: func() any { return new(splitter) }}
