@@ -27,14 +27,14 @@ func (w *Workspace) budgetFileTokens(rep *Report, fr *FileReport, r resolved, cf
 		return in, false
 	}
 	limit := b.PerFileTokens
-	in, tr := w.fitTokens(t, r.name, fr.OriginalTokens, limit, b)
+	in, tr := w.fitTokens(r.file, r.name, fr.OriginalTokens, limit, b)
 	fr.Status = StatusFull
 	if tr.Truncated {
 		fr.Status = StatusTruncated
 	}
 	if in.tokens > remaining {
 		limit = remaining
-		in, tr = w.fitTokens(t, r.name, fr.OriginalTokens, limit, b)
+		in, tr = w.fitTokens(r.file, r.name, fr.OriginalTokens, limit, b)
 		fr.Status, fr.UsedBy = StatusClamped, append([]string(nil), used...)
 	}
 	fr.LimitTokens, fr.LimitChars = limit, in.limit
@@ -79,11 +79,26 @@ func (w *Workspace) exactTokens(f *File) int {
 	return w.cache.Count(f.text.content())
 }
 
-// fitTokens cuts t (of orig tokens) by the head and tail rule until what
+// excerptTokens counts the tokens of e, which truncation to limit chars
+// made of f (called name): only around the marker when f's own count
+// was taken recently (see Tokenizer.countExcerpt).
+func (w *Workspace) excerptTokens(f *File, name string, limit int, b *Budget, e excerpt) int {
+	if f.key == 0 { // no fingerprint (EstimateTokens): key the count by its text
+		return w.cache.Count(e.String())
+	}
+	key := w.excerptKey(f, name, limit, b)
+	if f.text.sampled { // only head and tail were read: no count of the whole
+		return w.cache.countKeyed(key, e.String())
+	}
+	return w.cache.countExcerpt(key, f.key, f.text.content(), e)
+}
+
+// fitTokens cuts f (of orig tokens) by the head and tail rule until what
 // is injected, marker included, is at most limit tokens: it starts from
 // the chars the file's own chars-per-token ratio gives and shrinks by the
 // share the count says is over. A text that fits is kept whole.
-func (w *Workspace) fitTokens(t *text, name string, orig, limit int, b *Budget) (injected, Truncation) {
+func (w *Workspace) fitTokens(f *File, name string, orig, limit int, b *Budget) (injected, Truncation) {
+	t := f.text
 	if orig <= limit && !t.sampled {
 		body, tr := truncateText(t, name, t.chars, b.HeadRatio, b.TailRatio)
 		return injected{body: body, chars: tr.ResultChars, limit: t.chars, tokens: orig}, tr
@@ -101,7 +116,7 @@ func (w *Workspace) fitTokens(t *text, name string, orig, limit int, b *Budget) 
 		if tr.Dropped {
 			return injected{}, tr
 		}
-		n := w.cache.Count(body.String())
+		n := w.excerptTokens(f, name, chars, b, body)
 		if n <= limit {
 			return injected{body: body, chars: tr.ResultChars, limit: chars, tokens: n}, tr
 		}

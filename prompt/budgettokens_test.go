@@ -126,3 +126,40 @@ func TestTokenBudgetLargeFile(t *testing.T) {
 		t.Fatalf("a large file under a budget in tokens: %d tokens injected, report %+v", n, f)
 	}
 }
+
+// TestExcerptTokens: what a cut file injects is counted from its
+// original's index (only around the marker), exactly as counting the
+// injected text counts it, under budgets in chars and in tokens, for
+// text of any script, line endings and runs of white space.
+func TestExcerptTokens(t *testing.T) {
+	var b strings.Builder
+	for i := range 400 {
+		fmt.Fprintf(&b, "Line %d: Lúcia's KEYS are in the drawer 🗝️  中文 العربية\t%d\r\n\n   ÉTÉ ſ'S it'LL\n", i, i*i)
+	}
+	soul := b.String()
+	ref := NewTokenizer()
+	for _, yaml := range []string{
+		"budget: {per_file: 1000, total: 30000}\n",
+		"budget: {per_file: 9000, total: 9500}\n",
+		"budget: {per_file: 20000, total: 30000, head_ratio: 0.5, tail_ratio: 0.5}\n",
+		"budget: {unit: tokens, per_file: 700, total: 5000}\n",
+		"budget: {unit: tokens, per_file: 4000, total: 4100}\n",
+	} {
+		w := openMap(t, map[string]string{workspace.SoulFile: soul, workspace.AgentsFile: soul[:3000]}, yaml)
+		res := assemble(t, w, Request{})
+		bud := res.Report.Budget
+		for _, f := range res.Report.Files {
+			if f.Status != StatusTruncated && f.Status != StatusClamped {
+				continue
+			}
+			content := strings.ReplaceAll(soul, "\r\n", "\n")[:f.OriginalBytes] // as the workspace reads it
+			body, _ := Truncate(f.Name, content, f.LimitChars, bud.HeadRatio, bud.TailRatio)
+			if n := ref.Count(body); n != f.InjectedTokens || !strings.Contains(res.Prompt, body) {
+				t.Errorf("%s %s: %d tokens injected, report says %d", yaml, f.Name, n, f.InjectedTokens)
+			}
+		}
+		if len(w.cache.indexes) == 0 {
+			t.Errorf("%s: no file was indexed", yaml)
+		}
+	}
+}

@@ -477,12 +477,7 @@ func (w *Workspace) injectedTokens(fr *FileReport, file *File, name string, in i
 	case w.estimate:
 		return (in.chars + 3) / 4
 	}
-	key := w.excerptKey(file, name, in.limit, b)
-	n, ok := w.cache.cachedCount(key)
-	if !ok {
-		n = w.cache.countKeyed(key, in.body.String())
-	}
-	return n
+	return w.excerptTokens(file, name, in.limit, b, in.body)
 }
 
 // keptNote writes a truncated or clamped file's note, its numbers grouped

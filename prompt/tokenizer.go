@@ -20,7 +20,15 @@ const DefaultEncoding = "o200k_base"
 const (
 	maxCachedCounts  = 8192
 	maxCachedConfigs = 1024
+	// maxIndexedBytes bounds the texts whose indexes are kept (an index
+	// holds its text, and eight bytes for every 64 of it).
+	maxIndexedBytes = 8 << 20
 )
+
+// minIndexedBytes is the size from which a counted text is indexed, so
+// that what truncation keeps of it is counted without tokenising the
+// head and tail again: smaller files are rarely cut, and quick to count.
+const minIndexedBytes = 2048
 
 // Tokenizer holds what is worth computing once across workspaces: exact token
 // counts (by content) and parsed agent.yaml files (by path and content).
@@ -38,6 +46,10 @@ type Tokenizer struct {
 	mu      sync.Mutex
 	counts  map[uint64]int
 	configs map[uint64]parsedConfig
+	// indexes holds how the larger texts counted were split, by content
+	// key (made when first needed), and indexed their total size.
+	indexes map[uint64]*o200k.Index
+	indexed int
 
 	store TokenStore // nil: counts live only in memory
 }
@@ -105,6 +117,39 @@ func (c *Tokenizer) countKeyed(key uint64, s string) int {
 	if s == "" {
 		return 0
 	}
+	return c.countWith(key, len(s), func() string { return s }, func(codec *o200k.Counter) (int, error) {
+		if len(s) < minIndexedBytes {
+			return codec.Count(s)
+		}
+		n, x, err := codec.CountIndexed(s)
+		if x != nil {
+			c.keepIndex(key, x)
+		}
+		return n, err
+	})
+}
+
+// countExcerpt returns the number of tokens of e, which truncation made
+// of orig, whose content key is origKey; key is e's. When orig was counted
+// recently, only the seams around e's marker are tokenised.
+func (c *Tokenizer) countExcerpt(key, origKey uint64, orig string, e excerpt) int {
+	c.mu.Lock()
+	x := c.indexes[origKey]
+	c.mu.Unlock()
+	head, tail := len(e.head), len(orig)-len(e.tail)
+	spliced := x != nil && x.Text() == orig && head <= tail && orig[:head] == e.head && orig[tail:] == e.tail
+	return c.countWith(key, e.Len(), e.String, func(codec *o200k.Counter) (int, error) {
+		if spliced {
+			return codec.CountSpliced(x, head, e.marker, tail)
+		}
+		return codec.Count(e.String())
+	})
+}
+
+// countWith returns the count remembered under key, else the store's
+// count of text(), else what count says (size is the text's length, for
+// an estimate should the tokenizer fail to load), and remembers it.
+func (c *Tokenizer) countWith(key uint64, size int, text func() string, count func(*o200k.Counter) (int, error)) int {
 	c.mu.Lock()
 	n, ok := c.counts[key]
 	c.mu.Unlock()
@@ -114,17 +159,17 @@ func (c *Tokenizer) countKeyed(key uint64, s string) int {
 	var sum [sha256.Size]byte
 	found := false
 	if c.store != nil {
-		sum = ContentSum(c.encoding, s)
+		sum = ContentSum(c.encoding, text())
 		n, found = c.store.TokenCount(sum)
 	}
 	if !found {
 		c.once.Do(func() { c.codec, c.err = o200k.New() })
 		err := c.err
 		if err == nil {
-			n, err = c.codec.Count(s)
+			n, err = count(c.codec)
 		}
 		if err != nil {
-			n = (len(s) + 3) / 4
+			n = (size + 3) / 4
 		} else if c.store != nil {
 			c.store.RememberTokenCount(sum, n)
 		}
@@ -136,6 +181,24 @@ func (c *Tokenizer) countKeyed(key uint64, s string) int {
 	c.counts[key] = n
 	c.mu.Unlock()
 	return n
+}
+
+// keepIndex remembers x, the index of the text whose key is key.
+func (c *Tokenizer) keepIndex(key uint64, x *o200k.Index) {
+	size := len(x.Text())
+	if size > maxIndexedBytes {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.indexes == nil || c.indexed+size > maxIndexedBytes {
+		c.indexes, c.indexed = map[uint64]*o200k.Index{}, 0
+	}
+	if old := c.indexes[key]; old != nil {
+		c.indexed -= len(old.Text())
+	}
+	c.indexes[key] = x
+	c.indexed += size
 }
 
 // cachedCount returns the count remembered under key, if any.
