@@ -226,10 +226,8 @@ func (b *Builder) Build() *Index {
 		idf := IDF(n, len(list))
 		ix.idf[t] = idf
 		for _, p := range list {
-			tf := float64(p.tf)
-			norm := K1 * (1 - B + B*float64(b.docLen[p.doc])/ix.avgdl)
 			ix.doc = append(ix.doc, p.doc)
-			ix.impact = append(ix.impact, idf*tf*(K1+1)/(tf+norm))
+			ix.impact = append(ix.impact, weight(idf, p.tf, docNorm(b.docLen[p.doc], ix.avgdl)))
 		}
 	}
 	ix.start[len(b.postings)] = int32(len(ix.doc))
@@ -389,7 +387,7 @@ func (ix *Index) SearchTerms(terms []string, selecting []bool, k int, dst []Hit,
 	for _, d := range s.touched {
 		acc[d] = 0
 	}
-	return top(dst, k, s.touched, sum, nil)
+	return top(dst, k, s.touched, sum, nil, nil)
 }
 
 // lookupFactor is how many times longer than the selected documents a
@@ -453,20 +451,24 @@ func (ix *Index) Search(query string, k int, dst []Hit, filter func(doc int) boo
 			acc[d] += impacts[i]
 		}
 	}
-	return top(dst, k, s.touched, acc, filter)
+	return top(dst, k, s.touched, acc, filter, nil)
 }
 
 // top appends to dst (empty) the at most k best of the touched
 // documents by score, best first (k ≤ 0: all of them), and zeroes their
 // scores for the next query. It keeps a bounded min-heap, the worst hit
 // at dst[0], and asks filter only about a document that would enter it:
-// once the heap is full, few do.
-func top(dst []Hit, k int, touched []int32, score []float64, filter func(doc int) bool) []Hit {
+// once the heap is full, few do. A hit's Doc is place[d] (d when place
+// is nil), and ties break by it.
+func top(dst []Hit, k int, touched []int32, score []float64, filter func(doc int) bool, place []int32) []Hit {
 	if k <= 0 || k > len(touched) {
 		k = len(touched)
 	}
 	for _, d := range touched {
 		h := Hit{Doc: int(d), Score: score[d]}
+		if place != nil {
+			h.Doc = int(place[d])
+		}
 		score[d] = 0
 		full := len(dst) == k
 		if full && !better(h, dst[0]) || filter != nil && !filter(h.Doc) {

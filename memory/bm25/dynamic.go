@@ -1,0 +1,394 @@
+package bm25
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+)
+
+// Dynamic is a BM25 index that changes in place: Update adds and removes
+// documents at the cost of what they hold, not of what the index holds.
+// It keeps each posting's raw term frequency and each document's length,
+// and weighs them with the collection's current N, document frequencies
+// and mean length when it is searched, so a Dynamic ranks exactly (to the
+// bit) as one made at once from the same documents in the same order.
+//
+// A document is known by its place in an order the caller gives with
+// each change (the embedded memory store's: by user, path and line):
+// hits, filters, Score and ties speak of places, so ties break as in an
+// index built in that order. Within, a document keeps the slot it was
+// added at until it is removed; a removed document's postings stay until
+// Compact drops them.
+//
+// Any number of goroutines may search a Dynamic, and Analyze and Compact
+// may read it meanwhile, but Update must run alone: the caller holds a
+// write lock around it (the memory store's).
+type Dynamic struct {
+	analyzer Analyzer
+	terms    map[string]int32
+	postings [][]rawPosting // by term id; rawPosting.doc is a slot, ascending
+	df       []int32        // by term id: the live documents holding it
+	docLen   []int32        // by slot; -1 once removed
+	place    []int32        // by slot: its place; -1 once removed
+	slots    []int32        // by place
+	total    int64          // tokens of the live documents
+	spare    []int32        // the last order's slots, reused by the next
+	scratch  sync.Pool      // of *scratch
+}
+
+// NewDynamic returns an empty Dynamic whose documents analyzer splits
+// into terms (nil: EachToken). Queries are split by the caller
+// (SearchTerms).
+func NewDynamic(analyzer Analyzer) *Dynamic {
+	if analyzer == nil {
+		analyzer = eachToken
+	}
+	return &Dynamic{analyzer: analyzer, terms: map[string]int32{}}
+}
+
+// Doc is a document analysed for a Dynamic by Analyze: its length and
+// its distinct terms with their counts, those the Dynamic held by id.
+// It is valid for the Dynamic's next Update only.
+type Doc struct {
+	n     int32
+	known []rawPosting // doc = term id
+	fresh []freshTerm
+}
+
+type freshTerm struct {
+	term string
+	tf   int32
+}
+
+// Analyze splits text into the Doc that Update adds or removes. It only
+// reads d.
+func (d *Dynamic) Analyze(text string) Doc {
+	var doc Doc
+	var ids []int32
+	var fresh []string
+	d.analyzer(text, nil, func(tok []byte) {
+		doc.n++
+		if id, ok := d.terms[string(tok)]; ok {
+			ids = append(ids, id)
+		} else {
+			fresh = append(fresh, string(tok))
+		}
+	})
+	slices.Sort(ids)
+	for i := 0; i < len(ids); {
+		j := i + 1
+		for j < len(ids) && ids[j] == ids[i] {
+			j++
+		}
+		doc.known = append(doc.known, rawPosting{doc: ids[i], tf: int32(j - i)})
+		i = j
+	}
+	slices.Sort(fresh)
+	for i := 0; i < len(fresh); {
+		j := i + 1
+		for j < len(fresh) && fresh[j] == fresh[i] {
+			j++
+		}
+		doc.fresh = append(doc.fresh, freshTerm{term: fresh[i], tf: int32(j - i)})
+		i = j
+	}
+	return doc
+}
+
+// Change is what Update applies.
+type Change struct {
+	// Order is the documents in their new order: a value ≥ 0 is the
+	// document at that place of the current order, -1 - i is Added[i].
+	Order []int32
+	// Added are the documents added, each named once by Order.
+	Added []Doc
+	// Removed are the documents of the current order that Order leaves
+	// out, each analysed from its text.
+	Removed []Removal
+}
+
+// Removal is a document to remove: its current place, and the Doc of
+// the text it was added with.
+type Removal struct {
+	Place int32
+	Doc   Doc
+}
+
+// Update applies ch. It checks ch first and, when ch does not fit the
+// index (a place out of range, named twice or not at all, a removed
+// document whose text is not the one it was added with), returns an
+// error and changes nothing.
+func (d *Dynamic) Update(ch Change) error {
+	if err := d.check(ch); err != nil {
+		return err
+	}
+	for _, r := range ch.Removed {
+		slot := d.slots[r.Place]
+		for _, p := range r.Doc.known {
+			d.df[p.doc]--
+		}
+		d.total -= int64(d.docLen[slot])
+		d.docLen[slot], d.place[slot] = -1, -1
+	}
+	added := make([]int32, len(ch.Added))
+	for i, doc := range ch.Added {
+		added[i] = d.add(doc)
+	}
+	slots := d.spare[:0]
+	for _, o := range ch.Order {
+		if o >= 0 {
+			slots = append(slots, d.slots[o])
+		} else {
+			slots = append(slots, added[-1-o])
+		}
+	}
+	d.spare, d.slots = d.slots, slots
+	for i, s := range slots {
+		d.place[s] = int32(i)
+	}
+	return nil
+}
+
+// check reports whether ch fits d (see Update).
+func (d *Dynamic) check(ch Change) error {
+	n := len(d.slots)
+	named := make([]bool, n+len(ch.Added))
+	for _, o := range ch.Order {
+		i := int(o)
+		if o < 0 {
+			i = n + int(-1-o)
+		}
+		if i >= len(named) || named[i] {
+			return fmt.Errorf("bm25: order names %d twice or out of range", o)
+		}
+		named[i] = true
+	}
+	for _, r := range ch.Removed {
+		if r.Place < 0 || int(r.Place) >= n || named[r.Place] {
+			return fmt.Errorf("bm25: removed place %d is kept, out of range or removed twice", r.Place)
+		}
+		named[r.Place] = true
+		slot := d.slots[r.Place]
+		if len(r.Doc.fresh) > 0 || r.Doc.n != d.docLen[slot] {
+			return fmt.Errorf("bm25: removed place %d: not the text it was added with", r.Place)
+		}
+		for _, p := range r.Doc.known {
+			list := d.postings[p.doc]
+			if i, ok := slices.BinarySearchFunc(list, slot, bySlot); !ok || list[i].tf != p.tf {
+				return fmt.Errorf("bm25: removed place %d: not the text it was added with", r.Place)
+			}
+		}
+	}
+	if slices.Contains(named, false) {
+		return errors.New("bm25: a document is neither kept nor removed, or an added one is not placed")
+	}
+	return nil
+}
+
+func bySlot(p rawPosting, slot int32) int { return int(p.doc - slot) }
+
+// add adds doc at a new slot and returns it.
+func (d *Dynamic) add(doc Doc) int32 {
+	slot := int32(len(d.docLen))
+	d.docLen = append(d.docLen, doc.n)
+	d.place = append(d.place, -1)
+	d.total += int64(doc.n)
+	for _, p := range doc.known {
+		d.postings[p.doc] = append(d.postings[p.doc], rawPosting{doc: slot, tf: p.tf})
+		d.df[p.doc]++
+	}
+	for _, f := range doc.fresh {
+		id, ok := d.terms[f.term]
+		if !ok {
+			id = int32(len(d.postings))
+			d.terms[f.term] = id
+			d.postings = append(d.postings, nil)
+			d.df = append(d.df, 0)
+		}
+		d.postings[id] = append(d.postings[id], rawPosting{doc: slot, tf: f.tf})
+		d.df[id]++
+	}
+	return slot
+}
+
+// Len returns the number of documents.
+func (d *Dynamic) Len() int { return len(d.slots) }
+
+// DF returns how many documents hold term.
+func (d *Dynamic) DF(term string) int {
+	if t, ok := d.terms[term]; ok {
+		return int(d.df[t])
+	}
+	return 0
+}
+
+// Garbage reports whether removed documents' postings take enough room
+// (as many slots as the live documents, past a floor) for Compact to be
+// worth its cost.
+func (d *Dynamic) Garbage() bool {
+	dead := len(d.docLen) - len(d.slots)
+	return dead > len(d.slots) && dead > compactFloor
+}
+
+const compactFloor = 256
+
+// Compact returns a Dynamic of d's documents, in d's order, without the
+// postings of removed documents (nor terms no document holds any more).
+// It only reads d, which stays as it was.
+func (d *Dynamic) Compact() *Dynamic {
+	c := &Dynamic{analyzer: d.analyzer, docLen: make([]int32, 0, len(d.slots)), place: make([]int32, 0, len(d.slots)), total: d.total}
+	renum := make([]int32, len(d.docLen)) // old slot → new slot
+	for s, l := range d.docLen {
+		if l < 0 {
+			renum[s] = -1
+			continue
+		}
+		renum[s] = int32(len(c.docLen))
+		c.docLen = append(c.docLen, l)
+		c.place = append(c.place, d.place[s])
+	}
+	c.slots = make([]int32, len(d.slots))
+	for i, s := range d.slots {
+		c.slots[i] = renum[s]
+	}
+	c.terms = make(map[string]int32, len(d.terms))
+	for term, t := range d.terms {
+		if d.df[t] > 0 {
+			c.terms[term] = int32(len(c.postings))
+			c.postings = append(c.postings, compacted(d.postings[t], renum, d.df[t]))
+			c.df = append(c.df, d.df[t])
+		}
+	}
+	return c
+}
+
+// compacted is list without removed slots, renumbered.
+func compacted(list []rawPosting, renum []int32, live int32) []rawPosting {
+	out := make([]rawPosting, 0, live)
+	for _, p := range list {
+		if s := renum[p.doc]; s >= 0 {
+			out = append(out, rawPosting{doc: s, tf: p.tf})
+		}
+	}
+	return out
+}
+
+// docNorm is the length part of the BM25 weight of a document of dl
+// tokens, avgdl the mean. Its explicit conversions round each step, so
+// no fused multiply-add makes it differ between where it is computed.
+func docNorm(dl int32, avgdl float64) float64 {
+	r := float64(B * float64(dl) / avgdl)
+	return float64(K1 * float64(1-B+r))
+}
+
+// weight is a term's BM25 weight in a document: idf, its count there
+// and the document's norm (docNorm).
+func weight(idf float64, tf int32, norm float64) float64 {
+	f := float64(tf)
+	return idf * f * (K1 + 1) / (f + norm)
+}
+
+// Score returns the BM25 score of the document at place for the distinct
+// terms, summed in their order as SearchTerms sums them.
+func (d *Dynamic) Score(terms []string, place int) float64 {
+	n := len(d.slots)
+	slot := d.slots[place]
+	norm := docNorm(d.docLen[slot], AvgDocLen(d.total, n))
+	score := 0.0
+	for _, term := range terms {
+		t, ok := d.terms[term]
+		if !ok || d.df[t] == 0 {
+			continue
+		}
+		list := d.postings[t]
+		if i, found := slices.BinarySearchFunc(list, slot, bySlot); found {
+			score += weight(IDF(n, int(d.df[t])), list[i].tf, norm)
+		}
+	}
+	return score
+}
+
+// SearchTerms is Index.SearchTerms on a Dynamic: it appends to dst[:0]
+// the at most k best documents (k ≤ 0: all) holding a selecting term
+// (selecting nil: any term) that filter allows (nil: all), best first,
+// ties broken by lower place; Hit.Doc is the place. filter is asked once
+// about each selected document, before scoring.
+func (d *Dynamic) SearchTerms(terms []string, selecting []bool, k int, dst []Hit, filter func(place int) bool) []Hit {
+	dst = dst[:0]
+	n := len(d.slots)
+	if n == 0 {
+		return dst
+	}
+	s := d.getScratch()
+	defer d.scratch.Put(s)
+	acc, norm := s.acc, s.sum // acc: -1 selected, -2 refused; norm by slot
+	avgdl := AvgDocLen(d.total, n)
+	s.touched, s.rejected = s.touched[:0], s.rejected[:0]
+	for i, term := range terms {
+		t, ok := d.terms[term]
+		if !ok || (selecting != nil && !selecting[i]) {
+			continue
+		}
+		for _, p := range d.postings[t] {
+			switch slot := p.doc; {
+			case acc[slot] != 0 || d.docLen[slot] < 0:
+			case filter == nil || filter(int(d.place[slot])):
+				acc[slot] = -1
+				norm[slot] = docNorm(d.docLen[slot], avgdl)
+				s.touched = append(s.touched, slot)
+			default:
+				acc[slot] = -2
+				s.rejected = append(s.rejected, slot)
+			}
+		}
+	}
+	for _, slot := range s.rejected {
+		acc[slot] = 0
+	}
+	if len(s.touched) == 0 {
+		return dst
+	}
+	// Score the selected documents term by term, in query order, into
+	// acc (from 0), so that the sums are those of Score.
+	for _, slot := range s.touched {
+		acc[slot] = 0
+	}
+	for _, term := range terms {
+		t, ok := d.terms[term]
+		if !ok || d.df[t] == 0 {
+			continue
+		}
+		idf, list := IDF(n, int(d.df[t])), d.postings[t]
+		if len(list) > lookupFactor*len(s.touched) {
+			for _, slot := range s.touched {
+				if i, found := slices.BinarySearchFunc(list, slot, bySlot); found {
+					acc[slot] += weight(idf, list[i].tf, norm[slot])
+				}
+			}
+			continue
+		}
+		for _, p := range list {
+			if norm[p.doc] != 0 {
+				acc[p.doc] += weight(idf, p.tf, norm[p.doc])
+			}
+		}
+	}
+	for _, slot := range s.touched {
+		norm[slot] = 0
+	}
+	return top(dst, k, s.touched, acc, nil, d.place)
+}
+
+// getScratch returns query scratch space with room for every slot.
+func (d *Dynamic) getScratch() *scratch {
+	s, _ := d.scratch.Get().(*scratch)
+	if s == nil {
+		s = &scratch{}
+	}
+	if len(s.acc) < len(d.docLen) {
+		size := len(d.docLen) + len(d.docLen)/4
+		s.acc, s.sum = make([]float64, size), make([]float64, size)
+	}
+	return s
+}
