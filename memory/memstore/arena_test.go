@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/quirehq/quire/memory"
@@ -18,7 +19,12 @@ func TestArenaAcrossVersions(t *testing.T) {
 	corpus := storetest.NewCorpus(1500, 5)
 	changed := slices.Clone(corpus.Docs)
 	changed[0] = memory.NewDocument(changed[0].Path, changed[0].User, changed[0].Text+"\n\nOne more paragraph.")
-	freshChunks := len(changed[0].Chunks())
+	freshChunks := 0 // the changed document's chunks that were not there
+	for _, c := range changed[0].Chunks() {
+		if !slices.Contains(corpus.Docs[0].Chunks(), c) {
+			freshChunks++
+		}
+	}
 	s, err := New(Options{Embedder: memory.Builtin{}, ExactVectors: 1000})
 	if err != nil {
 		t.Fatal(err)
@@ -171,8 +177,8 @@ func TestArenaSearchWhileIndexing(t *testing.T) {
 		if v > 20 {
 			t.Fatalf("the arena was not replaced after %d versions: it holds %d vectors in %d segments", v, first.n, len(first.segs))
 		}
-		for i, d := range docs { // every chunk fresh
-			docs[i] = memory.NewDocument(d.Path, d.User, fmt.Sprintf("%s\n\nVersion %d.", corpus.Docs[i].Text, v))
+		for i, d := range docs { // every chunk (paragraph) fresh
+			docs[i] = memory.NewDocument(d.Path, d.User, strings.ReplaceAll(corpus.Docs[i].Text, "\n\n", fmt.Sprintf(" (version %d)\n\n", v)))
 		}
 		if _, err := s.Index(ctx, "a", fmt.Sprint(v), docs); err != nil {
 			t.Fatal(err)

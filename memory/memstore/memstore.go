@@ -1,8 +1,9 @@
 // Package memstore is the embedded, in-process memory store: the
 // zero-setup default. Per agent it keeps the chunks in memory with a BM25
-// index (memory/bm25, rebuilt when the agent's memory changes) and cosine
-// over the vectors: an exact scan up to 10,000 vectors, above that an
-// inverted-file index (ivf.go) whose recall against the scan is measured
+// index (a bm25.Dynamic: a change of the agent's memory adds and removes
+// the chunks of the documents it changes, the others are not read again)
+// and cosine over the vectors: an exact scan up to 10,000 vectors, above
+// that an inverted-file index (ivf.go) whose recall against the scan is measured
 // (TestIVFRecall, BenchmarkSearch). Nothing but the embedding cache is
 // persisted: the store is rebuilt from the workspace at start, and the
 // cache on disk spares re-embedding unchanged chunks. The cache file is
@@ -63,13 +64,16 @@ type Store struct {
 var _ memory.Store = (*Store)(nil)
 
 // agentIndex is one agent's memory. It is replaced, never mutated, once
-// published, except for vectors filled in by Backfill under the write lock.
+// published, except for vectors filled in by Backfill under the write
+// lock, and its text index: the next index's changes that one in place
+// under the write lock (see publish), so an index is searched only while
+// it is the agent's.
 type agentIndex struct {
 	commit  string
 	docs    map[docKey]string // hash by document
 	chunks  []memory.Chunk    // by user, path, line
 	vectors [][]float32       // unit length, aligned with chunks; nil = pending
-	text    *bm25.Index       // document id = chunk position
+	text    *bm25.Dynamic     // place = chunk position; shared with the index it replaced
 	ann     *ivf              // approximate vector index; nil = exact scan
 	owner   []int32           // by position: 0 agent-level, else 1 + the user's in users
 	users   map[string]int32  // 1 + index by user id
@@ -123,7 +127,7 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 		stats.Unchanged = len(docs)
 		return stats, nil
 	}
-	next := &agentIndex{commit: commit, docs: map[docKey]string{}}
+	next := &agentIndex{commit: commit, docs: make(map[docKey]string, len(docs))}
 	kept, fresh, err := next.diff(agent, old, docs, &stats)
 	if err != nil {
 		return stats, err
@@ -132,12 +136,12 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 	if err != nil {
 		return stats, err
 	}
-	items := s.keptChunks(old, kept)
+	added := make([]indexedChunk, len(fresh))
 	for i, c := range fresh {
-		items = append(items, indexedChunk{c: c, v: unit(vectors[i])})
-		stats.Chunks++
+		added[i] = indexedChunk{c: c, v: unit(vectors[i]), place: int32(-1 - i)}
 	}
-	carried := next.fill(items, bm25.Builder{Analyzer: s.terms.Each})
+	carried, order := next.fill(s.keptChunks(old, kept, &stats), added)
+	text, change := s.textChange(old, kept, fresh, order)
 	var prev *ivf
 	if old != nil {
 		prev = old.ann
@@ -152,9 +156,7 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 			}
 		}
 	}
-	s.mu.Lock()
-	s.agents[agent] = next
-	s.mu.Unlock()
+	s.publish(agent, next, text, change)
 	s.reference(old, kept, fresh)
 	if err := s.saveCache(); err != nil {
 		return stats, err
@@ -162,10 +164,79 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 	return stats, nil
 }
 
-// reference counts the fresh chunks and uncounts old's chunks of the
-// documents not kept, dropping from the cache the embeddings no indexed
-// chunk has any more. The caller holds indexMu.
-func (s *Store) reference(old *agentIndex, kept map[docKey]bool, fresh []memory.Chunk) {
+// textChange is what turns old's text index into next's: old's own
+// (a new one when there is none) and the change that adds the fresh
+// chunks, removes old's chunks not kept and puts them in order (by
+// next's place: an old place, or -1 - i for fresh[i]). It analyses the
+// chunks' text without changing the index, which old's searches go on
+// reading.
+func (s *Store) textChange(old *agentIndex, kept []chunkFate, fresh []memory.Chunk, order []int32) (*bm25.Dynamic, bm25.Change) {
+	ch := bm25.Change{Order: order, Added: make([]bm25.Doc, len(fresh))}
+	if old == nil {
+		text := bm25.NewDynamic(s.terms.Each)
+		for i, c := range fresh {
+			ch.Added[i] = text.Analyze(memory.IndexText(c))
+		}
+		return text, ch
+	}
+	for i, c := range fresh {
+		ch.Added[i] = old.text.Analyze(memory.IndexText(c))
+	}
+	for i, c := range old.chunks {
+		if kept[i] == removed {
+			ch.Removed = append(ch.Removed, bm25.Removal{Place: int32(i), Doc: old.text.Analyze(memory.IndexText(c))})
+		}
+	}
+	return old.text, ch
+}
+
+// publish makes next agent's index, its text index text once change is
+// applied to it: under the write lock, so that no search reads text as
+// it changes (old, which shares it, is not searched from then on). A
+// change that does not fit (a bug) is logged and the text index is made
+// again from next's chunks; one that leaves much garbage is followed by
+// a compaction, made outside the lock.
+func (s *Store) publish(agent string, next *agentIndex, text *bm25.Dynamic, change bm25.Change) {
+	s.mu.Lock()
+	err := text.Update(change)
+	if err == nil {
+		next.text = text
+		s.agents[agent] = next
+	}
+	s.mu.Unlock()
+	switch {
+	case err != nil:
+		s.log.Warn("text index change refused; made again", "agent", agent, "err", err)
+		text = s.textIndex(next.chunks)
+	case text.Garbage():
+		text = text.Compact()
+	default:
+		return
+	}
+	s.mu.Lock()
+	next.text = text
+	s.agents[agent] = next
+	s.mu.Unlock()
+}
+
+// textIndex is a new text index of chunks, in their order.
+func (s *Store) textIndex(chunks []memory.Chunk) *bm25.Dynamic {
+	text := bm25.NewDynamic(s.terms.Each)
+	ch := bm25.Change{Order: make([]int32, len(chunks)), Added: make([]bm25.Doc, len(chunks))}
+	for i, c := range chunks {
+		ch.Order[i] = int32(-1 - i)
+		ch.Added[i] = text.Analyze(memory.IndexText(c))
+	}
+	if err := text.Update(ch); err != nil {
+		panic("memstore: a new text index refused its chunks: " + err.Error())
+	}
+	return text
+}
+
+// reference counts the fresh chunks and uncounts old's chunks not kept,
+// dropping from the cache the embeddings no indexed chunk has any more.
+// The caller holds indexMu.
+func (s *Store) reference(old *agentIndex, kept []chunkFate, fresh []memory.Chunk) {
 	for _, c := range fresh {
 		s.refs[c.Hash]++
 	}
@@ -174,8 +245,8 @@ func (s *Store) reference(old *agentIndex, kept map[docKey]bool, fresh []memory.
 	}
 	model, dims := s.opts.Embedder.Model(), s.opts.Embedder.Dimensions()
 	var gone int64
-	for _, c := range old.chunks {
-		if kept[docKey{c.User, c.Path}] {
+	for i, c := range old.chunks {
+		if kept[i] != removed {
 			continue
 		}
 		if s.refs[c.Hash]--; s.refs[c.Hash] > 0 {
@@ -193,11 +264,26 @@ func (s *Store) reference(old *agentIndex, kept map[docKey]bool, fresh []memory.
 	}
 }
 
+// chunkFate is what becomes of one of old's chunks in the next index.
+type chunkFate uint8
+
+const (
+	unchanged chunkFate = iota // its document is unchanged
+	same                       // its document changed, not the chunk
+	removed                    // gone, or changed
+)
+
 // diff records docs in next and sorts them against old: it returns the
-// documents whose chunks (and vectors) are kept and the chunks of the
-// changed ones, counting unchanged, changed and removed documents in stats.
-func (next *agentIndex) diff(agent string, old *agentIndex, docs []memory.Document, stats *memory.IndexStats) (map[docKey]bool, []memory.Chunk, error) {
-	kept := map[docKey]bool{}
+// fate of each of old's chunks (nil when old is nil) and the chunks to
+// add, counting unchanged, changed and removed documents and the chunks
+// of the changed ones in stats. A changed document keeps its chunks
+// that are the same as before (under appends to a log, all but the
+// last): only the others are removed and added.
+func (next *agentIndex) diff(agent string, old *agentIndex, docs []memory.Document, stats *memory.IndexStats) ([]chunkFate, []memory.Chunk, error) {
+	var kept []chunkFate
+	if old != nil {
+		kept = make([]chunkFate, len(old.chunks))
+	}
 	var fresh []memory.Chunk
 	for _, d := range docs {
 		k := docKey{d.User, d.Path}
@@ -205,22 +291,53 @@ func (next *agentIndex) diff(agent string, old *agentIndex, docs []memory.Docume
 			return nil, nil, fmt.Errorf("index %s: document %s of user %q appears twice", agent, d.Path, d.User)
 		}
 		next.docs[k] = d.Hash
-		if old != nil && old.docs[k] == d.Hash {
-			kept[k] = true
+		h, had := "", false
+		if old != nil {
+			h, had = old.docs[k]
+		}
+		if had && h == d.Hash {
 			stats.Unchanged++
 			continue
 		}
 		stats.Changed++
-		fresh = append(fresh, d.Chunks()...)
+		chunks := d.Chunks()
+		stats.Chunks += len(chunks)
+		if had {
+			chunks = old.match(k, chunks, kept)
+		}
+		fresh = append(fresh, chunks...)
 	}
 	if old != nil {
 		for k := range old.docs {
 			if _, ok := next.docs[k]; !ok {
 				stats.Removed++
+				old.match(k, nil, kept)
 			}
 		}
 	}
 	return kept, fresh, nil
+}
+
+// match marks in kept the chunks of ix's document k that chunks (its
+// new chunks, in order) holds as they were (same) and the others
+// removed, and returns the chunks ix does not hold.
+func (ix *agentIndex) match(k docKey, chunks []memory.Chunk, kept []chunkFate) []memory.Chunk {
+	i, _ := slices.BinarySearchFunc(ix.chunks, k, func(c memory.Chunk, k docKey) int {
+		return cmp.Or(cmp.Compare(c.User, k.user), cmp.Compare(c.Path, k.path))
+	})
+	var fresh []memory.Chunk
+	for ; i < len(ix.chunks) && ix.chunks[i].User == k.user && ix.chunks[i].Path == k.path; i++ {
+		c := ix.chunks[i]
+		for len(chunks) > 0 && chunks[0].StartLine < c.StartLine {
+			fresh, chunks = append(fresh, chunks[0]), chunks[1:]
+		}
+		if len(chunks) > 0 && chunks[0] == c {
+			kept[i], chunks = same, chunks[1:]
+			continue
+		}
+		kept[i] = removed
+	}
+	return append(fresh, chunks...)
 }
 
 // embedFresh embeds the fresh chunks through the cache. An embedder failure
@@ -250,49 +367,76 @@ func (s *Store) embedFresh(ctx context.Context, agent string, fresh []memory.Chu
 
 // indexedChunk is a chunk with its unit vector (nil = pending) and, for a
 // kept chunk, 1 + its list in the previous approximate index (0: none).
+// place is the chunk's place in the previous index, or -1 - i for the
+// i-th fresh chunk.
 type indexedChunk struct {
-	c    memory.Chunk
-	v    []float32
-	list int32
+	c     memory.Chunk
+	v     []float32
+	list  int32
+	place int32
 }
 
-// keptChunks returns old's chunks of the kept documents with their vectors.
-func (s *Store) keptChunks(old *agentIndex, kept map[docKey]bool) []indexedChunk {
-	var items []indexedChunk
-	if old != nil {
-		s.mu.RLock() // Backfill may fill in old.vectors
-		for i, c := range old.chunks {
-			if kept[docKey{c.User, c.Path}] {
-				it := indexedChunk{c: c, v: old.vectors[i]}
-				if old.ann != nil {
-					it.list = old.ann.list[i] + 1
-				}
-				items = append(items, it)
-			}
+// keptChunks returns old's chunks that are kept with their vectors, in
+// old's order, counting the kept chunks of changed documents embedded
+// or pending in stats.
+func (s *Store) keptChunks(old *agentIndex, kept []chunkFate, stats *memory.IndexStats) []indexedChunk {
+	if old == nil {
+		return nil
+	}
+	enabled := memory.Enabled(s.opts.Embedder)
+	items := make([]indexedChunk, 0, len(old.chunks))
+	s.mu.RLock() // Backfill may fill in old.vectors
+	defer s.mu.RUnlock()
+	for i, c := range old.chunks {
+		if kept[i] == removed {
+			continue
 		}
-		s.mu.RUnlock()
+		it := indexedChunk{c: c, v: old.vectors[i], place: int32(i)}
+		if old.ann != nil {
+			it.list = old.ann.list[i] + 1
+		}
+		items = append(items, it)
+		switch {
+		case kept[i] == unchanged || !enabled:
+		case it.v == nil:
+			stats.Pending++
+		default:
+			stats.Embedded++
+		}
 	}
 	return items
 }
 
-// fill sorts items by user, path and line and makes them next's chunks,
-// vectors, per-user positions and text index. It returns, by position,
-// the list each chunk had in the previous approximate index (-1: none).
-func (next *agentIndex) fill(items []indexedChunk, b bm25.Builder) []int32 {
-	slices.SortFunc(items, func(a, b indexedChunk) int {
-		return cmp.Or(cmp.Compare(a.c.User, b.c.User), cmp.Compare(a.c.Path, b.c.Path), cmp.Compare(a.c.StartLine, b.c.StartLine))
-	})
+// chunkOrder orders chunks by user, path and line: an index's order.
+func chunkOrder(a, b memory.Chunk) int {
+	return cmp.Or(cmp.Compare(a.User, b.User), cmp.Compare(a.Path, b.Path), cmp.Compare(a.StartLine, b.StartLine))
+}
+
+// fill makes the kept chunks (in order) and the added ones next's
+// chunks, vectors and per-user positions, in order by user, path and
+// line. It returns, by position, the list each chunk had in the previous
+// approximate index (-1: none) and its place (indexedChunk.place).
+func (next *agentIndex) fill(kept, added []indexedChunk) (carried, order []int32) {
+	slices.SortFunc(added, func(a, b indexedChunk) int { return chunkOrder(a.c, b.c) })
+	n := len(kept) + len(added)
 	next.byUser = map[string][]int{}
-	carried := make([]int32, len(items))
-	for i, it := range items {
-		carried[i] = it.list - 1
-		next.byUser[it.c.User] = append(next.byUser[it.c.User], i)
+	next.chunks = make([]memory.Chunk, 0, n)
+	next.vectors = make([][]float32, 0, n)
+	carried, order = make([]int32, 0, n), make([]int32, 0, n)
+	for len(kept)+len(added) > 0 {
+		var it indexedChunk
+		if len(added) == 0 || len(kept) > 0 && chunkOrder(kept[0].c, added[0].c) < 0 {
+			it, kept = kept[0], kept[1:]
+		} else {
+			it, added = added[0], added[1:]
+		}
+		next.byUser[it.c.User] = append(next.byUser[it.c.User], len(next.chunks))
 		next.chunks = append(next.chunks, it.c)
 		next.vectors = append(next.vectors, it.v)
-		b.Add(memory.IndexText(it.c))
+		carried = append(carried, it.list-1)
+		order = append(order, it.place)
 	}
-	next.text = b.Build()
-	return carried
+	return carried, order
 }
 
 // unit returns a unit-length copy of v (nil stays nil).

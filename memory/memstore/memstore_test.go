@@ -3,8 +3,11 @@ package memstore
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/quirehq/quire/memory"
@@ -146,4 +149,60 @@ func TestSnapshot(t *testing.T) {
 	if err := other.Load("x", bytes.NewReader([]byte("garbage"))); err == nil {
 		t.Error("a damaged snapshot was loaded")
 	}
+}
+
+// An entry appended to a long log leaves the log's other chunks as they
+// were (the same vectors, not re-embedded nor re-indexed); an edit early
+// in the log changes the chunks it moves.
+func TestAppendKeepsTheLogsOtherChunks(t *testing.T) {
+	s, err := New(Options{Embedder: memory.Builtin{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var log strings.Builder
+	for i := range 12 {
+		fmt.Fprintf(&log, "## 09:%02d\nEntry %d: %s\n\n", i, i, strings.Repeat("the garden needs water and the printer toner ", 6))
+	}
+	index := func(commit, text string) (*agentIndex, memory.IndexStats) {
+		t.Helper()
+		st, err := s.Index(ctx, "a", commit, []memory.Document{memory.NewDocument("memory/2026-03-01.md", "ann", text)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.agents["a"], st
+	}
+	before, _ := index("c1", log.String())
+	after, st := index("c2", log.String()+"## 10:00\nEntry 12: lake hiking\n")
+	if st.Changed != 1 || st.Chunks != len(after.chunks) {
+		t.Errorf("stats %+v: want the document changed, its %d chunks counted", st, len(after.chunks))
+	}
+	reused := 0
+	for i, c := range after.chunks {
+		if j := slices.Index(before.chunks, c); j >= 0 && &before.vectors[j][0] == &after.vectors[i][0] {
+			reused++
+		}
+	}
+	if want := len(before.chunks) - 1; len(before.chunks) < 3 || reused < want {
+		t.Errorf("%d of %d chunks kept with their vectors, want at least %d", reused, len(after.chunks), want)
+	}
+	edited, _ := index("c3", "## 08:00\nA first entry.\n\n"+log.String()+"## 10:00\nEntry 12: lake hiking\n")
+	for i, c := range edited.chunks {
+		if slices.Contains(after.chunks, c) {
+			t.Errorf("chunk %d kept after the lines moved: %+v", i, c)
+		}
+	}
+	hits := search(t, s, "lake hiking", "ann")
+	if len(hits) == 0 || !strings.Contains(hits[0].Text, "lake hiking") {
+		t.Errorf("the appended entry is not found first: %+v", hits)
+	}
+}
+
+func search(t *testing.T, s *Store, text, user string) []memory.Hit {
+	t.Helper()
+	hits, err := s.Search(context.Background(), "a", memory.Query{Text: text, User: user})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hits
 }

@@ -9,7 +9,6 @@ import (
 	"slices"
 
 	"github.com/quirehq/quire/memory"
-	"github.com/quirehq/quire/memory/bm25"
 )
 
 // snapshotVersion changes whenever what a snapshot holds, or how chunks
@@ -76,7 +75,6 @@ func (s *Store) Load(agent string, r io.Reader) error {
 	for _, d := range snap.Docs {
 		next.docs[docKey{d.User, d.Path}] = d.Hash
 	}
-	b := bm25.Builder{Analyzer: s.terms.Each}
 	for i, c := range snap.Chunks {
 		if _, ok := next.docs[docKey{c.User, c.Path}]; !ok {
 			return errors.New("load " + agent + ": damaged snapshot: a chunk of no document")
@@ -88,9 +86,8 @@ func (s *Store) Load(agent string, r io.Reader) error {
 		next.byUser[c.User] = append(next.byUser[c.User], i)
 		next.chunks = append(next.chunks, c)
 		next.vectors = append(next.vectors, v)
-		b.Add(memory.IndexText(c))
 	}
-	next.text = b.Build()
+	next.text = s.textIndex(next.chunks)
 	next.index(s.vectorPlan(), nil, nil)
 	s.indexMu.Lock()
 	defer s.indexMu.Unlock()
