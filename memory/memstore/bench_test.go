@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"runtime"
 	"strconv"
@@ -86,4 +87,45 @@ func liveHeap() uint64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
+}
+
+// BenchmarkIndexAppends is one index run of an agent whose 1,000 users
+// have a daily log each, after an entry was appended to 22 of them (a
+// group commit's worth): what an index run costs the daemon under
+// appends. Without vectors, so that it measures the text side.
+func BenchmarkIndexAppends(b *testing.B) {
+	const users, perRun = 1000, 22
+	s, err := New(Options{Embedder: memory.None{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	logs := make([]string, users)
+	docs := make([]memory.Document, users)
+	entry := func(n int) string {
+		return fmt.Sprintf("## %02d:%02d\nentry %d: met customer %d about invoice %d\n\n", n/60%24, n%60, n, n%977, n*7)
+	}
+	for u := range users {
+		for e := range 5 {
+			logs[u] += entry(e*users + u)
+		}
+		docs[u] = memory.NewDocument("memory/2026-03-01.md", fmt.Sprintf("u%04d", u), logs[u])
+	}
+	ctx := context.Background()
+	if _, err := s.Index(ctx, "a", "c0", docs); err != nil {
+		b.Fatal(err)
+	}
+	n := 5 * users
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		for range perRun {
+			u := n % users
+			logs[u] += entry(n)
+			docs[u] = memory.NewDocument("memory/2026-03-01.md", fmt.Sprintf("u%04d", u), logs[u])
+			n++
+		}
+		if _, err := s.Index(ctx, "a", fmt.Sprint("c", i+1), docs); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
