@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"github.com/kljensen/snowball/english"
 
@@ -20,8 +19,8 @@ import (
 // nothing else is left. Stems are cached; an Analyzer is safe for
 // concurrent use and its zero value is ready.
 type Analyzer struct {
-	stems  sync.Map // token → stem
-	cached atomic.Int64
+	mu    sync.RWMutex
+	stems map[string]string // token → stem, at most maxCachedStems
 }
 
 // maxCachedStems bounds the stem cache of an Analyzer.
@@ -31,8 +30,10 @@ const maxCachedStems = 1 << 20
 // returning buf as bm25.EachToken does. The slice passed to yield is
 // valid only during the call.
 func (a *Analyzer) Each(text string, buf []byte, yield func(term []byte)) []byte {
+	var term []byte
 	return bm25.EachToken(text, buf, func(tok []byte) {
-		yield(a.stem(tok))
+		term = a.appendStem(term[:0], tok)
+		yield(term)
 	})
 }
 
@@ -48,7 +49,7 @@ func (a *Analyzer) Terms(text string) []string {
 func (a *Analyzer) Query(text string) []string {
 	var all, kept []string
 	bm25.EachToken(text, nil, func(tok []byte) {
-		t := string(a.stem(tok))
+		t := string(a.appendStem(nil, tok))
 		if slices.Contains(all, t) {
 			return
 		}
@@ -63,23 +64,30 @@ func (a *Analyzer) Query(text string) []string {
 	return kept
 }
 
-func (a *Analyzer) stem(tok []byte) []byte {
+// appendStem appends tok's term to dst: its stem, or tok itself when it
+// holds a digit. A cached stem costs no allocation.
+func (a *Analyzer) appendStem(dst, tok []byte) []byte {
 	for _, c := range tok {
 		if '0' <= c && c <= '9' {
-			return tok
+			return append(dst, tok...)
 		}
 	}
-	if s, ok := a.stems.Load(string(tok)); ok {
-		return []byte(s.(string))
-	}
-	w := string(tok)
-	s := english.Stem(w, true)
-	if a.cached.Load() < maxCachedStems {
-		if _, loaded := a.stems.LoadOrStore(w, s); !loaded {
-			a.cached.Add(1)
+	a.mu.RLock()
+	s, ok := a.stems[string(tok)]
+	a.mu.RUnlock()
+	if !ok {
+		w := string(tok)
+		s = english.Stem(w, true)
+		a.mu.Lock()
+		if a.stems == nil {
+			a.stems = map[string]string{}
 		}
+		if len(a.stems) < maxCachedStems {
+			a.stems[w] = s
+		}
+		a.mu.Unlock()
 	}
-	return []byte(s)
+	return append(dst, s...)
 }
 
 // DateWords is the text a daily log's date adds to each of its chunks'
