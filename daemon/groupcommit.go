@@ -118,8 +118,9 @@ type writeQueue struct {
 	running bool
 	// arrived is poked (never blocking) when a write is queued.
 	arrived chan struct{}
-	// last is how many writes the last batch answered, answered when,
-	// and how long its commit took.
+	// last is how many writes the next batch expects (see
+	// answer), the last batch answered when, and how long its
+	// commit took.
 	last     int
 	answered time.Time
 	took     time.Duration
@@ -143,12 +144,12 @@ func (q *writeQueue) push(r *writeReq) bool {
 }
 
 // gather waits, before a batch is taken, until as many writes are queued
-// as the last batch answered, or for as long as its commit took (at most
-// maxGather) after it was answered. Under a steady stream of writers,
-// each answered writer's next write joins the next batch instead of the
-// first one back taking a commit of its own while the others queue
-// behind it: the batches stay as large as the writers are many, and a
-// commit's cost is shared by all of them. The wait costs a write no more
+// as the last batch answered and left queued, or for as long as its
+// commit took (at most maxGather) after it was answered. Under a steady
+// stream of writers, each answered writer's next write joins the next
+// batch instead of the first one back taking a commit of its own while
+// the others queue behind it: the batches stay as large as the writers
+// are many, and a commit's cost is shared by all of them. The wait costs a write no more
 // than a commit of the first one back would have made it wait; a write
 // that comes after a pause is taken at once.
 func (q *writeQueue) gather() {
@@ -176,12 +177,20 @@ func (q *writeQueue) gather() {
 	}
 }
 
-// batchAnswered records that a batch of n writes, whose commit took
-// took, was answered.
-func (q *writeQueue) batchAnswered(n int, took time.Duration) {
+// answer answers batch, whose commit took took, and records what the
+// next batch expects: the writers it answers and those that queued
+// meanwhile (counted before any answered writer is back), at most
+// maxBatch. Counting only the answered ones would split a stream of
+// writers into batches that take turns: the writes queued during a
+// commit make the next batch, which expects no more than they are, and
+// the answered writers come back to make the one after.
+func (q *writeQueue) answer(batch []*writeReq, took time.Duration) {
 	q.mu.Lock()
-	q.last, q.answered, q.took = n, time.Now(), took
+	q.last, q.answered, q.took = min(len(batch)+len(q.reqs), maxBatch), time.Now(), took
 	q.mu.Unlock()
+	for _, r := range batch {
+		close(r.done)
+	}
 }
 
 // groupCommit queues a write and waits for the commit that carries it:
@@ -270,10 +279,7 @@ func (wr *writer) commitQueued(s *source) {
 		}
 		start := time.Now()
 		wr.commitBatch(s, batch)
-		for _, r := range batch {
-			close(r.done)
-		}
-		q.batchAnswered(len(batch), time.Since(start))
+		q.answer(batch, time.Since(start))
 	}
 }
 
