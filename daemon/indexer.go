@@ -68,19 +68,23 @@ func (ix *indexer) documents(name string) *memory.DocumentCache {
 // indexRest is how long, relative to the run before, the indexer rests
 // before a run that follows it at once: at 1 it is busy at most half the
 // time under a stream of commits, and each run takes in what the commits
-// changed meanwhile. A run after a pause longer than that starts at once,
-// and no rest is longer than maxIndexRest (a cold start's run of every
-// agent, or one that waited out a store's timeout, says nothing of the
-// next).
+// changed meanwhile. It rests at least minIndexRest: a run's cost is
+// mostly what changed, but part of it is the agent's size (its
+// documents listed, its index's arrays), and under a stream of appends
+// a run every minIndexRest takes in many commits' entries for that part
+// once. A run after a pause longer than that starts at once, and no rest
+// is longer than maxIndexRest (a cold start's run of every agent, or one
+// that waited out a store's timeout, says nothing of the next).
 const (
 	indexRest    = 1
+	minIndexRest = 50 * time.Millisecond
 	maxIndexRest = time.Second
 )
 
 // restWait is how long, at now, the indexer still rests after a run
 // that ended at end and took took.
 func restWait(now, end time.Time, took time.Duration) time.Duration {
-	return end.Add(min(indexRest*took, maxIndexRest)).Sub(now)
+	return end.Add(min(max(indexRest*took, minIndexRest), maxIndexRest)).Sub(now)
 }
 
 // rest waits until the indexer has rested after its last run (see
