@@ -272,3 +272,45 @@ func TestGather(t *testing.T) {
 		})
 	}
 }
+
+// TestAnswerExpects: a batch answered while other writes queued makes
+// the next batch expect both (the answered writers come back), so a
+// stream of writers is not split into batches that take turns; never
+// more than maxBatch.
+func TestAnswerExpects(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name            string
+		answered, queue int
+		want            int
+	}{
+		{"none queued meanwhile", 3, 0, 3},
+		{"half the writers queued meanwhile", 16, 16, 32},
+		{"more than a batch", maxBatch, 10, maxBatch},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var q writeQueue
+			var batch []*writeReq
+			for range tt.answered {
+				r := batchReq(ctx, "", "w", nil)
+				r.done = make(chan struct{})
+				batch = append(batch, r)
+			}
+			for range tt.queue {
+				q.push(batchReq(ctx, "", "w", nil))
+			}
+			q.answer(batch, time.Millisecond)
+			if q.last != tt.want {
+				t.Errorf("the next batch expects %d writes, want %d", q.last, tt.want)
+			}
+			for _, r := range batch {
+				select {
+				case <-r.done:
+				default:
+					t.Fatal("a write of the batch is not answered")
+				}
+			}
+		})
+	}
+}
