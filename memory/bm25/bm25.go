@@ -1,7 +1,9 @@
 // Package bm25 owns Quire's full-text ranking: the tokenizer of
-// behavior.md §5 and an immutable Okapi BM25 index with precomputed
-// postings, shared by skill search (≈ 1,000 documents: name + description)
-// and the embedded memory store (≈ 100,000 chunks).
+// behavior.md §5, an immutable Okapi BM25 index with precomputed postings
+// (Index: skill search, ≈ 1,000 documents of name + description), and
+// one that documents are added to and removed from in place, weighed
+// when searched (Dynamic: the embedded memory store, ≈ 100,000 chunks
+// changed a few at a time). Both rank alike, to the bit.
 //
 // # Tokens
 //
@@ -34,12 +36,16 @@
 // impacts: no per-document maps, no allocation per document. Search keeps
 // its accumulators in scratch space pooled per Index, selects the top k with
 // a bounded heap, and appends into a caller-supplied slice: with cap(dst) ≥ k
-// a query allocates nothing at all once the pool is warm.
+// a query allocates nothing at all once the pool is warm. A Dynamic keeps
+// (document, tf) postings and document lengths instead, and weighs the
+// postings of the documents a query selects when it runs, with the same
+// arithmetic: a change costs what it adds and removes.
 //
 // Ties (equal scores) are broken by document id, lower first. Builder
 // assigns ids in the order documents are added, so callers that add
-// documents sorted (skills by slug, memory chunks by path and line) get ties
-// in that order.
+// documents sorted (skills by slug) get ties in that order; a Dynamic's
+// ids are places in the order its caller gives (memory chunks by user,
+// path and line).
 package bm25
 
 import (

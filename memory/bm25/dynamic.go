@@ -156,8 +156,11 @@ func (d *Dynamic) check(ch Change) error {
 	named := make([]bool, n+len(ch.Added))
 	for _, o := range ch.Order {
 		i := int(o)
-		if o < 0 {
+		switch {
+		case o < 0:
 			i = n + int(-1-o)
+		case i >= n:
+			i = len(named) // out of range
 		}
 		if i >= len(named) || named[i] {
 			return fmt.Errorf("bm25: order names %d twice or out of range", o)

@@ -160,6 +160,7 @@ func TestDynamicUpdateRefused(t *testing.T) {
 		{"a place named twice", Change{Order: []int32{0, 0, 1}, Removed: []Removal{{2, d.Analyze(docs[2])}}}},
 		{"a place left out", Change{Order: []int32{0, 1}}},
 		{"a place out of range", Change{Order: []int32{0, 1, 2, 3}}},
+		{"a place out of range, an added document left out", Change{Order: []int32{0, 1, 2, 3}, Added: []Doc{other}}},
 		{"an added document not placed", Change{Order: []int32{0, 1, 2}, Added: []Doc{other}}},
 		{"a kept document removed", Change{Order: []int32{0, 1, 2}, Removed: []Removal{{0, d.Analyze(docs[0])}}}},
 		{"a removal of another text", Change{Order: []int32{1, 2}, Removed: []Removal{{0, other}}}},
