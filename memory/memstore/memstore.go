@@ -419,7 +419,6 @@ func chunkOrder(a, b memory.Chunk) int {
 func (next *agentIndex) fill(kept, added []indexedChunk) (carried, order []int32) {
 	slices.SortFunc(added, func(a, b indexedChunk) int { return chunkOrder(a.c, b.c) })
 	n := len(kept) + len(added)
-	next.byUser = map[string][]int{}
 	next.chunks = make([]memory.Chunk, 0, n)
 	next.vectors = make([][]float32, 0, n)
 	carried, order = make([]int32, 0, n), make([]int32, 0, n)
@@ -430,13 +429,29 @@ func (next *agentIndex) fill(kept, added []indexedChunk) (carried, order []int32
 		} else {
 			it, added = added[0], added[1:]
 		}
-		next.byUser[it.c.User] = append(next.byUser[it.c.User], len(next.chunks))
 		next.chunks = append(next.chunks, it.c)
 		next.vectors = append(next.vectors, it.v)
 		carried = append(carried, it.list-1)
 		order = append(order, it.place)
 	}
+	next.byUser = byUser(next.chunks)
 	return carried, order
+}
+
+// byUser is the positions of each user's chunks (in order: by user
+// first), slices of one array.
+func byUser(chunks []memory.Chunk) map[string][]int {
+	all := make([]int, len(chunks))
+	out := map[string][]int{}
+	for i := 0; i < len(chunks); {
+		j := i
+		for ; j < len(chunks) && chunks[j].User == chunks[i].User; j++ {
+			all[j] = j
+		}
+		out[chunks[i].User] = all[i:j:j]
+		i = j
+	}
+	return out
 }
 
 // unit returns a unit-length copy of v (nil stays nil).

@@ -3,6 +3,7 @@ package memstore
 import (
 	"bytes"
 	"context"
+	"encoding/gob"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -148,6 +149,20 @@ func TestSnapshot(t *testing.T) {
 	}
 	if err := other.Load("x", bytes.NewReader([]byte("garbage"))); err == nil {
 		t.Error("a damaged snapshot was loaded")
+	}
+	// An index's order (by user, path and line) is what an index run
+	// after a load merges with.
+	var unordered snapshot
+	if err := gob.NewDecoder(bytes.NewReader(snap.Bytes())).Decode(&unordered); err != nil {
+		t.Fatal(err)
+	}
+	unordered.Chunks[0], unordered.Chunks[1] = unordered.Chunks[1], unordered.Chunks[0]
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(&unordered); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Load("y", &buf); err == nil {
+		t.Error("a snapshot of chunks out of order was loaded")
 	}
 }
 

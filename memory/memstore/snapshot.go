@@ -71,7 +71,7 @@ func (s *Store) Load(agent string, r io.Reader) error {
 		return errors.New("load " + agent + ": damaged snapshot")
 	}
 	dims := s.opts.Embedder.Dimensions()
-	next := &agentIndex{commit: snap.Commit, docs: map[docKey]string{}, byUser: map[string][]int{}}
+	next := &agentIndex{commit: snap.Commit, docs: map[docKey]string{}}
 	for _, d := range snap.Docs {
 		next.docs[docKey{d.User, d.Path}] = d.Hash
 	}
@@ -79,14 +79,17 @@ func (s *Store) Load(agent string, r io.Reader) error {
 		if _, ok := next.docs[docKey{c.User, c.Path}]; !ok {
 			return errors.New("load " + agent + ": damaged snapshot: a chunk of no document")
 		}
+		if i > 0 && chunkOrder(snap.Chunks[i-1], c) >= 0 {
+			return errors.New("load " + agent + ": damaged snapshot: chunks out of order")
+		}
 		v := snap.Vectors[i]
 		if v != nil && len(v) != dims {
 			v = nil // of another dimension: embedded again by Backfill
 		}
-		next.byUser[c.User] = append(next.byUser[c.User], i)
 		next.chunks = append(next.chunks, c)
 		next.vectors = append(next.vectors, v)
 	}
+	next.byUser = byUser(next.chunks)
 	next.text = s.textIndex(next.chunks)
 	next.index(s.vectorPlan(), nil, nil)
 	s.indexMu.Lock()
