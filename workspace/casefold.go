@@ -132,11 +132,53 @@ func pathCollisions(fsys fs.FS, paths []string) []Problem {
 	}
 	var out []Problem
 	for dir, names := range byDir {
-		es, err := fs.ReadDir(fsys, dir)
+		es, err := ReadDirFolded(fsys, dir, lowered(names))
 		if err != nil {
 			continue // a deleted directory, or one the file rules report
 		}
 		out = append(out, caseCollisions(dir, es, names)...)
 	}
 	return out
+}
+
+// lowered is names as strings.ToLower makes them, each once.
+func lowered(names map[string]bool) []string {
+	out := make([]string, 0, len(names))
+	for n := range names {
+		if k := strings.ToLower(n); !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// FoldedDirFS is a file system that finds a directory's entries by their
+// names as strings.ToLower makes them, without listing the directory: a
+// write into one user's directory among thousands is checked against
+// the few names like its own.
+type FoldedDirFS interface {
+	fs.FS
+	// ReadDirFolded returns the entries of dir whose lowered names are
+	// among lower (lowered names, each once), sorted by name.
+	ReadDirFolded(dir string, lower []string) ([]fs.DirEntry, error)
+}
+
+// ReadDirFolded returns the entries of dir in fsys whose lowered names
+// are among lower, sorted by name: through fsys's ReadDirFolded when it
+// is a FoldedDirFS, else from its listing.
+func ReadDirFolded(fsys fs.FS, dir string, lower []string) ([]fs.DirEntry, error) {
+	if f, ok := fsys.(FoldedDirFS); ok {
+		return f.ReadDirFolded(dir, lower)
+	}
+	es, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []fs.DirEntry
+	for _, e := range es {
+		if slices.Contains(lower, strings.ToLower(e.Name())) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }

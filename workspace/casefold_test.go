@@ -2,6 +2,8 @@ package workspace
 
 import (
 	"context"
+	"io/fs"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -57,5 +59,53 @@ func TestCaseCollisions(t *testing.T) {
 				t.Errorf("case collisions:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
 			}
 		})
+	}
+}
+
+// foldedOnly is a FoldedDirFS that fails a test which lists a directory
+// whole: a check of some paths reads only the names like theirs.
+type foldedOnly struct {
+	fstest.MapFS
+	t *testing.T
+}
+
+func (f foldedOnly) ReadDir(name string) ([]fs.DirEntry, error) {
+	f.t.Errorf("ReadDir(%s): a check of some paths listed a directory whole", name)
+	return f.MapFS.ReadDir(name)
+}
+
+func (f foldedOnly) ReadDirFolded(name string, lower []string) ([]fs.DirEntry, error) {
+	return ReadDirFolded(f.MapFS, name, lower)
+}
+
+// TestCaseCollisionsFolded: the check of some paths finds a collision
+// through a FoldedDirFS's look-up, never listing a directory whole, and
+// ReadDirFolded over a plain file system keeps only the names asked for.
+func TestCaseCollisionsFolded(t *testing.T) {
+	tree := fstest.MapFS{
+		"users/Ann/MEMORY.md": {Data: []byte("- a\n")},
+		"users/ann/MEMORY.md": {Data: []byte("- b\n")},
+		"users/bob/MEMORY.md": {Data: []byte("- c\n")},
+	}
+	probs := CheckFiles(context.Background(), foldedOnly{tree, t}, []string{"users/ann/MEMORY.md"})
+	var got []string
+	for _, p := range probs {
+		if p.Code == CodeCaseCollision {
+			got = append(got, p.Path)
+		}
+	}
+	if want := []string{"users/ann"}; !slices.Equal(got, want) {
+		t.Errorf("collisions %v, want %v", got, want)
+	}
+	es, err := ReadDirFolded(tree, "users", []string{"ann", "zed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	if want := []string{"Ann", "ann"}; !slices.Equal(names, want) {
+		t.Errorf("ReadDirFolded = %v, want %v", names, want)
 	}
 }
