@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/quirehq/quire/gitsync"
+	"github.com/quirehq/quire/workspace"
 )
 
 // pendingFS is a tree with a batch's writes applied on top, as the next
@@ -22,12 +23,15 @@ type pendingFS struct {
 	files map[string]*gitsync.FileWrite // path → the latest write to it
 	order []string                      // paths in the order first written
 	// listed holds the base's listings read so far, sorted by name:
-	// each write of a batch lists the same large directories.
+	// each write of a batch lists the same large directories. folded
+	// indexes them by lowered name, for the case rule's look-ups.
 	listed map[string][]fs.DirEntry
+	folded map[string]map[string][]int
 }
 
 func newPendingFS(base fs.FS) *pendingFS {
-	return &pendingFS{base: base, files: map[string]*gitsync.FileWrite{}, listed: map[string][]fs.DirEntry{}}
+	return &pendingFS{base: base, files: map[string]*gitsync.FileWrite{},
+		listed: map[string][]fs.DirEntry{}, folded: map[string]map[string][]int{}}
 }
 
 // baseDir is the base's listing of name, sorted by name; the caller must
@@ -43,6 +47,36 @@ func (p *pendingFS) baseDir(name string) ([]fs.DirEntry, error) {
 	es = sortedEntries(es)
 	p.listed[name] = es
 	return es, nil
+}
+
+// baseFolded is the base's entries of name whose lowered names are among
+// lower, sorted by name: from the base's own look-up when it has one
+// (the batch's tree under one write's check), else from an index of its
+// listing made once.
+func (p *pendingFS) baseFolded(name string, lower []string) ([]fs.DirEntry, error) {
+	if f, ok := p.base.(workspace.FoldedDirFS); ok {
+		return f.ReadDirFolded(name, lower)
+	}
+	es, err := p.baseDir(name)
+	if err != nil {
+		return nil, err
+	}
+	idx, ok := p.folded[name]
+	if !ok {
+		idx = make(map[string][]int, len(es))
+		for i, e := range es {
+			k := strings.ToLower(e.Name())
+			idx[k] = append(idx[k], i)
+		}
+		p.folded[name] = idx
+	}
+	var out []fs.DirEntry
+	for _, k := range lower {
+		for _, i := range idx[k] {
+			out = append(out, es[i])
+		}
+	}
+	return sortedEntries(out), nil
 }
 
 // apply records writes.
@@ -151,6 +185,34 @@ func (p *pendingFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	if len(files) == 0 && hasDirs(es, dirs) {
 		return slices.Clone(es), nil
 	}
+	return merged(es, files, dirs), nil
+}
+
+// ReadDirFolded implements workspace.FoldedDirFS: ReadDir's entries
+// whose lowered names are among lower, without listing the directory
+// again.
+func (p *pendingFS) ReadDirFolded(name string, lower []string) ([]fs.DirEntry, error) {
+	es, err := p.baseFolded(name, lower)
+	if err != nil && !(errors.Is(err, fs.ErrNotExist) && p.dirHasPending(name)) {
+		return nil, err
+	}
+	files, dirs := p.children(name)
+	for n := range files {
+		if !slices.Contains(lower, strings.ToLower(n)) {
+			delete(files, n)
+		}
+	}
+	for n := range dirs {
+		if !slices.Contains(lower, strings.ToLower(n)) {
+			delete(dirs, n)
+		}
+	}
+	return merged(es, files, dirs), nil
+}
+
+// merged is es (sorted by name) with the writes to its files and the
+// directories some write lies below, sorted by name.
+func merged(es []fs.DirEntry, files map[string]*gitsync.FileWrite, dirs map[string]bool) []fs.DirEntry {
 	out := make([]fs.DirEntry, 0, len(es)+len(files)+len(dirs))
 	for _, e := range es {
 		n := e.Name()
@@ -173,7 +235,7 @@ func (p *pendingFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	for n := range dirs {
 		out = append(out, fs.FileInfoToDirEntry(dirInfo{name: n}))
 	}
-	return sortedEntries(out), nil
+	return sortedEntries(out)
 }
 
 // children are the batch's writes to name's direct children (files,

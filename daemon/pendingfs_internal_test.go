@@ -4,19 +4,25 @@ import (
 	"io/fs"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"testing/fstest"
 
 	"github.com/quirehq/quire/gitsync"
+	"github.com/quirehq/quire/workspace"
 )
 
 // TestPendingFSReadDir: a pendingFS lists every directory as the tree the
 // writes make (a fstest.MapFS of it is the reference), names sorted,
 // whether the writes change the directory or leave it as it was, and
-// read again after more writes.
+// read again after more writes. Its ReadDirFolded, alone and under
+// another write's view (whose base it is), is the listing's entries of
+// the lowered names asked for.
 func TestPendingFSReadDir(t *testing.T) {
 	base := fstest.MapFS{
 		"a.md":          {Data: []byte("a\n")},
+		"A.md":          {Data: []byte("A\n")},
+		"users/U2/v.md": {Data: []byte("v\n")},
 		"a/b.md":        {Data: []byte("b\n")},
 		"a.b/c.md":      {Data: []byte("c\n")},
 		"users/u1/x.md": {Data: []byte("x\n")},
@@ -54,6 +60,8 @@ func TestPendingFSReadDir(t *testing.T) {
 					if g, w := listing(got), listing(want); !slices.Equal(g, w) {
 						t.Errorf("ReadDir(%s) = %v, want %v", d, g, w)
 					}
+					checkFolded(t, ref, d, pf)
+					checkFolded(t, ref, d, newPendingFS(pf))
 				}
 			}
 			check()
@@ -69,6 +77,29 @@ func TestPendingFSReadDir(t *testing.T) {
 				check()
 			}
 		})
+	}
+}
+
+// checkFolded compares fsys's ReadDirFolded of dir with ref's listing of
+// it, for a few sets of lowered names.
+func checkFolded(t *testing.T, ref fs.FS, dir string, fsys workspace.FoldedDirFS) {
+	t.Helper()
+	for _, lower := range [][]string{{"a.md"}, {"u2", "u3"}, {"a", "new"}, {"x.md", "zzz"}, {"gone.md", "a.b"}} {
+		all, werr := fs.ReadDir(ref, dir)
+		got, gerr := fsys.ReadDirFolded(dir, lower)
+		if (werr == nil) != (gerr == nil) {
+			t.Errorf("ReadDirFolded(%s, %v): err %v, want %v", dir, lower, gerr, werr)
+			continue
+		}
+		var want []fs.DirEntry
+		for _, e := range all {
+			if slices.Contains(lower, strings.ToLower(e.Name())) {
+				want = append(want, e)
+			}
+		}
+		if g, w := listing(got), listing(want); !slices.Equal(g, w) {
+			t.Errorf("ReadDirFolded(%s, %v) = %v, want %v", dir, lower, g, w)
+		}
 	}
 }
 

@@ -99,6 +99,11 @@ func (s *seedFS) FileID(name string) (string, bool) {
 // ReadDir implements fs.ReadDirFS: what is stored.
 func (s *seedFS) ReadDir(name string) ([]fs.DirEntry, error) { return fs.ReadDir(s.base, name) }
 
+// ReadDirFolded implements workspace.FoldedDirFS, as ReadDir does.
+func (s *seedFS) ReadDirFolded(name string, lower []string) ([]fs.DirEntry, error) {
+	return workspace.ReadDirFolded(s.base, name, lower)
+}
+
 type memFile struct {
 	*bytes.Reader
 	info memInfo
