@@ -99,14 +99,15 @@ func hnswBuildMemory(n int64, dims int) int64 {
 // WaitIndexBuilds waits for background index builds started so far.
 func (s *Store) WaitIndexBuilds() { s.bg.Wait() }
 
-// dropSecondaryIndexes drops every index of chunks but its primary key,
+// dropSecondaryIndexes drops every index of chunks and chunk_terms but
+// their primary keys,
 // inside the bulk load's transaction, and returns the statements that
 // create them again: building an index once over the loaded rows is much
 // cheaper than maintaining it row by row, and a crash rolls the drop back.
 func dropSecondaryIndexes(ctx context.Context, tx pgx.Tx) ([]string, error) {
 	rows, err := tx.Query(ctx, `SELECT i.relname, pg_get_indexdef(i.oid)
 		FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
-		WHERE x.indrelid = 'chunks'::regclass AND NOT x.indisprimary AND NOT x.indisunique
+		WHERE x.indrelid IN ('chunks'::regclass, 'chunk_terms'::regclass) AND NOT x.indisprimary AND NOT x.indisunique
 		ORDER BY i.relname`)
 	if err != nil {
 		return nil, fmt.Errorf("list chunk indexes for bulk load: %w", err)

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -198,7 +199,7 @@ func TestBulkLoadRebuildsIndexes(t *testing.T) {
 			bulkChunks = 2
 			s := openStore(t, testSchema(t), e)
 			indexes := func() map[string]string {
-				rows, err := s.pool.Query(ctx, "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'chunks' AND schemaname = current_schema()")
+				rows, err := s.pool.Query(ctx, "SELECT indexname, indexdef FROM pg_indexes WHERE tablename IN ('chunks', 'chunk_terms') AND schemaname = current_schema()")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -214,7 +215,7 @@ func TestBulkLoadRebuildsIndexes(t *testing.T) {
 			}
 			before := indexes()
 			_, hnsw := before["chunks_embedding_hnsw"]
-			if len(before) < 5 || hnsw != memory.Enabled(e) {
+			if len(before) < 7 || hnsw != memory.Enabled(e) {
 				t.Fatalf("indexes of a new store: %v", before)
 			}
 			docs := []memory.Document{memory.NewDocument("MEMORY.md", "", "one\n\n"+strings.Repeat("filler ", 100)+"\n\n"+strings.Repeat("second ", 100)), memory.NewDocument("memory/x.md", "", "kangaroo")}
@@ -232,7 +233,7 @@ func TestBulkLoadRebuildsIndexes(t *testing.T) {
 				t.Errorf("indexes after a bulk load:\n%v\nwant\n%v", after, before)
 			}
 			var invalid int
-			if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM pg_index WHERE indrelid = 'chunks'::regclass AND NOT indisvalid").Scan(&invalid); err != nil || invalid != 0 {
+			if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM pg_index WHERE indrelid IN ('chunks'::regclass, 'chunk_terms'::regclass) AND NOT indisvalid").Scan(&invalid); err != nil || invalid != 0 {
 				t.Errorf("%d invalid indexes, %v", invalid, err)
 			}
 		})
@@ -260,12 +261,25 @@ func TestTermStatistics(t *testing.T) {
 		}
 		var wrong int
 		if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM term_stats s FULL JOIN
-			(SELECT lexeme, count(*) AS df FROM chunks, unnest(tsv) WHERE agent = 'a' GROUP BY lexeme) c
+			(SELECT lexeme, count(*) AS df FROM chunks, unnest(tsv) WHERE agent = 'a' GROUP BY lexeme
+			 UNION ALL SELECT ' scope:' || user_id, count(*) FROM chunks WHERE agent = 'a' GROUP BY user_id) c
 			ON s.term = c.lexeme AND s.agent = 'a' WHERE s.df IS DISTINCT FROM c.df`).Scan(&wrong); err != nil {
 			t.Fatal(err)
 		}
 		if wrong != 0 {
 			t.Errorf("%s: %d terms with a document frequency other than the chunks'", when, wrong)
+		}
+		// Each chunk's chunk_terms row: its length, and the ids of its
+		// lexemes and scope, each with a count.
+		if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM chunks c LEFT JOIN chunk_terms t ON t.chunk_id = c.id
+			WHERE c.agent = 'a' AND (t.chunk_id IS NULL OR t.tokens <> c.tokens OR length(t.tf) <> 6 * cardinality(t.terms)
+			OR t.terms IS DISTINCT FROM (SELECT array_agg(s.id ORDER BY s.id) FROM
+				(SELECT lexeme AS term FROM unnest(c.tsv) UNION ALL SELECT ' scope:' || c.user_id) AS l
+				JOIN term_stats s ON s.agent = c.agent AND s.term = l.term))`).Scan(&wrong); err != nil {
+			t.Fatal(err)
+		}
+		if wrong != 0 {
+			t.Errorf("%s: %d chunks whose chunk_terms row is missing or differs from their terms", when, wrong)
 		}
 	}
 	var docs []memory.Document
@@ -433,6 +447,58 @@ func TestMigrationRetokenizes(t *testing.T) {
 	hits, err := s.Search(ctx, "a", memory.Query{Text: "example"})
 	if err != nil || len(hits) != 1 {
 		t.Errorf("search after the upgrade: %+v, %v", hits, err)
+	}
+}
+
+// TestMigrationBackfillsChunkTerms: a database from before chunk_terms
+// (migration 006) gets every chunk's row from its tsvector, with its
+// scope, and searches rank as they did on rows the store wrote; later
+// writes go on from there.
+func TestMigrationBackfillsChunkTerms(t *testing.T) {
+	ctx := context.Background()
+	schema := testSchema(t)
+	s := openStore(t, schema, memory.None{})
+	corpus := storetest.NewCorpus(300, 3)
+	if _, err := s.Index(ctx, "a", "c1", corpus.Docs); err != nil {
+		t.Fatal(err)
+	}
+	search := func() []memory.Hit {
+		var all []memory.Hit
+		for i, q := range corpus.Queries[:40] {
+			hits, err := s.Search(ctx, "a", memory.Query{Text: q, User: corpus.Users[i%len(corpus.Users)]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, hits...)
+		}
+		return all
+	}
+	want := search()
+	// Back to the schema before 006.
+	for _, q := range []string{
+		"DROP TABLE chunk_terms",
+		"DELETE FROM term_stats WHERE term LIKE ' scope:%'",
+		"ALTER TABLE term_stats DROP COLUMN id",
+		"DELETE FROM schema_migrations WHERE version = 6",
+	} {
+		if _, err := s.pool.Exec(ctx, q); err != nil {
+			t.Fatal(q, err)
+		}
+	}
+	s.Close()
+	s = openStore(t, schema, memory.None{})
+	if got := search(); !slices.EqualFunc(got, want, func(a, b memory.Hit) bool {
+		return a.Path == b.Path && a.User == b.User && a.StartLine == b.StartLine && a.Score == b.Score
+	}) {
+		t.Errorf("searches after the upgrade differ from before it")
+	}
+	docs := append(corpus.Docs[1:], memory.NewDocument("memory/new.md", corpus.Users[0], corpus.Queries[0]))
+	if _, err := s.Index(ctx, "a", "c2", docs); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := s.Search(ctx, "a", memory.Query{Text: corpus.Queries[0], User: corpus.Users[0]})
+	if err != nil || len(hits) == 0 || hits[0].Path != "memory/new.md" {
+		t.Errorf("search after a write on the upgraded schema: %+v, %v", hits, err)
 	}
 }
 

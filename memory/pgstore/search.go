@@ -5,21 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/quirehq/quire/memory"
-	"github.com/quirehq/quire/memory/bm25"
 )
 
 // Search implements memory.Store: the agent's term statistics come first
-// (one round trip); then, at once on two connections, one statement finds
-// the full-text candidates (BM25 from those statistics, as the embedded
-// store ranks) with their cosines and the other the vector candidates with
-// their BM25 scores; memory.Rank merges them.
+// (one round trip); then, at once on two connections, the full-text side
+// reads the chunk_terms rows of the chunks the user sees that hold a
+// selecting term, scores them with BM25 as the embedded store does and
+// fetches the best, and the vector side finds the nearest chunks with
+// their chunk_terms rows, scored the same way; memory.Rank merges them.
 func (s *Store) Search(ctx context.Context, agent string, q memory.Query) ([]memory.Hit, error) {
 	n := memory.CandidateLimit(q.Limit)
 	qv, err := s.queryVector(ctx, agent, q.Text)
@@ -27,27 +25,29 @@ func (s *Store) Search(ctx context.Context, agent string, q memory.Query) ([]mem
 		return nil, err
 	}
 	terms := s.queryTerms(q)
-	st, err := s.termStats(ctx, agent, terms)
+	st, err := s.termStats(ctx, agent, q.User, terms)
 	if err != nil {
 		return nil, fmt.Errorf("search %s: %w", agent, err)
 	}
-	if st.chunks == 0 {
+	if st.chunks == 0 || len(st.scopes) == 0 {
 		return []memory.Hit{}, nil
 	}
-	known, df, match := selectTerms(terms, st)
-	if len(match) == 0 && qv == nil {
+	bq := newBM25Query(st)
+	if len(bq.selecting) == 0 && qv == nil {
 		return []memory.Hit{}, nil
 	}
 	// The two sides run at once, on two connections; each scores its
 	// candidates on the other side too.
-	var statements []searchStatement
-	if len(match) > 0 {
-		statements = append(statements, textSQL(agent, q.User, known, df, st, strings.Join(match, " | "), qv, n))
+	var sides []func() ([]memory.Candidate, error)
+	if len(bq.selecting) > 0 {
+		sides = append(sides, func() ([]memory.Candidate, error) { return s.textSide(ctx, st.scopes, bq, qv, n) })
 	}
 	if qv != nil {
-		statements = append(statements, vectorSQL(agent, q.User, known, df, st, qv, n, exactVectors(st.chunks)))
+		sides = append(sides, func() ([]memory.Candidate, error) {
+			return s.vectorSide(ctx, agent, q.User, bq, qv, n, exactVectors(st.chunks))
+		})
 	}
-	found, err := s.sides(ctx, statements)
+	found, err := both(sides)
 	if err != nil {
 		return nil, fmt.Errorf("search %s: %w", agent, err)
 	}
@@ -127,36 +127,16 @@ func (s *Store) queryTerms(q memory.Query) []string {
 	return terms
 }
 
-// selectTerms keeps the terms some chunk holds (known) with their
-// document frequencies (df), and returns as match the quoted terms that
-// select full-text candidates (memory.Selecting).
-func selectTerms(terms []string, st agentStats) (known []string, df []int, match []string) {
-	// Terms no chunk holds add nothing.
-	for i, t := range terms {
-		if st.df[i] > 0 {
-			known, df = append(known, t), append(df, st.df[i])
-		}
-	}
-	sel := memory.Selecting(df, int(st.chunks))
-	for i, t := range known {
-		if sel[i] {
-			match = append(match, "'"+t+"'")
-		}
-	}
-	return known, df, match
-}
-
-// sides runs the statements at once, each on a connection of its own,
-// and returns their candidates together.
-func (s *Store) sides(ctx context.Context, statements []searchStatement) ([]memory.Candidate, error) {
-	results := make([][]memory.Candidate, len(statements))
-	errs := make([]error, len(statements))
+// both runs the sides at once and returns their candidates together.
+func both(sides []func() ([]memory.Candidate, error)) ([]memory.Candidate, error) {
+	results := make([][]memory.Candidate, len(sides))
+	errs := make([]error, len(sides))
 	var wg sync.WaitGroup
-	for i, stmt := range statements {
+	for i, side := range sides {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i], errs[i] = s.candidates(ctx, stmt)
+			results[i], errs[i] = side()
 		}()
 	}
 	wg.Wait()
@@ -166,15 +146,29 @@ func (s *Store) sides(ctx context.Context, statements []searchStatement) ([]memo
 	return slices.Concat(results...), nil
 }
 
-// searchStatement is one side's query.
-type searchStatement struct {
-	sql  string
-	args []any
-}
+// exactVectors reports whether an agent of n chunks gets an exact vector
+// scan, as the embedded store does, rather than the approximate HNSW
+// index: up to memory.ExactVectorChunks the scan is cheap and both
+// stores then find the same vector candidates.
+func exactVectors(n int64) bool { return n <= memory.ExactVectorChunks }
 
-// candidates runs a side's query: rows of a chunk and its two scores.
-func (s *Store) candidates(ctx context.Context, stmt searchStatement) ([]memory.Candidate, error) {
-	rows, err := s.pool.Query(ctx, stmt.sql, stmt.args...)
+const (
+	searchScope   = "c.agent = $1 AND (c.user_id = '' OR c.user_id = $2)"
+	searchColumns = "c.id, c.user_id, c.path, c.start_line, c.end_line, c.text, c.hash"
+)
+
+// vectorSide returns the n chunks nearest qv (by the HNSW index, or an
+// exact scan when exact), each with its BM25 score.
+func (s *Store) vectorSide(ctx context.Context, agent, user string, bq *bm25Query, qv []float32, n int, exact bool) ([]memory.Candidate, error) {
+	v := pgvector.NewVector(qv)
+	order := "c.embedding <=> $4"
+	if exact {
+		// Not the indexed operator form: an exact scan, ties in the
+		// embedded store's order (user, path, line, bytewise).
+		order = `(1 - (c.embedding <=> $4)) DESC, c.user_id COLLATE "C", c.path COLLATE "C", c.start_line`
+	}
+	rows, err := s.pool.Query(ctx, "SELECT "+searchColumns+", 1 - (c.embedding <=> $4), t.tokens, t.tf FROM (SELECT c.id FROM chunks c WHERE "+searchScope+
+		" AND c.embedding IS NOT NULL ORDER BY "+order+" LIMIT $3) AS v JOIN chunks c ON c.id = v.id LEFT JOIN chunk_terms t ON t.chunk_id = c.id", agent, user, n, v)
 	if err != nil {
 		return nil, err
 	}
@@ -182,87 +176,16 @@ func (s *Store) candidates(ctx context.Context, stmt searchStatement) ([]memory.
 	var out []memory.Candidate
 	for rows.Next() {
 		var c memory.Candidate
-		if err := rows.Scan(&c.User, &c.Path, &c.StartLine, &c.EndLine, &c.Text, &c.Hash, &c.TextScore, &c.VectorScore); err != nil {
+		var id int64
+		var tokens *int32
+		var tf []byte
+		if err := rows.Scan(&id, &c.User, &c.Path, &c.StartLine, &c.EndLine, &c.Text, &c.Hash, &c.VectorScore, &tokens, &tf); err != nil {
 			return nil, err
+		}
+		if tokens != nil {
+			c.TextScore = bq.score(int(*tokens), tf)
 		}
 		out = append(out, c)
 	}
 	return out, rows.Err()
-}
-
-// exactVectors reports whether an agent of n chunks gets an exact vector
-// scan, as the embedded store does, rather than the approximate HNSW
-// index: up to memory.ExactVectorChunks the scan is cheap and both
-// stores then find the same vector candidates.
-func exactVectors(n int64) bool { return n <= memory.ExactVectorChunks }
-
-// bm25SQL returns the lateral join that scores chunk c (columns x.tf0 …,
-// x.norm) and the BM25 expression over it, with its arguments appended
-// through arg. BM25 is computed as memory/bm25 computes it, term by term
-// in the same order with the same float64 operations: tf is ts_rank_cd of
-// the term alone with unit weights, which counts the term's positions in
-// the chunk's tokens (read from one decompressed copy of them).
-func bm25SQL(terms []string, df []int, st agentStats, arg func(any) string) (lateral, score string) {
-	if len(terms) == 0 {
-		return "", "0::float8"
-	}
-	avgdl := bm25.AvgDocLen(st.tokens, int(st.chunks))
-	var tfs, parts []string
-	for i, t := range terms {
-		q := arg("'" + t + "'")
-		tfs = append(tfs, fmt.Sprintf("CASE WHEN d.tsv @@ %s::tsquery THEN ts_rank_cd('{1,1,1,1}', d.tsv, %s::tsquery)::float8 ELSE 0::float8 END AS tf%d", q, q, i))
-		parts = append(parts, fmt.Sprintf("%s::float8 * x.tf%d * %s::float8 / (x.tf%d + x.norm)", arg(bm25.IDF(int(st.chunks), df[i])), i, arg(bm25.K1+1), i))
-	}
-	norm := fmt.Sprintf("%s::float8 * (%s::float8 + %s::float8 * c.tokens / %s::float8) AS norm", arg(float64(bm25.K1)), arg(1-bm25.B), arg(float64(bm25.B)), arg(avgdl))
-	// OFFSET 0 keeps the subqueries from being flattened, which would
-	// call ts_rank_cd (and decompress the tokens) once per use.
-	lateral = " CROSS JOIN LATERAL (SELECT " + strings.Join(tfs, ", ") + ", " + norm +
-		" FROM (SELECT c.tsv || ''::tsvector AS tsv OFFSET 0) AS d OFFSET 0) AS x"
-	return lateral, "(0::float8 + " + strings.Join(parts, " + ") + ")"
-}
-
-const (
-	searchScope   = "c.agent = $1 AND (c.user_id = '' OR c.user_id = $2)"
-	searchColumns = "c.user_id, c.path, c.start_line, c.end_line, c.text, c.hash, "
-	// The embedded store's order of ties: user, path, line, bytewise.
-	tieOrder = `c.user_id COLLATE "C", c.path COLLATE "C", c.start_line`
-)
-
-// textSQL is the full-text side: the n chunks holding a selecting term
-// (match) with the best BM25, each with its cosine similarity to qv (0
-// without qv).
-func textSQL(agent, user string, terms []string, df []int, st agentStats, match string, qv []float32, n int) searchStatement {
-	args := []any{agent, user, n}
-	arg := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
-	}
-	lateral, score := bm25SQL(terms, df, st, arg)
-	cosine := "0::float8"
-	if qv != nil {
-		cosine = "coalesce(1 - (c.embedding <=> " + arg(pgvector.NewVector(qv)) + "), 0)"
-	}
-	sql := "SELECT " + searchColumns + "t.score, " + cosine + " FROM (SELECT c.id, " + score + " AS score FROM chunks c" + lateral +
-		" WHERE " + searchScope + " AND c.tsv @@ " + arg(match) + "::tsquery ORDER BY 2 DESC, " + tieOrder + " LIMIT $3) AS t JOIN chunks c ON c.id = t.id"
-	return searchStatement{sql, args}
-}
-
-// vectorSQL is the vector side: the n chunks nearest qv (by the HNSW
-// index, or an exact scan when exact), each with its BM25 score.
-func vectorSQL(agent, user string, terms []string, df []int, st agentStats, qv []float32, n int, exact bool) searchStatement {
-	args := []any{agent, user, n}
-	arg := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
-	}
-	v := arg(pgvector.NewVector(qv))
-	order := "c.embedding <=> " + v
-	if exact {
-		// Not the indexed operator form: an exact scan.
-		order = "(1 - (c.embedding <=> " + v + ")) DESC, " + tieOrder
-	}
-	lateral, score := bm25SQL(terms, df, st, arg)
-	sql := "SELECT " + searchColumns + score + ", 1 - (c.embedding <=> " + v + ") FROM (SELECT c.id FROM chunks c WHERE " + searchScope +
-		" AND c.embedding IS NOT NULL ORDER BY " + order + " LIMIT $3) AS v JOIN chunks c ON c.id = v.id" + lateral
-	return searchStatement{sql, args}
 }

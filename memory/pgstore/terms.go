@@ -20,12 +20,21 @@ import (
 // past 16,383 count as 16,383 and a term keeps its first 256, as in
 // to_tsvector.
 func TextVector(a *memory.Analyzer, text string) (pgtype.TSVector, int) {
+	tsv, tokens, _ := analyze(a, text)
+	return tsv, tokens
+}
+
+// analyze is TextVector that also returns each lexeme's exact count in
+// the text (its BM25 term frequency, which the tsvector's positions cap
+// at 256), aligned with the lexemes.
+func analyze(a *memory.Analyzer, text string) (pgtype.TSVector, int, []int) {
 	const (
 		maxPosition  = 1<<14 - 1
 		maxPositions = 256
 	)
 	at := map[string]int{} // term → index in lexemes
 	var lexemes []pgtype.TSVectorLexeme
+	var tf []int
 	i := 0
 	a.Each(text, nil, func(tok []byte) {
 		i++
@@ -39,13 +48,15 @@ func TextVector(a *memory.Analyzer, text string) (pgtype.TSVector, int) {
 			word := string(tok)
 			at[word] = j
 			lexemes = append(lexemes, pgtype.TSVectorLexeme{Word: word})
+			tf = append(tf, 0)
 		}
+		tf[j]++
 		ps := lexemes[j].Positions
 		if len(ps) < maxPositions && (len(ps) == 0 || ps[len(ps)-1].Position < pos) {
 			lexemes[j].Positions = append(ps, pgtype.TSVectorPosition{Position: pos})
 		}
 	})
-	return pgtype.TSVector{Lexemes: lexemes, Valid: true}, i
+	return pgtype.TSVector{Lexemes: lexemes, Valid: true}, i, tf
 }
 
 // maxLexeme is the longest token, in bytes, PostgreSQL's full-text types
@@ -60,10 +71,12 @@ type termDelta struct {
 	df             map[string]int
 }
 
-// add counts one chunk's terms (sign 1) or discounts them (sign −1).
-func (d *termDelta) add(tsv pgtype.TSVector, tokens, sign int) {
+// add counts one chunk's terms (sign 1) or discounts them (sign −1),
+// with its scope's term (scopeTerm).
+func (d *termDelta) add(user string, tsv pgtype.TSVector, tokens, sign int) {
 	d.chunks += int64(sign)
 	d.tokens += int64(sign * tokens)
+	d.df[scopeTerm(user)] += sign
 	for _, l := range tsv.Lexemes {
 		d.df[l.Word] += sign
 	}
@@ -71,24 +84,26 @@ func (d *termDelta) add(tsv pgtype.TSVector, tokens, sign int) {
 
 // subtract discounts the chunks of the documents about to be deleted.
 func (d *termDelta) subtract(ctx context.Context, tx pgx.Tx, docs []int64) error {
-	rows, err := tx.Query(ctx, "SELECT tsv, tokens FROM chunks WHERE document_id = ANY($1)", docs)
+	rows, err := tx.Query(ctx, "SELECT user_id, tsv, tokens FROM chunks WHERE document_id = ANY($1)", docs)
 	if err != nil {
 		return fmt.Errorf("read term statistics of removed chunks: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
+		var user string
 		var tsv pgtype.TSVector
 		var tokens int
-		if err := rows.Scan(&tsv, &tokens); err != nil {
+		if err := rows.Scan(&user, &tsv, &tokens); err != nil {
 			return fmt.Errorf("read term statistics of removed chunks: %w", err)
 		}
-		d.add(tsv, tokens, -1)
+		d.add(user, tsv, tokens, -1)
 	}
 	return rows.Err()
 }
 
 // apply writes the delta to the agent's statistics, dropping terms no
-// chunk holds any more.
+// chunk holds any more. A term new to the agent gets the next id; one it
+// holds keeps its id (ids are not spent on terms already there).
 func (d *termDelta) apply(ctx context.Context, tx pgx.Tx, agent string) error {
 	terms := make([]string, 0, len(d.df))
 	counts := make([]int32, 0, len(d.df))
@@ -102,9 +117,13 @@ func (d *termDelta) apply(ctx context.Context, tx pgx.Tx, agent string) error {
 		}
 	}
 	if len(terms) > 0 {
+		if _, err := tx.Exec(ctx, `UPDATE term_stats AS s SET df = s.df + u.n
+			FROM unnest($2::text[], $3::int[]) AS u(t, n) WHERE s.agent = $1 AND s.term = u.t`, agent, terms, counts); err != nil {
+			return fmt.Errorf("update term statistics: %w", err)
+		}
 		if _, err := tx.Exec(ctx, `INSERT INTO term_stats (agent, term, df)
 			SELECT $1, t, n FROM unnest($2::text[], $3::int[]) AS u(t, n)
-			ON CONFLICT (agent, term) DO UPDATE SET df = term_stats.df + excluded.df`, agent, terms, counts); err != nil {
+			WHERE n > 0 AND NOT EXISTS (SELECT 1 FROM term_stats s WHERE s.agent = $1 AND s.term = u.t)`, agent, terms, counts); err != nil {
 			return fmt.Errorf("update term statistics: %w", err)
 		}
 	}
@@ -122,16 +141,21 @@ func (d *termDelta) apply(ctx context.Context, tx pgx.Tx, agent string) error {
 }
 
 // agentStats is what BM25 needs of an agent: its chunks, their tokens,
-// and the document frequency of each query term (0 when none holds it).
+// and the document frequency and id of each query term (0 when none
+// holds it), and the ids of the scopes a search sees (agent-level and
+// the user's, scopeTerm), those that hold chunks.
 type agentStats struct {
 	chunks, tokens int64
 	df             []int
+	ids            []int32
+	scopes         []int32
 }
 
 // termStats reads the agent's statistics and the document frequency of
-// each term in one round trip.
-func (s *Store) termStats(ctx context.Context, agent string, terms []string) (agentStats, error) {
-	st := agentStats{df: make([]int, len(terms))}
+// each term in one round trip, with the ids of the terms and of the
+// scopes user sees.
+func (s *Store) termStats(ctx context.Context, agent, user string, terms []string) (agentStats, error) {
+	st := agentStats{df: make([]int, len(terms)), ids: make([]int32, len(terms))}
 	var batch pgx.Batch
 	batch.Queue("SELECT chunk_count, token_count FROM agents WHERE agent = $1", agent).QueryRow(func(row pgx.Row) error {
 		err := row.Scan(&st.chunks, &st.tokens)
@@ -140,21 +164,24 @@ func (s *Store) termStats(ctx context.Context, agent string, terms []string) (ag
 		}
 		return err
 	})
-	if len(terms) > 0 {
-		batch.Queue("SELECT term, df FROM term_stats WHERE agent = $1 AND term = ANY($2)", agent, terms).Query(func(rows pgx.Rows) error {
-			for rows.Next() {
-				var t string
-				var df int
-				if err := rows.Scan(&t, &df); err != nil {
-					return err
-				}
-				if i := slices.Index(terms, t); i >= 0 {
-					st.df[i] = df
-				}
+	scopes := []string{scopeTerm(""), scopeTerm(user)}
+	batch.Queue("SELECT term, df, id FROM term_stats WHERE agent = $1 AND (term = ANY($2) OR term = ANY($3))", agent, terms, scopes).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var t string
+			var df int
+			var id int32
+			if err := rows.Scan(&t, &df, &id); err != nil {
+				return err
 			}
-			return rows.Err()
-		})
-	}
+			if i := slices.Index(terms, t); i >= 0 {
+				st.df[i], st.ids[i] = df, id
+			}
+			if slices.Contains(scopes, t) && !slices.Contains(st.scopes, id) {
+				st.scopes = append(st.scopes, id)
+			}
+		}
+		return rows.Err()
+	})
 	if err := s.pool.SendBatch(ctx, &batch).Close(); err != nil {
 		return st, fmt.Errorf("term statistics: %w", err)
 	}

@@ -27,6 +27,14 @@ type indexWrite struct {
 	run   *embedRun
 	stats memory.IndexStats
 	delta termDelta
+	// terms holds the chunk_terms rows of the chunks copied, written
+	// once the term statistics give their terms ids.
+	terms chunkTerms
+	// bulk says the chunks are a bulk load, which began at loaded and
+	// dropped the indexes whose CREATE INDEX statements rebuild holds.
+	bulk    bool
+	rebuild []string
+	loaded  time.Time
 	// deferred holds the index builds for after the commit.
 	deferred []string
 }
@@ -99,6 +107,14 @@ func (s *Store) write(ctx context.Context, w *indexWrite, commit string, docs []
 	}
 	if err := w.delta.apply(ctx, w.tx, w.agent); err != nil {
 		return err
+	}
+	if err := w.terms.copy(ctx, w.tx, w.agent); err != nil {
+		return err
+	}
+	if w.bulk {
+		if err := s.rebuildIndexes(ctx, w, w.rebuild, len(w.terms.rows), time.Since(w.loaded)); err != nil {
+			return err
+		}
 	}
 	_, err = w.tx.Exec(ctx, `INSERT INTO agents (agent, indexed_commit, indexed_at) VALUES ($1, $2, now())
 		ON CONFLICT (agent) DO UPDATE SET indexed_commit = excluded.indexed_commit, indexed_at = excluded.indexed_at`, w.agent, commit)
@@ -202,20 +218,31 @@ func (s *Store) insert(ctx context.Context, w *indexWrite, docs []memory.Documen
 	if err != nil {
 		return err
 	}
-	loadStart := time.Now()
-	var rebuilt []string // CREATE INDEX statements of the dropped indexes
+	w.loaded, w.bulk = time.Now(), rebuild
 	if rebuild {
-		if rebuilt, err = dropSecondaryIndexes(ctx, w.tx); err != nil {
+		if w.rebuild, err = dropSecondaryIndexes(ctx, w.tx); err != nil {
 			return err
 		}
 	}
-	if err := s.copyChunks(ctx, w, chunks, ids, vectors); err != nil {
+	chunkIDs, err := newChunkIDs(ctx, w.tx, len(chunks))
+	if err != nil {
 		return err
 	}
-	if rebuild {
-		return s.rebuildIndexes(ctx, w, rebuilt, len(chunks), time.Since(loadStart))
+	return s.copyChunks(ctx, w, chunks, ids, chunkIDs, vectors)
+}
+
+// newChunkIDs takes n ids from the chunks' sequence, for chunks and
+// chunk_terms rows written by COPY.
+func newChunkIDs(ctx context.Context, tx pgx.Tx, n int) ([]int64, error) {
+	rows, err := tx.Query(ctx, "SELECT nextval(pg_get_serial_sequence('chunks', 'id')) FROM generate_series(1, $1)", n)
+	if err != nil {
+		return nil, fmt.Errorf("chunk ids: %w", err)
 	}
-	return nil
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("chunk ids: %w", err)
+	}
+	return ids, nil
 }
 
 // insertDocuments inserts the document rows and returns their ids.
@@ -248,20 +275,22 @@ func insertDocuments(ctx context.Context, tx pgx.Tx, agent string, docs []memory
 	return ids, nil
 }
 
-// copyChunks copies the chunks into the table with their tsvectors and,
-// when the embedder is enabled, their vectors (nil: pending), counting
-// their terms into the transaction's term statistics.
-func (s *Store) copyChunks(ctx context.Context, w *indexWrite, chunks []memory.Chunk, ids map[docKey]int64, vectors [][]float32) error {
+// copyChunks copies the chunks into the table under the given ids with
+// their tsvectors and, when the embedder is enabled, their vectors (nil:
+// pending), counting their terms into the transaction's term statistics
+// and gathering their chunk_terms rows.
+func (s *Store) copyChunks(ctx context.Context, w *indexWrite, chunks []memory.Chunk, ids map[docKey]int64, chunkIDs []int64, vectors [][]float32) error {
 	enabled := memory.Enabled(s.emb)
-	columns := []string{"document_id", "agent", "user_id", "path", "start_line", "end_line", "text", "hash", "tsv", "tokens"}
+	columns := []string{"id", "document_id", "agent", "user_id", "path", "start_line", "end_line", "text", "hash", "tsv", "tokens"}
 	if enabled {
 		columns = append(columns, "embedding")
 	}
 	_, err := w.tx.CopyFrom(ctx, pgx.Identifier{"chunks"}, columns, pgx.CopyFromSlice(len(chunks), func(i int) ([]any, error) {
 		c := chunks[i]
-		tsv, tokens := TextVector(&s.terms, memory.IndexText(c))
-		w.delta.add(tsv, tokens, 1)
-		row := []any{ids[docKey{c.User, c.Path}], w.agent, c.User, c.Path, c.StartLine, c.EndLine, c.Text, c.Hash, tsv, tokens}
+		tsv, tokens, tf := analyze(&s.terms, memory.IndexText(c))
+		w.delta.add(c.User, tsv, tokens, 1)
+		w.terms.add(chunkIDs[i], c.User, tsv, tokens, tf)
+		row := []any{chunkIDs[i], ids[docKey{c.User, c.Path}], w.agent, c.User, c.Path, c.StartLine, c.EndLine, c.Text, c.Hash, tsv, tokens}
 		if enabled {
 			if vectors[i] != nil {
 				row = append(row, pgvector.NewVector(vectors[i]))
