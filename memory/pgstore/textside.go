@@ -46,18 +46,19 @@ func newBM25Query(st agentStats) *bm25Query {
 
 // score is the BM25 score of a chunk of tokens tokens whose chunk_terms.tf
 // value is tf: term by term in query order, with the float64 operations
-// of bm25.Builder.Build and bm25.Index.Score, so that both stores'
-// scores are bit for bit the same.
+// of memory/bm25 (its docNorm and weight, each rounded where they round,
+// never fused), so that both stores' scores are bit for bit the same.
 func (q *bm25Query) score(tokens int, tf []byte) float64 {
+	r := float64(bm25.B * float64(tokens) / q.avgdl)
+	norm := float64(bm25.K1 * float64(1-bm25.B+r))
 	score := 0.0
 	for i, id := range q.ids {
-		f := termCount(tf, id)
-		if f == 0 {
+		n := termCount(tf, id)
+		if n == 0 {
 			continue
 		}
-		tf := float64(f)
-		norm := bm25.K1 * (1 - bm25.B + bm25.B*float64(tokens)/q.avgdl)
-		score += q.idf[i] * tf * (bm25.K1 + 1) / (tf + norm)
+		f := float64(n)
+		score += q.idf[i] * f * (bm25.K1 + 1) / (f + norm)
 	}
 	return score
 }
