@@ -454,6 +454,22 @@ func TestMigrationRetokenizes(t *testing.T) {
 // (migration 006) gets every chunk's row from its tsvector, with its
 // scope, and searches rank as they did on rows the store wrote; later
 // writes go on from there.
+// TestSchemaNewerRefused: a schema a newer quire migrated is refused with
+// an error that says so, and nothing is migrated.
+func TestSchemaNewerRefused(t *testing.T) {
+	ctx := context.Background()
+	schema := testSchema(t)
+	s := openStore(t, schema, memory.None{})
+	if _, err := s.pool.Exec(ctx, "INSERT INTO schema_migrations (version, name) VALUES (999, '999_future.sql')"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	_, err := Open(ctx, Options{URL: databaseURL(t), Schema: schema, Embedder: memory.None{}, MaxConns: 4})
+	if err == nil || !strings.Contains(err.Error(), "version 999, written by a newer quire") || !strings.Contains(err.Error(), schema) {
+		t.Fatalf("Open on a newer schema: %v, want a refusal naming the schema and its version", err)
+	}
+}
+
 func TestMigrationBackfillsChunkTerms(t *testing.T) {
 	ctx := context.Background()
 	schema := testSchema(t)

@@ -64,6 +64,9 @@ func migrate(ctx context.Context, conn *pgx.Conn, schema string) error {
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
+	if err := checkNotNewer(schema, names, applied); err != nil {
+		return err
+	}
 	for _, name := range names {
 		base := strings.TrimPrefix(name, "migrations/")
 		num, _, _ := strings.Cut(base, "_")
@@ -90,6 +93,28 @@ func migrate(ctx context.Context, conn *pgx.Conn, schema string) error {
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("migrate: commit: %w", err)
+	}
+	return nil
+}
+
+// checkNotNewer refuses a schema that a newer quire migrated past the
+// last of names: this one would write rows without what the newer one
+// keeps beside them (chunk_terms since version 6), and its searches
+// would miss them.
+func checkNotNewer(schema string, names []string, applied map[int]bool) error {
+	known := 0
+	for _, name := range names {
+		num, _, _ := strings.Cut(strings.TrimPrefix(name, "migrations/"), "_")
+		if v, err := strconv.Atoi(num); err == nil {
+			known = max(known, v)
+		}
+	}
+	newest := 0
+	for v := range applied {
+		newest = max(newest, v)
+	}
+	if newest > known {
+		return fmt.Errorf("migrate: schema %s is at version %d, written by a newer quire; this one knows versions up to %d: upgrade it (the daemons sharing a database run one version)", schema, newest, known)
 	}
 	return nil
 }
