@@ -8,7 +8,8 @@ import (
 )
 
 // A vectorArena holds the unit vectors of an agent's approximate index
-// (ivf) off the Go heap, with an int8 code of each on the heap: a query
+// (ivf) off the Go heap, with an int8 code of each on the heap (but for
+// an index that scans, whose sieve holds codes of its own): a query
 // scores the vectors of the lists it reads by their codes (a quarter of
 // the bytes) and only its final candidates by the float32 vectors, so
 // that the cosines it returns are exact, as the exact scan's and
@@ -29,6 +30,7 @@ type vectorArena struct {
 	bySeg []*arenaSeg
 	n     int // slots used
 	file  *arenaFile
+	coded bool // the segments hold codes
 }
 
 // arenaSlots is the vectors of a segment: 24 MiB of float32 vectors and
@@ -39,14 +41,15 @@ type arenaSeg struct {
 	first  int       // the slot of its first vector
 	floats []float32 // arenaSlots vectors, mapped (or on the heap)
 	mapped bool      // floats is a read-only mapping of the file
-	codes  []int8    // arenaSlots codes
+	codes  []int8    // arenaSlots codes; nil when the arena keeps none
 	scales []float32 // by slot: the code's scale (code × scale ≈ vector)
 }
 
-// newArena returns an empty arena for vectors of length dims, backed by a
-// fresh unlinked file in dir (see openArenaFile) when one can be made.
-func newArena(dims int, dir string) *vectorArena {
-	a := &vectorArena{dims: dims, file: openArenaFile(dir)}
+// newArena returns an empty arena for vectors of length dims, with
+// their codes when coded, backed by a fresh unlinked file in dir (see
+// openArenaFile) when one can be made.
+func newArena(dims int, dir string, coded bool) *vectorArena {
+	a := &vectorArena{dims: dims, file: openArenaFile(dir), coded: coded}
 	if a.file != nil {
 		runtime.AddCleanup(a, (*arenaFile).close, a.file)
 	}
@@ -101,8 +104,10 @@ func (a *vectorArena) put(vectors [][]float32, todo []int, slot []int32) {
 		}
 		for j, i := range batch {
 			copy(buf[j*a.dims:(j+1)*a.dims], vectors[i])
-			k := lo + j
-			quantize(s.codes[k*a.dims:(k+1)*a.dims], &s.scales[k], vectors[i])
+			if a.coded {
+				k := lo + j
+				quantize(s.codes[k*a.dims:(k+1)*a.dims], &s.scales[k], vectors[i])
+			}
 		}
 		if s.mapped && a.file.write(len(a.segs)-1, lo*a.dims, buf) != nil {
 			for _, i := range batch {
@@ -123,7 +128,10 @@ func (a *vectorArena) tail() *arenaSeg {
 	if a.n < len(a.segs)*arenaSlots {
 		return a.segs[len(a.segs)-1]
 	}
-	s := &arenaSeg{first: a.n, codes: make([]int8, arenaSlots*a.dims), scales: make([]float32, arenaSlots)}
+	s := &arenaSeg{first: a.n}
+	if a.coded {
+		s.codes, s.scales = make([]int8, arenaSlots*a.dims), make([]float32, arenaSlots)
+	}
 	s.floats, s.mapped = a.file.segment(len(a.segs), arenaSlots*a.dims)
 	a.segs = append(a.segs, s)
 	a.bySeg = append(a.bySeg, s)
@@ -141,8 +149,8 @@ func (a *vectorArena) tail() *arenaSeg {
 }
 
 // approx returns the approximate dot product of the vector in slot of
-// an arena of segments segs and vectors of length dims with the query of
-// code q.
+// a coded arena of segments segs and vectors of length dims with the
+// query of code q.
 func approx(segs []*arenaSeg, dims int, slot int32, q *queryCode) float64 {
 	s := segs[int(slot)/arenaSlots]
 	k := int(slot) % arenaSlots

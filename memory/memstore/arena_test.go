@@ -99,6 +99,9 @@ func checkArena(t *testing.T, ix *agentIndex, prev *vectorArena) {
 			t.Fatalf("vector %d: slot %d (in arena: %v), want %d", i, slot, in, ix.ann.slot[i])
 		}
 		seg, k, dims := ix.ann.arena.segs[slot/arenaSlots], slot%arenaSlots, ix.ann.arena.dims
+		if !ix.ann.arena.coded {
+			continue
+		}
 		for d, c := range seg.codes[k*dims : (k+1)*dims] {
 			if diff := float32(c)*seg.scales[k] - v[d]; diff > seg.scales[k]/2*1.001 || -diff > seg.scales[k]/2*1.001 {
 				t.Fatalf("vector %d: code %d × %g is %g off %g", i, c, seg.scales[k], diff, v[d])

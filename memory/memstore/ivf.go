@@ -26,7 +26,8 @@ import (
 // The vectors themselves move to a vectorArena (arena.go): a query
 // scores the members of the lists it reads by their int8 codes, then the
 // best rerankWindow of them by their float32 vectors, and returns those
-// exact cosines.
+// exact cosines. An index whose lists do not partition its vectors (scan,
+// see maxProbeShare) serves queries from a sieve (sieve.go) instead.
 type ivf struct {
 	dims      int
 	centroids [][]float32
@@ -36,20 +37,26 @@ type ivf struct {
 	// ("" = agent-level), ascending.
 	members map[string][][]int32
 	probe   int
-	scan    bool // queries read every list: the index reads too many lists
+	scan    bool // the probe reads too many lists: the sieve serves
 	arena   *vectorArena
 	slot    []int32 // by chunk position: its vector's slot in arena, -1 none
 	// segs is arena's segments when the index was made: a later version
 	// of the agent's index may add to the arena while this one serves.
 	segs []*arenaSeg
+	// sieve finds the candidates of a scanning index (see sieve), late
+	// the positions by user of the vectors filled in after it was made.
+	sieve *sieve
+	late  map[string][]int32
 }
 
 // maxProbeShare: an index whose calibrated probe reads more than
-// 1/maxProbeShare of its lists reads them all (scan), which costs little
-// more then and loses nothing to the probe. Vectors without clusters do
-// that: the builtin embedder's hashed words and trigrams
-// need about two thirds of the lists for recall 0.98, an embedding
-// model's (or the benchmark's topic mixture) far fewer.
+// 1/maxProbeShare of its lists does not read them (scan): its sieve scores
+// every visible chunk by the query's heaviest components, or all of
+// them for a dense query, which costs little more then and loses nothing
+// to the probe. Vectors without clusters do that: the builtin embedder's
+// hashed words and trigrams need about two thirds of the lists for
+// recall 0.98, an embedding model's (or the benchmark's topic mixture)
+// far fewer.
 const maxProbeShare = 4
 
 // ivfLists is the number of lists for n vectors: √n / 2, so that a list
@@ -82,7 +89,7 @@ func newIVF(ix *agentIndex, vp vectorPlan, prev *ivf, carried []int32) *ivf {
 	}
 	// No faster than the exact scan (see maxProbeShare): the index is
 	// kept, its lists assigned, so that the next Index call does not train
-	// it again, but queries read every list.
+	// it again, but its sieve serves queries.
 	x.scan = x.probe*maxProbeShare > len(x.centroids)
 	x.members = map[string][][]int32{}
 	for i, l := range x.list {
@@ -91,18 +98,23 @@ func newIVF(ix *agentIndex, vp vectorPlan, prev *ivf, carried []int32) *ivf {
 		}
 	}
 	x.store(ix.vectors, n, prev, vp.dir)
+	if x.scan {
+		x.sieve, x.late = newSieve(dims, ix.vectors, ix.byUser), map[string][]int32{}
+	}
 	return x
 }
 
 // store moves the vectors of the index's length into an arena, making
-// them slices of it: prev's when it has one of their length that is not
-// mostly garbage (see vectorArena.garbage), so that only the fresh vectors
-// are written, else a new one.
+// them slices of it: prev's when it has one of their length, coded as
+// this index needs (an index that scans reads its sieve's codes, not the
+// arena's), and is not mostly garbage (see vectorArena.garbage), so that
+// only the fresh vectors are written, else a new one.
 func (x *ivf) store(vectors [][]float32, n int, prev *ivf, dir string) {
-	if prev != nil && prev.arena != nil && prev.arena.dims == x.dims && !prev.arena.garbage(n) {
+	coded := !x.scan
+	if prev != nil && prev.arena != nil && prev.arena.dims == x.dims && prev.arena.coded == coded && !prev.arena.garbage(n) {
 		x.arena = prev.arena
 	} else {
-		x.arena = newArena(x.dims, dir)
+		x.arena = newArena(x.dims, dir, coded)
 	}
 	x.slot = make([]int32, len(vectors))
 	var todo []int
@@ -189,6 +201,9 @@ func (x *ivf) backfilled(user string, pos int, v []float32) {
 	l := int32(nearestCentroid(x.centroids, v))
 	x.list[pos] = l
 	x.add(user, l, int32(pos))
+	if x.sieve != nil {
+		x.late[user] = append(x.late[user], int32(pos))
+	}
 }
 
 func nearestCentroid(centroids [][]float32, v []float32) int {
@@ -275,43 +290,31 @@ func recentre(sample [][]float32, owner []int32, old [][]float32, dims int) [][]
 }
 
 // nearest returns the n chunks visible to user whose vectors are closest
-// to qv among those of the probe lists nearest to qv (every list when
-// the index scans): the rerankWindow best by their codes, of those the n
-// best by their vectors, with their exact cosines.
+// to qv among those of the probe lists nearest to qv (the sieve's
+// candidates when the index scans): the rerankWindow best by their
+// codes, of those the n best by their vectors, with their exact cosines.
 func (x *ivf) nearest(ix *agentIndex, qv []float32, n int, user string) []scored {
 	if len(qv) != x.dims {
 		return nil
 	}
-	var lists []int // the probe lists; nil when the index scans them all
-	if !x.scan {
-		order := x.listOrder(qv)[:x.probe]
-		lists = make([]int, len(order))
-		for k, l := range order {
-			lists[k] = l.pos
-		}
+	if x.sieve != nil {
+		return x.sieve.nearest(ix, qv, n, user, x.late)
 	}
 	code := newQueryCode(qv)
 	window := topScored{n: rerankWindow(n)}
-	offer := func(members []int32) {
-		for _, i := range members {
-			if s := x.slot[i]; s >= 0 {
-				window.offer(scored{int(i), approx(x.segs, x.dims, s, &code)})
-			} else { // backfilled since, on the heap
-				window.offer(scored{int(i), float64(dot(ix.vectors[i], qv))})
-			}
-		}
-	}
+	lists := x.listOrder(qv)[:x.probe]
 	for _, scope := range scopes(user) {
 		members := x.members[scope]
-		if lists == nil {
-			for _, m := range members {
-				offer(m)
-			}
+		if members == nil {
 			continue
 		}
-		if members != nil {
-			for _, l := range lists {
-				offer(members[l])
+		for _, l := range lists {
+			for _, i := range members[l.pos] {
+				if s := x.slot[i]; s >= 0 {
+					window.offer(scored{int(i), approx(x.segs, x.dims, s, &code)})
+				} else { // backfilled since, on the heap
+					window.offer(scored{int(i), float64(dot(ix.vectors[i], qv))})
+				}
 			}
 		}
 	}

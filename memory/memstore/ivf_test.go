@@ -10,9 +10,9 @@ import (
 
 // ivfRecall returns the share of the exact n nearest vectors (as the
 // corpus's queries' users see them) that s finds over the corpus's
-// queries: through its search path (ix.nearest), or with index set
-// through the approximate index at its probe even when searches scan
-// (ivf.scan).
+// queries: through its search path (ix.nearest: the sieve of an index
+// that scans), or with index set the share of them in the lists a query
+// reads at the index's probe, even when searches scan (ivf.scan).
 func ivfRecall(t testing.TB, s *Store, corpus *storetest.Corpus, e memory.Embedder, n int, index bool) float64 {
 	ctx := context.Background()
 	ix := s.agents["bench"]
@@ -28,15 +28,19 @@ func ivfRecall(t testing.TB, s *Store, corpus *storetest.Corpus, e memory.Embedd
 		}
 		qv := unit(vs[0])
 		exact := (&agentIndex{chunks: ix.chunks, vectors: ix.vectors, byUser: ix.byUser}).nearest(qv, n, user)
-		approx := ix.nearest(qv, n, user)
-		if index {
-			probing := *ix.ann
-			probing.scan = false
-			approx = probing.nearest(ix, qv, n, user)
-		}
 		got := map[int]bool{}
-		for _, h := range approx {
+		for _, h := range ix.nearest(qv, n, user) {
 			got[h.pos] = true
+		}
+		if index {
+			got = map[int]bool{}
+			probed := map[int32]bool{}
+			for _, l := range ix.ann.listOrder(qv)[:ix.ann.probe] {
+				probed[int32(l.pos)] = true
+			}
+			for _, h := range exact {
+				got[h.pos] = probed[ix.ann.list[h.pos]]
+			}
 		}
 		for _, h := range exact {
 			if got[h.pos] {
@@ -52,8 +56,8 @@ func ivfRecall(t testing.TB, s *Store, corpus *storetest.Corpus, e memory.Embedd
 // (recall@24, what a default search takes) on the benchmark corpus, with
 // vectors of topic geometry (as an embedding model's), which the
 // approximate index serves at its probe, and with the builtin embedder's,
-// whose lists it reads whole (maxProbeShare: its calibrated probe reads
-// most of them). BenchmarkSearch reports the index's recall at 100k and 1M
+// which its sieve serves (maxProbeShare: their calibrated probe reads
+// most of the lists). BenchmarkSearch reports the recall at 100k and 1M
 // chunks.
 func TestIVFRecall(t *testing.T) {
 	if testing.Short() || raceEnabled {
