@@ -7,7 +7,9 @@ import "math"
 func quantize(code []int8, scale *float32, v []float32) {
 	var top float32
 	for _, f := range v {
-		top = max(top, f, -f)
+		if a := math.Float32frombits(math.Float32bits(f) &^ signBit); a > top {
+			top = a
+		}
 	}
 	if top == 0 {
 		clear(code)
@@ -16,10 +18,21 @@ func quantize(code []int8, scale *float32, v []float32) {
 	}
 	*scale = top / 127
 	inv := 127 / top
+	code = code[:len(v)]
 	for d, f := range v {
-		code[d] = int8(max(-127, min(127, math.Round(float64(f*inv)))))
+		// Rounded half away from zero, without a branch: |f × inv| ≤ 127
+		// (to within float32 rounding, which the conversion truncates).
+		x := f * inv
+		half := math.Float32frombits(math.Float32bits(x)&signBit | half32)
+		code[d] = int8(x + half)
 	}
 }
+
+// signBit is a float32's sign, half32 the bits of 0.5.
+const (
+	signBit = 1 << 31
+	half32  = 0x3f000000
+)
 
 // dot8 returns the dot product of a code and a query's code widened to
 // int32 (which Go multiplies faster than two int8 slices), of equal
