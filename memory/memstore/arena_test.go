@@ -12,7 +12,8 @@ import (
 )
 
 // An agent's vectors live in its approximate index's arena while it has
-// one: a changed agent writes only its fresh vectors to the same arena,
+// one: a changed agent writes only its fresh vectors to the same arena
+// (and makes only their codes for its sieve, copying the others),
 // an agent shrunk to an exact scan takes its vectors back onto the heap,
 // and searches return exact cosines either way.
 func TestArenaAcrossVersions(t *testing.T) {
@@ -63,6 +64,14 @@ func TestArenaAcrossVersions(t *testing.T) {
 				}
 				if written := a.n - prevN*btoi(a == prev); written != want {
 					t.Errorf("%d vectors written to the arena, want %d", written, want)
+				}
+				sv := ix.ann.sieve
+				if sv == nil {
+					t.Fatal("the builtin embedder's index has no sieve")
+				}
+				checkColumns(t, ix, sv)
+				if sv.quantized != want {
+					t.Errorf("%d codes made for the sieve, want %d (the others copied)", sv.quantized, want)
 				}
 				prev, prevN = a, a.n
 			} else {

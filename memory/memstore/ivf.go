@@ -99,7 +99,11 @@ func newIVF(ix *agentIndex, vp vectorPlan, prev *ivf, carried []int32) *ivf {
 	}
 	x.store(ix.vectors, n, prev, vp.dir)
 	if x.scan {
-		x.sieve, x.late = newSieve(dims, ix.vectors, ix.byUser), map[string][]int32{}
+		var src *sieveSource
+		if prev != nil && prev.sieve != nil && prev.arena == x.arena {
+			src = newSieveSource(prev.sieve, prev.slot, x.slot, x.arena.n)
+		}
+		x.sieve, x.late = newSieve(dims, ix.vectors, ix.byUser, src), map[string][]int32{}
 	}
 	return x
 }

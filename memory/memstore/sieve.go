@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // A sieve finds the vector candidates of an index whose lists do not
@@ -22,6 +23,9 @@ type sieve struct {
 	dims   int
 	scopes map[string]*columns
 	acc    sync.Pool // *[]int32 partial scores of a scope's members
+	// quantized is how many codes were made, not copied from the sieve
+	// of the agent's previous index (see sieveSource).
+	quantized int
 }
 
 // columns are the codes of one scope's vectors.
@@ -55,8 +59,9 @@ const (
 	sieveMinKeep = 256
 )
 
-// newSieve returns the sieve of the vectors of length dims by scope.
-func newSieve(dims int, vectors [][]float32, byUser map[string][]int) *sieve {
+// newSieve returns the sieve of the vectors of length dims by scope,
+// copying from src the codes it has (nil: none).
+func newSieve(dims int, vectors [][]float32, byUser map[string][]int, src *sieveSource) *sieve {
 	sv := &sieve{dims: dims, scopes: map[string]*columns{}}
 	for user, positions := range byUser {
 		var pos []int32
@@ -66,10 +71,52 @@ func newSieve(dims int, vectors [][]float32, byUser map[string][]int) *sieve {
 			}
 		}
 		if len(pos) > 0 {
-			sv.scopes[user] = newColumns(dims, vectors, pos)
+			c, quantized := newColumns(dims, vectors, pos, func(p int32) (*columns, int) { return src.find(user, p) })
+			sv.scopes[user] = c
+			sv.quantized += quantized
 		}
 	}
 	return sv
+}
+
+// A sieveSource finds the codes of an index's vectors in the sieve of the
+// agent's previous index, which kept them in the same arena.
+type sieveSource struct {
+	prev     *sieve
+	prevSlot []int32 // by previous position: its vector's slot, -1 none
+	slot     []int32 // by position: its vector's slot, -1 none
+	at       []int32 // by slot: the member holding its code in its scope of prev
+}
+
+// newSieveSource returns the source of the codes of prev, an index whose
+// vectors are slots of the arena the new index's (by position: slot) are.
+func newSieveSource(prev *sieve, prevSlot, slot []int32, slots int) *sieveSource {
+	src := &sieveSource{prev: prev, prevSlot: prevSlot, slot: slot, at: make([]int32, slots)}
+	for _, c := range prev.scopes {
+		for j, p := range c.pos {
+			if s := prevSlot[p]; s >= 0 {
+				src.at[s] = int32(j)
+			}
+		}
+	}
+	return src
+}
+
+// find returns the columns of user's scope in the previous sieve and the
+// member there whose code is position p's vector's, nil when there is none.
+func (src *sieveSource) find(user string, p int32) (*columns, int) {
+	if src == nil {
+		return nil, 0
+	}
+	old, s := src.prev.scopes[user], src.slot[p]
+	if old == nil || s < 0 {
+		return nil, 0
+	}
+	j := int(src.at[s])
+	if j >= len(old.pos) || src.prevSlot[old.pos[j]] != s {
+		return nil, 0
+	}
+	return old, j
 }
 
 // sieveBlock is how many vectors newColumns quantizes before writing
@@ -77,27 +124,42 @@ func newSieve(dims int, vectors [][]float32, byUser map[string][]int) *sieve {
 const sieveBlock = 64
 
 // newColumns returns the codes of the vectors at positions pos, in
-// parallel by blocks.
-func newColumns(dims int, vectors [][]float32, pos []int32) *columns {
+// parallel by blocks, copying those that from finds (in a previous
+// sieve), and how many it quantized.
+func newColumns(dims int, vectors [][]float32, pos []int32, from func(p int32) (*columns, int)) (*columns, int) {
 	n := len(pos)
 	c := &columns{pos: pos, scale: make([]float32, n), code: make([]int8, dims*n)}
 	blocks := (n + sieveBlock - 1) / sieveBlock
 	var wg sync.WaitGroup
+	var quantized atomic.Int64
 	next := make(chan int)
 	for range runtime.GOMAXPROCS(0) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			rows := make([]int8, sieveBlock*dims)
+			var olds [sieveBlock]*columns
+			var ats [sieveBlock]int
 			for b := range next {
 				lo, hi := b*sieveBlock, min((b+1)*sieveBlock, n)
 				for j := lo; j < hi; j++ {
+					old, at := from(pos[j])
+					olds[j-lo], ats[j-lo] = old, at
+					if old != nil {
+						c.scale[j] = old.scale[at]
+						continue
+					}
 					quantize(rows[(j-lo)*dims:(j-lo+1)*dims], &c.scale[j], vectors[pos[j]])
+					quantized.Add(1)
 				}
 				for d := range dims {
 					col := c.code[d*n+lo : d*n+hi]
 					for j := range col {
-						col[j] = rows[j*dims+d]
+						if old := olds[j]; old != nil {
+							col[j] = old.code[d*len(old.pos)+ats[j]]
+						} else {
+							col[j] = rows[j*dims+d]
+						}
 					}
 				}
 			}
@@ -108,7 +170,7 @@ func newColumns(dims int, vectors [][]float32, pos []int32) *columns {
 	}
 	close(next)
 	wg.Wait()
-	return c
+	return c, int(quantized.Load())
 }
 
 // heavy returns the components of qv the sieve scores by (see Heavy
