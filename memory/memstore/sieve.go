@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"cmp"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -253,10 +254,17 @@ func (sv *sieve) offer(c *columns, dims []int, q *queryCode, cands *topScored) {
 	for ; k < len(dims); k++ {
 		accumulate(acc, col(dims[k]), q.wide[dims[k]])
 	}
+	floor := math.Inf(-1) // the worst candidate's score once there are enough
+	if len(cands.heap) == cands.n {
+		floor = cands.heap[0].score
+	}
+	scale := c.scale[:len(acc)]
 	for j, a := range acc {
-		s := scored{int(c.pos[j]), float64(float32(a) * c.scale[j])}
-		if len(cands.heap) < cands.n || worse(cands.heap[0], s) {
-			cands.offer(s)
+		if s := float64(float32(a) * scale[j]); s >= floor {
+			cands.offer(scored{int(c.pos[j]), s})
+			if len(cands.heap) == cands.n {
+				floor = cands.heap[0].score
+			}
 		}
 	}
 	sv.acc.Put(p)
