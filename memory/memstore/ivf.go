@@ -50,13 +50,12 @@ type ivf struct {
 }
 
 // maxProbeShare: an index whose calibrated probe reads more than
-// 1/maxProbeShare of its lists does not read them (scan): its sieve scores
-// every visible chunk by the query's heaviest components, or all of
-// them for a dense query, which costs little more then and loses nothing
-// to the probe. Vectors without clusters do that: the builtin embedder's
-// hashed words and trigrams need about two thirds of the lists for
-// recall 0.98, an embedding model's (or the benchmark's topic mixture)
-// far fewer.
+// 1/maxProbeShare of its lists does not serve from them (scan): its
+// sieve does, which reads a few components of every visible chunk rather
+// than most chunks whole. Vectors without clusters do that: the builtin
+// embedder's hashed words and trigrams need about two thirds of the
+// lists for recall 0.98, an embedding model's (or the benchmark's topic
+// mixture) far fewer.
 const maxProbeShare = 4
 
 // ivfLists is the number of lists for n vectors: √n / 2, so that a list
@@ -87,7 +86,7 @@ func newIVF(ix *agentIndex, vp vectorPlan, prev *ivf, carried []int32) *ivf {
 		x.assign(ix.vectors)
 		x.probe = x.calibrate(ix.vectors)
 	}
-	// No faster than the exact scan (see maxProbeShare): the index is
+	// Lists that do not partition (see maxProbeShare): the index is
 	// kept, its lists assigned, so that the next Index call does not train
 	// it again, but its sieve serves queries.
 	x.scan = x.probe*maxProbeShare > len(x.centroids)
