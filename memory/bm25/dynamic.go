@@ -178,7 +178,7 @@ func (d *Dynamic) check(ch Change) error {
 		}
 		for _, p := range r.Doc.known {
 			list := d.postings[p.doc]
-			if i, ok := slices.BinarySearchFunc(list, slot, bySlot); !ok || list[i].tf != p.tf {
+			if i, ok := findSlot(list, slot); !ok || list[i].tf != p.tf {
 				return fmt.Errorf("bm25: removed place %d: not the text it was added with", r.Place)
 			}
 		}
@@ -189,7 +189,22 @@ func (d *Dynamic) check(ch Change) error {
 	return nil
 }
 
-func bySlot(p rawPosting, slot int32) int { return int(p.doc - slot) }
+// findSlot is where slot is, or would be, in list (ascending by slot),
+// and whether it is there: slices.BinarySearchFunc with a comparison
+// function, which the compiler does not inline, made a frequent term's
+// look-ups the larger part of a search.
+func findSlot(list []rawPosting, slot int32) (int, bool) {
+	lo, hi := 0, len(list)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if list[m].doc < slot {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < len(list) && list[lo].doc == slot
+}
 
 // add adds doc at a new slot and returns it.
 func (d *Dynamic) add(doc Doc) int32 {
@@ -305,7 +320,7 @@ func (d *Dynamic) Score(terms []string, place int) float64 {
 			continue
 		}
 		list := d.postings[t]
-		if i, found := slices.BinarySearchFunc(list, slot, bySlot); found {
+		if i, found := findSlot(list, slot); found {
 			score += weight(IDF(n, int(d.df[t])), list[i].tf, norm)
 		}
 	}
@@ -334,9 +349,10 @@ func (d *Dynamic) SearchTerms(terms []string, selecting []bool, k int, dst []Hit
 			continue
 		}
 		for _, p := range d.postings[t] {
-			switch slot := p.doc; {
-			case acc[slot] != 0 || d.docLen[slot] < 0:
-			case filter == nil || filter(int(d.place[slot])):
+			// place is -1 once removed: one array read for both.
+			switch slot, place := p.doc, d.place[p.doc]; {
+			case acc[slot] != 0 || place < 0:
+			case filter == nil || filter(int(place)):
 				acc[slot] = -1
 				norm[slot] = docNorm(d.docLen[slot], avgdl)
 				s.touched = append(s.touched, slot)
@@ -365,7 +381,7 @@ func (d *Dynamic) SearchTerms(terms []string, selecting []bool, k int, dst []Hit
 		idf, list := IDF(n, int(d.df[t])), d.postings[t]
 		if len(list) > lookupFactor*len(s.touched) {
 			for _, slot := range s.touched {
-				if i, found := slices.BinarySearchFunc(list, slot, bySlot); found {
+				if i, found := findSlot(list, slot); found {
 					acc[slot] += weight(idf, list[i].tf, norm[slot])
 				}
 			}
