@@ -3,8 +3,11 @@
 // index (a bm25.Dynamic: a change of the agent's memory adds and removes
 // the chunks of the documents it changes, the others are not read again)
 // and cosine over the vectors: an exact scan up to 10,000 vectors, above
-// that an inverted-file index (ivf.go) whose recall against the scan is measured
-// (TestIVFRecall, BenchmarkSearch). Nothing but the embedding cache is
+// that an inverted-file index (ivf.go), or, for vectors its lists cannot
+// split (the builtin embedder's hashed words), a sieve that scores every
+// visible chunk on the query's largest dimensions first (sieve.go); the
+// recall of both against the scan is measured (TestIVFRecall, TestSieve,
+// BenchmarkSearch). Nothing but the embedding cache is
 // persisted: the store is rebuilt from the workspace at start, and the
 // cache on disk spares re-embedding unchanged chunks. The cache file is
 // a log each new vector is appended to once (cachefile.go); vectors no
