@@ -131,7 +131,7 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 		return stats, nil
 	}
 	next := &agentIndex{commit: commit, docs: make(map[docKey]string, len(docs))}
-	kept, fresh, err := next.diff(agent, old, docs, &stats)
+	kept, renewed, fresh, err := next.diff(agent, old, docs, &stats)
 	if err != nil {
 		return stats, err
 	}
@@ -143,7 +143,7 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 	for i, c := range fresh {
 		added[i] = indexedChunk{c: c, v: unit(vectors[i]), place: int32(-1 - i)}
 	}
-	carried, order := next.fill(s.keptChunks(old, kept, &stats), added)
+	carried, order := next.fill(s.keptChunks(old, kept, renewed, &stats), added)
 	text, change := s.textChange(old, kept, fresh, order)
 	var prev *ivf
 	if old != nil {
@@ -282,8 +282,9 @@ const (
 // of the changed ones in stats. A changed document keeps its chunks
 // that are the same as before (under appends to a log, all but the
 // last): only the others are removed and added.
-func (next *agentIndex) diff(agent string, old *agentIndex, docs []memory.Document, stats *memory.IndexStats) ([]chunkFate, []memory.Chunk, error) {
+func (next *agentIndex) diff(agent string, old *agentIndex, docs []memory.Document, stats *memory.IndexStats) ([]chunkFate, map[int]memory.Chunk, []memory.Chunk, error) {
 	var kept []chunkFate
+	renewed := map[int]memory.Chunk{}
 	if old != nil {
 		kept = make([]chunkFate, len(old.chunks))
 	}
@@ -291,7 +292,7 @@ func (next *agentIndex) diff(agent string, old *agentIndex, docs []memory.Docume
 	for _, d := range docs {
 		k := docKey{d.User, d.Path}
 		if _, dup := next.docs[k]; dup {
-			return nil, nil, fmt.Errorf("index %s: document %s of user %q appears twice", agent, d.Path, d.User)
+			return nil, nil, nil, fmt.Errorf("index %s: document %s of user %q appears twice", agent, d.Path, d.User)
 		}
 		next.docs[k] = d.Hash
 		h, had := "", false
@@ -306,7 +307,7 @@ func (next *agentIndex) diff(agent string, old *agentIndex, docs []memory.Docume
 		chunks := d.Chunks()
 		stats.Chunks += len(chunks)
 		if had {
-			chunks = old.match(k, chunks, kept)
+			chunks = old.match(k, chunks, kept, renewed)
 		}
 		fresh = append(fresh, chunks...)
 	}
@@ -314,17 +315,19 @@ func (next *agentIndex) diff(agent string, old *agentIndex, docs []memory.Docume
 		for k := range old.docs {
 			if _, ok := next.docs[k]; !ok {
 				stats.Removed++
-				old.match(k, nil, kept)
+				old.match(k, nil, kept, renewed)
 			}
 		}
 	}
-	return kept, fresh, nil
+	return kept, renewed, fresh, nil
 }
 
 // match marks in kept the chunks of ix's document k that chunks (its
 // new chunks, in order) holds as they were (same) and the others
-// removed, and returns the chunks ix does not hold.
-func (ix *agentIndex) match(k docKey, chunks []memory.Chunk, kept []chunkFate) []memory.Chunk {
+// removed, and returns the chunks ix does not hold. A same chunk's new
+// copy goes in renewed: its text lies in the document's new version,
+// while the old one's would keep every old version of a log alive.
+func (ix *agentIndex) match(k docKey, chunks []memory.Chunk, kept []chunkFate, renewed map[int]memory.Chunk) []memory.Chunk {
 	i, _ := slices.BinarySearchFunc(ix.chunks, k, func(c memory.Chunk, k docKey) int {
 		return cmp.Or(cmp.Compare(c.User, k.user), cmp.Compare(c.Path, k.path))
 	})
@@ -335,7 +338,7 @@ func (ix *agentIndex) match(k docKey, chunks []memory.Chunk, kept []chunkFate) [
 			fresh, chunks = append(fresh, chunks[0]), chunks[1:]
 		}
 		if len(chunks) > 0 && chunks[0] == c {
-			kept[i], chunks = same, chunks[1:]
+			kept[i], renewed[i], chunks = same, chunks[0], chunks[1:]
 			continue
 		}
 		kept[i] = removed
@@ -382,7 +385,7 @@ type indexedChunk struct {
 // keptChunks returns old's chunks that are kept with their vectors, in
 // old's order, counting the kept chunks of changed documents embedded
 // or pending in stats.
-func (s *Store) keptChunks(old *agentIndex, kept []chunkFate, stats *memory.IndexStats) []indexedChunk {
+func (s *Store) keptChunks(old *agentIndex, kept []chunkFate, renewed map[int]memory.Chunk, stats *memory.IndexStats) []indexedChunk {
 	if old == nil {
 		return nil
 	}
@@ -393,6 +396,9 @@ func (s *Store) keptChunks(old *agentIndex, kept []chunkFate, stats *memory.Inde
 	for i, c := range old.chunks {
 		if kept[i] == removed {
 			continue
+		}
+		if r, ok := renewed[i]; ok {
+			c = r
 		}
 		it := indexedChunk{c: c, v: old.vectors[i], place: int32(i)}
 		if old.ann != nil {
