@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -188,11 +189,17 @@ var packExtensions = []string{".idx", ".pack", ".rev", ".bitmap", ".mtimes", ".p
 // is, never drop a pack whose objects are nowhere else.
 func (r *Repository) dropRedundant(before []string) error {
 	dir := r.st.packDir
-	drop, count, err := redundantPacks(dir, before)
+	looseAt := looseObjects(filepath.Join(r.st.refs.commonDir, "objects"))
+	drop, count, err := redundantPacks(dir, before, slices.Collect(maps.Keys(looseAt)))
 	if err != nil {
 		return err
 	}
-	loose := packedLoose(filepath.Join(r.st.refs.commonDir, "objects"), count)
+	var loose []string
+	for h, file := range looseAt {
+		if count[h] > 0 {
+			loose = append(loose, file)
+		}
+	}
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -210,9 +217,11 @@ func (r *Repository) dropRedundant(before []string) error {
 }
 
 // redundantPacks returns the packs of before in dir whose every object is
-// in a pack that stays, and how many of the staying packs hold each
-// object.
-func redundantPacks(dir string, before []string) ([]string, map[plumbing.Hash]int, error) {
+// in a pack that stays, and how many of the staying packs hold each of
+// their objects and each of also (the loose objects). It counts only
+// those objects: a history's every object in a map was the largest
+// thing a daemon under appends held while it repacked.
+func redundantPacks(dir string, before []string, also []plumbing.Hash) ([]string, map[plumbing.Hash]int, error) {
 	now, err := listPacks(dir)
 	if err != nil {
 		return nil, nil, err
@@ -222,24 +231,45 @@ func redundantPacks(dir string, before []string) ([]string, map[plumbing.Hash]in
 		size int64
 		idx  *packIndex
 	}
-	count := map[plumbing.Hash]int{}
+	count := make(map[plumbing.Hash]int, len(also))
+	for _, h := range also {
+		count[h] = 0
+	}
 	var cands []cand
+	var others []string
 	for _, base := range now {
+		_, keep := os.Stat(filepath.Join(dir, base+".keep"))
+		fi, err := os.Stat(filepath.Join(dir, base+".pack"))
+		if !slices.Contains(before, base) || keep == nil || err != nil {
+			others = append(others, base)
+			continue
+		}
 		idx, err := readPackIndex(filepath.Join(dir, base+".idx"))
 		if err != nil {
 			continue // a damaged index counts for nothing and stays (Verify names it)
 		}
+		cands = append(cands, cand{base, fi.Size(), idx})
 		for _, h := range idx.hashes {
+			count[h] = 0
+		}
+	}
+	if len(count) == 0 {
+		return nil, count, nil
+	}
+	for _, c := range cands {
+		for _, h := range c.idx.hashes {
 			count[h]++
 		}
-		if !slices.Contains(before, base) {
+	}
+	for _, base := range others {
+		names, err := readPackNames(filepath.Join(dir, base+".idx"))
+		if err != nil {
 			continue
 		}
-		if _, err := os.Stat(filepath.Join(dir, base+".keep")); err == nil {
-			continue
-		}
-		if fi, err := os.Stat(filepath.Join(dir, base+".pack")); err == nil {
-			cands = append(cands, cand{base, fi.Size(), idx})
+		for h := range count {
+			if names.contains(h) {
+				count[h]++
+			}
 		}
 	}
 	// Smallest first; a pack is dropped only when each of its objects is
@@ -277,14 +307,14 @@ func removeRedundant(dir string, drop, loose []string) []error {
 	return errs
 }
 
-// packedLoose returns the loose objects under objects whose hash count
-// says is in a pack.
-func packedLoose(objects string, count map[plumbing.Hash]int) []string {
+// looseObjects returns the loose objects under objects by hash, with
+// their files.
+func looseObjects(objects string) map[plumbing.Hash]string {
 	des, err := os.ReadDir(objects)
 	if err != nil {
 		return nil
 	}
-	var out []string
+	out := map[plumbing.Hash]string{}
 	for _, de := range des {
 		if len(de.Name()) != 2 || !de.IsDir() {
 			continue
@@ -294,8 +324,8 @@ func packedLoose(objects string, count map[plumbing.Hash]int) []string {
 			continue
 		}
 		for _, f := range files {
-			if h, ok := parseHash(de.Name() + f.Name()); ok && count[h] > 0 {
-				out = append(out, filepath.Join(objects, de.Name(), f.Name()))
+			if h, ok := parseHash(de.Name() + f.Name()); ok {
+				out[h] = filepath.Join(objects, de.Name(), f.Name())
 			}
 		}
 	}
