@@ -124,6 +124,8 @@ type writeQueue struct {
 	last     int
 	answered time.Time
 	took     time.Duration
+	// after is time.After (nil) or what a test gives instead.
+	after func(time.Duration) <-chan time.Time
 }
 
 // push queues r and reports whether a committer must be started.
@@ -153,12 +155,7 @@ func (q *writeQueue) push(r *writeReq) bool {
 // than a commit of the first one back would have made it wait; a write
 // that comes after a pause is taken at once.
 func (q *writeQueue) gather() {
-	var t *time.Timer
-	defer func() {
-		if t != nil {
-			t.Stop()
-		}
-	}()
+	var timeout <-chan time.Time
 	for {
 		q.mu.Lock()
 		n, want, wait, arrived := len(q.reqs), q.last, time.Until(q.answered.Add(min(q.took, maxGather))), q.arrived
@@ -166,15 +163,23 @@ func (q *writeQueue) gather() {
 		if n >= want || wait <= 0 {
 			return
 		}
-		if t == nil {
-			t = time.NewTimer(wait)
+		if timeout == nil {
+			timeout = q.timeout(wait)
 		}
 		select {
 		case <-arrived:
-		case <-t.C:
+		case <-timeout:
 			return
 		}
 	}
+}
+
+// timeout is a channel that receives once d has passed.
+func (q *writeQueue) timeout(d time.Duration) <-chan time.Time {
+	if q.after != nil {
+		return q.after(d)
+	}
+	return time.After(d) // collected once unreferenced, fired or not
 }
 
 // answer answers batch, whose commit took took, and records what the

@@ -235,19 +235,25 @@ func TestGather(t *testing.T) {
 		name     string
 		last     int
 		answered time.Time
-		queued   int // queued before gather
-		arriving int // queued while it may wait
+		queued   int  // queued before gather
+		arriving int  // queued while it may wait
+		atOnce   bool // it returns without waiting out its time
 	}{
-		{"the writers are back", 3, time.Now(), 3, 0},
-		{"they come back while it waits", 3, time.Now(), 1, 2},
-		{"one does not come back", 3, time.Now(), 2, 0},
-		{"after a pause", 3, time.Now().Add(-time.Hour), 0, 0},
-		{"a first batch", 0, time.Time{}, 1, 0},
+		{"the writers are back", 3, time.Now(), 3, 0, true},
+		{"they come back while it waits", 3, time.Now(), 1, 2, true},
+		{"one does not come back", 3, time.Now(), 2, 0, false},
+		{"after a pause", 3, time.Now().Add(-time.Hour), 0, 0, true},
+		{"a first batch", 0, time.Time{}, 1, 0, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var q writeQueue
 			q.last, q.answered, q.took = tt.last, tt.answered, time.Hour
+			if tt.atOnce {
+				// Its time never runs out: a gather that waits for it
+				// when it should not never returns.
+				q.after = func(time.Duration) <-chan time.Time { return nil }
+			}
 			for range tt.queued {
 				q.push(batchReq(ctx, "", "w", nil))
 			}
@@ -265,7 +271,12 @@ func TestGather(t *testing.T) {
 			for range tt.arriving {
 				q.push(batchReq(ctx, "", "w", nil))
 			}
-			r := <-done
+			var r result
+			select {
+			case r = <-done:
+			case <-time.After(time.Minute): // only when broken: a hang made a failure
+				t.Fatalf("gather did not return with %d writes queued of %d expected", tt.queued+tt.arriving, tt.last)
+			}
 			if r.n < tt.last && r.elapsed < maxGather {
 				t.Errorf("gather returned %v after the last batch with %d writes queued, want %d or %v", r.elapsed, r.n, tt.last, maxGather)
 			}
