@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/quirehq/quire/daemon"
+	"github.com/quirehq/quire/internal/testenv"
 )
 
 // BenchmarkFleetColdStart starts a daemon on one working tree of n agents
@@ -47,9 +48,9 @@ func benchFleetColdStart(b *testing.B, n int) {
 	cache := filepath.Join(b.TempDir(), "cache")
 	wrote := procIO(b, "wchar")
 	b.StartTimer()
-	start, cpu := time.Now(), cpuTime()
+	start, cpu := time.Now(), testenv.CPUTime()
 	td := startDaemon(b, daemon.Options{Dir: tree, CacheDir: cache, Embedder: benchEmbedder(b)})
-	ready, readyCPU := time.Since(start), cpuTime()-cpu
+	ready, readyCPU := time.Since(start), testenv.CPUTime()-cpu
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	if err := td.d.WaitIndexed(ctx); err != nil {
@@ -152,9 +153,9 @@ const restartLine = "fleet-restart:"
 // restartChild is the restarted daemon: env names its tree and cache.
 func restartChild(b *testing.B, env string) {
 	tree, cache, _ := strings.Cut(env, "\n")
-	start, cpu := time.Now(), cpuTime()
+	start, cpu := time.Now(), testenv.CPUTime()
 	td := startDaemon(b, daemon.Options{Dir: tree, CacheDir: cache, Embedder: benchEmbedder(b)})
-	ready, readyCPU := time.Since(start), cpuTime()-cpu
+	ready, readyCPU := time.Since(start), testenv.CPUTime()-cpu
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	if err := td.d.WaitIndexed(ctx); err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/internal/testenv"
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/workspace"
 )
@@ -58,7 +59,7 @@ func BenchmarkAppendGrowth(b *testing.B) {
 	var samples []sample
 	b.ResetTimer()
 	for done := 0; done < total; done += window {
-		cpu0, t0 := procCPU(b), time.Now()
+		cpu0, t0 := testenv.CPUTime(), time.Now()
 		var next atomic.Int64
 		lat := make([]time.Duration, window)
 		var wg sync.WaitGroup
@@ -84,7 +85,7 @@ func BenchmarkAppendGrowth(b *testing.B) {
 		}
 		el := time.Since(t0)
 		slices.Sort(lat)
-		s := sample{rate: window / el.Seconds(), p99: ms(lat[window*99/100]), cpu: ms(procCPU(b)-cpu0) / window}
+		s := sample{rate: window / el.Seconds(), p99: ms(lat[window*99/100]), cpu: ms(testenv.CPUTime()-cpu0) / window}
 		samples = append(samples, s)
 		b.Logf("appends %6d: %6.0f/s p99 %6.1f ms cpu %.3f ms/append rss %d MB", done+window, s.rate, s.p99, s.cpu, procStatus(b, "VmRSS")>>20)
 	}
@@ -155,19 +156,6 @@ func writeHeapProfile(b *testing.B, suffix string) {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// procCPU returns the process's user and system CPU time so far.
-func procCPU(b *testing.B) time.Duration {
-	data, err := os.ReadFile("/proc/self/stat")
-	if err != nil {
-		return 0
-	}
-	s := string(data)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	utime, _ := strconv.ParseInt(f[11], 10, 64)
-	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(utime+stime) * 10 * time.Millisecond // USER_HZ = 100
-}
 
 // logHeap logs the heap's live bytes, its size and the collector's goal.
 func logHeap(b *testing.B, when string) {

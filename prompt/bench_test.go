@@ -7,6 +7,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/quirehq/quire/internal/testenv"
 	"github.com/quirehq/quire/prompt/prompttest"
 	"github.com/quirehq/quire/workspace"
 )
@@ -229,10 +230,10 @@ func BenchmarkAssembleNewUser(b *testing.B) {
 // per operation also counts the time spent waiting for a core. Call it
 // after ResetTimer; the returned function reports.
 func reportCPU(b *testing.B) func() {
-	start := cpuTime()
+	start := testenv.CPUTime()
 	return func() {
 		if b.N > 0 {
-			b.ReportMetric(float64((cpuTime()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64((testenv.CPUTime()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		}
 	}
 }

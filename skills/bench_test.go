@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quirehq/quire/internal/testenv"
 	"github.com/quirehq/quire/prompt"
 	"github.com/quirehq/quire/prompt/prompttest"
 	"github.com/quirehq/quire/workspace"
@@ -55,11 +56,11 @@ func BenchmarkColdPromptDisk(b *testing.B) {
 			run()
 			b.ReportAllocs()
 			b.ResetTimer()
-			start := cpuTime()
+			start := testenv.CPUTime()
 			for b.Loop() {
 				run()
 			}
-			b.ReportMetric(float64((cpuTime()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64((testenv.CPUTime()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/quirehq/quire/internal/testenv"
 	"github.com/quirehq/quire/workspace"
 )
 
@@ -483,14 +484,14 @@ func BenchmarkLoadDisk(b *testing.B) {
 	}
 	src := Options{WorkspaceDir: dir, NoBuiltin: true}.Sources()
 	b.ReportAllocs()
-	start := cpuTime()
+	start := testenv.CPUTime()
 	for b.Loop() {
 		if n := len(Load(1, src).Skills()); n != 1000 {
 			b.Fatalf("loaded %d skills", n)
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1000, "ns/skill")
-	b.ReportMetric(float64((cpuTime()-start).Nanoseconds())/float64(b.N)/1000, "cpu-ns/skill")
+	b.ReportMetric(float64((testenv.CPUTime()-start).Nanoseconds())/float64(b.N)/1000, "cpu-ns/skill")
 }
 
 func BenchmarkLoad(b *testing.B) {

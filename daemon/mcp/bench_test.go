@@ -114,7 +114,7 @@ func BenchmarkMemorySearchMCP(b *testing.B) {
 	})
 	b.Run("api-16-clients", func(b *testing.B) {
 		b.SetParallelism(8)
-		start, cpu0 := time.Now(), cpuTime()
+		start, cpu0 := time.Now(), testenv.CPUTime()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
 				if _, err := td.c.MemorySearch(ctx, "concierge", api.SearchRequest{Query: query, User: user}); err != nil {
@@ -138,7 +138,7 @@ func BenchmarkMemorySearchMCP(b *testing.B) {
 		var next int64
 		var mu sync.Mutex
 		b.SetParallelism(8)
-		start, cpu0 := time.Now(), cpuTime()
+		start, cpu0 := time.Now(), testenv.CPUTime()
 		b.RunParallel(func(pb *testing.PB) {
 			mu.Lock()
 			id := ids[next%16]
@@ -162,7 +162,7 @@ func BenchmarkMemorySearchMCP(b *testing.B) {
 		var next int64
 		var mu sync.Mutex
 		b.SetParallelism((sessions + 1) / 2) // × GOMAXPROCS goroutines
-		start, cpu0 := time.Now(), cpuTime()
+		start, cpu0 := time.Now(), testenv.CPUTime()
 		b.RunParallel(func(pb *testing.PB) {
 			mu.Lock()
 			cs := css[next%sessions]
@@ -265,7 +265,7 @@ func loadgen(socket, endpoint, calls, client string) error {
 	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
 		return err
 	}
-	cpu0 := cpuTime()
+	cpu0 := testenv.CPUTime()
 	var left atomic.Int64
 	left.Store(int64(n))
 	errs := make(chan error, len(callers))
@@ -285,7 +285,7 @@ func loadgen(socket, endpoint, calls, client string) error {
 			return err
 		}
 	}
-	fmt.Println("done", (cpuTime() - cpu0).Nanoseconds())
+	fmt.Println("done", (testenv.CPUTime() - cpu0).Nanoseconds())
 	return nil
 }
 
@@ -326,13 +326,13 @@ func runApart(b *testing.B, socket, endpoint, client string) {
 	var mem0, mem1 runtime.MemStats
 	runtime.ReadMemStats(&mem0)
 	b.ResetTimer()
-	start, cpu0 := time.Now(), cpuTime()
+	start, cpu0 := time.Now(), testenv.CPUTime()
 	fmt.Fprintln(stdin, "go")
 	if !lines.Scan() {
 		b.Fatal("load generator failed")
 	}
 	b.StopTimer()
-	elapsed, cpu := time.Since(start), cpuTime()-cpu0
+	elapsed, cpu := time.Since(start), testenv.CPUTime()-cpu0
 	runtime.ReadMemStats(&mem1)
 	var clientNs int64
 	if _, err := fmt.Sscanf(lines.Text(), "done %d", &clientNs); err != nil {
@@ -398,7 +398,7 @@ func rawSession(b *testing.B, hc *http.Client, endpoint string) string {
 // generator included).
 func reportRate(b *testing.B, start time.Time, cpu0 time.Duration) {
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "calls/s")
-	b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/call")
+	b.ReportMetric(float64((testenv.CPUTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/call")
 }
 
 // rawToolCall posts a tools/call in session id and reads the answer.

@@ -1,15 +1,16 @@
 //go:build unix
 
-package skills
+package testenv
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is the process's CPU time (user + system, all threads): on a
-// machine shared with other work it does not count waiting for a core.
-func cpuTime() time.Duration {
+// CPUTime is the process's CPU time (user + system, all threads), for
+// benchmarks: on a machine shared with other work it does not count
+// waiting for a core.
+func CPUTime() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
