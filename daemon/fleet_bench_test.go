@@ -48,15 +48,7 @@ func benchFleetColdStart(b *testing.B, n int) {
 	cache := filepath.Join(b.TempDir(), "cache")
 	wrote := procIO(b, "wchar")
 	b.StartTimer()
-	start, cpu := time.Now(), testenv.CPUTime()
-	td := startDaemon(b, daemon.Options{Dir: tree, CacheDir: cache, Embedder: benchEmbedder(b)})
-	ready, readyCPU := time.Since(start), testenv.CPUTime()-cpu
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	if err := td.d.WaitIndexed(ctx); err != nil {
-		b.Fatal(err)
-	}
-	indexed := time.Since(start)
+	td, ready, readyCPU, indexed := startFleet(b, tree, cache)
 	b.StopTimer()
 	written := procIO(b, "wchar") - wrote
 	mb := func(n int64) float64 { return float64(n) / (1 << 20) }
@@ -147,21 +139,29 @@ func runRestartChild(b *testing.B, tree, cache string) map[string]float64 {
 	return nil
 }
 
+// startFleet starts a daemon on the fleet in tree with its cache in
+// cache and waits until it has indexed every agent: it returns the
+// daemon, the time and CPU until it was ready, and the time until it had
+// indexed.
+func startFleet(b *testing.B, tree, cache string) (td *testDaemon, ready, readyCPU, indexed time.Duration) {
+	start, cpu := time.Now(), testenv.CPUTime()
+	td = startDaemon(b, daemon.Options{Dir: tree, CacheDir: cache, Embedder: benchEmbedder(b)})
+	ready, readyCPU = time.Since(start), testenv.CPUTime()-cpu
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if err := td.d.WaitIndexed(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return td, ready, readyCPU, time.Since(start)
+}
+
 // restartLine starts the line of metrics the restarted daemon prints.
 const restartLine = "fleet-restart:"
 
 // restartChild is the restarted daemon: env names its tree and cache.
 func restartChild(b *testing.B, env string) {
 	tree, cache, _ := strings.Cut(env, "\n")
-	start, cpu := time.Now(), testenv.CPUTime()
-	td := startDaemon(b, daemon.Options{Dir: tree, CacheDir: cache, Embedder: benchEmbedder(b)})
-	ready, readyCPU := time.Since(start), testenv.CPUTime()-cpu
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	if err := td.d.WaitIndexed(ctx); err != nil {
-		b.Fatal(err)
-	}
-	indexed := time.Since(start)
+	td, ready, readyCPU, indexed := startFleet(b, tree, cache)
 	mb := func(n int64) float64 { return float64(n) / (1 << 20) }
 	rss := procStatus(b, "VmRSS")
 	var ms runtime.MemStats
