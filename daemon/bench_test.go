@@ -19,6 +19,7 @@ import (
 
 	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/internal/testenv"
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/memory/memstore"
 )
@@ -43,7 +44,7 @@ func measurePushToServed(b *testing.B, td *testDaemon, wt string) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		marker := fmt.Sprintf("BENCH-MARKER-%d", i)
-		writeFiles(b, wt, map[string]string{"studybuddy/AGENTS.md": "# Agents\n\n" + marker + "\n"})
+		testenv.WriteFiles(b, wt, map[string]string{"studybuddy/AGENTS.md": "# Agents\n\n" + marker + "\n"})
 		git(b, wt, "commit", "-qam", marker)
 		start := time.Now()
 		td.push(b, wt, "agents")

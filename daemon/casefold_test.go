@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/quirehq/quire/daemon"
+	"github.com/quirehq/quire/internal/testenv"
 )
 
 // TestPushRefusesNamesThatDifferOnlyInCase: a push that adds soul.md
@@ -24,7 +25,7 @@ func TestPushRefusesNamesThatDifferOnlyInCase(t *testing.T) {
 		{"soul.md", "SOUL.md and soul.md differ only in case"},
 		{"skills/PDF/SKILL.md", "skills/PDF and skills/pdf differ only in case"},
 	} {
-		writeFiles(t, wt, map[string]string{tc.add: "---\nname: pdf\ndescription: PDFs.\n---\nother\n"})
+		testenv.WriteFiles(t, wt, map[string]string{tc.add: "---\nname: pdf\ndescription: PDFs.\n---\nother\n"})
 		git(t, wt, "add", "-A")
 		git(t, wt, "commit", "-qm", "add "+tc.add)
 		out, err := gitMay(wt, "push", td.remote+"/cased.git", "main")

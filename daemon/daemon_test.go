@@ -12,6 +12,7 @@ import (
 
 	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/internal/testenv"
 )
 
 // TestEndToEnd pushes the bundled examples with the git CLI, asks for a
@@ -59,7 +60,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 
 	// A refused push (an unknown agent.yaml key) changes nothing served.
-	writeFiles(t, wt, map[string]string{"studybuddy/agent.yaml": "name: studybuddy\ntype: open\nbudjet: 3\n", "studybuddy/AGENTS.md": "REFUSED-CONTENT\n"})
+	testenv.WriteFiles(t, wt, map[string]string{"studybuddy/agent.yaml": "name: studybuddy\ntype: open\nbudjet: 3\n", "studybuddy/AGENTS.md": "REFUSED-CONTENT\n"})
 	git(t, wt, "commit", "-qam", "bad config")
 	out, err = gitMay(wt, "push", td.remote+"/agents.git", "main")
 	if err == nil || !strings.Contains(out, "remote rejected") || !strings.Contains(out, "agent.yaml") {

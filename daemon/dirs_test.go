@@ -9,6 +9,7 @@ import (
 
 	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/internal/testenv"
 )
 
 // TestSeveralDirs: every working tree given is served and watched, each
@@ -18,8 +19,8 @@ func TestSeveralDirs(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	a, b := t.TempDir(), t.TempDir()
-	writeFiles(t, a, map[string]string{"agent.yaml": "name: ann\n", "SOUL.md": "# Soul\n\nMARKER-ANN\n"})
-	writeFiles(t, b, map[string]string{"agent.yaml": "name: ben\n", "SOUL.md": "# Soul\n\nMARKER-BEN\n"})
+	testenv.WriteFiles(t, a, map[string]string{"agent.yaml": "name: ann\n", "SOUL.md": "# Soul\n\nMARKER-ANN\n"})
+	testenv.WriteFiles(t, b, map[string]string{"agent.yaml": "name: ben\n", "SOUL.md": "# Soul\n\nMARKER-BEN\n"})
 	td := startDaemon(t, daemon.Options{Dirs: []string{a, b}})
 	for agent, marker := range map[string]string{"ann": "MARKER-ANN", "ben": "MARKER-BEN"} {
 		p, err := td.c.Prompt(ctx, agent, api.PromptRequest{})
@@ -27,7 +28,7 @@ func TestSeveralDirs(t *testing.T) {
 			t.Fatalf("prompt of %s: %v %q", agent, err, p.Prompt)
 		}
 	}
-	writeFiles(t, b, map[string]string{"SOUL.md": "# Soul\n\nMARKER-BEN-TWO\n"})
+	testenv.WriteFiles(t, b, map[string]string{"SOUL.md": "# Soul\n\nMARKER-BEN-TWO\n"})
 	waitFor(t, "the second tree's saved SOUL.md to be served", func() bool {
 		p, err := td.c.Prompt(ctx, "ben", api.PromptRequest{})
 		return err == nil && strings.Contains(p.Prompt, "MARKER-BEN-TWO")
@@ -44,7 +45,7 @@ func TestSeveralDirs(t *testing.T) {
 	}
 
 	c := t.TempDir()
-	writeFiles(t, c, map[string]string{"agent.yaml": "name: ann\n"})
+	testenv.WriteFiles(t, c, map[string]string{"agent.yaml": "name: ann\n"})
 	tmp := shortTempDir(t)
 	_, err = daemon.New(ctx, daemon.Options{Dirs: []string{a, c}, Socket: filepath.Join(tmp, "q.sock"), CacheDir: filepath.Join(tmp, "cache")})
 	if err == nil || !strings.Contains(err.Error(), `agent "ann" is already defined by dir:`+a) || !strings.Contains(err.Error(), "dir:"+c) {

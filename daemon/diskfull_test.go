@@ -35,7 +35,7 @@ func TestDiskFullAnswers507(t *testing.T) {
 		!strings.Contains(err.Error(), "no space left on device writing "+filepath.Join(repos, "bot.git")+"/") {
 		t.Fatalf("append on a full disk: %v (status %d), want 507 naming a path in the repository", err, apiStatus(err))
 	}
-	writeFiles(t, wt, map[string]string{"memory/big.md": strings.Repeat("A long line of notes.\n", 20000)})
+	testenv.WriteFiles(t, wt, map[string]string{"memory/big.md": strings.Repeat("A long line of notes.\n", 20000)})
 	git(t, wt, "add", "-A")
 	git(t, wt, "commit", "-q", "-m", "big")
 	out, err := gitMay(wt, "push", td.remote+"/bot.git", "main")

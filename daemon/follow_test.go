@@ -18,6 +18,7 @@ import (
 
 	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/internal/testenv"
 )
 
 // TestHungUpstream: an upstream that stops answering (the TCP connection
@@ -65,7 +66,7 @@ func TestHungUpstream(t *testing.T) {
 
 	// The upstream hangs, and moves on meanwhile.
 	hang.Store(true)
-	writeFiles(t, wt, map[string]string{"SOUL.md": "# Soul\n\nCalm and exact. MARKER-TWO\n"})
+	testenv.WriteFiles(t, wt, map[string]string{"SOUL.md": "# Soul\n\nCalm and exact. MARKER-TWO\n"})
 	git(t, wt, "commit", "-qam", "second soul")
 	host.push(t, wt, "bot")
 	waitFor(t, "a fetch to hang", func() bool { return hung.Load() > 0 })
@@ -148,7 +149,7 @@ func TestFollowHTTPBackend(t *testing.T) {
 		}()
 	}
 	// A person pushes to main meanwhile, without pulling.
-	writeFiles(t, wt, map[string]string{"SOUL.md": "# Soul\n\nCalm and exact. MARKER-TWO\n"})
+	testenv.WriteFiles(t, wt, map[string]string{"SOUL.md": "# Soul\n\nCalm and exact. MARKER-TWO\n"})
 	git(t, wt, "commit", "-qam", "second soul")
 	git(t, wt, "push", "-q", srv.URL+"/bot.git", "main")
 	wg.Wait()

@@ -18,6 +18,7 @@ import (
 	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/daemon/client"
+	"github.com/quirehq/quire/internal/testenv"
 )
 
 // botFiles is a small single-agent workspace.
@@ -55,25 +56,12 @@ func gitMay(dir string, args ...string) (string, error) {
 	return string(out), err
 }
 
-func writeFiles(t testing.TB, dir string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // newWorkTree makes a git work tree holding files, committed on main.
 func newWorkTree(t testing.TB, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	git(t, dir, "init", "-q", "-b", "main")
-	writeFiles(t, dir, files)
+	testenv.WriteFiles(t, dir, files)
 	git(t, dir, "add", "-A")
 	git(t, dir, "commit", "-q", "-m", "workspace")
 	return dir

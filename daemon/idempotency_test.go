@@ -18,6 +18,7 @@ import (
 
 	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/internal/testenv"
 )
 
 // TestIdempotencyKey: a write sent again with the same Idempotency-Key is
@@ -143,7 +144,7 @@ func TestIdempotencyKeyDir(t *testing.T) {
 	t.Parallel()
 	ctx := api.WithIdempotencyKey(context.Background(), "k-dir")
 	dir := t.TempDir()
-	writeFiles(t, dir, botFiles)
+	testenv.WriteFiles(t, dir, botFiles)
 	td := startDaemon(t, daemon.Options{Dir: dir})
 	a, err := td.c.MemoryAppend(ctx, "bot", api.AppendRequest{Text: "DIR-ONCE"})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quirehq/quire/internal/testenv"
 	"github.com/quirehq/quire/workspace"
 )
 
@@ -20,16 +21,8 @@ import (
 // once forgotten, the listings give way to the disk.
 func TestListedDirReadsAsTheDisk(t *testing.T) {
 	dir := t.TempDir()
-	for p, s := range map[string]string{"agents/a/agent.yaml": "name: a\n", "agents/a/memory/2026-01-01.md": "x\n",
-		"agents/a/empty.md": "", ".git/HEAD": "ref: x\n", "AGENTS.md": "# root\n"} {
-		full := filepath.Join(dir, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testenv.WriteFiles(t, dir, map[string]string{"agents/a/agent.yaml": "name: a\n", "agents/a/memory/2026-01-01.md": "x\n",
+		"agents/a/empty.md": "", ".git/HEAD": "ref: x\n", "AGENTS.md": "# root\n"})
 	if err := os.Symlink("agents", filepath.Join(dir, "link")); err != nil {
 		t.Fatal(err)
 	}

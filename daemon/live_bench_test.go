@@ -13,6 +13,7 @@ import (
 
 	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/internal/testenv"
 )
 
 // pct reports the p50 and p99 of ds in milliseconds.
@@ -232,7 +233,7 @@ func BenchmarkFollowersUnderBusyHost(b *testing.B) {
 				return
 			case <-t.C:
 			}
-			writeFiles(b, wt, map[string]string{"SOUL.md": fmt.Sprintf("# Soul\n\nCalm and exact. MARKER-ONE push %d\n", i)})
+			testenv.WriteFiles(b, wt, map[string]string{"SOUL.md": fmt.Sprintf("# Soul\n\nCalm and exact. MARKER-ONE push %d\n", i)})
 			git(b, wt, "commit", "-qam", fmt.Sprintf("soul %d", i))
 			if out, err := gitMay(wt, "push", "-q", host.remote+"/bot.git", "main"); err != nil {
 				b.Logf("push to main: %v\n%s", err, out)

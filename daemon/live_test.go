@@ -11,6 +11,7 @@ import (
 
 	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/internal/testenv"
 )
 
 // TestOperatorScenario: 8 clients x 50 memory appends and 20 new users'
@@ -68,7 +69,7 @@ func TestOperatorScenario(t *testing.T) {
 	}
 	var refused []string
 	for i := range pushes {
-		writeFiles(t, wt, map[string]string{"SOUL.md": fmt.Sprintf("# Soul\n\nCalm and exact. PERSONA-%d\n", i)})
+		testenv.WriteFiles(t, wt, map[string]string{"SOUL.md": fmt.Sprintf("# Soul\n\nCalm and exact. PERSONA-%d\n", i)})
 		git(t, wt, "commit", "-qam", fmt.Sprintf("persona %d", i))
 		if out, err := gitMay(wt, "push", td.remote+"/bot.git", "main"); err != nil {
 			refused = append(refused, out)
@@ -127,7 +128,7 @@ func TestPushConflictWithAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, _ := td.c.Prompt(ctx, "bot", api.PromptRequest{})
-	writeFiles(t, wt, map[string]string{"MEMORY.md": "# Memory\n\nThe wifi password is WIFI-PERSON.\n"})
+	testenv.WriteFiles(t, wt, map[string]string{"MEMORY.md": "# Memory\n\nThe wifi password is WIFI-PERSON.\n"})
 	git(t, wt, "commit", "-qam", "person edits memory")
 	out, err := gitMay(wt, "push", url, "main")
 	if err == nil {
@@ -143,7 +144,7 @@ func TestPushConflictWithAgent(t *testing.T) {
 	if _, err := gitMay(wt, "pull", "--no-rebase", "-q", url, "live"); err == nil {
 		t.Fatal("pull of live should stop at the conflict")
 	}
-	writeFiles(t, wt, map[string]string{"MEMORY.md": "# Memory\n\nThe wifi password is WIFI-RESOLVED.\n"})
+	testenv.WriteFiles(t, wt, map[string]string{"MEMORY.md": "# Memory\n\nThe wifi password is WIFI-RESOLVED.\n"})
 	git(t, wt, "commit", "-qam", "merge live")
 	if out, err := gitMay(wt, "push", url, "main"); err != nil {
 		t.Fatalf("push after the merge refused:\n%s", out)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/internal/testenv"
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/memory/pgstore"
 )
@@ -158,7 +159,7 @@ func TestPostgresBlackhole(t *testing.T) {
 	proxy.hole.Store(true)
 	defer proxy.hole.Store(false)
 	pushed := time.Now()
-	writeFiles(t, wt, map[string]string{"MEMORY.md": "# Memory\n\nThe lift is serviced on Mondays.\n"})
+	testenv.WriteFiles(t, wt, map[string]string{"MEMORY.md": "# Memory\n\nThe lift is serviced on Mondays.\n"})
 	git(t, wt, "commit", "-qam", "memory")
 	git(t, wt, "push", td.remote+"/bot.git", "main")
 	var st api.Status
@@ -326,7 +327,7 @@ func TestTwoDaemonsOneDatabase(t *testing.T) {
 	wt := newWorkTree(t, botFiles)
 	for round := 0; round < 3; round++ {
 		if round > 0 {
-			writeFiles(t, wt, map[string]string{"MEMORY.md": strings.Repeat("A fact worth keeping.\n\n", 10*round)})
+			testenv.WriteFiles(t, wt, map[string]string{"MEMORY.md": strings.Repeat("A fact worth keeping.\n\n", 10*round)})
 			git(t, wt, "commit", "-qam", "more memory")
 		}
 		git(t, wt, "push", "-q", bare, "main")

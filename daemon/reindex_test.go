@@ -10,6 +10,7 @@ import (
 
 	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/internal/testenv"
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/workspace"
 )
@@ -50,7 +51,7 @@ func TestIndexAfterAppendsIsARebuild(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		writeFiles(t, wt, map[string]string{"users/" + enc + "/memory/2026-03-01.md": content})
+		testenv.WriteFiles(t, wt, map[string]string{"users/" + enc + "/memory/2026-03-01.md": content})
 		git(t, wt, "commit", "-qam", "edit "+user+"'s log")
 		td.push(t, wt, "bot")
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/internal/testenv"
 )
 
 // TestProposalReview: a persona write opens one proposal per ETag (and
@@ -110,7 +111,7 @@ func TestProposalApprovalValidated(t *testing.T) {
 	git(t, t.TempDir(), "clone", "-q", td.remote+"/bot.git", clone)
 	git(t, clone, "fetch", "-q", "origin", "proposals/bot/1")
 	git(t, clone, "checkout", "-q", "-b", "p", "FETCH_HEAD")
-	writeFiles(t, clone, map[string]string{"agent.yaml": "name: bot\ntype: nonsense\n"})
+	testenv.WriteFiles(t, clone, map[string]string{"agent.yaml": "name: bot\ntype: nonsense\n"})
 	git(t, clone, "commit", "-qam", "break agent.yaml")
 	git(t, clone, "push", "-q", "origin", "p:proposals/bot/1")
 	main := git(t, bare, "rev-parse", "main")
@@ -153,7 +154,7 @@ func TestHistoryOfWrites(t *testing.T) {
 		t.Fatalf("deploys: %d %+v", code, ds)
 	}
 	wt := newWorkTree(t, botFiles)
-	writeFiles(t, wt, map[string]string{"SOUL.md": "# Soul\n\nBolder. MARKER-THREE\n"})
+	testenv.WriteFiles(t, wt, map[string]string{"SOUL.md": "# Soul\n\nBolder. MARKER-THREE\n"})
 	git(t, wt, "commit", "-qam", "bolder soul")
 	git(t, wt, "pull", "-q", "--no-rebase", "--allow-unrelated-histories", "-s", "ours", td.remote+"/bot.git", "main")
 	td.push(t, wt, "bot")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/internal/testenv"
 	"github.com/quirehq/quire/prompt"
 	"github.com/quirehq/quire/skills"
 	"github.com/quirehq/quire/templates"
@@ -102,9 +103,9 @@ func TestSharedSkillTiers(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	managed, home := t.TempDir(), t.TempDir()
-	writeFiles(t, managed, map[string]string{"team-etiquette/SKILL.md": "---\nname: team-etiquette\ndescription: How the team writes to guests.\n---\nBe kind.\n"})
+	testenv.WriteFiles(t, managed, map[string]string{"team-etiquette/SKILL.md": "---\nname: team-etiquette\ndescription: How the team writes to guests.\n---\nBe kind.\n"})
 	dir := t.TempDir()
-	writeFiles(t, dir, botFiles)
+	testenv.WriteFiles(t, dir, botFiles)
 	td := startDaemon(t, daemon.Options{Dir: dir, SkillsDir: managed, HomeDir: home})
 	p, err := td.c.Prompt(ctx, "bot", api.PromptRequest{})
 	if err != nil {
@@ -113,7 +114,7 @@ func TestSharedSkillTiers(t *testing.T) {
 	if !strings.Contains(p.Prompt, "<name>team-etiquette</name>") || !strings.Contains(p.Prompt, "<location>managed/team-etiquette/SKILL.md</location>") {
 		t.Fatalf("the managed skill is not in the prompt")
 	}
-	writeFiles(t, home, map[string]string{".agents/skills/my-shortcuts/SKILL.md": "---\nname: my-shortcuts\ndescription: The operator's own shortcuts.\n---\nUse them.\n"})
+	testenv.WriteFiles(t, home, map[string]string{".agents/skills/my-shortcuts/SKILL.md": "---\nname: my-shortcuts\ndescription: The operator's own shortcuts.\n---\nUse them.\n"})
 	waitFor(t, "a skill added to ~/.agents/skills to be served", func() bool {
 		p, err := td.c.Prompt(ctx, "bot", api.PromptRequest{})
 		return err == nil && strings.Contains(p.Prompt, "<name>my-shortcuts</name>")

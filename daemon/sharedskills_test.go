@@ -10,6 +10,7 @@ import (
 
 	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/internal/testenv"
 	"github.com/quirehq/quire/memory"
 )
 
@@ -54,7 +55,7 @@ func TestSharedSkillsRepository(t *testing.T) {
 	if err == nil || !strings.Contains(out, "remote: error:   grants.yaml: line 3:") || !strings.Contains(out, `"deploy-prd"`) {
 		t.Fatalf("a push with a bad grants file: %v\n%s", err, out)
 	}
-	writeFiles(t, repo, map[string]string{"grants.yaml": "deploy-prod:\n  agents: [alpha]\n"})
+	testenv.WriteFiles(t, repo, map[string]string{"grants.yaml": "deploy-prod:\n  agents: [alpha]\n"})
 	git(t, repo, "commit", "-qam", "fix the grants")
 	if out := td.push(t, repo, "skills"); !strings.Contains(out, "2 skills (1 public, 0 internal, 1 private)") {
 		t.Errorf("push report: %s", out)

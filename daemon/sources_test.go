@@ -18,6 +18,7 @@ import (
 	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/daemon/api"
 	"github.com/quirehq/quire/daemon/client"
+	"github.com/quirehq/quire/internal/testenv"
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/memory/memstore"
 )
@@ -28,13 +29,13 @@ func TestDirSource(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
-	writeFiles(t, dir, botFiles)
+	testenv.WriteFiles(t, dir, botFiles)
 	td := startDaemon(t, daemon.Options{Dir: dir})
 	p, err := td.c.Prompt(ctx, "bot", api.PromptRequest{})
 	if err != nil || !strings.Contains(p.Prompt, "MARKER-ONE") {
 		t.Fatalf("prompt: %v", err)
 	}
-	writeFiles(t, dir, map[string]string{"SOUL.md": "# Soul\n\nMARKER-TWO\n"})
+	testenv.WriteFiles(t, dir, map[string]string{"SOUL.md": "# Soul\n\nMARKER-TWO\n"})
 	waitFor(t, "the saved SOUL.md to be served", func() bool {
 		p, err := td.c.Prompt(ctx, "bot", api.PromptRequest{})
 		return err == nil && strings.Contains(p.Prompt, "MARKER-TWO")
@@ -64,7 +65,7 @@ func TestUpstreamSource(t *testing.T) {
 		p, err := td.c.Prompt(ctx, "bot", api.PromptRequest{})
 		return err == nil && strings.Contains(p.Prompt, "MARKER-ONE")
 	})
-	writeFiles(t, wt, map[string]string{"SOUL.md": "# Soul\n\nMARKER-UPSTREAM\n"})
+	testenv.WriteFiles(t, wt, map[string]string{"SOUL.md": "# Soul\n\nMARKER-UPSTREAM\n"})
 	git(t, wt, "commit", "-qam", "upstream change")
 	git(t, wt, "push", "-q", bare, "main")
 	waitFor(t, "the upstream change to be served", func() bool {
@@ -85,7 +86,7 @@ func TestUpstreamSource(t *testing.T) {
 	}
 	// A new main upstream is merged into live by the daemon and served,
 	// with the agent's write kept.
-	writeFiles(t, wt, map[string]string{"SOUL.md": "# Soul\n\nMARKER-SECOND\n"})
+	testenv.WriteFiles(t, wt, map[string]string{"SOUL.md": "# Soul\n\nMARKER-SECOND\n"})
 	git(t, wt, "commit", "-qam", "second upstream change")
 	git(t, wt, "push", "-q", bare, "main")
 	waitFor(t, "main to be merged into the upstream's live and served", func() bool {
@@ -279,7 +280,7 @@ func TestDirSymlinkEscape(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	outside := t.TempDir()
-	writeFiles(t, dir, botFiles)
+	testenv.WriteFiles(t, dir, botFiles)
 	if err := os.Symlink(outside, filepath.Join(dir, "memory", "notes")); err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +370,7 @@ func TestPushRefusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			writeFiles(t, wt, tt.files)
+			testenv.WriteFiles(t, wt, tt.files)
 			git(t, wt, "add", "-A")
 			git(t, wt, "commit", "-qm", tt.name)
 			defer git(t, wt, "reset", "-q", "--hard", "HEAD~1")
@@ -385,7 +386,7 @@ func TestPushRefusals(t *testing.T) {
 	}
 	// Another branch is stored, not deployed, and the pusher is told.
 	git(t, wt, "checkout", "-q", "-b", "draft")
-	writeFiles(t, wt, map[string]string{"SOUL.md": "# Soul\n\nDRAFT\n"})
+	testenv.WriteFiles(t, wt, map[string]string{"SOUL.md": "# Soul\n\nDRAFT\n"})
 	git(t, wt, "commit", "-qam", "draft")
 	out := git(t, wt, "push", td.remote+"/bot.git", "draft")
 	if !strings.Contains(out, "draft is stored but not deployed: push to main") {
@@ -433,7 +434,7 @@ func TestConcurrentWritesAndPushes(t *testing.T) {
 	}
 	pushed := 0
 	for i := 0; i < 5; i++ {
-		writeFiles(t, wt, map[string]string{"TOOLS.md": fmt.Sprintf("# Tools\n\nrev %d\n", i)})
+		testenv.WriteFiles(t, wt, map[string]string{"TOOLS.md": fmt.Sprintf("# Tools\n\nrev %d\n", i)})
 		git(t, wt, "commit", "-qam", fmt.Sprintf("tools %d", i))
 		for attempt := 0; attempt < 20; attempt++ {
 			if _, err := gitMay(wt, "push", td.remote+"/bot.git", "main"); err == nil {

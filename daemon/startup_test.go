@@ -10,6 +10,7 @@ import (
 
 	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/gitsync"
+	"github.com/quirehq/quire/internal/testenv"
 )
 
 // fakeGit puts a `git` that prints version (or, with version "", no git
@@ -58,7 +59,7 @@ func TestStartNeedsGit(t *testing.T) {
 				opts.ReposDir = repos
 			case tc.withDir:
 				opts.Dir = tmp
-				writeFiles(t, tmp, map[string]string{"agent.yaml": "name: bot\n"})
+				testenv.WriteFiles(t, tmp, map[string]string{"agent.yaml": "name: bot\n"})
 			default:
 				opts.Upstream = "file:///nowhere.git"
 			}

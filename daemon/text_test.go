@@ -14,6 +14,7 @@ import (
 
 	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/internal/testenv"
 	"github.com/quirehq/quire/memory"
 	"github.com/quirehq/quire/memory/pgstore"
 )
@@ -125,7 +126,7 @@ func TestPushRefusesControlCharacters(t *testing.T) {
 	td := startDaemon(t, daemon.Options{})
 	wt := newWorkTree(t, botFiles)
 	td.push(t, wt, "bot")
-	writeFiles(t, wt, map[string]string{"memory/2026-01-02.md": "# 2026-01-02\n\n## 10:00\n\nMet Ana\x00 today\n"})
+	testenv.WriteFiles(t, wt, map[string]string{"memory/2026-01-02.md": "# 2026-01-02\n\n## 10:00\n\nMet Ana\x00 today\n"})
 	git(t, wt, "add", "-A")
 	git(t, wt, "commit", "-q", "-m", "a NUL")
 	out, err := gitMay(wt, "push", td.remote+"/bot.git", "main")
@@ -233,7 +234,7 @@ func testNULDailyLog(t *testing.T, open func(t *testing.T) memory.Store) {
 	// Past the daemon: a commit on main and live of the hosted
 	// repository, made and pushed by git alone.
 	bare := filepath.Join(td.repos, "bot.git")
-	writeFiles(t, wt, map[string]string{
+	testenv.WriteFiles(t, wt, map[string]string{
 		"memory/2026-01-02.md": "# 2026-01-02\n\n## 10:00\n\nMet Ana\x00 at the harbour.\n",
 		"memory/2026-01-03.md": "# 2026-01-03\n\n## 11:00\n\nThe lighthouse keeper waved.\n",
 	})
@@ -275,7 +276,7 @@ func testNULDailyLog(t *testing.T, open func(t *testing.T) memory.Store) {
 
 	// Fixed by a person's push (through the API a daily log is
 	// append-only), the log is indexed and status is clear.
-	writeFiles(t, wt, map[string]string{"memory/2026-01-02.md": "# 2026-01-02\n\n## 10:00\n\nMet Ana at the harbour.\n"})
+	testenv.WriteFiles(t, wt, map[string]string{"memory/2026-01-02.md": "# 2026-01-02\n\n## 10:00\n\nMet Ana at the harbour.\n"})
 	git(t, wt, "commit", "-qam", "fix the log")
 	td2.push(t, wt, "bot")
 	td2.waitIndexed(t)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quirehq/quire/internal/testenv"
 	"github.com/quirehq/quire/workspace"
 )
 
@@ -35,15 +36,7 @@ func TestScanTreeIsTheWalk(t *testing.T) {
 				files[fmt.Sprintf("agents/a%02d/memory/2026-01-%02d.md", i, i%28+1)] = fmt.Sprint(i)
 				files[fmt.Sprintf("agents/a%02d/agent.yaml", i)] = fmt.Sprintf("name: a%02d\n", i)
 			}
-			for p, s := range files {
-				full := filepath.Join(dir, p)
-				if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(full, []byte(s), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			testenv.WriteFiles(t, dir, files)
 			if err := os.MkdirAll(filepath.Join(dir, "empty/inner"), 0o755); err != nil {
 				t.Fatal(err)
 			}

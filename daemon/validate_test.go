@@ -9,6 +9,7 @@ import (
 
 	"github.com/quirehq/quire/daemon"
 	"github.com/quirehq/quire/daemon/api"
+	"github.com/quirehq/quire/internal/testenv"
 )
 
 // TestWritesRunThePushValidation: an API write is checked like a push
@@ -53,7 +54,7 @@ func TestWritesRunThePushValidation(t *testing.T) {
 		t.Fatalf("a write within the budget: %v", err)
 	}
 	// People can still push.
-	writeFiles(t, wt, map[string]string{"AGENTS.md": "# Strict\nBe brief.\n"})
+	testenv.WriteFiles(t, wt, map[string]string{"AGENTS.md": "# Strict\nBe brief.\n"})
 	git(t, wt, "commit", "-qam", "brief")
 	git(t, wt, "pull", "-q", "--no-rebase", "--no-edit", td.remote+"/strict.git", "live")
 	if out, err := gitMay(wt, "push", td.remote+"/strict.git", "main"); err != nil {
