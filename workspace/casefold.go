@@ -24,11 +24,9 @@ const CodeCaseCollision = "case-collision"
 // its slash path, "." for the root), for every entry whose name is
 // another's but for case: each names the first of its group in byte
 // order. Only the groups that hold one of names are reported when names
-// is not nil (the push checks the changed paths only).
+// is not nil (the push checks the changed paths only; es is then what
+// ReadDirFolded found like them).
 func caseCollisions(dir string, es []fs.DirEntry, names map[string]bool) []Problem {
-	if names != nil {
-		es = foldedLike(es, names)
-	}
 	if len(es) < 2 {
 		return nil
 	}
@@ -71,34 +69,6 @@ func anyIn(g []string, names map[string]bool) bool {
 		}
 	}
 	return false
-}
-
-// foldedLike is the entries of es whose name is one of names' but for
-// case: the only groups a check of names reports, found without grouping
-// a large directory's every entry (a write into one user's directory
-// among thousands).
-func foldedLike(es []fs.DirEntry, names map[string]bool) []fs.DirEntry {
-	var has func(k string) bool
-	if len(names) <= 4 { // the common case, a write's name or two: compared, not hashed
-		few := make([]string, 0, len(names))
-		for n := range names {
-			few = append(few, strings.ToLower(n))
-		}
-		has = func(k string) bool { return slices.Contains(few, k) }
-	} else {
-		lower := make(map[string]bool, len(names))
-		for n := range names {
-			lower[strings.ToLower(n)] = true
-		}
-		has = func(k string) bool { return lower[k] }
-	}
-	var out []fs.DirEntry
-	for _, e := range es {
-		if has(strings.ToLower(e.Name())) {
-			out = append(out, e)
-		}
-	}
-	return out
 }
 
 func slicesMin(g []string) string {
