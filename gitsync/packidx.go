@@ -35,22 +35,35 @@ func readPackIndex(path string) (*packIndex, error) {
 	return parsePackIndex(b)
 }
 
-func parsePackIndex(b []byte) (*packIndex, error) {
-	const header = 8 + 256*4
-	if len(b) < header+2*20 || !bytes.Equal(b[:4], []byte("\xfftOc")) || binary.BigEndian.Uint32(b[4:8]) != 2 {
-		return nil, errIdxFormat
+// idxHeader is a version 2 pack index's header: magic, version and the
+// fan-out table of 256 counts.
+const idxHeader = 8 + 256*4
+
+// checkPackIndex checks b's layout and its own checksum (the last 20
+// bytes, over everything before them) and returns its object count.
+func checkPackIndex(b []byte) (int, error) {
+	if len(b) < idxHeader+2*20 || !bytes.Equal(b[:4], []byte("\xfftOc")) || binary.BigEndian.Uint32(b[4:8]) != 2 {
+		return 0, errIdxFormat
 	}
 	if sum := sha1.Sum(b[:len(b)-20]); !bytes.Equal(sum[:], b[len(b)-20:]) {
-		return nil, fmt.Errorf("its checksum does not match its content (%d bytes)", len(b))
+		return 0, fmt.Errorf("its checksum does not match its content (%d bytes)", len(b))
 	}
-	n := int(binary.BigEndian.Uint32(b[header-4 : header]))
+	n := int(binary.BigEndian.Uint32(b[idxHeader-4 : idxHeader]))
 	// Names, CRCs, 4-byte offsets, then the 8-byte offsets those point
 	// to, then the two checksums.
-	small := header + n*(20+4+4)
-	if n < 0 || small+2*20 > len(b) {
-		return nil, fmt.Errorf("%w: %d objects do not fit in %d bytes", errIdxFormat, n, len(b))
+	if n < 0 || idxHeader+n*(20+4+4)+2*20 > len(b) {
+		return 0, fmt.Errorf("%w: %d objects do not fit in %d bytes", errIdxFormat, n, len(b))
 	}
-	large := b[small : len(b)-40]
+	return n, nil
+}
+
+func parsePackIndex(b []byte) (*packIndex, error) {
+	n, err := checkPackIndex(b)
+	if err != nil {
+		return nil, err
+	}
+	const header = idxHeader
+	large := b[header+n*(20+4+4) : len(b)-40]
 	x := &packIndex{hashes: make([]plumbing.Hash, n), offsets: make([]int64, n)}
 	for i := range n {
 		copy(x.hashes[i][:], b[header+i*20:])
@@ -84,18 +97,11 @@ func readPackNames(path string) (packNames, error) {
 	if err != nil {
 		return packNames{}, err
 	}
-	const header = 8 + 256*4
-	if len(b) < header+2*20 || !bytes.Equal(b[:4], []byte("\xfftOc")) || binary.BigEndian.Uint32(b[4:8]) != 2 {
-		return packNames{}, errIdxFormat
+	n, err := checkPackIndex(b)
+	if err != nil {
+		return packNames{}, err
 	}
-	if sum := sha1.Sum(b[:len(b)-20]); !bytes.Equal(sum[:], b[len(b)-20:]) {
-		return packNames{}, fmt.Errorf("its checksum does not match its content (%d bytes)", len(b))
-	}
-	n := int(binary.BigEndian.Uint32(b[header-4 : header]))
-	if n < 0 || header+n*(20+4+4)+2*20 > len(b) {
-		return packNames{}, fmt.Errorf("%w: %d objects do not fit in %d bytes", errIdxFormat, n, len(b))
-	}
-	return packNames{fanout: b[8:header], names: b[header : header+n*20]}, nil
+	return packNames{fanout: b[8:idxHeader], names: b[idxHeader : idxHeader+n*20]}, nil
 }
 
 // contains reports whether the index names h.

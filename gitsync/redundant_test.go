@@ -65,7 +65,7 @@ func TestRedundantPacks(t *testing.T) {
 				}
 				defer os.Remove(keep)
 			}
-			drop, count, err := redundantPacks(packDir, tc.before, also)
+			drop, count, err := redundantPacks(packDir, tc.before, slices.Values(also))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"iter"
 	"maps"
 	"os"
 	"path/filepath"
@@ -190,7 +191,7 @@ var packExtensions = []string{".idx", ".pack", ".rev", ".bitmap", ".mtimes", ".p
 func (r *Repository) dropRedundant(before []string) error {
 	dir := r.st.packDir
 	looseAt := looseObjects(filepath.Join(r.st.refs.commonDir, "objects"))
-	drop, count, err := redundantPacks(dir, before, slices.Collect(maps.Keys(looseAt)))
+	drop, count, err := redundantPacks(dir, before, maps.Keys(looseAt))
 	if err != nil {
 		return err
 	}
@@ -221,7 +222,7 @@ func (r *Repository) dropRedundant(before []string) error {
 // their objects and each of also (the loose objects). It counts only
 // those objects: a history's every object in a map was the largest
 // thing a daemon under appends held while it repacked.
-func redundantPacks(dir string, before []string, also []plumbing.Hash) ([]string, map[plumbing.Hash]int, error) {
+func redundantPacks(dir string, before []string, also iter.Seq[plumbing.Hash]) ([]string, map[plumbing.Hash]int, error) {
 	now, err := listPacks(dir)
 	if err != nil {
 		return nil, nil, err
@@ -231,8 +232,8 @@ func redundantPacks(dir string, before []string, also []plumbing.Hash) ([]string
 		size int64
 		idx  *packIndex
 	}
-	count := make(map[plumbing.Hash]int, len(also))
-	for _, h := range also {
+	count := map[plumbing.Hash]int{}
+	for h := range also {
 		count[h] = 0
 	}
 	var cands []cand
