@@ -450,12 +450,8 @@ func TestMigrationRetokenizes(t *testing.T) {
 	}
 }
 
-// TestMigrationBackfillsChunkTerms: a database from before chunk_terms
-// (migration 006) gets every chunk's row from its tsvector, with its
-// scope, and searches rank as they did on rows the store wrote; later
-// writes go on from there.
 // TestSchemaNewerRefused: a schema a newer quire migrated is refused with
-// an error that says so, and nothing is migrated.
+// an error that names it and its version.
 func TestSchemaNewerRefused(t *testing.T) {
 	ctx := context.Background()
 	schema := testSchema(t)
@@ -470,6 +466,10 @@ func TestSchemaNewerRefused(t *testing.T) {
 	}
 }
 
+// TestMigrationBackfillsChunkTerms: a database from before chunk_terms
+// (migration 006) gets every chunk's row from its tsvector, with its
+// scope, and searches rank as they did on rows the store wrote; later
+// writes go on from there.
 func TestMigrationBackfillsChunkTerms(t *testing.T) {
 	ctx := context.Background()
 	schema := testSchema(t)
