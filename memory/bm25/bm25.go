@@ -233,7 +233,7 @@ func (b *Builder) Build() *Index {
 		ix.idf[t] = idf
 		for _, p := range list {
 			ix.doc = append(ix.doc, p.doc)
-			ix.impact = append(ix.impact, weight(idf, p.tf, docNorm(b.docLen[p.doc], ix.avgdl)))
+			ix.impact = append(ix.impact, Weight(idf, p.tf, DocNorm(b.docLen[p.doc], ix.avgdl)))
 		}
 	}
 	ix.start[len(b.postings)] = int32(len(ix.doc))

@@ -292,17 +292,19 @@ func compacted(list []rawPosting, renum []int32, live int32) []rawPosting {
 	return out
 }
 
-// docNorm is the length part of the BM25 weight of a document of dl
+// DocNorm is the length part of the BM25 weight of a document of dl
 // tokens, avgdl the mean. Its explicit conversions round each step, so
 // no fused multiply-add makes it differ between where it is computed.
-func docNorm(dl int32, avgdl float64) float64 {
+func DocNorm(dl int32, avgdl float64) float64 {
 	r := float64(B * float64(dl) / avgdl)
 	return float64(K1 * float64(1-B+r))
 }
 
-// weight is a term's BM25 weight in a document: idf, its count there
-// and the document's norm (docNorm).
-func weight(idf float64, tf int32, norm float64) float64 {
+// Weight is a term's BM25 weight in a document: idf, its count there
+// and the document's norm (DocNorm). A store that scores
+// elsewhere (PostgreSQL's) calls both, so that its scores are these bit
+// for bit.
+func Weight(idf float64, tf int32, norm float64) float64 {
 	f := float64(tf)
 	return idf * f * (K1 + 1) / (f + norm)
 }
@@ -312,7 +314,7 @@ func weight(idf float64, tf int32, norm float64) float64 {
 func (d *Dynamic) Score(terms []string, place int) float64 {
 	n := len(d.slots)
 	slot := d.slots[place]
-	norm := docNorm(d.docLen[slot], AvgDocLen(d.total, n))
+	norm := DocNorm(d.docLen[slot], AvgDocLen(d.total, n))
 	score := 0.0
 	for _, term := range terms {
 		t, ok := d.terms[term]
@@ -321,7 +323,7 @@ func (d *Dynamic) Score(terms []string, place int) float64 {
 		}
 		list := d.postings[t]
 		if i, found := findSlot(list, slot); found {
-			score += weight(IDF(n, int(d.df[t])), list[i].tf, norm)
+			score += Weight(IDF(n, int(d.df[t])), list[i].tf, norm)
 		}
 	}
 	return score
@@ -354,7 +356,7 @@ func (d *Dynamic) SearchTerms(terms []string, selecting []bool, k int, dst []Hit
 			case acc[slot] != 0 || place < 0:
 			case filter == nil || filter(int(place)):
 				acc[slot] = -1
-				norm[slot] = docNorm(d.docLen[slot], avgdl)
+				norm[slot] = DocNorm(d.docLen[slot], avgdl)
 				s.touched = append(s.touched, slot)
 			default:
 				acc[slot] = -2
@@ -382,14 +384,14 @@ func (d *Dynamic) SearchTerms(terms []string, selecting []bool, k int, dst []Hit
 		if len(list) > lookupFactor*len(s.touched) {
 			for _, slot := range s.touched {
 				if i, found := findSlot(list, slot); found {
-					acc[slot] += weight(idf, list[i].tf, norm[slot])
+					acc[slot] += Weight(idf, list[i].tf, norm[slot])
 				}
 			}
 			continue
 		}
 		for _, p := range list {
 			if norm[p.doc] != 0 {
-				acc[p.doc] += weight(idf, p.tf, norm[p.doc])
+				acc[p.doc] += Weight(idf, p.tf, norm[p.doc])
 			}
 		}
 	}

@@ -45,20 +45,15 @@ func newBM25Query(st agentStats) *bm25Query {
 }
 
 // score is the BM25 score of a chunk of tokens tokens whose chunk_terms.tf
-// value is tf: term by term in query order, with the float64 operations
-// of memory/bm25 (its docNorm and weight, each rounded where they round,
-// never fused), so that both stores' scores are bit for bit the same.
+// value is tf: term by term in query order, with memory/bm25's DocNorm
+// and Weight, so that both stores' scores are bit for bit the same.
 func (q *bm25Query) score(tokens int, tf []byte) float64 {
-	r := float64(bm25.B * float64(tokens) / q.avgdl)
-	norm := float64(bm25.K1 * float64(1-bm25.B+r))
+	norm := bm25.DocNorm(int32(tokens), q.avgdl)
 	score := 0.0
 	for i, id := range q.ids {
-		n := termCount(tf, id)
-		if n == 0 {
-			continue
+		if n := termCount(tf, id); n != 0 {
+			score += bm25.Weight(q.idf[i], int32(n), norm)
 		}
-		f := float64(n)
-		score += q.idf[i] * f * (bm25.K1 + 1) / (f + norm)
 	}
 	return score
 }
