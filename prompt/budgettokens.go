@@ -73,10 +73,13 @@ func tokenNote(status Status, limit, total int, tr Truncation, chars, tokens, or
 // estimates them for its reports: a budget in tokens is enforced on
 // exact counts.
 func (w *Workspace) exactTokens(f *File) int {
-	if f.key != 0 {
+	switch {
+	case f.key == 0:
+		return w.cache.Count(f.text.content())
+	case f.text.sampled: // head and tail only: no excerpt is counted from it
 		return w.cache.countKeyed(f.key, f.text.content())
 	}
-	return w.cache.Count(f.text.content())
+	return w.cache.countFile(f.key, f.text.content())
 }
 
 // excerptTokens counts the tokens of e, which truncation to limit chars
@@ -87,6 +90,9 @@ func (w *Workspace) excerptTokens(f *File, name string, limit int, b *Budget, e 
 		return w.cache.Count(e.String())
 	}
 	key := w.excerptKey(f, name, limit, b)
+	if n, ok := w.cache.cachedCount(key); ok {
+		return n
+	}
 	if f.text.sampled { // only head and tail were read: no count of the whole
 		return w.cache.countKeyed(key, e.String())
 	}

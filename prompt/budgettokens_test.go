@@ -163,3 +163,23 @@ func TestExcerptTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestOnlyFilesIndexed: a context file's count keeps its index (its
+// excerpts are counted from it), a text counted otherwise (a whole
+// prompt, an excerpt) keeps none, and a count already taken is not
+// counted again.
+func TestOnlyFilesIndexed(t *testing.T) {
+	tk := NewTokenizer()
+	text := strings.Repeat("Lúcia keeps the KEYS in the drawer.\n", 100)
+	n := tk.Count(text)
+	if len(tk.indexes) != 0 {
+		t.Fatalf("Count kept %d indexes, want none", len(tk.indexes))
+	}
+	key := contentKey(tk.seed, text+" ")
+	if got := tk.countFile(key, text+" "); got < n {
+		t.Errorf("countFile = %d, less than the %d of a shorter text", got, n)
+	}
+	if len(tk.indexes) != 1 || tk.indexes[key] == nil {
+		t.Errorf("countFile kept %d indexes, want the file's", len(tk.indexes))
+	}
+}

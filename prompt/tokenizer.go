@@ -118,9 +118,19 @@ func (c *Tokenizer) countKeyed(key uint64, s string) int {
 		return 0
 	}
 	return c.countWith(key, len(s), func() string { return s }, func(codec *o200k.Counter) (int, error) {
-		if len(s) < minIndexedBytes {
-			return codec.Count(s)
-		}
+		return codec.Count(s)
+	})
+}
+
+// countFile is countKeyed for a context file read whole, whose excerpts
+// truncation may count next (countExcerpt): a file of minIndexedBytes or
+// more keeps how it was split. Nothing else is indexed, so that whole
+// prompts and excerpts do not push the files' indexes out.
+func (c *Tokenizer) countFile(key uint64, s string) int {
+	if len(s) < minIndexedBytes {
+		return c.countKeyed(key, s)
+	}
+	return c.countWith(key, len(s), func() string { return s }, func(codec *o200k.Counter) (int, error) {
 		n, x, err := codec.CountIndexed(s)
 		if x != nil {
 			c.keepIndex(key, x)
