@@ -90,6 +90,10 @@ func ParseTokenFile(r io.Reader) (Tokens, People, error) {
 		if len(fields) < 1 || len(agents) == 0 {
 			return nil, nil, fmt.Errorf("token file line %d: want a token followed by the agents it may use (or *)", n)
 		}
+		// An empty token ("") would be what a request without one sends.
+		if fields[0] == "" || slices.Contains(agents, "") {
+			return nil, nil, fmt.Errorf("token file line %d: a token or an agent is empty (\"\"): give the token and the agent names it may use", n)
+		}
 		if person.ID == "" {
 			person.ID = TokenID(fields[0])
 		}

@@ -19,6 +19,8 @@ func TestParseTokenFile(t *testing.T) {
 		{"no agents", `tok name=Bob`, nil, Person{}, "want a token followed by the agents"},
 		{"an unknown field", `tok * role=admin`, nil, Person{}, `unknown field "role"`},
 		{"an open quote", `tok * name="Ada`, nil, Person{}, "not closed"},
+		{"an empty token", `"" *`, nil, Person{}, "a token or an agent is empty"},
+		{"an empty agent", `tok a,""`, nil, Person{}, "a token or an agent is empty"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
