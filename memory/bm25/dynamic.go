@@ -26,15 +26,20 @@ import (
 // write lock around it (the memory store's).
 type Dynamic struct {
 	analyzer Analyzer
-	terms    map[string]int32
-	postings [][]rawPosting // by term id; rawPosting.doc is a slot, ascending
-	df       []int32        // by term id: the live documents holding it
-	docLen   []int32        // by slot; -1 once removed
-	place    []int32        // by slot: its place; -1 once removed
-	slots    []int32        // by place
-	total    int64          // tokens of the live documents
-	spare    []int32        // the last order's slots, reused by the next
-	scratch  sync.Pool      // of *scratch
+	vocab    vocab
+	// A term's postings (rawPosting.doc a slot, ascending) are head[t]
+	// alone when tail[t] is 0, else lists[tail[t]] (postings): most
+	// terms have one, and a slice for each cost 24 bytes more.
+	head    []rawPosting   // by term id
+	tail    []int32        // by term id
+	lists   [][]rawPosting // lists[0] is unused
+	df      []int32        // by term id: the live documents holding it
+	docLen  []int32        // by slot; -1 once removed
+	place   []int32        // by slot: its place; -1 once removed
+	slots   []int32        // by place
+	total   int64          // tokens of the live documents
+	spare   []int32        // the last order's slots, reused by the next
+	scratch sync.Pool      // of *scratch
 }
 
 // NewDynamic returns an empty Dynamic whose documents analyzer splits
@@ -44,7 +49,33 @@ func NewDynamic(analyzer Analyzer) *Dynamic {
 	if analyzer == nil {
 		analyzer = eachToken
 	}
-	return &Dynamic{analyzer: analyzer, terms: map[string]int32{}}
+	return &Dynamic{analyzer: analyzer, vocab: newVocab(), lists: make([][]rawPosting, 1)}
+}
+
+// postings returns term t's postings.
+func (d *Dynamic) postings(t int32) []rawPosting {
+	if i := d.tail[t]; i != 0 {
+		return d.lists[i]
+	}
+	return d.head[t : t+1]
+}
+
+// addPosting appends p to term t's postings.
+func (d *Dynamic) addPosting(t int32, p rawPosting) {
+	if i := d.tail[t]; i != 0 {
+		d.lists[i] = append(d.lists[i], p)
+		return
+	}
+	d.tail[t] = int32(len(d.lists))
+	d.lists = append(d.lists, []rawPosting{d.head[t], p})
+}
+
+// newTerm adds the postings, first alone, of the term vocab just
+// numbered, held by df documents.
+func (d *Dynamic) newTerm(first rawPosting, df int32) {
+	d.head = append(d.head, first)
+	d.tail = append(d.tail, 0)
+	d.df = append(d.df, df)
 }
 
 // Doc is a document analysed for a Dynamic by Analyze: its length and
@@ -69,7 +100,7 @@ func (d *Dynamic) Analyze(text string) Doc {
 	var fresh []string
 	d.analyzer(text, nil, func(tok []byte) {
 		doc.n++
-		if id, ok := d.terms[string(tok)]; ok {
+		if id, ok := d.vocab.find(tok); ok {
 			ids = append(ids, id)
 		} else {
 			fresh = append(fresh, string(tok))
@@ -177,7 +208,7 @@ func (d *Dynamic) check(ch Change) error {
 			return fmt.Errorf("bm25: removed place %d: not the text it was added with", r.Place)
 		}
 		for _, p := range r.Doc.known {
-			list := d.postings[p.doc]
+			list := d.postings(p.doc)
 			if i, ok := findSlot(list, slot); !ok || list[i].tf != p.tf {
 				return fmt.Errorf("bm25: removed place %d: not the text it was added with", r.Place)
 			}
@@ -213,19 +244,19 @@ func (d *Dynamic) add(doc Doc) int32 {
 	d.place = append(d.place, -1)
 	d.total += int64(doc.n)
 	for _, p := range doc.known {
-		d.postings[p.doc] = append(d.postings[p.doc], rawPosting{doc: slot, tf: p.tf})
+		d.addPosting(p.doc, rawPosting{doc: slot, tf: p.tf})
 		d.df[p.doc]++
 	}
 	for _, f := range doc.fresh {
-		id, ok := d.terms[f.term]
-		if !ok {
-			id = int32(len(d.postings))
-			d.terms[f.term] = id
-			d.postings = append(d.postings, nil)
-			d.df = append(d.df, 0)
+		// A term new to Analyze may have come with an earlier added
+		// document of the same Update.
+		if id, ok := d.vocab.findString(f.term); ok {
+			d.addPosting(id, rawPosting{doc: slot, tf: f.tf})
+			d.df[id]++
+			continue
 		}
-		d.postings[id] = append(d.postings[id], rawPosting{doc: slot, tf: f.tf})
-		d.df[id]++
+		d.vocab.addString(f.term)
+		d.newTerm(rawPosting{doc: slot, tf: f.tf}, 1)
 	}
 	return slot
 }
@@ -235,7 +266,7 @@ func (d *Dynamic) Len() int { return len(d.slots) }
 
 // DF returns how many documents hold term.
 func (d *Dynamic) DF(term string) int {
-	if t, ok := d.terms[term]; ok {
+	if t, ok := d.vocab.findString(term); ok {
 		return int(d.df[t])
 	}
 	return 0
@@ -255,7 +286,7 @@ const compactFloor = 256
 // postings of removed documents (nor terms no document holds any more).
 // It only reads d, which stays as it was.
 func (d *Dynamic) Compact() *Dynamic {
-	c := &Dynamic{analyzer: d.analyzer, docLen: make([]int32, 0, len(d.slots)), place: make([]int32, 0, len(d.slots)), total: d.total}
+	c := &Dynamic{analyzer: d.analyzer, vocab: newVocab(), lists: make([][]rawPosting, 1), docLen: make([]int32, 0, len(d.slots)), place: make([]int32, 0, len(d.slots)), total: d.total}
 	renum := make([]int32, len(d.docLen)) // old slot → new slot
 	for s, l := range d.docLen {
 		if l < 0 {
@@ -270,12 +301,16 @@ func (d *Dynamic) Compact() *Dynamic {
 	for i, s := range d.slots {
 		c.slots[i] = renum[s]
 	}
-	c.terms = make(map[string]int32, len(d.terms))
-	for term, t := range d.terms {
-		if d.df[t] > 0 {
-			c.terms[term] = int32(len(c.postings))
-			c.postings = append(c.postings, compacted(d.postings[t], renum, d.df[t]))
-			c.df = append(c.df, d.df[t])
+	for t := range int32(d.vocab.len()) {
+		if d.df[t] == 0 {
+			continue
+		}
+		list := compacted(d.postings(t), renum, d.df[t])
+		id := c.vocab.addBytes(d.vocab.term(t))
+		c.newTerm(list[0], d.df[t])
+		if len(list) > 1 {
+			c.tail[id] = int32(len(c.lists))
+			c.lists = append(c.lists, list)
 		}
 	}
 	return c
@@ -317,11 +352,11 @@ func (d *Dynamic) Score(terms []string, place int) float64 {
 	norm := DocNorm(d.docLen[slot], AvgDocLen(d.total, n))
 	score := 0.0
 	for _, term := range terms {
-		t, ok := d.terms[term]
+		t, ok := d.vocab.findString(term)
 		if !ok || d.df[t] == 0 {
 			continue
 		}
-		list := d.postings[t]
+		list := d.postings(t)
 		if i, found := findSlot(list, slot); found {
 			score += Weight(IDF(n, int(d.df[t])), list[i].tf, norm)
 		}
@@ -346,11 +381,11 @@ func (d *Dynamic) SearchTerms(terms []string, selecting []bool, k int, dst []Hit
 	avgdl := AvgDocLen(d.total, n)
 	s.touched, s.rejected = s.touched[:0], s.rejected[:0]
 	for i, term := range terms {
-		t, ok := d.terms[term]
+		t, ok := d.vocab.findString(term)
 		if !ok || (selecting != nil && !selecting[i]) {
 			continue
 		}
-		for _, p := range d.postings[t] {
+		for _, p := range d.postings(t) {
 			// place is -1 once removed: one array read for both.
 			switch slot, place := p.doc, d.place[p.doc]; {
 			case acc[slot] != 0 || place < 0:
@@ -376,11 +411,11 @@ func (d *Dynamic) SearchTerms(terms []string, selecting []bool, k int, dst []Hit
 		acc[slot] = 0
 	}
 	for _, term := range terms {
-		t, ok := d.terms[term]
+		t, ok := d.vocab.findString(term)
 		if !ok || d.df[t] == 0 {
 			continue
 		}
-		idf, list := IDF(n, int(d.df[t])), d.postings[t]
+		idf, list := IDF(n, int(d.df[t])), d.postings(t)
 		if len(list) > lookupFactor*len(s.touched) {
 			for _, slot := range s.touched {
 				if i, found := findSlot(list, slot); found {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -184,8 +185,8 @@ func TestDynamicChangeCostsWhatItChanges(t *testing.T) {
 	d := fromScratch(t, docs)
 	postings := func(d *Dynamic) int {
 		n := 0
-		for _, l := range d.postings {
-			n += len(l)
+		for t := range int32(d.vocab.len()) {
+			n += len(d.postings(t))
 		}
 		return n
 	}
@@ -201,4 +202,49 @@ func TestDynamicChangeCostsWhatItChanges(t *testing.T) {
 		t.Errorf("compacted: %d postings, want %d", got, before+2)
 	}
 	sameDynamic(t, c, fromScratch(t, next), 0)
+}
+
+// BenchmarkDynamicMemory: the heap a Dynamic takes for 5,000 chunks of
+// 20 appended entries each, each entry with two numbers of its own (as
+// memory holds names, numbers and days): bytes a term and a posting.
+func BenchmarkDynamicMemory(b *testing.B) {
+	docs := make([]string, 5000)
+	for i := range docs {
+		var sb strings.Builder
+		for j := range 20 {
+			n := i*20 + j
+			fmt.Fprintf(&sb, "entry %d: met customer %d about invoice %d\n", n, n%977, n*7)
+		}
+		docs[i] = sb.String()
+	}
+	var d *Dynamic
+	for b.Loop() {
+		d = NewDynamic(nil)
+		var ch Change
+		for i, text := range docs {
+			ch.Added = append(ch.Added, d.Analyze(text))
+			ch.Order = append(ch.Order, int32(-1-i))
+		}
+		if err := d.Update(ch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	heap := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	with := heap()
+	terms, postings := d.vocab.len(), 0
+	for t := range int32(terms) {
+		postings += len(d.postings(t))
+	}
+	d = nil
+	size := float64(with - heap())
+	b.ReportMetric(size/(1<<20), "heap-MB")
+	b.ReportMetric(size/float64(terms), "B/term")
+	b.ReportMetric(float64(terms), "terms")
+	b.ReportMetric(float64(postings), "postings")
 }
