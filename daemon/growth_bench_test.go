@@ -104,6 +104,8 @@ func BenchmarkAppendGrowth(b *testing.B) {
 	logHeap(b, "after a restart")
 	writeHeapProfile(b, ".restart")
 	b.ReportMetric(float64(procStatus(b, "VmRSS")>>20), "restart-min-rss-MB")
+	again.stop()
+	b.ReportMetric(float64(restartedProcessRSS(b, dirs.ReposDir, dirs.CacheDir, "bot")>>20), "restart-proc-rss-MB")
 	first, last := samples[0], samples[len(samples)-1]
 	b.ReportMetric(first.rate, "first-appends/s")
 	b.ReportMetric(last.rate, "last-appends/s")
