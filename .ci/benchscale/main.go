@@ -109,8 +109,10 @@ func appendRows(appends string) []row {
 		{"1", "RSS under appends vs restart", size, "≤ 1.5×", func(m metrics) (string, bool) {
 			return fmt.Sprintf("%.0f / %.0f MB", m["rss-MB"], m["restart-rss-MB"]), m["rss-MB"] <= 1.5*m["restart-rss-MB"]
 		}},
+		// A restarted daemon of its own (quire serve): the in-process
+		// figure holds the benchmark's binary and clients too.
 		{"1", "RSS after restart vs memory text", size, "≤ 10×", func(m metrics) (string, bool) {
-			return fmt.Sprintf("%.0f MB / %.1f MB", m["restart-rss-MB"], m["text-MB"]), m["restart-rss-MB"] <= 10*m["text-MB"]
+			return fmt.Sprintf("%.0f MB / %.1f MB", m["restart-proc-rss-MB"], m["text-MB"]), m["restart-proc-rss-MB"] <= 10*m["text-MB"]
 		}},
 	}
 }
