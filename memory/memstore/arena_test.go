@@ -73,6 +73,13 @@ func TestArenaAcrossVersions(t *testing.T) {
 				if sv.quantized != want {
 					t.Errorf("%d codes made for the sieve, want %d (the others copied)", sv.quantized, want)
 				}
+				wantMade := len(sv.scopes)
+				if step.sameArena {
+					wantMade = 1 // the changed document's scope
+				}
+				if sv.made != wantMade {
+					t.Errorf("columns of %d scopes made, want %d (the others kept)", sv.made, wantMade)
+				}
 				prev, prevN = a, a.n
 			} else {
 				prev, prevN = nil, 0

@@ -102,8 +102,19 @@ func liveHeap() uint64 {
 // group commit's worth): what an index run costs the daemon under
 // appends. Without vectors, so that it measures the text side.
 func BenchmarkIndexAppends(b *testing.B) {
+	benchIndexAppends(b, Options{Embedder: memory.None{}}, 5)
+}
+
+// BenchmarkIndexAppendsSieve is BenchmarkIndexAppends with the builtin
+// embedder's vectors in an approximate index (its sieve), 50 entries a
+// user: what the vector side adds to an index run of a large agent.
+func BenchmarkIndexAppendsSieve(b *testing.B) {
+	benchIndexAppends(b, Options{Embedder: memory.Builtin{}, ExactVectors: -1}, 50)
+}
+
+func benchIndexAppends(b *testing.B, opts Options, entries int) {
 	const users, perRun = 1000, 22
-	s, err := New(Options{Embedder: memory.None{}})
+	s, err := New(opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -113,7 +124,7 @@ func BenchmarkIndexAppends(b *testing.B) {
 		return fmt.Sprintf("## %02d:%02d\nentry %d: met customer %d about invoice %d\n\n", n/60%24, n%60, n, n%977, n*7)
 	}
 	for u := range users {
-		for e := range 5 {
+		for e := range entries {
 			logs[u] += entry(e*users + u)
 		}
 		docs[u] = memory.NewDocument("memory/2026-03-01.md", fmt.Sprintf("u%04d", u), logs[u])
@@ -122,7 +133,7 @@ func BenchmarkIndexAppends(b *testing.B) {
 	if _, err := s.Index(ctx, "a", "c0", docs); err != nil {
 		b.Fatal(err)
 	}
-	n := 5 * users
+	n := entries * users
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {

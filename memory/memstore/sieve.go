@@ -26,8 +26,9 @@ type sieve struct {
 	scopes map[string]*columns
 	acc    sync.Pool // *[]int32 partial scores of a scope's members
 	// quantized is how many codes were made, not copied from the sieve
-	// of the agent's previous index (see sieveSource).
-	quantized int
+	// of the agent's previous index (see sieveSource); made is how many
+	// scopes' columns were made, not taken from it whole.
+	quantized, made int
 }
 
 // columns are the codes of one scope's vectors.
@@ -64,7 +65,10 @@ const (
 )
 
 // newSieve returns the sieve of the vectors of length dims by scope,
-// copying from src the codes it has (nil: none).
+// copying from src the codes it has (nil: none) and taking whole from it
+// the columns of a scope whose vectors did not change: under appends an
+// index run makes the columns of the scopes appended to, not of every
+// scope.
 func newSieve(dims int, vectors [][]float32, byUser map[string][]int, src *sieveSource) *sieve {
 	sv := &sieve{dims: dims, scopes: map[string]*columns{}}
 	for user, positions := range byUser {
@@ -74,13 +78,45 @@ func newSieve(dims int, vectors [][]float32, byUser map[string][]int, src *sieve
 				pos = append(pos, int32(p))
 			}
 		}
-		if len(pos) > 0 {
-			c, quantized := newColumns(dims, vectors, pos, func(p int32) (*columns, int) { return src.find(user, p) })
-			sv.scopes[user] = c
-			sv.quantized += quantized
+		if len(pos) == 0 {
+			continue
 		}
+		if c := src.kept(user, pos); c != nil {
+			sv.scopes[user] = c
+			continue
+		}
+		c, quantized := newColumns(dims, vectors, pos, func(p int32) (*columns, int) { return src.find(user, p) })
+		sv.scopes[user] = c
+		sv.quantized += quantized
+		sv.made++
 	}
 	return sv
+}
+
+// kept returns the columns of user's scope in the previous sieve when
+// they hold the codes of the vectors at pos and of no other, in order (a
+// scope whose vectors did not change): those columns themselves when
+// their positions are pos, else columns of pos sharing their codes
+// (columns are never changed once made). It returns nil otherwise.
+func (src *sieveSource) kept(user string, pos []int32) *columns {
+	if src == nil {
+		return nil
+	}
+	old := src.prev.scopes[user]
+	if old == nil || len(old.pos) != len(pos) {
+		return nil
+	}
+	moved := false
+	for j, p := range pos {
+		if c, at := src.find(user, p); c != old || at != j {
+			return nil
+		}
+		moved = moved || old.pos[j] != p
+	}
+	if !moved {
+		return old
+	}
+	return &columns{pos: pos, scale: old.scale, code: old.code}
 }
 
 // A sieveSource finds the codes of an index's vectors in the sieve of the
