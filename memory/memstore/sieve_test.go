@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -14,7 +15,10 @@ import (
 // its nearest chunks are the exact scan's, with their exact cosines,
 // when it keeps every visible chunk as a candidate (a small index): for
 // a short query (scored by its heavy components), a dense one (scored by
-// all), and with vectors filled in after the sieve was made.
+// all), and with vectors filled in after the sieve was made. When it
+// keeps a few of them (a large index), they are the best by their
+// partial scores, which are the codes' over the heavy components and
+// within the codes' error of the vectors' (checkPartial).
 func TestSieve(t *testing.T) {
 	corpus := storetest.NewCorpus(1000, 7)
 	ix := builtinIndex(t, corpus)
@@ -36,6 +40,12 @@ func TestSieve(t *testing.T) {
 	if _, part := heavy(dense); part {
 		t.Fatal("a dense query is sieved by part of its components")
 	}
+	t.Run("partial scores", func(t *testing.T) {
+		dims, _ := heavy(short)
+		for _, user := range []string{"", corpus.Users[1]} {
+			checkPartial(t, ix, sv, short, dims, user)
+		}
+	})
 	for _, tc := range []struct {
 		name string
 		qv   []float32
@@ -60,6 +70,54 @@ func TestSieve(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkPartial checks the candidates the sieve sv of ix keeps of each
+// scope user sees, scored by the components dims of qv, when it keeps a
+// few: the best by the codes' partial scores, computed here one member
+// at a time, each within the codes' error of the vectors' partial dot
+// product (the partial score is in units of the query code's scale).
+func checkPartial(t *testing.T, ix *agentIndex, sv *sieve, qv []float32, dims []int, user string) {
+	t.Helper()
+	q := newQueryCode(qv)
+	for _, scope := range scopes(user) {
+		c := sv.scopes[scope]
+		if c == nil {
+			continue
+		}
+		m := len(c.pos)
+		keep := min(10, m/4)
+		if keep == 0 {
+			continue
+		}
+		cands := topScored{n: keep}
+		sv.offer(c, dims, &q, &cands)
+		want := topScored{n: keep}
+		for j, p := range c.pos {
+			var acc int32
+			for _, d := range dims {
+				acc += int32(c.code[d*m+j]) * q.wide[d]
+			}
+			score := float64(float32(acc) * c.scale[j])
+			want.offer(scored{int(p), score})
+			var exact, bound float64
+			v := ix.vectors[p]
+			for _, d := range dims {
+				vd, qd := float64(v[d]), float64(qv[d])
+				exact += vd * qd
+				bound += math.Abs(vd)*float64(q.scale)/2 + math.Abs(qd)*float64(c.scale[j])/2 + float64(q.scale*c.scale[j])/4
+			}
+			if diff := math.Abs(score*float64(q.scale) - exact); diff > bound*1.01+1e-6 {
+				t.Fatalf("scope %q, position %d: partial score %g × %g is %g off the vector's %g (bound %g)", scope, p, score, q.scale, diff, exact, bound)
+			}
+		}
+		got, exp := cands.heap, want.heap
+		sortScored(got)
+		sortScored(exp)
+		if !slices.Equal(got, exp) {
+			t.Fatalf("scope %q: candidates\n%v\nwant\n%v", scope, got, exp)
+		}
 	}
 }
 
