@@ -68,6 +68,20 @@ func (s *seedFS) Open(name string) (fs.File, error) {
 	return nil, err
 }
 
+// Stat implements fs.StatFS: the base's (a git snapshot's reads no
+// blob, where fs.Stat through Open would read the file), or a seed
+// file's.
+func (s *seedFS) Stat(name string) (fs.FileInfo, error) {
+	fi, err := fs.Stat(s.base, name)
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return fi, err
+	}
+	if b, ok := s.seed(name); ok {
+		return memInfo{name: name[strings.LastIndex(name, "/")+1:], size: int64(len(b))}, nil
+	}
+	return nil, err
+}
+
 // ReadFile implements fs.ReadFileFS.
 func (s *seedFS) ReadFile(name string) ([]byte, error) {
 	b, err := fs.ReadFile(s.base, name)
