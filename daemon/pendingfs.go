@@ -151,6 +151,9 @@ func (p *pendingFS) Stat(name string) (fs.FileInfo, error) {
 	return fi, err
 }
 
+// Open opens a file the batch did not write as the base does, without
+// stating it first (a git snapshot's Stat looks the object up apart from
+// reading it); a directory lists the batch's writes too.
 func (p *pendingFS) Open(name string) (fs.File, error) {
 	if w, ok := p.files[name]; ok {
 		if w.Delete {
@@ -158,18 +161,32 @@ func (p *pendingFS) Open(name string) (fs.File, error) {
 		}
 		return &memFile{Reader: bytes.NewReader(w.Content), info: memInfo{name: path.Base(name), size: int64(len(w.Content))}}, nil
 	}
-	fi, err := p.Stat(name)
+	f, err := p.base.Open(name)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) && p.dirHasPending(name) {
+			return p.openDir(name)
+		}
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return f, nil
+	}
+	f.Close()
+	return p.openDir(name)
+}
+
+// openDir opens directory name, the batch's writes listed.
+func (p *pendingFS) openDir(name string) (fs.File, error) {
+	es, err := p.ReadDir(name)
 	if err != nil {
 		return nil, err
 	}
-	if fi.IsDir() {
-		es, err := p.ReadDir(name)
-		if err != nil {
-			return nil, err
-		}
-		return &memDir{info: dirInfo{name: path.Base(name)}, entries: es}, nil
-	}
-	return p.base.Open(name)
+	return &memDir{info: dirInfo{name: path.Base(name)}, entries: es}, nil
 }
 
 // ReadDir lists the base's entries with the batch's writes applied. A

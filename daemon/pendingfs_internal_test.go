@@ -15,7 +15,8 @@ import (
 // TestPendingFSReadDir: a pendingFS lists every directory as the tree the
 // writes make (a fstest.MapFS of it is the reference), names sorted,
 // whether the writes change the directory or leave it as it was, and
-// read again after more writes. Its ReadDirFolded, alone and under
+// read again after more writes, and opens, reads and states its files
+// and directories consistently (fstest.TestFS). Its ReadDirFolded, alone and under
 // another write's view (whose base it is), is the listing's entries of
 // the lowered names asked for.
 func TestPendingFSReadDir(t *testing.T) {
@@ -62,6 +63,9 @@ func TestPendingFSReadDir(t *testing.T) {
 					}
 					checkFolded(t, ref, d, pf)
 					checkFolded(t, ref, d, newPendingFS(pf))
+				}
+				if err := fstest.TestFS(pf, slices.Sorted(maps.Keys(ref))...); err != nil {
+					t.Error(err)
 				}
 			}
 			check()
