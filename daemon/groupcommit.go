@@ -96,7 +96,9 @@ type writeReq struct {
 	// maybeSent: a push that carried the write went unanswered, so
 	// it may be in the upstream from then on.
 	maybeSent bool
-	done      chan struct{}
+	// tree is the tree its commit made (nil: not known).
+	tree *batchTree
+	done chan struct{}
 }
 
 // committed is where a write landed: the commit and its branch, and
@@ -104,6 +106,7 @@ type writeReq struct {
 type committed struct {
 	commit, branch string
 	replay         *keyHit
+	tree           *batchTree // the tree the commit made, when known
 }
 
 // maxGather bounds how long, after a batch was answered, the next batch
@@ -230,7 +233,7 @@ func (wr *writer) groupCommit(ctx context.Context, ref agentRef, user, message s
 }
 
 func (r *writeReq) outcome() (committed, error) {
-	return committed{commit: r.commit, branch: r.branch, replay: r.replay}, r.err
+	return committed{commit: r.commit, branch: r.branch, replay: r.replay, tree: r.tree}, r.err
 }
 
 // notApplied answers a write whose deadline passed before it was sent
@@ -406,10 +409,15 @@ func batchContext(batch []*writeReq) (context.Context, context.CancelFunc) {
 // another of the batch with the same key is the same write: neither is
 // applied again. A write whose context ended is left out.
 func applyBatch(base fs.FS, batch []*writeReq, known func(id string) (keyHit, bool)) []gitsync.FileWrite {
-	pf := newPendingFS(base)
+	return applyBatchTo(newPendingFS(base), batch, known)
+}
+
+// applyBatchTo is applyBatch on pf's base, leaving pf the tree the
+// batch makes.
+func applyBatchTo(pf *pendingFS, batch []*writeReq, known func(id string) (keyHit, bool)) []gitsync.FileWrite {
 	first := map[string]*writeReq{}
 	for _, r := range batch {
-		r.writes, r.err, r.replay, r.dupOf = nil, nil, nil, nil
+		r.writes, r.err, r.replay, r.dupOf, r.tree = nil, nil, nil, nil, nil
 		if id := r.key.ID; id != "" && r.claim() {
 			if hit, ok := lookupKey(known, id); ok {
 				r.replay = &hit // applied: never "nothing was written"
@@ -508,7 +516,8 @@ func (wr *writer) commitWrites(ctx context.Context, s *source, batch []*writeReq
 				return "", "", err
 			}
 			branch = strings.TrimPrefix(refName, "refs/heads/")
-			writes := applyBatch(snap, batch, wr.knownKeys(s, head))
+			pf := newPendingFS(snap)
+			writes := applyBatchTo(pf, batch, wr.knownKeys(s, head))
 			if len(writes) == 0 {
 				break
 			}
@@ -522,6 +531,10 @@ func (wr *writer) commitWrites(ctx context.Context, s *source, batch []*writeReq
 				return "", branch, err
 			}
 			commit = h.String()
+			tree := newBatchTree(pf, batch[0].ref.dep.ws.Agents(), budgetOptions(s.rootName, wr.tokens))
+			for _, r := range batch {
+				r.tree = tree
+			}
 			break
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/quirehq/quire/gitsync"
@@ -17,14 +18,17 @@ import (
 // pendingFS is a tree with a batch's writes applied on top, as the next
 // write in the batch reads it. Its base must not change while it is in
 // use (a snapshot; or, for the check of one write, the batch's tree as
-// that write reads it).
+// that write reads it). Once no more writes are applied, it may be read
+// concurrently (the budgets of the batch's writes: batchTree).
 type pendingFS struct {
 	base  fs.FS
 	files map[string]*gitsync.FileWrite // path → the latest write to it
 	order []string                      // paths in the order first written
 	// listed holds the base's listings read so far, sorted by name:
 	// each write of a batch lists the same large directories. folded
-	// indexes them by lowered name, for the case rule's look-ups.
+	// indexes them by lowered name, for the case rule's look-ups. mu
+	// guards both.
+	mu     sync.Mutex
 	listed map[string][]fs.DirEntry
 	folded map[string]map[string][]int
 }
@@ -37,6 +41,12 @@ func newPendingFS(base fs.FS) *pendingFS {
 // baseDir is the base's listing of name, sorted by name; the caller must
 // not modify it.
 func (p *pendingFS) baseDir(name string) ([]fs.DirEntry, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.baseDirLocked(name)
+}
+
+func (p *pendingFS) baseDirLocked(name string) ([]fs.DirEntry, error) {
 	if es, ok := p.listed[name]; ok {
 		return es, nil
 	}
@@ -57,7 +67,9 @@ func (p *pendingFS) baseFolded(name string, lower []string) ([]fs.DirEntry, erro
 	if f, ok := p.base.(workspace.FoldedDirFS); ok {
 		return f.ReadDirFolded(name, lower)
 	}
-	es, err := p.baseDir(name)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	es, err := p.baseDirLocked(name)
 	if err != nil {
 		return nil, err
 	}

@@ -66,7 +66,7 @@ func (wr *writer) teamAppend(ctx context.Context, ref agentRef, sc string, req a
 		return wr.replayed(ref, c), nil
 	}
 	res := api.WriteResponse{Path: rels[0], ETag: ETag(written[0]), Commit: c.commit, Branch: c.branch,
-		Budget: wr.budgetAfter(ref, ref.dep.fsys, req.User, joinSlash(ref.ag.agent.Dir, rels[0]), written[0], times[0])}
+		Budget: wr.writeBudget(ref, c.tree, req.User, joinSlash(ref.ag.agent.Dir, rels[0]), written[0], times[0])}
 	res.Team = &api.TeamWrite{Written: make([]api.AgentWrite, n)}
 	for i := range members {
 		res.Team.Written[i] = api.AgentWrite{Agent: names[i], Path: rels[i], ETag: ETag(written[i])}

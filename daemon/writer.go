@@ -145,7 +145,7 @@ func (wr *writer) WriteFile(ctx context.Context, agent, user, p, ifMatch string,
 		return wr.replayed(ref, c), nil
 	}
 	res.Commit, res.Branch = c.commit, c.branch
-	res.Budget = wr.budgetAfter(ref, ref.dep.fsys, user, full, writtenContent(content, del), wr.now())
+	res.Budget = wr.writeBudget(ref, c.tree, user, full, writtenContent(content, del), wr.now())
 	return res, nil
 }
 
@@ -302,7 +302,7 @@ func (wr *writer) MemoryAppend(ctx context.Context, agent string, req api.Append
 	}
 	res.Commit, res.Branch = c.commit, c.branch
 	res.ETag = ETag(written)
-	res.Budget = wr.budgetAfter(ref, ref.dep.fsys, req.User, full, written, now)
+	res.Budget = wr.writeBudget(ref, c.tree, req.User, full, written, now)
 	return res, nil
 }
 
