@@ -30,12 +30,55 @@ type pendingFS struct {
 	// guards both.
 	mu     sync.Mutex
 	listed map[string][]fs.DirEntry
-	folded map[string]map[string][]int
+	folded map[string]*foldedIndex
+}
+
+// foldedIndex indexes a listing by lowered name: first is the position
+// of the first entry of each, next that of the entry after i with the
+// same lowered name (-1: none). A listing of thousands of users makes
+// two allocations, not one a name.
+type foldedIndex struct {
+	first map[string]int32
+	next  []int32
+}
+
+// newFoldedIndex returns the index of es.
+func newFoldedIndex(es []fs.DirEntry) *foldedIndex {
+	idx := &foldedIndex{first: make(map[string]int32, len(es)), next: make([]int32, len(es))}
+	var last map[string]int32 // of lowered names seen twice or more: rare
+	for i, e := range es {
+		idx.next[i] = -1
+		k := strings.ToLower(e.Name())
+		j, seen := idx.first[k]
+		if !seen {
+			idx.first[k] = int32(i)
+			continue
+		}
+		if l, ok := last[k]; ok {
+			j = l
+		}
+		if last == nil {
+			last = map[string]int32{}
+		}
+		idx.next[j], last[k] = int32(i), int32(i)
+	}
+	return idx
+}
+
+// appendMatches appends to out the entries of es (the listing indexed)
+// whose lowered name is k.
+func (idx *foldedIndex) appendMatches(out, es []fs.DirEntry, k string) []fs.DirEntry {
+	i, ok := idx.first[k]
+	for ok && i >= 0 {
+		out = append(out, es[i])
+		i = idx.next[i]
+	}
+	return out
 }
 
 func newPendingFS(base fs.FS) *pendingFS {
 	return &pendingFS{base: base, files: map[string]*gitsync.FileWrite{},
-		listed: map[string][]fs.DirEntry{}, folded: map[string]map[string][]int{}}
+		listed: map[string][]fs.DirEntry{}, folded: map[string]*foldedIndex{}}
 }
 
 // baseDir is the base's listing of name, sorted by name; the caller must
@@ -75,18 +118,12 @@ func (p *pendingFS) baseFolded(name string, lower []string) ([]fs.DirEntry, erro
 	}
 	idx, ok := p.folded[name]
 	if !ok {
-		idx = make(map[string][]int, len(es))
-		for i, e := range es {
-			k := strings.ToLower(e.Name())
-			idx[k] = append(idx[k], i)
-		}
+		idx = newFoldedIndex(es)
 		p.folded[name] = idx
 	}
 	var out []fs.DirEntry
 	for _, k := range lower {
-		for _, i := range idx[k] {
-			out = append(out, es[i])
-		}
+		out = idx.appendMatches(out, es, k)
 	}
 	return sortedEntries(out), nil
 }

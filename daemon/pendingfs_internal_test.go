@@ -23,6 +23,7 @@ func TestPendingFSReadDir(t *testing.T) {
 	base := fstest.MapFS{
 		"a.md":          {Data: []byte("a\n")},
 		"A.md":          {Data: []byte("A\n")},
+		"A.MD":          {Data: []byte("AM\n")},
 		"users/U2/v.md": {Data: []byte("v\n")},
 		"a/b.md":        {Data: []byte("b\n")},
 		"a.b/c.md":      {Data: []byte("c\n")},
