@@ -24,6 +24,13 @@ type pendingFS struct {
 	base  fs.FS
 	files map[string]*gitsync.FileWrite // path → the latest write to it
 	order []string                      // paths in the order first written
+	// direct indexes files by directory: name → the latest write to it.
+	// below counts, by directory and child, the pending (not deleted)
+	// files below the child; live counts them all. A listing looks up
+	// its own directory's, not every write of the batch.
+	direct map[string]map[string]*gitsync.FileWrite
+	below  map[string]map[string]int
+	live   int
 	// listed holds the base's listings read so far, sorted by name:
 	// each write of a batch lists the same large directories. folded
 	// indexes them by lowered name, for the case rule's look-ups. mu
@@ -78,6 +85,7 @@ func (idx *foldedIndex) appendMatches(out, es []fs.DirEntry, k string) []fs.DirE
 
 func newPendingFS(base fs.FS) *pendingFS {
 	return &pendingFS{base: base, files: map[string]*gitsync.FileWrite{},
+		direct: map[string]map[string]*gitsync.FileWrite{}, below: map[string]map[string]int{},
 		listed: map[string][]fs.DirEntry{}, folded: map[string]*foldedIndex{}}
 }
 
@@ -142,7 +150,51 @@ func (p *pendingFS) apply(writes []gitsync.FileWrite) {
 			nw.Match = prev.Match
 		}
 		p.files[w.Path] = &nw
+		dir, name := splitDir(w.Path)
+		if p.direct[dir] == nil {
+			p.direct[dir] = map[string]*gitsync.FileWrite{}
+		}
+		p.direct[dir][name] = &nw
+		delta := btoi(!nw.Delete) - btoi(ok && !prev.Delete)
+		if delta != 0 {
+			p.live += delta
+			p.countBelow(dir, delta)
+		}
 	}
+}
+
+// countBelow adds delta to the pending files below each directory on
+// the way down to dir.
+func (p *pendingFS) countBelow(dir string, delta int) {
+	for dir != "." {
+		parent, name := splitDir(dir)
+		m := p.below[parent]
+		if m == nil {
+			m = map[string]int{}
+			p.below[parent] = m
+		}
+		if m[name] += delta; m[name] == 0 {
+			delete(m, name)
+		}
+		dir = parent
+	}
+}
+
+// splitDir splits a slash path into its directory ("." at the root) and
+// its last element.
+func splitDir(p string) (dir, name string) {
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 {
+		return ".", p
+	}
+	return p[:i], p[i+1:]
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // changes is the final state of every path written, in the order first
@@ -164,16 +216,11 @@ func (p *pendingFS) changes() []gitsync.FileWrite {
 // dirHasPending reports whether a pending (not deleted) file lies under
 // dir.
 func (p *pendingFS) dirHasPending(dir string) bool {
-	prefix := dir + "/"
 	if dir == "." {
-		prefix = ""
+		return p.live > 0
 	}
-	for name, w := range p.files {
-		if !w.Delete && strings.HasPrefix(name, prefix) {
-			return true
-		}
-	}
-	return false
+	parent, name := splitDir(dir)
+	return p.below[parent][name] > 0
 }
 
 func (p *pendingFS) ReadFile(name string) ([]byte, error) {
@@ -241,17 +288,17 @@ func (p *pendingFS) openDir(name string) (fs.File, error) {
 // ReadDir lists the base's entries with the batch's writes applied. A
 // directory the writes leave as it was (a user's directory among
 // thousands, under a stream of appends) costs its base listing and a
-// look at the writes, never a map or a sort of every entry.
+// look at the writes to it, never a map or a sort of every entry.
 func (p *pendingFS) ReadDir(name string) ([]fs.DirEntry, error) {
 	es, err := p.baseDir(name)
 	if err != nil && !(errors.Is(err, fs.ErrNotExist) && p.dirHasPending(name)) {
 		return nil, err
 	}
-	files, dirs := p.children(name)
+	files, dirs := p.direct[name], p.below[name]
 	if len(files) == 0 && hasDirs(es, dirs) {
 		return slices.Clone(es), nil
 	}
-	return merged(es, files, dirs), nil
+	return merged(es, files, dirs, nil), nil
 }
 
 // ReadDirFolded implements workspace.FoldedDirFS: ReadDir's entries
@@ -262,81 +309,46 @@ func (p *pendingFS) ReadDirFolded(name string, lower []string) ([]fs.DirEntry, e
 	if err != nil && !(errors.Is(err, fs.ErrNotExist) && p.dirHasPending(name)) {
 		return nil, err
 	}
-	files, dirs := p.children(name)
-	for n := range files {
-		if !slices.Contains(lower, strings.ToLower(n)) {
-			delete(files, n)
-		}
-	}
-	for n := range dirs {
-		if !slices.Contains(lower, strings.ToLower(n)) {
-			delete(dirs, n)
-		}
-	}
-	return merged(es, files, dirs), nil
+	return merged(es, p.direct[name], p.below[name], lower), nil
 }
 
 // merged is es (sorted by name) with the writes to its files and the
-// directories some write lies below, sorted by name.
-func merged(es []fs.DirEntry, files map[string]*gitsync.FileWrite, dirs map[string]bool) []fs.DirEntry {
-	out := make([]fs.DirEntry, 0, len(es)+len(files)+len(dirs))
+// directories some pending file lies below, sorted by name; only those
+// whose lowered names are among lower when lower is not nil. It reads
+// files and dirs, never changes them.
+func merged(es []fs.DirEntry, files map[string]*gitsync.FileWrite, dirs map[string]int, lower []string) []fs.DirEntry {
+	out := make([]fs.DirEntry, 0, len(es)+len(files))
 	for _, e := range es {
 		n := e.Name()
 		if w, ok := files[n]; ok {
-			delete(files, n)
 			if w.Delete {
 				continue
 			}
 			e = fs.FileInfoToDirEntry(memInfo{name: n, size: int64(len(w.Content))})
 		}
-		delete(dirs, n)
 		out = append(out, e)
 	}
+	asked := func(n string) bool { return lower == nil || slices.Contains(lower, strings.ToLower(n)) }
+	inBase := func(n string) bool {
+		_, ok := slices.BinarySearchFunc(es, n, func(e fs.DirEntry, name string) int { return strings.Compare(e.Name(), name) })
+		return ok
+	}
 	for n, w := range files {
-		if !w.Delete {
+		if !w.Delete && !inBase(n) && asked(n) {
 			out = append(out, fs.FileInfoToDirEntry(memInfo{name: n, size: int64(len(w.Content))}))
-			delete(dirs, n)
 		}
 	}
 	for n := range dirs {
-		out = append(out, fs.FileInfoToDirEntry(dirInfo{name: n}))
+		if w, ok := files[n]; (!ok || w.Delete) && !inBase(n) && asked(n) {
+			out = append(out, fs.FileInfoToDirEntry(dirInfo{name: n}))
+		}
 	}
 	return sortedEntries(out)
 }
 
-// children are the batch's writes to name's direct children (files,
-// deletions included) and the children that some written file lies
-// below (dirs), nil when there are none.
-func (p *pendingFS) children(name string) (files map[string]*gitsync.FileWrite, dirs map[string]bool) {
-	prefix := name + "/"
-	if name == "." {
-		prefix = ""
-	}
-	for fp, w := range p.files {
-		rest, ok := strings.CutPrefix(fp, prefix)
-		if !ok {
-			continue
-		}
-		child, _, sub := strings.Cut(rest, "/")
-		switch {
-		case !sub:
-			if files == nil {
-				files = map[string]*gitsync.FileWrite{}
-			}
-			files[child] = w
-		case !w.Delete:
-			if dirs == nil {
-				dirs = map[string]bool{}
-			}
-			dirs[child] = true
-		}
-	}
-	return files, dirs
-}
-
 // hasDirs reports whether every one of dirs is a directory of es
 // (sorted by name).
-func hasDirs(es []fs.DirEntry, dirs map[string]bool) bool {
+func hasDirs(es []fs.DirEntry, dirs map[string]int) bool {
 	for d := range dirs {
 		i, ok := slices.BinarySearchFunc(es, d, func(e fs.DirEntry, name string) int { return strings.Compare(e.Name(), name) })
 		if !ok || !es[i].IsDir() {
