@@ -34,7 +34,8 @@ type ivf struct {
 	trained   int     // vectors the centroids were trained on
 	list      []int32 // by chunk position: its list, -1 none (pending)
 	// members[user][l] are the positions of user's chunks in list l
-	// ("" = agent-level), ascending.
+	// ("" = agent-level), ascending; none when the index scans (its
+	// sieve reads no lists).
 	members map[string][][]int32
 	probe   int
 	scan    bool // the probe reads too many lists: the sieve serves
@@ -91,9 +92,11 @@ func newIVF(ix *agentIndex, vp vectorPlan, prev *ivf, carried []int32) *ivf {
 	// it again, but its sieve serves queries.
 	x.scan = x.probe*maxProbeShare > len(x.centroids)
 	x.members = map[string][][]int32{}
-	for i, l := range x.list {
-		if l >= 0 {
-			x.add(ix.chunks[i].User, l, int32(i))
+	if !x.scan { // a sieve reads no lists
+		for i, l := range x.list {
+			if l >= 0 {
+				x.add(ix.chunks[i].User, l, int32(i))
+			}
 		}
 	}
 	x.store(ix.vectors, n, prev, vp.dir)
@@ -203,10 +206,11 @@ func (x *ivf) backfilled(user string, pos int, v []float32) {
 	}
 	l := int32(nearestCentroid(x.centroids, v))
 	x.list[pos] = l
-	x.add(user, l, int32(pos))
 	if x.sieve != nil {
 		x.late[user] = append(x.late[user], int32(pos))
+		return
 	}
+	x.add(user, l, int32(pos))
 }
 
 func nearestCentroid(centroids [][]float32, v []float32) int {
