@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -24,7 +25,9 @@ func restartedProcessRSS(b *testing.B, repos, cache, agent string) int64 {
 	b.Helper()
 	tmp := shortTempDir(b)
 	bin := filepath.Join(tmp, "quire")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/quirehq/quire/cmd/quire").CombinedOutput(); err != nil {
+	build := exec.Command("go", "build", "-o", bin, "./cmd/quire")
+	build.Dir = moduleRoot(b)
+	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
 	sock := filepath.Join(tmp, "q.sock")
@@ -50,6 +53,16 @@ func restartedProcessRSS(b *testing.B, repos, cache, agent string) int64 {
 	waitListening(b, stderr, "api (unix socket)")
 	waitAgentIndexed(b, &client.Client{Socket: sock}, agent)
 	return procField(b, "/proc/"+strconv.Itoa(cmd.Process.Pid)+"/status", "VmRSS", 1024)
+}
+
+// moduleRoot is the module's directory, wherever the benchmark binary
+// runs: this file's directory's parent.
+func moduleRoot(b *testing.B) string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		b.Fatal("no source path to build quire from")
+	}
+	return filepath.Dir(filepath.Dir(file))
 }
 
 // waitListening reads the daemon's JSON log until it says server is
