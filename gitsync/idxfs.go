@@ -16,9 +16,12 @@ import (
 // pack index (.idx) is read whole at once when opened (go-git decodes an
 // index with small unbuffered reads, a system call per fan-out entry, and
 // it reads every index again each time the pack directory changes), and
-// that a pack is listed only once its index is there.
+// that a pack is listed only once its index is there. With hidePacks
+// the pack directory lists no pack at all: go-git's storage then reads
+// loose objects only, the packs being read by a packSet.
 type idxFS struct {
 	billy.Filesystem
+	hidePacks bool
 }
 
 // maxIdxRead bounds the index files read whole (larger ones are read as
@@ -58,6 +61,9 @@ func (fs idxFS) ReadDir(p string) ([]os.FileInfo, error) {
 	infos, err := fs.Filesystem.ReadDir(p)
 	if err != nil || path.Clean(filepath.ToSlash(p)) != packDir {
 		return infos, err
+	}
+	if fs.hidePacks {
+		return slices.DeleteFunc(infos, func(fi os.FileInfo) bool { return strings.HasSuffix(fi.Name(), ".pack") }), nil
 	}
 	idx := map[string]bool{}
 	for _, fi := range infos {

@@ -128,7 +128,7 @@ func swapMirror(dir, fresh string) (aside string, err error) {
 // forgetPacks has go-git let go of the damaged packs and read the new
 // ones, and drops what verification knew of the old. Callers hold r.mu.
 func (r *Repository) forgetPacks() {
-	_ = r.st.Storage.Close()
+	_ = r.st.Close()
 	r.reindex()
 	r.st.packs.Store(0)
 	r.ver.mu.Lock()

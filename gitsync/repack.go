@@ -211,7 +211,7 @@ func (r *Repository) dropRedundant(before []string) error {
 		}
 		// Let go of the dropped packs' descriptors (the others reopen
 		// on demand).
-		_ = r.st.Storage.Close()
+		_ = r.st.Close()
 	}
 	r.reindex()
 	return errors.Join(errs...)

@@ -88,16 +88,21 @@ func Open(path string) (*Repository, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open git repository %s: %w", path, err)
 	}
-	// The same storage, keeping a few pack files open (by default go-git
-	// opens, maps and closes the pack for every object it reads, which
-	// was a fifth of a busy host's CPU) and reading pack indexes whole.
-	// Its object cache holds objectCacheSize, not go-git's 96 MiB: the
-	// default filled up as history grew and made a daemon under appends
-	// hold half again what it holds after a restart.
-	fsSt = filesystem.NewStorageWithOptions(idxFS{fsSt.Filesystem()}, cache.NewObjectLRU(objectCacheSize),
-		filesystem.Options{MaxOpenDescriptors: maxOpenPacks})
+	// The same storage, reading loose objects only (and alternates'):
+	// the packs are read by a packSet, which keeps a few pack files open
+	// (by default go-git opens, maps and closes the pack for every
+	// object it reads, which was a fifth of a busy host's CPU) and reads
+	// their indexes in place (go-git's MemoryIndexes were a third of a
+	// restarted daemon's heap). The object cache holds objectCacheSize,
+	// not go-git's 96 MiB: the default filled up as history grew and
+	// made a daemon under appends hold half again what it holds after a
+	// restart.
+	objCache := cache.NewObjectLRU(objectCacheSize)
+	fsys := idxFS{Filesystem: fsSt.Filesystem(), hidePacks: true}
+	fsSt = filesystem.NewStorageWithOptions(fsys, objCache, filesystem.Options{MaxOpenDescriptors: maxOpenPacks})
 	st := &gitStorage{Storage: fsSt, refs: &refStore{gitDir: gitDir, commonDir: commonDir},
-		packDir: filepath.Join(commonDir, "objects", "pack")}
+		packDir: filepath.Join(commonDir, "objects", "pack"), cache: objCache}
+	st.disk = newPackSet(fsys, st.packDir, objCache)
 	if err := os.MkdirAll(st.packDir, 0o755); err != nil {
 		return nil, fmt.Errorf("open git repository %s: %w", path, err)
 	}

@@ -500,7 +500,7 @@ func (r *Repository) hasCached(h plumbing.Hash) bool {
 	if _, ok := r.st.recent[h]; ok {
 		return true
 	}
-	return r.st.Storage.HasEncodedObject(h) == nil
+	return r.st.has(h) == nil
 }
 
 // packObjects lists commit and the objects of tree that the trees in

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/storer"
@@ -28,6 +29,10 @@ type gitStorage struct {
 	*filesystem.Storage
 	refs    *refStore
 	packDir string
+	// disk reads the packs (go-git's storage reads only loose objects
+	// here, see objects.go); cache is the inflated objects both keep.
+	disk  *packSet
+	cache cache.Object
 
 	// recent holds the objects of the packs this process wrote since go-git
 	// last read the pack directory, so that they are readable without
@@ -58,6 +63,7 @@ var _ storage.Storer = (*gitStorage)(nil)
 // repack removed). Callers hold Repository.mu.
 func (s *gitStorage) reindex() {
 	s.Storage.Reindex()
+	s.disk.stale = true
 	s.recent = nil
 	s.recentBytes = 0
 }
@@ -107,9 +113,9 @@ func (s *gitStorage) IterReferences() (storer.ReferenceIter, error) {
 // PackRefs is not done: loose refs are what the refStore writes safely.
 func (s *gitStorage) PackRefs() error { return nil }
 
-// EncodedObject reads an object: recent packs first, then go-git's
-// storage, re-reading the pack directory once on a miss (another process
-// repacked).
+// EncodedObject reads an object: recent packs first, then the packs and
+// loose objects on disk, listing the pack directory again once on a miss
+// (another process added or repacked packs).
 func (s *gitStorage) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
 	if o, ok := s.recent[h]; ok {
 		if t != plumbing.AnyObject && o.Type() != t {
@@ -117,12 +123,24 @@ func (s *gitStorage) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plum
 		}
 		return o, nil
 	}
-	o, err := s.Storage.EncodedObject(t, h)
+	o, err := s.object(h)
 	if err != nil && isMissing(err) {
 		s.reindex()
-		o, err = s.Storage.EncodedObject(t, h)
+		o, err = s.object(h)
 	}
-	return o, err
+	if err != nil {
+		return nil, err
+	}
+	if t != plumbing.AnyObject && o.Type() != t {
+		return nil, plumbing.ErrObjectNotFound
+	}
+	return o, nil
+}
+
+// DeltaObject reads an object whole: no caller here reuses a pack's
+// deltas.
+func (s *gitStorage) DeltaObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
+	return s.EncodedObject(t, h)
 }
 
 // HasEncodedObject reports whether the object exists.
@@ -130,10 +148,10 @@ func (s *gitStorage) HasEncodedObject(h plumbing.Hash) error {
 	if _, ok := s.recent[h]; ok {
 		return nil
 	}
-	err := s.Storage.HasEncodedObject(h)
+	err := s.has(h)
 	if err != nil && isMissing(err) {
 		s.reindex()
-		err = s.Storage.HasEncodedObject(h)
+		err = s.has(h)
 	}
 	return err
 }
@@ -143,10 +161,10 @@ func (s *gitStorage) EncodedObjectSize(h plumbing.Hash) (int64, error) {
 	if o, ok := s.recent[h]; ok {
 		return o.Size(), nil
 	}
-	n, err := s.Storage.EncodedObjectSize(h)
+	n, err := s.objectSize(h)
 	if err != nil && isMissing(err) {
 		s.reindex()
-		n, err = s.Storage.EncodedObjectSize(h)
+		n, err = s.objectSize(h)
 	}
 	return n, err
 }
@@ -459,4 +477,9 @@ func isGitDir(d string) bool {
 		}
 	}
 	return true
+}
+
+// Close closes the pack files open for reads; they reopen on demand.
+func (s *gitStorage) Close() error {
+	return errors.Join(s.disk.close(), s.Storage.Close())
 }

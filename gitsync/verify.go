@@ -150,7 +150,7 @@ func (r *Repository) Verify(ctx context.Context, opts VerifyOptions) error {
 	defer r.repackMu.Unlock()
 	// Objects are read through storage of the check's own: from disk,
 	// not from the repository's caches (nor into them).
-	st := filesystem.NewStorageWithOptions(idxFS{osfs.New(r.st.refs.commonDir)}, cache.NewObjectLRU(4<<20),
+	st := filesystem.NewStorageWithOptions(idxFS{Filesystem: osfs.New(r.st.refs.commonDir)}, cache.NewObjectLRU(4<<20),
 		filesystem.Options{MaxOpenDescriptors: maxOpenPacks})
 	defer st.Close()
 	v := &verifyRun{r: r, st: st, ctx: ctx, full: opts.Full, idx: map[string]*packIndex{},

@@ -1,0 +1,193 @@
+package gitsync
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+)
+
+// packSet is a repository's packs as this package reads them: each
+// pack's index is its .idx file read in place (diskIndex), and the
+// packs are decoded by go-git's packfile reader. go-git's own object
+// storage holds every index as a MemoryIndex (and the map of offsets
+// to names it builds on the first read), which grew with history to
+// the largest part of a restarted daemon's heap, and it reads every
+// index again whenever the pack directory changes; here an index is
+// read once, when its pack first appears. Not safe for concurrent
+// use: callers hold Repository.mu.
+type packSet struct {
+	fs    billy.Filesystem // the repository's file system, as go-git reads it
+	dir   string           // the pack directory
+	cache cache.Object     // inflated objects, shared with go-git's storage
+
+	packs []*diskPack // largest first: most objects are found in the first
+	stale bool        // list the pack directory before the next read
+	open  []*diskPack // the packs whose file is open, least recently used first
+}
+
+// diskPack is one pack of a packSet.
+type diskPack struct {
+	sum plumbing.Hash
+	idx *diskIndex
+	pf  *packfile.Packfile // nil while the file is closed
+}
+
+func newPackSet(fsys billy.Filesystem, dir string, c cache.Object) *packSet {
+	return &packSet{fs: fsys, dir: dir, cache: c, stale: true}
+}
+
+// refresh lists the pack directory: the indexes of new packs are read,
+// packs gone are let go of.
+func (ps *packSet) refresh() error {
+	bases, err := listPacks(ps.dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("list packs: %w", err)
+	}
+	known := make(map[plumbing.Hash]*diskPack, len(ps.packs))
+	for _, p := range ps.packs {
+		known[p.sum] = p
+	}
+	packs := make([]*diskPack, 0, len(bases))
+	for _, base := range bases {
+		sum, ok := packSum(base)
+		if !ok {
+			continue
+		}
+		if p := known[sum]; p != nil {
+			packs = append(packs, p)
+			delete(known, sum)
+			continue
+		}
+		idx, err := openDiskIndex(filepath.Join(ps.dir, base+".idx"))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // removed by a repack since the listing
+		}
+		if err != nil {
+			return err
+		}
+		if idx.packChecksum() != sum {
+			return fmt.Errorf("pack index %s.idx: it indexes pack %s", base, idx.packChecksum())
+		}
+		packs = append(packs, &diskPack{sum: sum, idx: idx})
+	}
+	for _, p := range known {
+		ps.closePack(p)
+	}
+	slices.SortStableFunc(packs, func(a, b *diskPack) int { return b.idx.n - a.idx.n })
+	ps.packs, ps.stale = packs, false
+	return nil
+}
+
+// packSum is the checksum a pack's base name ("pack-<sum>") gives.
+func packSum(base string) (plumbing.Hash, bool) {
+	hex, ok := strings.CutPrefix(base, "pack-")
+	if !ok || !plumbing.IsHash(hex) {
+		return plumbing.ZeroHash, false
+	}
+	return plumbing.NewHash(hex), true
+}
+
+// ready lists the pack directory if it has to be.
+func (ps *packSet) ready() error {
+	if !ps.stale {
+		return nil
+	}
+	return ps.refresh()
+}
+
+// find returns the pack that holds h and h's offset in it.
+func (ps *packSet) find(h plumbing.Hash) (*diskPack, int64, error) {
+	if err := ps.ready(); err != nil {
+		return nil, 0, err
+	}
+	for _, p := range ps.packs {
+		if i := p.idx.search(h); i >= 0 {
+			off, err := p.idx.offset(i)
+			return p, off, err
+		}
+	}
+	return nil, 0, plumbing.ErrObjectNotFound
+}
+
+// get reads object h.
+func (ps *packSet) get(h plumbing.Hash) (plumbing.EncodedObject, error) {
+	p, _, err := ps.find(h)
+	if err != nil {
+		return nil, err
+	}
+	if o, ok := ps.cache.Get(h); ok {
+		return o, nil
+	}
+	pf, err := ps.file(p)
+	if err != nil {
+		return nil, err
+	}
+	return pf.Get(h)
+}
+
+// size is object h's inflated size.
+func (ps *packSet) size(h plumbing.Hash) (int64, error) {
+	p, off, err := ps.find(h)
+	if err != nil {
+		return 0, err
+	}
+	if o, ok := ps.cache.Get(h); ok {
+		return o.Size(), nil
+	}
+	pf, err := ps.file(p)
+	if err != nil {
+		return 0, err
+	}
+	return pf.GetSizeByOffset(off)
+}
+
+// file returns p's pack reader, opening the file; past maxOpenPacks,
+// the least recently used one is closed.
+func (ps *packSet) file(p *diskPack) (*packfile.Packfile, error) {
+	if i := slices.Index(ps.open, p); i >= 0 {
+		ps.open = append(slices.Delete(ps.open, i, i+1), p)
+		return p.pf, nil
+	}
+	f, err := ps.fs.Open(path.Join(packDir, "pack-"+p.sum.String()+".pack"))
+	if err != nil {
+		return nil, err
+	}
+	p.pf = packfile.NewPackfileWithCache(p.idx, ps.fs, f, ps.cache, 0)
+	ps.open = append(ps.open, p)
+	if len(ps.open) > maxOpenPacks {
+		ps.closePack(ps.open[0])
+	}
+	return p.pf, nil
+}
+
+// closePack closes p's file if it is open.
+func (ps *packSet) closePack(p *diskPack) error {
+	i := slices.Index(ps.open, p)
+	if i < 0 {
+		return nil
+	}
+	ps.open = slices.Delete(ps.open, i, i+1)
+	pf := p.pf
+	p.pf = nil
+	return pf.Close()
+}
+
+// close closes every open pack file and has the directory listed again
+// before the next read.
+func (ps *packSet) close() error {
+	var errs []error
+	for len(ps.open) > 0 {
+		errs = append(errs, ps.closePack(ps.open[0]))
+	}
+	ps.stale = true
+	return errors.Join(errs...)
+}
