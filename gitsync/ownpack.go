@@ -9,16 +9,15 @@ import (
 	"io"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/plumbing/hash"
 )
 
 // writeOwnPack writes objs to w as a version 2 pack without deltas and
-// returns the pack's checksum and its index, built from what was
-// written: a commit's own pack is not parsed back (inflated and hashed
-// again) to index it, and its small objects are compressed at
+// returns the pack's checksum and its index file's content, built from
+// what was written: a commit's own pack is not parsed back (inflated and
+// hashed again) to index it, and its small objects are compressed at
 // zlib.BestSpeed.
-func writeOwnPack(w io.Writer, objs []*plumbing.MemoryObject) (plumbing.Hash, *idxfile.MemoryIndex, error) {
+func writeOwnPack(w io.Writer, objs []*plumbing.MemoryObject) (plumbing.Hash, []byte, error) {
 	sum := hash.New(hash.CryptoType)
 	bw := bufio.NewWriterSize(io.MultiWriter(w, sum), 64<<10)
 	var pos int64
@@ -26,8 +25,7 @@ func writeOwnPack(w io.Writer, objs []*plumbing.MemoryObject) (plumbing.Hash, *i
 	binary.BigEndian.PutUint32(head[8:], uint32(len(objs)))
 	bw.Write(head)
 	pos += int64(len(head))
-	iw := new(idxfile.Writer)
-	iw.OnHeader(uint32(len(objs)))
+	es := make([]idxEntry, 0, len(objs))
 	crc := crc32.NewIEEE()
 	counted := &countWriter{w: io.MultiWriter(bw, crc)}
 	zw, _ := zlib.NewWriterLevel(counted, zlib.BestSpeed)
@@ -48,7 +46,7 @@ func writeOwnPack(w io.Writer, objs []*plumbing.MemoryObject) (plumbing.Hash, *i
 		if err != nil {
 			return plumbing.ZeroHash, nil, fmt.Errorf("pack object %s: %w", o.Hash(), err)
 		}
-		iw.OnInflatedObjectContent(o.Hash(), pos, crc.Sum32(), nil)
+		es = append(es, idxEntry{hash: o.Hash(), offset: pos, crc: crc.Sum32()})
 		pos += counted.n
 	}
 	if err := bw.Flush(); err != nil {
@@ -59,11 +57,7 @@ func writeOwnPack(w io.Writer, objs []*plumbing.MemoryObject) (plumbing.Hash, *i
 	if _, err := w.Write(h[:]); err != nil {
 		return plumbing.ZeroHash, nil, err
 	}
-	if err := iw.OnFooter(h); err != nil {
-		return plumbing.ZeroHash, nil, fmt.Errorf("index own pack: %w", err)
-	}
-	idx, err := iw.Index()
-	return h, idx, err
+	return h, encodePackIndex(es, h), nil
 }
 
 // entryHeader is a pack entry's type and size: the type and the low four

@@ -154,3 +154,55 @@ func listPacks(dir string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// idxEntry is one object of a pack index being written.
+type idxEntry struct {
+	hash   plumbing.Hash
+	offset int64
+	crc    uint32
+}
+
+// encodePackIndex is the version 2 index of the pack whose checksum is
+// pack and whose objects are es (sorted here), as git writes it: built
+// in memory and written with one call (go-git's encoder writes each
+// fan-out entry with a call of its own, a system call each on a file).
+func encodePackIndex(es []idxEntry, pack plumbing.Hash) []byte {
+	slices.SortFunc(es, func(a, b idxEntry) int { return bytes.Compare(a.hash[:], b.hash[:]) })
+	n := len(es)
+	large := 0
+	for _, e := range es {
+		if e.offset > 0x7fffffff {
+			large++
+		}
+	}
+	b := make([]byte, idxHeader+n*(20+4+4)+large*8+2*20)
+	copy(b, "\xfftOc\x00\x00\x00\x02")
+	var fanout [256]uint32
+	for _, e := range es {
+		fanout[e.hash[0]]++
+	}
+	total := uint32(0)
+	for i, c := range fanout {
+		total += c
+		binary.BigEndian.PutUint32(b[8+i*4:], total)
+	}
+	names, crcs, offs := b[idxHeader:], b[idxHeader+n*20:], b[idxHeader+n*24:]
+	large64 := b[idxHeader+n*28:]
+	k := 0
+	for i, e := range es {
+		copy(names[i*20:], e.hash[:])
+		binary.BigEndian.PutUint32(crcs[i*4:], e.crc)
+		if e.offset <= 0x7fffffff {
+			binary.BigEndian.PutUint32(offs[i*4:], uint32(e.offset))
+			continue
+		}
+		binary.BigEndian.PutUint32(offs[i*4:], uint32(k)|0x80000000)
+		binary.BigEndian.PutUint64(large64[k*8:], uint64(e.offset))
+		k++
+	}
+	tail := b[len(b)-40:]
+	copy(tail, pack[:])
+	sum := sha1.Sum(b[:len(b)-20])
+	copy(tail[20:], sum[:])
+	return b
+}

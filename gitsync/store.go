@@ -1,6 +1,7 @@
 package gitsync
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -251,14 +252,18 @@ func installPack(packDir, tmp string) (sum plumbing.Hash, err error) {
 	if err != nil {
 		return sum, fmt.Errorf("index pack %s: %w", tmp, err)
 	}
-	return sum, installIndexed(packDir, f, idx, sum)
+	var b bytes.Buffer
+	if _, err := idxfile.NewEncoder(&b).Encode(idx); err != nil {
+		return sum, fmt.Errorf("index pack %s: %w", tmp, err)
+	}
+	return sum, installIndexed(packDir, f, b.Bytes(), sum)
 }
 
-// installIndexed writes idx, the index of the complete pack f (a
+// installIndexed writes idx, the index file of the complete pack f (a
 // temporary file in packDir whose checksum is sum), syncs pack and index
 // and renames them to pack-<sum>.pack and .idx, the index last (it makes
 // the pack visible), then syncs the directory. It does not close f.
-func installIndexed(packDir string, f *os.File, idx *idxfile.MemoryIndex, sum plumbing.Hash) error {
+func installIndexed(packDir string, f *os.File, idx []byte, sum plumbing.Hash) error {
 	tmp := f.Name()
 	// The pack is synced while its index is written and synced: two
 	// waits for the disk overlap instead of following each other (an
@@ -271,7 +276,7 @@ func installIndexed(packDir string, f *os.File, idx *idxfile.MemoryIndex, sum pl
 		return fmt.Errorf("write pack index: %w", err)
 	}
 	defer os.Remove(xf.Name())
-	_, err = idxfile.NewEncoder(xf).Encode(idx)
+	_, err = xf.Write(idx)
 	if err == nil {
 		err = xf.Sync()
 	}
