@@ -15,9 +15,9 @@ import (
 // writeOwnPack writes objs to w as a version 2 pack without deltas and
 // returns the pack's checksum and its index file's content, built from
 // what was written: a commit's own pack is not parsed back (inflated and
-// hashed again) to index it, and its small objects are compressed at
-// zlib.BestSpeed.
-func writeOwnPack(w io.Writer, objs []*plumbing.MemoryObject) (plumbing.Hash, []byte, error) {
+// hashed again) to index it. Its objects are compressed by zs (nil: new
+// compressors).
+func writeOwnPack(w io.Writer, objs []*plumbing.MemoryObject, zs *packZlib) (plumbing.Hash, []byte, error) {
 	sum := hash.New(hash.CryptoType)
 	bw := bufio.NewWriterSize(io.MultiWriter(w, sum), 64<<10)
 	var pos int64
@@ -28,12 +28,14 @@ func writeOwnPack(w io.Writer, objs []*plumbing.MemoryObject) (plumbing.Hash, []
 	es := make([]idxEntry, 0, len(objs))
 	crc := crc32.NewIEEE()
 	counted := &countWriter{w: io.MultiWriter(bw, crc)}
-	zw, _ := zlib.NewWriterLevel(counted, zlib.BestSpeed)
+	if zs == nil {
+		zs = new(packZlib)
+	}
 	for _, o := range objs {
 		crc.Reset()
 		counted.n = 0
 		counted.Write(entryHeader(o.Type(), o.Size()))
-		zw.Reset(counted)
+		zw := zs.writer(o.Type(), counted)
 		r, err := o.Reader()
 		if err != nil {
 			return plumbing.ZeroHash, nil, fmt.Errorf("pack object %s: %w", o.Hash(), err)
@@ -84,4 +86,31 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// packZlib compresses the objects of a commit's own pack, keeping its
+// compressors from one pack to the next (a compressor is some hundred
+// KiB to allocate). Blobs and commits are compressed at zlib.BestSpeed;
+// trees are stored: their object names (20 random bytes an entry) leave
+// Huffman coding alone to save about a quarter of a tree, at tens of
+// times the CPU of storing it, and the tree of a directory with many
+// files is rewritten by every commit in it. git repack compresses the
+// trees it keeps whole with deltas and at its own level.
+type packZlib struct {
+	fast, stored *zlib.Writer
+}
+
+// writer returns the compressor for an object of type t, reset to write
+// to w.
+func (z *packZlib) writer(t plumbing.ObjectType, w io.Writer) *zlib.Writer {
+	zw, level := &z.fast, zlib.BestSpeed
+	if t == plumbing.TreeObject {
+		zw, level = &z.stored, zlib.NoCompression
+	}
+	if *zw == nil {
+		*zw, _ = zlib.NewWriterLevel(w, level)
+	} else {
+		(*zw).Reset(w)
+	}
+	return *zw
 }

@@ -27,7 +27,7 @@ func TestWriteOwnPack(t *testing.T) {
 		objs = append(objs, o)
 	}
 	var buf bytes.Buffer
-	sum, idxFile, err := writeOwnPack(&buf, objs)
+	sum, idxFile, err := writeOwnPack(&buf, objs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestEncodePackIndex(t *testing.T) {
 }
 
 // TestOwnPackGitReads: git verifies a pack and index written by
-// writeOwnPack.
+// writeOwnPack and reads its blobs and its (stored) tree.
 func TestOwnPackGitReads(t *testing.T) {
 	dir := t.TempDir()
 	git(t, dir, "init", "-q", "--bare")
@@ -123,8 +123,20 @@ func TestOwnPackGitReads(t *testing.T) {
 		}
 		objs = append(objs, o)
 	}
+	var tree bytes.Buffer
+	for i, o := range objs {
+		fmt.Fprintf(&tree, "100644 f%03d\x00", i)
+		h := o.Hash()
+		tree.Write(h[:])
+	}
+	to := &plumbing.MemoryObject{}
+	to.SetType(plumbing.TreeObject)
+	if _, err := to.Write(tree.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	objs = append(objs, to)
 	var buf bytes.Buffer
-	sum, idx, err := writeOwnPack(&buf, objs)
+	sum, idx, err := writeOwnPack(&buf, objs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,5 +150,8 @@ func TestOwnPackGitReads(t *testing.T) {
 	git(t, dir, "verify-pack", base+".idx")
 	if got := git(t, dir, "cat-file", "-p", objs[42].Hash().String()); got != "blob 42" {
 		t.Errorf("git reads %q", got)
+	}
+	if got := git(t, dir, "ls-tree", to.Hash().String()); !strings.Contains(got, objs[42].Hash().String()+"\tf042") {
+		t.Errorf("git lists the tree as:\n%s", got)
 	}
 }

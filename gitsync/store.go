@@ -44,6 +44,9 @@ type gitStorage struct {
 	// set, is called after each (maintenance).
 	packs  atomic.Int64
 	onPack func()
+	// zlib compresses the objects of the packs written here. Callers
+	// hold Repository.mu.
+	zlib packZlib
 }
 
 func (s *gitStorage) packAdded() {
@@ -329,7 +332,7 @@ func (s *gitStorage) writePending(p *pending) error {
 	for i, h := range p.order {
 		mos[i] = p.objs[h]
 	}
-	sum, idx, err := writeOwnPack(f, mos)
+	sum, idx, err := writeOwnPack(f, mos, &s.zlib)
 	if err == nil {
 		err = installIndexed(s.packDir, f, idx, sum)
 	}
