@@ -30,7 +30,8 @@ func loadIndexFile(path string) ([]byte, func(), error) {
 	}
 	size := st.Size()
 	if size < mapMin || size != int64(int(size)) {
-		b, err := io.ReadAll(f)
+		b := make([]byte, size)
+		_, err := io.ReadFull(f, b)
 		return b, nil, err
 	}
 	b, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
