@@ -30,8 +30,10 @@
 //   - Open a repository (bare, or any directory of a work tree) and take
 //     Snapshot(rev) of any revision: an fs.FS over the commit's tree,
 //     read without checkout. Changes lists the paths that differ between
-//     two commits (no rename detection). Reads reload the pack index when
-//     another process (git repack) changed the packs.
+//     two commits (no rename detection). Packs are read through their
+//     index files in place (mapped on unix), each read once when its pack
+//     appears; reads list the pack directory again when another process
+//     (git repack) changed the packs.
 //   - Commit writes the daemon's commits: only the trees on the written
 //     paths are rebuilt, the ref moves with compare-and-swap, writers to
 //     one Repository are serialized, the agent is the author and the user
