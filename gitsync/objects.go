@@ -6,10 +6,28 @@ import (
 	"io"
 	"path"
 
+	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 )
+
+// newObjectReader is storage of a repository's objects: go-git's
+// storage over fsys (the repository's files) reads the loose objects and
+// those of alternates, a packSet the packs in packDir, and both keep
+// inflated objects in one cache of cacheSize bytes.
+func newObjectReader(fsys billy.Filesystem, packDir string, cacheSize cache.FileSize) *gitStorage {
+	c := cache.NewObjectLRU(cacheSize)
+	files := looseFS{fsys}
+	return &gitStorage{
+		Storage: filesystem.NewStorageWithOptions(files, c, filesystem.Options{MaxOpenDescriptors: maxOpenPacks}),
+		packDir: packDir,
+		cache:   c,
+		disk:    newPackSet(files, packDir, c),
+	}
+}
 
 // object reads h from the packs, then from go-git's storage (loose
 // objects, alternates). Callers hold Repository.mu.

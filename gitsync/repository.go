@@ -13,7 +13,6 @@ import (
 	"github.com/go-git/go-billy/v5"
 	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/filesystem"
@@ -97,12 +96,8 @@ func Open(path string) (*Repository, error) {
 	// not go-git's 96 MiB: the default filled up as history grew and
 	// made a daemon under appends hold half again what it holds after a
 	// restart.
-	objCache := cache.NewObjectLRU(objectCacheSize)
-	fsys := idxFS{Filesystem: fsSt.Filesystem(), hidePacks: true}
-	fsSt = filesystem.NewStorageWithOptions(fsys, objCache, filesystem.Options{MaxOpenDescriptors: maxOpenPacks})
-	st := &gitStorage{Storage: fsSt, refs: &refStore{gitDir: gitDir, commonDir: commonDir},
-		packDir: filepath.Join(commonDir, "objects", "pack"), cache: objCache}
-	st.disk = newPackSet(fsys, st.packDir, objCache)
+	st := newObjectReader(fsSt.Filesystem(), filepath.Join(commonDir, "objects", "pack"), objectCacheSize)
+	st.refs = &refStore{gitDir: gitDir, commonDir: commonDir}
 	if err := os.MkdirAll(st.packDir, 0o755); err != nil {
 		return nil, fmt.Errorf("open git repository %s: %w", path, err)
 	}
@@ -151,7 +146,7 @@ func (r *Repository) reindex() {
 // index-pack, a push of another daemon) may have added a pack. A pack
 // never vanishes under a read: repacks delete packs under this lock (see
 // RepackContext), and a pack is not listed before its index is there
-// (see idxFS.ReadDir).
+// (see listPacks).
 func (r *Repository) withStore(fn func(storer.EncodedObjectStorer) error) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -21,10 +21,8 @@ import (
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // ErrDamaged is matched by a *DamageError.
@@ -150,8 +148,7 @@ func (r *Repository) Verify(ctx context.Context, opts VerifyOptions) error {
 	defer r.repackMu.Unlock()
 	// Objects are read through storage of the check's own: from disk,
 	// not from the repository's caches (nor into them).
-	st := filesystem.NewStorageWithOptions(idxFS{Filesystem: osfs.New(r.st.refs.commonDir)}, cache.NewObjectLRU(4<<20),
-		filesystem.Options{MaxOpenDescriptors: maxOpenPacks})
+	st := newObjectReader(osfs.New(r.st.refs.commonDir), r.st.packDir, 4<<20)
 	defer st.Close()
 	v := &verifyRun{r: r, st: st, ctx: ctx, full: opts.Full, idx: map[string]*packIndex{},
 		seen: map[plumbing.Hash]bool{}, whole: map[plumbing.Hash]bool{}}
@@ -184,7 +181,7 @@ func (r *Repository) Damage() *DamageError { return r.ver.damage.Load() }
 // verifyRun is one Verify.
 type verifyRun struct {
 	r      *Repository
-	st     *filesystem.Storage
+	st     *gitStorage
 	ctx    context.Context
 	full   bool
 	faults []Fault
@@ -440,7 +437,7 @@ func (v *verifyRun) read(ref, p string, h plumbing.Hash, want plumbing.ObjectTyp
 	o, err := v.load(h)
 	if err != nil && isMissing(err) {
 		// A pack added since the check listed them (a commit's).
-		v.st.Reindex()
+		v.st.reindex()
 		o, err = v.load(h)
 	}
 	if err == nil && want != plumbing.AnyObject && o.Type() != want {
