@@ -264,3 +264,18 @@ func openDiskIndex(path string) (*diskIndex, error) {
 	}
 	return x, nil
 }
+
+// openCheckedIndex opens the pack index at path as openDiskIndex does,
+// having checked its own checksum first (reading it whole): for
+// decisions that must not trust a damaged index, such as which packs a
+// repack made redundant.
+func openCheckedIndex(path string) (*diskIndex, error) {
+	x, err := openDiskIndex(path)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := checkPackIndex(x.data); err != nil {
+		return nil, fmt.Errorf("pack index %s: %w", path, err)
+	}
+	return x, nil
+}

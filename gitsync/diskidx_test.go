@@ -220,6 +220,19 @@ func TestDiskIndexRefusesMalformed(t *testing.T) {
 			t.Errorf("%s: %v, want errIdxFormat", name, err)
 		}
 	}
+	// A name changed in place keeps the layout: only the checksum tells.
+	flipped := bytes.Clone(b)
+	flipped[idxHeader+5] ^= 1
+	p := filepath.Join(t.TempDir(), "flipped.idx")
+	if err := os.WriteFile(p, flipped, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openDiskIndex(p); err != nil {
+		t.Errorf("openDiskIndex: %v", err)
+	}
+	if _, err := openCheckedIndex(p); err == nil {
+		t.Error("openCheckedIndex took an index whose checksum does not match")
+	}
 }
 
 // TestPackReadsMatchGit: every object of packs git wrote with deltas

@@ -82,50 +82,6 @@ func parsePackIndex(b []byte) (*packIndex, error) {
 	return x, nil
 }
 
-// packNames is a pack index's sorted object names as they lie in the
-// file (20 bytes each), for looking objects up in a large pack without
-// a copy of each name.
-type packNames struct {
-	fanout []byte // 256 big-endian counts
-	names  []byte
-}
-
-// readPackNames reads and checks the index at path as readPackIndex
-// does, keeping only its names.
-func readPackNames(path string) (packNames, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return packNames{}, err
-	}
-	n, err := checkPackIndex(b)
-	if err != nil {
-		return packNames{}, err
-	}
-	return packNames{fanout: b[8:idxHeader], names: b[idxHeader : idxHeader+n*20]}, nil
-}
-
-// contains reports whether the index names h.
-func (p packNames) contains(h plumbing.Hash) bool {
-	lo := 0
-	if h[0] > 0 {
-		lo = int(binary.BigEndian.Uint32(p.fanout[(int(h[0])-1)*4:]))
-	}
-	hi := int(binary.BigEndian.Uint32(p.fanout[int(h[0])*4:]))
-	hi = min(hi, len(p.names)/20)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		switch c := bytes.Compare(p.names[m*20:m*20+20], h[:]); {
-		case c == 0:
-			return true
-		case c < 0:
-			lo = m + 1
-		default:
-			hi = m
-		}
-	}
-	return false
-}
-
 // contains reports whether the pack holds h.
 func (x *packIndex) contains(h plumbing.Hash) bool {
 	_, ok := slices.BinarySearchFunc(x.hashes, h, func(a, b plumbing.Hash) int { return bytes.Compare(a[:], b[:]) })

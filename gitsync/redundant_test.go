@@ -65,7 +65,7 @@ func TestRedundantPacks(t *testing.T) {
 				}
 				defer os.Remove(keep)
 			}
-			drop, count, err := redundantPacks(packDir, tc.before, slices.Values(also))
+			drop, packed, err := redundantPacks(packDir, tc.before, slices.Values(also))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,7 +73,7 @@ func TestRedundantPacks(t *testing.T) {
 				t.Errorf("drop %v, want %v", drop, tc.drop)
 			}
 			for i, h := range also {
-				if got := count[h] > 0; got != tc.packed[i] {
+				if got := packed[h]; got != tc.packed[i] {
 					t.Errorf("%s (blob %d) packed in a staying pack: %v, want %v", h, i, got, tc.packed[i])
 				}
 			}
@@ -85,13 +85,13 @@ func TestRedundantPacks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		names, err := readPackNames(filepath.Join(packDir, base+".idx"))
+		x, err := openCheckedIndex(filepath.Join(packDir, base+".idx"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, h := range also {
-			if names.contains(h) != idx.contains(h) {
-				t.Errorf("%s: contains(%s) = %v, the parsed index says %v", base, h, names.contains(h), idx.contains(h))
+			if in := x.search(h) >= 0; in != idx.contains(h) {
+				t.Errorf("%s: search(%s) = %v, the parsed index says %v", base, h, in, idx.contains(h))
 			}
 		}
 	}

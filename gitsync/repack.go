@@ -191,13 +191,13 @@ var packExtensions = []string{".idx", ".pack", ".rev", ".bitmap", ".mtimes", ".p
 func (r *Repository) dropRedundant(before []string) error {
 	dir := r.st.packDir
 	looseAt := looseObjects(filepath.Join(r.st.refs.commonDir, "objects"))
-	drop, count, err := redundantPacks(dir, before, maps.Keys(looseAt))
+	drop, packed, err := redundantPacks(dir, before, maps.Keys(looseAt))
 	if err != nil {
 		return err
 	}
 	var loose []string
 	for h, file := range looseAt {
-		if count[h] > 0 {
+		if packed[h] {
 			loose = append(loose, file)
 		}
 	}
@@ -218,74 +218,63 @@ func (r *Repository) dropRedundant(before []string) error {
 }
 
 // redundantPacks returns the packs of before in dir whose every object is
-// in a pack that stays, and how many of the staying packs hold each of
-// their objects and each of also (the loose objects). It counts only
-// those objects: a history's every object in a map was the largest
-// thing a daemon under appends held while it repacked.
-func redundantPacks(dir string, before []string, also iter.Seq[plumbing.Hash]) ([]string, map[plumbing.Hash]int, error) {
+// in a pack that stays, and which objects of also (the loose objects)
+// are in a pack that stays. Objects are looked up in each index as it
+// lies on disk (checked whole first: a damaged index counts for nothing
+// and its pack stays, Verify names it), without a copy of any index nor
+// a map of their objects: a map of every object of the packs rolled up
+// was the largest thing a daemon under appends held while it repacked.
+func redundantPacks(dir string, before []string, also iter.Seq[plumbing.Hash]) ([]string, map[plumbing.Hash]bool, error) {
 	now, err := listPacks(dir)
 	if err != nil {
 		return nil, nil, err
 	}
-	type cand struct {
-		base string
-		size int64
-		idx  *packIndex
+	type pack struct {
+		base    string
+		size    int64
+		idx     *diskIndex
+		dropped bool
 	}
-	count := map[plumbing.Hash]int{}
-	for h := range also {
-		count[h] = 0
-	}
-	var cands []cand
-	var others []string
+	var cands, others []*pack
 	for _, base := range now {
+		idx, err := openCheckedIndex(filepath.Join(dir, base+".idx"))
+		if err != nil {
+			continue
+		}
 		_, keep := os.Stat(filepath.Join(dir, base+".keep"))
 		fi, err := os.Stat(filepath.Join(dir, base+".pack"))
 		if !slices.Contains(before, base) || keep == nil || err != nil {
-			others = append(others, base)
+			others = append(others, &pack{base: base, idx: idx})
 			continue
 		}
-		idx, err := readPackIndex(filepath.Join(dir, base+".idx"))
-		if err != nil {
-			continue // a damaged index counts for nothing and stays (Verify names it)
-		}
-		cands = append(cands, cand{base, fi.Size(), idx})
-		for _, h := range idx.hashes {
-			count[h] = 0
-		}
+		cands = append(cands, &pack{base: base, size: fi.Size(), idx: idx})
 	}
-	if len(count) == 0 {
-		return nil, count, nil
-	}
-	for _, c := range cands {
-		for _, h := range c.idx.hashes {
-			count[h]++
-		}
-	}
-	for _, base := range others {
-		names, err := readPackNames(filepath.Join(dir, base+".idx"))
-		if err != nil {
-			continue
-		}
-		for h := range count {
-			if names.contains(h) {
-				count[h]++
-			}
-		}
+	// The packs that stay for sure first, the largest first: the pack
+	// the repack wrote holds most objects.
+	slices.SortFunc(others, func(a, b *pack) int { return b.idx.n - a.idx.n })
+	all := slices.Concat(others, cands)
+	elsewhere := func(h plumbing.Hash, self *pack) bool {
+		return slices.ContainsFunc(all, func(p *pack) bool { return p != self && !p.dropped && p.idx.search(h) >= 0 })
 	}
 	// Smallest first; a pack is dropped only when each of its objects is
 	// in a pack not dropped (so two copies of one pack lose one).
-	slices.SortFunc(cands, func(a, b cand) int { return cmp.Compare(a.size, b.size) })
+	slices.SortFunc(cands, func(a, b *pack) int { return cmp.Compare(a.size, b.size) })
 	var drop []string
 	for _, c := range cands {
-		if !slices.ContainsFunc(c.idx.hashes, func(h plumbing.Hash) bool { return count[h] < 2 }) {
+		redundant := true
+		for i := 0; i < c.idx.n && redundant; i++ {
+			redundant = elsewhere(c.idx.hash(i), c)
+		}
+		if redundant {
+			c.dropped = true
 			drop = append(drop, c.base)
-			for _, h := range c.idx.hashes {
-				count[h]--
-			}
 		}
 	}
-	return drop, count, nil
+	packed := map[plumbing.Hash]bool{}
+	for h := range also {
+		packed[h] = elsewhere(h, nil)
+	}
+	return drop, packed, nil
 }
 
 // removeRedundant deletes the files of the packs drop in dir and the
