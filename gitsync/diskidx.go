@@ -198,6 +198,20 @@ func (x *diskIndex) buildByOffset() ([]uint32, error) {
 	return pos, nil
 }
 
+// lastOffset is the largest offset of an object in the pack (0 when
+// there is none).
+func (x *diskIndex) lastOffset() (int64, error) {
+	var last int64
+	for i := range x.n {
+		o, err := x.offset(i)
+		if err != nil {
+			return 0, err
+		}
+		last = max(last, o)
+	}
+	return last, nil
+}
+
 // Count is the number of objects in the pack.
 func (x *diskIndex) Count() (int64, error) { return int64(x.n), nil }
 
@@ -268,14 +282,28 @@ func openDiskIndex(path string) (*diskIndex, error) {
 // openCheckedIndex opens the pack index at path as openDiskIndex does,
 // having checked its own checksum first (reading it whole): for
 // decisions that must not trust a damaged index, such as which packs a
-// repack made redundant.
+// repack made redundant. Its errors are checkPackIndex's.
 func openCheckedIndex(path string) (*diskIndex, error) {
-	x, err := openDiskIndex(path)
+	b, release, err := loadIndexFile(path)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := checkPackIndex(x.data); err != nil {
-		return nil, fmt.Errorf("pack index %s: %w", path, err)
+	if release != nil {
+		defer func() {
+			if err != nil {
+				release()
+			}
+		}()
+	}
+	if _, err = checkPackIndex(b); err != nil {
+		return nil, err
+	}
+	x, err := newDiskIndex(b)
+	if err != nil {
+		return nil, err
+	}
+	if release != nil {
+		runtime.AddCleanup(x, func(release func()) { release() }, release)
 	}
 	return x, nil
 }

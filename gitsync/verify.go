@@ -150,7 +150,7 @@ func (r *Repository) Verify(ctx context.Context, opts VerifyOptions) error {
 	// not from the repository's caches (nor into them).
 	st := newObjectReader(osfs.New(r.st.refs.commonDir), r.st.packDir, 4<<20)
 	defer st.Close()
-	v := &verifyRun{r: r, st: st, ctx: ctx, full: opts.Full, idx: map[string]*packIndex{},
+	v := &verifyRun{r: r, st: st, ctx: ctx, full: opts.Full, idx: map[string]*diskIndex{},
 		seen: map[plumbing.Hash]bool{}, whole: map[plumbing.Hash]bool{}}
 	if !opts.Full {
 		v.known = r.ver.trees
@@ -186,7 +186,7 @@ type verifyRun struct {
 	full   bool
 	faults []Fault
 	// idx holds the pack indexes read during the run, by base name.
-	idx map[string]*packIndex
+	idx map[string]*diskIndex
 	// seen: objects read in this run (true: good); whole: trees read
 	// whole in this run; known: trees an earlier run read whole.
 	seen, whole, known map[plumbing.Hash]bool
@@ -269,8 +269,8 @@ func (v *verifyRun) packFaults() {
 // checkPack checks the pack base in dir against its index and its own
 // checksum. It returns the index (when it could be read) and, with an
 // error, the damaged file's name.
-func checkPack(dir, base string) (*packIndex, string, error) {
-	idx, err := readPackIndex(filepath.Join(dir, base+".idx"))
+func checkPack(dir, base string) (*diskIndex, string, error) {
+	idx, err := openCheckedIndex(filepath.Join(dir, base+".idx"))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, "", err
@@ -295,18 +295,22 @@ func checkPack(dir, base string) (*packIndex, string, error) {
 	if _, err := io.ReadFull(f, head[:]); err != nil || !bytes.Equal(head[:4], []byte("PACK")) {
 		return idx, name, fmt.Errorf("it is not a pack (%d bytes)", size)
 	}
-	if n := int(uint32(head[8])<<24 | uint32(head[9])<<16 | uint32(head[10])<<8 | uint32(head[11])); n != len(idx.hashes) {
-		return idx, name, fmt.Errorf("it says it holds %d objects, its index names %d", n, len(idx.hashes))
+	if n := int(uint32(head[8])<<24 | uint32(head[9])<<16 | uint32(head[10])<<8 | uint32(head[11])); n != idx.n {
+		return idx, name, fmt.Errorf("it says it holds %d objects, its index names %d", n, idx.n)
 	}
-	if last := slices.Max(append([]int64{0}, idx.offsets...)); size < 12+20 || last >= size-20 {
+	last, err := idx.lastOffset()
+	if err != nil {
+		return idx, base + ".idx", fmt.Errorf("its index cannot be read: %w", err)
+	}
+	if size < 12+20 || last >= size-20 {
 		return idx, name, fmt.Errorf("it is truncated: %d bytes, and its index names an object at byte %d", size, last)
 	}
 	var trailer [20]byte
 	if _, err := f.ReadAt(trailer[:], size-20); err != nil {
 		return idx, name, err
 	}
-	if plumbing.Hash(trailer) != idx.pack {
-		return idx, name, fmt.Errorf("it ends with checksum %s, its index expects %s: it was cut short or overwritten", plumbing.Hash(trailer), idx.pack)
+	if plumbing.Hash(trailer) != idx.packChecksum() {
+		return idx, name, fmt.Errorf("it ends with checksum %s, its index expects %s: it was cut short or overwritten", plumbing.Hash(trailer), idx.packChecksum())
 	}
 	h := sha1.New()
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
@@ -509,10 +513,10 @@ func (v *verifyRun) locate(h plumbing.Hash) string {
 	for _, base := range bases {
 		idx, ok := v.idx[base]
 		if !ok {
-			idx, _ = readPackIndex(filepath.Join(v.r.st.packDir, base+".idx"))
+			idx, _ = openCheckedIndex(filepath.Join(v.r.st.packDir, base+".idx"))
 			v.idx[base] = idx
 		}
-		if idx != nil && idx.contains(h) {
+		if idx != nil && idx.search(h) >= 0 {
 			return "objects/pack/" + base + ".pack"
 		}
 	}
