@@ -22,9 +22,9 @@ import (
 // offset here is a list of the entries' positions sorted by offset (4
 // bytes an object), built on first use. It is safe for concurrent use.
 type diskIndex struct {
-	data   []byte // the whole file
+	data   []byte // the whole file (once compact, from the names on)
 	n      int
-	fanout []byte // 256 big-endian counts
+	fanout []byte // 256 big-endian counts; nil once compact
 	names  []byte // n × 20
 	crcs   []byte // n × 4
 	offs   []byte // n × 4
@@ -72,13 +72,32 @@ func (x *diskIndex) packChecksum() (h plumbing.Hash) {
 	return h
 }
 
+// compactMax is the most objects an index read onto the heap may name
+// to be kept without its header and fan-out table (1 KiB): most packs
+// are a commit's own, of a handful of objects, and a daemon may hold
+// thousands of them between repacks.
+const compactMax = 64
+
+// compact keeps x's tables and checksums in a copy of their own, without
+// the header and fan-out table; lookups then search every name.
+func (x *diskIndex) compact() {
+	b := bytes.Clone(x.data[idxHeader:])
+	n := x.n
+	tables := n * (20 + 4 + 4)
+	x.data, x.fanout = b, nil
+	x.names, x.crcs, x.offs = b[:n*20], b[n*20:n*24], b[n*24:tables]
+	x.large = b[tables : len(b)-40]
+}
+
 // search returns the position of h, or -1.
 func (x *diskIndex) search(h plumbing.Hash) int {
-	lo := 0
-	if h[0] > 0 {
-		lo = int(binary.BigEndian.Uint32(x.fanout[(int(h[0])-1)*4:]))
+	lo, hi := 0, x.n
+	if x.fanout != nil {
+		if h[0] > 0 {
+			lo = int(binary.BigEndian.Uint32(x.fanout[(int(h[0])-1)*4:]))
+		}
+		hi = int(binary.BigEndian.Uint32(x.fanout[int(h[0])*4:]))
 	}
-	hi := int(binary.BigEndian.Uint32(x.fanout[int(h[0])*4:]))
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
 		switch c := bytes.Compare(x.names[m*20:m*20+20], h[:]); {
@@ -275,6 +294,8 @@ func openDiskIndex(path string) (*diskIndex, error) {
 	}
 	if release != nil {
 		runtime.AddCleanup(x, func(release func()) { release() }, release)
+	} else if x.n <= compactMax {
+		x.compact()
 	}
 	return x, nil
 }

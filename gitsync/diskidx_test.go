@@ -104,6 +104,29 @@ func TestDiskIndexLargeOffsets(t *testing.T) {
 		t.Fatal("no 8-byte offsets in the index")
 	}
 	sameAnswers(t, x, buf.Bytes())
+	x.compact()
+	sameAnswers(t, x, buf.Bytes())
+}
+
+// TestDiskIndexCompact: a small index kept without its fan-out table
+// answers as go-git's.
+func TestDiskIndexCompact(t *testing.T) {
+	t.Parallel()
+	dir := newWorkRepo(t, map[string]string{"a.md": "a\n", "b/c.md": "c\n", "b/d.md": "d\n"})
+	git(t, dir, "repack", "-adq")
+	idxs, _ := filepath.Glob(filepath.Join(dir, ".git", "objects", "pack", "*.idx"))
+	x, err := openDiskIndex(idxs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.fanout != nil {
+		t.Fatalf("an index of %d objects is not compact", x.n)
+	}
+	b, err := os.ReadFile(idxs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameAnswers(t, x, b)
 }
 
 // sameAnswers checks every lookup of x against go-git's MemoryIndex of
