@@ -1,9 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"log/slog"
 	"runtime/debug"
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestTuneGC: quire serve keeps the runtime's GOGC and sets a soft memory
@@ -34,5 +39,59 @@ func TestTuneGC(t *testing.T) {
 		if l := debug.SetMemoryLimit(-1); (l != noLimit) != tt.wantLimit {
 			t.Errorf("env %v: memory limit %d, want set=%v", tt.env, l, tt.wantLimit)
 		}
+	}
+}
+
+// fakeIndexer is a daemon as returnStartupMemory sees it.
+type fakeIndexer struct {
+	ready   chan struct{}
+	indexed chan error
+}
+
+func (f *fakeIndexer) Ready() <-chan struct{} { return f.ready }
+func (f *fakeIndexer) WaitIndexed(ctx context.Context) error {
+	select {
+	case err := <-f.indexed:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// TestReturnStartupMemory: the start-up's memory is returned (and said
+// so) once the daemon is ready and indexed, not when indexing failed or
+// the daemon stopped first.
+func TestReturnStartupMemory(t *testing.T) {
+	tests := []struct {
+		name    string
+		ready   bool
+		indexed error
+		stop    bool
+		logged  bool
+	}{
+		{"indexed", true, nil, false, true},
+		{"indexing failed", true, errors.New("store away"), false, false},
+		{"stopped before ready", false, nil, true, false},
+		{"stopped before indexed", true, nil, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fakeIndexer{ready: make(chan struct{}), indexed: make(chan error, 1)}
+			if tt.ready {
+				close(f.ready)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			if tt.stop {
+				cancel()
+			} else {
+				f.indexed <- tt.indexed
+			}
+			defer cancel()
+			var buf bytes.Buffer
+			returnStartupMemory(ctx, f, time.Now(), slog.New(slog.NewTextHandler(&buf, nil)))
+			if got := strings.Contains(buf.String(), "memory returned"); got != tt.logged {
+				t.Errorf("logged %v, want %v: %q", got, tt.logged, buf.String())
+			}
+		})
 	}
 }

@@ -171,6 +171,7 @@ func runServe(ctx context.Context, e *env, opts any, args []string) error {
 	if err != nil {
 		return err
 	}
+	started := time.Now()
 	tuneGC(e.getenv, log)
 	sec, err := o.secrets(e)
 	if err != nil {
@@ -198,6 +199,7 @@ func runServe(ctx context.Context, e *env, opts any, args []string) error {
 	if err != nil {
 		return err
 	}
+	go returnStartupMemory(ctx, d, started, log)
 	return d.Run(ctx)
 }
 
