@@ -109,7 +109,8 @@ Both only propose: a branch proposals/<agent>/<n> a person merges.
 The daemon keeps Go's garbage-collector default (GOGC=100: the heap stays
 within about twice the live data) and, in a container with a memory limit,
 sets a soft limit of 90% of it (GOMEMLIMIT); set either variable to choose
-otherwise.
+otherwise. Once a start's indexing is done, its garbage is returned to the
+system.
 
 Examples:
   quire serve --repos ./repos --allow-create
