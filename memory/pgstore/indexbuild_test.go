@@ -2,7 +2,7 @@ package pgstore
 
 import "testing"
 
-// TestHNSWBuildMemory: the build gets the whole graph's memory (vector
+// TestHNSWBuildMemory: the build gets the whole graph's memory (halfvec
 // and neighbour lists, with a quarter more), never less than 1 GiB nor
 // more than 8 GiB. It needs no database.
 func TestHNSWBuildMemory(t *testing.T) {
@@ -14,8 +14,8 @@ func TestHNSWBuildMemory(t *testing.T) {
 	}{
 		{0, 384, gib},                   // an empty table: the floor
 		{10_000, 384, gib},              // small: the floor
-		{1_000_000, 384, 3_200_000_000}, // 1M builtin vectors: 1,536 + 1,024 bytes each, a quarter more
-		{500_000, 1536, 4_480_000_000},  // half a million vectors of a large model
+		{1_000_000, 384, 2_240_000_000}, // 1M builtin vectors: 768 + 1,024 bytes each, a quarter more
+		{500_000, 1536, 2_560_000_000},  // half a million vectors of a large model
 		{10_000_000, 1536, 8 * gib},     // past the ceiling
 	} {
 		got := hnswBuildMemory(tc.n, tc.dims)

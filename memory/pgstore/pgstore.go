@@ -6,8 +6,9 @@
 // statistics its BM25 ranking reads (kept in the indexing transaction),
 // chunk_terms, the narrow table of each chunk's term ids and counts that a
 // full-text search reads through its GIN index and scores as memory/bm25
-// does, and an HNSW cosine index whose dimension follows the configured
-// embedder.
+// does, and an HNSW cosine index of the embeddings at half precision
+// (halfvec), whose dimension follows the configured embedder and whose
+// candidates a search ranks by the full vectors' exact cosine.
 // It is the only package that imports pgx and pgvector.
 package pgstore
 
@@ -123,7 +124,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if memory.Enabled(s.emb) {
 		// A build a crash or Close interrupted leaves no index, or an
 		// invalid one: build it again, in the background.
-		s.buildHNSW([]string{hnswIndex})
+		s.buildHNSW([]string{hnswIndex(s.emb.Dimensions())})
 	}
 	return s, nil
 }

@@ -138,7 +138,8 @@ func appliedVersions(ctx context.Context, tx pgx.Tx, ident string) (map[int]bool
 }
 
 // matchEmbedder makes chunks.embedding a vector of the embedder's
-// dimension with an HNSW cosine index, dropping vectors of another model.
+// dimension with its HNSW index (hnswIndex), dropping vectors of another
+// model.
 func (s *Store) matchEmbedder(ctx context.Context) error {
 	model, dims := s.emb.Model(), s.emb.Dimensions()
 	if !memory.Enabled(s.emb) {
@@ -164,7 +165,7 @@ func (s *Store) matchEmbedder(ctx context.Context) error {
 		if dims > 0 {
 			stmts = append(stmts,
 				fmt.Sprintf("ALTER TABLE chunks ADD COLUMN embedding vector(%d)", dims),
-				"CREATE INDEX chunks_embedding_hnsw ON chunks USING hnsw (embedding vector_cosine_ops)")
+				hnswIndex(dims))
 		}
 		stmts = append(stmts, "DELETE FROM embedder_config")
 		for _, q := range stmts {

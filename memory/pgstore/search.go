@@ -150,25 +150,53 @@ func both(sides []func() ([]memory.Candidate, error)) ([]memory.Candidate, error
 // scan, as the embedded store does, rather than the approximate HNSW
 // index: up to memory.ExactVectorChunks the scan is cheap and both
 // stores then find the same vector candidates.
-func exactVectors(n int64) bool { return n <= memory.ExactVectorChunks }
+func exactVectors(n int64) bool { return n <= exactVectorChunks }
+
+// exactVectorChunks is memory.ExactVectorChunks; tests lower it to reach
+// the index with few chunks.
+var exactVectorChunks int64 = memory.ExactVectorChunks
 
 const (
 	searchScope   = "c.agent = $1 AND (c.user_id = '' OR c.user_id = $2)"
 	searchColumns = "c.id, c.user_id, c.path, c.start_line, c.end_line, c.text, c.hash"
 )
 
-// vectorSide returns the n chunks nearest qv (by the HNSW index, or an
-// exact scan when exact), each with its BM25 score.
-func (s *Store) vectorSide(ctx context.Context, agent, user string, bq *bm25Query, qv []float32, n int, exact bool) ([]memory.Candidate, error) {
-	v := pgvector.NewVector(qv)
-	order := "c.embedding <=> $4"
+// vectorRank is the vector side's order: the exact cosine similarity to
+// the query ($4), ties in the embedded store's order.
+const vectorRank = `(1 - (c.embedding <=> $4)) DESC, c.user_id COLLATE "C", c.path COLLATE "C", c.start_line`
+
+// vectorSQL is the vector side's query for vectors of dims dimensions:
+// the $5 nearest chunks the user ($2) sees of the agent ($1) by the
+// halfvec HNSW index (halfvecOrder), or, when exact, by an exact scan (the
+// exact order is no indexed expression), then the best $3 of them by
+// vectorRank, with their chunk_terms rows.
+func vectorSQL(dims int, exact bool) string {
+	order := halfvecOrder(dims)
 	if exact {
-		// Not the indexed operator form: an exact scan, ties in the
-		// embedded store's order (user, path, line, bytewise).
-		order = `(1 - (c.embedding <=> $4)) DESC, c.user_id COLLATE "C", c.path COLLATE "C", c.start_line`
+		order = vectorRank
 	}
-	rows, err := s.pool.Query(ctx, "SELECT "+searchColumns+", 1 - (c.embedding <=> $4), t.tokens, t.tf FROM (SELECT c.id FROM chunks c WHERE "+searchScope+
-		" AND c.embedding IS NOT NULL ORDER BY "+order+" LIMIT $3) AS v JOIN chunks c ON c.id = v.id LEFT JOIN chunk_terms t ON t.chunk_id = c.id", agent, user, n, v)
+	return "SELECT " + searchColumns + ", 1 - (c.embedding <=> $4), t.tokens, t.tf FROM (SELECT c.id FROM chunks c WHERE " + searchScope +
+		" AND c.embedding IS NOT NULL ORDER BY " + order + " LIMIT $5) AS v JOIN chunks c ON c.id = v.id LEFT JOIN chunk_terms t ON t.chunk_id = c.id ORDER BY " + vectorRank + " LIMIT $3"
+}
+
+// vectorCandidates is how many chunks the vector side takes to return n:
+// rerankFactor × n from the index, n from an exact scan.
+func vectorCandidates(n int, exact bool) int {
+	if exact {
+		return n
+	}
+	return rerankFactor * n
+}
+
+// rerankFactor is how many more candidates than it returns the vector
+// side takes from the HNSW index of half-precision vectors, to rank them
+// by their exact cosine.
+const rerankFactor = 2
+
+// vectorSide returns the n chunks nearest qv by exact cosine similarity
+// among the candidates vectorSQL finds, each with its BM25 score.
+func (s *Store) vectorSide(ctx context.Context, agent, user string, bq *bm25Query, qv []float32, n int, exact bool) ([]memory.Candidate, error) {
+	rows, err := s.pool.Query(ctx, vectorSQL(len(qv), exact), agent, user, n, pgvector.NewVector(qv), vectorCandidates(n, exact))
 	if err != nil {
 		return nil, err
 	}
