@@ -215,7 +215,7 @@ func TestBulkLoadRebuildsIndexes(t *testing.T) {
 			}
 			before := indexes()
 			_, hnsw := before["chunks_embedding_hnsw"]
-			if len(before) < 7 || hnsw != memory.Enabled(e) {
+			if len(before) < 6 || hnsw != memory.Enabled(e) {
 				t.Fatalf("indexes of a new store: %v", before)
 			}
 			docs := []memory.Document{memory.NewDocument("MEMORY.md", "", "one\n\n"+strings.Repeat("filler ", 100)+"\n\n"+strings.Repeat("second ", 100)), memory.NewDocument("memory/x.md", "", "kangaroo")}
@@ -246,6 +246,7 @@ func TestBulkLoadRebuildsIndexes(t *testing.T) {
 func TestTermStatistics(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t, testSchema(t), memory.None{})
+	var indexed []memory.Document
 	check := func(when string) {
 		t.Helper()
 		var n, tokens int64
@@ -260,26 +261,56 @@ func TestTermStatistics(t *testing.T) {
 			t.Errorf("%s: agent counts %d chunks, %d tokens; the chunks are %d, %d", when, n, tokens, wantN, wantTokens)
 		}
 		var wrong int
-		if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM term_stats s FULL JOIN
-			(SELECT lexeme, count(*) AS df FROM chunks, unnest(tsv) WHERE agent = 'a' GROUP BY lexeme
-			 UNION ALL SELECT ' scope:' || user_id, count(*) FROM chunks WHERE agent = 'a' GROUP BY user_id) c
-			ON s.term = c.lexeme AND s.agent = 'a' WHERE s.df IS DISTINCT FROM c.df`).Scan(&wrong); err != nil {
+		if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM (SELECT * FROM term_stats WHERE agent = 'a') s FULL JOIN
+			(SELECT u.id, count(*) AS df FROM chunks c JOIN chunk_terms t ON t.chunk_id = c.id, unnest(t.terms) AS u(id) WHERE c.agent = 'a' GROUP BY u.id) c
+			ON s.id = c.id WHERE s.df IS DISTINCT FROM c.df`).Scan(&wrong); err != nil {
 			t.Fatal(err)
 		}
 		if wrong != 0 {
 			t.Errorf("%s: %d terms with a document frequency other than the chunks'", when, wrong)
 		}
-		// Each chunk's chunk_terms row: its length, and the ids of its
-		// lexemes and scope, each with a count.
-		if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM chunks c LEFT JOIN chunk_terms t ON t.chunk_id = c.id
-			WHERE c.agent = 'a' AND (t.chunk_id IS NULL OR t.tokens <> c.tokens OR length(t.tf) <> 6 * cardinality(t.terms)
-			OR t.terms IS DISTINCT FROM (SELECT array_agg(s.id ORDER BY s.id) FROM
-				(SELECT lexeme AS term FROM unnest(c.tsv) UNION ALL SELECT ' scope:' || c.user_id) AS l
-				JOIN term_stats s ON s.agent = c.agent AND s.term = l.term))`).Scan(&wrong); err != nil {
+		// Each chunk's chunk_terms row: its length, and its terms and
+		// scope, each with a count.
+		rows, err := s.pool.Query(ctx, `SELECT c.user_id, c.path, c.start_line, c.tokens, t.tokens, length(t.tf) = 6 * cardinality(t.terms),
+			(SELECT array_agg(s.term ORDER BY s.term) FROM unnest(t.terms) AS u(id) JOIN term_stats s ON s.id = u.id)
+			FROM chunks c LEFT JOIN chunk_terms t ON t.chunk_id = c.id WHERE c.agent = 'a'`)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if wrong != 0 {
-			t.Errorf("%s: %d chunks whose chunk_terms row is missing or differs from their terms", when, wrong)
+		stored := map[string]string{}
+		for rows.Next() {
+			var user, path string
+			var line, tokens int
+			var rowTokens *int
+			var tfOK *bool
+			var terms []string
+			if err := rows.Scan(&user, &path, &line, &tokens, &rowTokens, &tfOK, &terms); err != nil {
+				t.Fatal(err)
+			}
+			if rowTokens == nil || *rowTokens != tokens || !*tfOK {
+				t.Errorf("%s: chunk %s:%d has no chunk_terms row or a wrong one", when, path, line)
+			}
+			stored[fmt.Sprintf("%s %s:%d", user, path, line)] = strings.Join(terms, ",")
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{}
+		var a memory.Analyzer
+		for _, d := range indexed {
+			for _, c := range d.Chunks() {
+				terms := []string{scopeTerm(c.User)}
+				for _, tok := range a.Terms(memory.IndexText(c)) {
+					if !slices.Contains(terms, tok) {
+						terms = append(terms, tok)
+					}
+				}
+				slices.Sort(terms)
+				want[fmt.Sprintf("%s %s:%d", c.User, c.Path, c.StartLine)] = strings.Join(terms, ",")
+			}
+		}
+		if !maps.Equal(stored, want) {
+			t.Errorf("%s: the chunks' terms are\n%v\nwant\n%v", when, stored, want)
 		}
 	}
 	var docs []memory.Document
@@ -293,6 +324,7 @@ func TestTermStatistics(t *testing.T) {
 	if _, err := s.Index(ctx, "a", "c1", docs); err != nil {
 		t.Fatal(err)
 	}
+	indexed = docs
 	check("after the first index")
 	hits, err := s.Search(ctx, "a", memory.Query{Text: "printer number10"})
 	if err != nil || len(hits) != 3 || hits[0].Path != "memory/010.md" {
@@ -303,6 +335,7 @@ func TestTermStatistics(t *testing.T) {
 	if _, err := s.Index(ctx, "a", "c2", docs); err != nil {
 		t.Fatal(err)
 	}
+	indexed = docs
 	check("after a change and removals")
 	if _, err := s.pool.Exec(ctx, "ANALYZE chunks"); err != nil {
 		t.Fatal(err)
@@ -314,6 +347,7 @@ func TestTermStatistics(t *testing.T) {
 	if _, err := s.Index(ctx, "a", "c3", nil); err != nil {
 		t.Fatal(err)
 	}
+	indexed = nil
 	check("after removing everything")
 	var terms int
 	if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM term_stats WHERE agent = 'a'").Scan(&terms); err != nil || terms != 0 {
@@ -354,9 +388,10 @@ func TestEmbedderCalledOutsideTransaction(t *testing.T) {
 	}
 }
 
-// TestTextVectorInPostgres: the tokens the store writes are the tokens
-// queries are made of, PostgreSQL accepts every chunk's vector (repeats,
-// other scripts, a token too long to index) and a query finds each token.
+// TestTextVectorInPostgres: the terms the store writes are the tokens
+// queries are made of, PostgreSQL accepts every chunk's terms (repeats,
+// other scripts, a token too long to index), each is found and counted
+// exactly.
 func TestTextVectorInPostgres(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t, testSchema(t), memory.None{})
@@ -377,7 +412,7 @@ func TestTextVectorInPostgres(t *testing.T) {
 	var terms memory.Analyzer
 	for i, text := range texts {
 		var lexemes int
-		if err := s.pool.QueryRow(ctx, "SELECT length(tsv) FROM chunks WHERE path = $1", fmt.Sprintf("memory/%d.md", i)).Scan(&lexemes); err != nil {
+		if err := s.pool.QueryRow(ctx, "SELECT cardinality(t.terms) - 1 FROM chunks c JOIN chunk_terms t ON t.chunk_id = c.id WHERE c.path = $1", fmt.Sprintf("memory/%d.md", i)).Scan(&lexemes); err != nil {
 			t.Fatal(err)
 		}
 		want := map[string]bool{}
@@ -391,7 +426,8 @@ func TestTextVectorInPostgres(t *testing.T) {
 		}
 		for tok := range want {
 			var path string
-			err := s.pool.QueryRow(ctx, "SELECT path FROM chunks WHERE tsv @@ CAST($1 AS tsquery) ORDER BY path LIMIT 1", "'"+tok+"'").Scan(&path)
+			err := s.pool.QueryRow(ctx, `SELECT c.path FROM chunks c JOIN chunk_terms t ON t.chunk_id = c.id JOIN term_stats s ON s.id = ANY(t.terms)
+				WHERE s.agent = 'a' AND s.term = $1 ORDER BY c.path LIMIT 1`, tok).Scan(&path)
 			if err != nil {
 				t.Errorf("text %d: token %q not found: %v", i, tok, err)
 			}
@@ -400,9 +436,10 @@ func TestTextVectorInPostgres(t *testing.T) {
 	if hits, err := s.Search(ctx, "a", memory.Query{Text: long + " prelude"}); err != nil || len(hits) != 1 {
 		t.Errorf("search with a token too long to index: %+v, %v; want the chunk with \"prelude\"", hits, err)
 	}
-	var positions int
-	if err := s.pool.QueryRow(ctx, "SELECT array_length(positions, 1) FROM chunks, unnest(tsv) WHERE lexeme = 'ab'").Scan(&positions); err != nil || positions != 256 {
-		t.Errorf("positions of a token said 300 times: %d, %v; want 256", positions, err)
+	var id int32
+	var tf []byte
+	if err := s.pool.QueryRow(ctx, "SELECT s.id, t.tf FROM term_stats s JOIN chunk_terms t ON s.id = ANY(t.terms) WHERE s.agent = 'a' AND s.term = 'ab'").Scan(&id, &tf); err != nil || termCount(tf, id) != 300 {
+		t.Errorf("count of a token said 300 times: %d, %v; want 300", termCount(tf, id), err)
 	}
 }
 
@@ -419,11 +456,11 @@ func TestMigrationRetokenizes(t *testing.T) {
 	if _, err := s.Index(ctx, "a", "c1", docs); err != nil {
 		t.Fatal(err)
 	}
-	// Back to the schema before 003: a generated column, 003 not applied.
+	// Back to the schema before 003: a generated column, 003 not applied
+	// (nor 008, which drops the column again).
 	for _, q := range []string{
-		"ALTER TABLE chunks DROP COLUMN tsv",
 		"ALTER TABLE chunks ADD COLUMN tsv tsvector GENERATED ALWAYS AS (to_tsvector('simple', text)) STORED",
-		"DELETE FROM schema_migrations WHERE version = 3",
+		"DELETE FROM schema_migrations WHERE version IN (3, 8)",
 	} {
 		if _, err := s.pool.Exec(ctx, q); err != nil {
 			t.Fatal(q, err)
@@ -468,8 +505,9 @@ func TestSchemaNewerRefused(t *testing.T) {
 
 // TestMigrationBackfillsChunkTerms: a database from before chunk_terms
 // (migration 006) gets every chunk's row from its tsvector, with its
-// scope, and searches rank as they did on rows the store wrote; later
-// writes go on from there.
+// scope, and searches rank as they did on rows the store wrote; the
+// tsvector column is then dropped (008) and later writes, removals
+// included, go on from chunk_terms.
 func TestMigrationBackfillsChunkTerms(t *testing.T) {
 	ctx := context.Background()
 	schema := testSchema(t)
@@ -490,12 +528,18 @@ func TestMigrationBackfillsChunkTerms(t *testing.T) {
 		return all
 	}
 	want := search()
-	// Back to the schema before 006.
+	// Back to the schema before 006 (and 008): chunks.tsv holds each
+	// chunk's terms with a position per occurrence, up to 256.
 	for _, q := range []string{
+		"ALTER TABLE chunks ADD COLUMN tsv tsvector",
+		`UPDATE chunks c SET tsv = coalesce((SELECT string_agg(quote_literal(s.term) || ':' ||
+			(SELECT string_agg(g::text, ',') FROM generate_series(1, least((get_byte(t.tf, 6 * u.i::int - 2) << 8) + get_byte(t.tf, 6 * u.i::int - 1), 256)) AS g), ' ')
+			FROM chunk_terms t, unnest(t.terms) WITH ORDINALITY AS u(id, i) JOIN term_stats s ON s.id = u.id
+			WHERE t.chunk_id = c.id AND s.term NOT LIKE ' scope:%'), '')::tsvector`,
 		"DROP TABLE chunk_terms",
 		"DELETE FROM term_stats WHERE term LIKE ' scope:%'",
 		"ALTER TABLE term_stats DROP COLUMN id",
-		"DELETE FROM schema_migrations WHERE version = 6",
+		"DELETE FROM schema_migrations WHERE version IN (6, 8)",
 	} {
 		if _, err := s.pool.Exec(ctx, q); err != nil {
 			t.Fatal(q, err)
@@ -507,6 +551,10 @@ func TestMigrationBackfillsChunkTerms(t *testing.T) {
 		return a.Path == b.Path && a.User == b.User && a.StartLine == b.StartLine && a.Score == b.Score
 	}) {
 		t.Errorf("searches after the upgrade differ from before it")
+	}
+	var tsv bool
+	if err := s.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'chunks'::regclass AND attname = 'tsv' AND NOT attisdropped)").Scan(&tsv); err != nil || tsv {
+		t.Errorf("chunks.tsv after the upgrade: %v, %v; want it dropped (008)", tsv, err)
 	}
 	docs := append(corpus.Docs[1:], memory.NewDocument("memory/new.md", corpus.Users[0], corpus.Queries[0]))
 	if _, err := s.Index(ctx, "a", "c2", docs); err != nil {

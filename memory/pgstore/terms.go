@@ -12,10 +12,11 @@ import (
 	"github.com/quirehq/quire/memory"
 )
 
-// TextVector is the tsvector stored with a chunk, from its indexed text
-// (memory.IndexText): its full-text terms (a's terms, those of queries
-// and of the embedded store) with their positions, and the number of
-// terms (the chunk's BM25 length). Terms PostgreSQL cannot hold (over
+// TextVector is a chunk's terms as a tsvector, from its indexed text
+// (memory.IndexText), from which its chunk_terms row is made: its
+// full-text terms (a's terms, those of queries and of the embedded
+// store) with their positions, and the number of terms (the chunk's BM25
+// length). Terms PostgreSQL cannot hold (over
 // 2,047 bytes) are left out, as to_tsvector leaves them out; positions
 // past 16,383 count as 16,383 and a term keeps its first 256, as in
 // to_tsvector.
@@ -71,32 +72,37 @@ type termDelta struct {
 	df             map[string]int
 }
 
-// add counts one chunk's terms (sign 1) or discounts them (sign −1),
-// with its scope's term (scopeTerm).
-func (d *termDelta) add(user string, tsv pgtype.TSVector, tokens, sign int) {
-	d.chunks += int64(sign)
-	d.tokens += int64(sign * tokens)
-	d.df[scopeTerm(user)] += sign
+// add counts one chunk's terms, with its scope's term (scopeTerm).
+func (d *termDelta) add(user string, tsv pgtype.TSVector, tokens int) {
+	d.chunks++
+	d.tokens += int64(tokens)
+	d.df[scopeTerm(user)]++
 	for _, l := range tsv.Lexemes {
-		d.df[l.Word] += sign
+		d.df[l.Word]++
 	}
 }
 
-// subtract discounts the chunks of the documents about to be deleted.
+// subtract discounts the chunks of the documents about to be deleted,
+// from their chunk_terms rows (whose terms include their scope's).
 func (d *termDelta) subtract(ctx context.Context, tx pgx.Tx, docs []int64) error {
-	rows, err := tx.Query(ctx, "SELECT user_id, tsv, tokens FROM chunks WHERE document_id = ANY($1)", docs)
+	const removed = "chunks c JOIN chunk_terms t ON t.chunk_id = c.id WHERE c.document_id = ANY($1)"
+	var chunks, tokens int64
+	if err := tx.QueryRow(ctx, "SELECT count(*), coalesce(sum(t.tokens), 0) FROM "+removed, docs).Scan(&chunks, &tokens); err != nil {
+		return fmt.Errorf("read term statistics of removed chunks: %w", err)
+	}
+	d.chunks, d.tokens = d.chunks-chunks, d.tokens-tokens
+	rows, err := tx.Query(ctx, "SELECT s.term, count(*) FROM term_stats s JOIN (SELECT unnest(t.terms) AS id FROM "+removed+") AS u ON s.id = u.id GROUP BY s.term", docs)
 	if err != nil {
 		return fmt.Errorf("read term statistics of removed chunks: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var user string
-		var tsv pgtype.TSVector
-		var tokens int
-		if err := rows.Scan(&user, &tsv, &tokens); err != nil {
+		var term string
+		var n int
+		if err := rows.Scan(&term, &n); err != nil {
 			return fmt.Errorf("read term statistics of removed chunks: %w", err)
 		}
-		d.add(user, tsv, tokens, -1)
+		d.df[term] -= n
 	}
 	return rows.Err()
 }

@@ -276,21 +276,21 @@ func insertDocuments(ctx context.Context, tx pgx.Tx, agent string, docs []memory
 }
 
 // copyChunks copies the chunks into the table under the given ids with
-// their tsvectors and, when the embedder is enabled, their vectors (nil:
-// pending), counting their terms into the transaction's term statistics
+// their lengths in tokens and, when the embedder is enabled, their
+// vectors (nil: pending), counting their terms into the transaction's term statistics
 // and gathering their chunk_terms rows.
 func (s *Store) copyChunks(ctx context.Context, w *indexWrite, chunks []memory.Chunk, ids map[docKey]int64, chunkIDs []int64, vectors [][]float32) error {
 	enabled := memory.Enabled(s.emb)
-	columns := []string{"id", "document_id", "agent", "user_id", "path", "start_line", "end_line", "text", "hash", "tsv", "tokens"}
+	columns := []string{"id", "document_id", "agent", "user_id", "path", "start_line", "end_line", "text", "hash", "tokens"}
 	if enabled {
 		columns = append(columns, "embedding")
 	}
 	_, err := w.tx.CopyFrom(ctx, pgx.Identifier{"chunks"}, columns, pgx.CopyFromSlice(len(chunks), func(i int) ([]any, error) {
 		c := chunks[i]
 		tsv, tokens, tf := analyze(&s.terms, memory.IndexText(c))
-		w.delta.add(c.User, tsv, tokens, 1)
+		w.delta.add(c.User, tsv, tokens)
 		w.terms.add(chunkIDs[i], c.User, tsv, tokens, tf)
-		row := []any{chunkIDs[i], ids[docKey{c.User, c.Path}], w.agent, c.User, c.Path, c.StartLine, c.EndLine, c.Text, c.Hash, tsv, tokens}
+		row := []any{chunkIDs[i], ids[docKey{c.User, c.Path}], w.agent, c.User, c.Path, c.StartLine, c.EndLine, c.Text, c.Hash, tokens}
 		if enabled {
 			if vectors[i] != nil {
 				row = append(row, pgvector.NewVector(vectors[i]))
