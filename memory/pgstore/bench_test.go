@@ -234,3 +234,47 @@ func neighbours(b *testing.B, rows pgx.Rows, err error) []neighbour {
 	}
 	return out
 }
+
+// BenchmarkSearchSides times the steps of a search one by one, as
+// BenchmarkSearch's user: the term statistics, the full-text side and
+// the vector side (which Search runs at once), p50 and p99 of each.
+func BenchmarkSearchSides(b *testing.B) {
+	s, corpus := benchStore(b, "builtin")
+	ctx := context.Background()
+	var stats, text, vector []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		q := corpus.Queries[i%len(corpus.Queries)]
+		_, user := corpus.Source(q, corpus.Users[i%len(corpus.Users)])
+		mq := memory.Query{Text: q, User: user}
+		qv, err := s.queryVector(ctx, "bench", q)
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		st, err := s.termStats(ctx, "bench", user, s.queryTerms(mq))
+		if err != nil {
+			b.Fatal(err)
+		}
+		stats = append(stats, time.Since(start))
+		bq, n := newBM25Query(st), memory.CandidateLimit(0)
+		start = time.Now()
+		if _, err := s.textSide(ctx, st.scopes, bq, qv, n); err != nil {
+			b.Fatal(err)
+		}
+		text = append(text, time.Since(start))
+		start = time.Now()
+		if _, err := s.vectorSide(ctx, "bench", user, bq, qv, n, false); err != nil {
+			b.Fatal(err)
+		}
+		vector = append(vector, time.Since(start))
+	}
+	b.StopTimer()
+	for _, m := range []struct {
+		name string
+		lat  []time.Duration
+	}{{"stats", stats}, {"text", text}, {"vector", vector}} {
+		b.ReportMetric(float64(storetest.Percentile(m.lat, 50).Microseconds())/1000, m.name+"-p50-ms")
+		b.ReportMetric(float64(storetest.Percentile(m.lat, 99).Microseconds())/1000, m.name+"-p99-ms")
+	}
+}
