@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/quirehq/quire/gitsync"
 	"github.com/quirehq/quire/internal/flock"
@@ -70,7 +71,7 @@ func lockRepos(dir string) (*reposLock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--repos %s: lock: %w", dir, err)
 	}
-	held, err := flock.TryLock(f)
+	held, err := tryLockAwhile(f, time.Sleep)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("--repos %s: %w", dir, err)
@@ -90,6 +91,31 @@ func lockRepos(dir string) (*reposLock, error) {
 		return nil, fmt.Errorf("--repos %s: write lock file %s: %w", dir, path, err)
 	}
 	return &reposLock{f: f}, nil
+}
+
+// lockRetries is how many times, doubling the wait from lockRetryWait,
+// lockRepos tries a lock that is held before it says so (about 0.6 s in
+// all): a lock its holder just released can stay held for a moment by a
+// child process forked before the release and not yet replaced by its
+// program (git, run by any goroutine), which has a copy of the lock's
+// descriptor until then.
+const (
+	lockRetries   = 7
+	lockRetryWait = 5 * time.Millisecond
+)
+
+// tryLockAwhile is flock.TryLock, tried again for a moment while the lock
+// is held, pausing between tries.
+func tryLockAwhile(f *os.File, pause func(time.Duration)) (held bool, err error) {
+	wait := lockRetryWait
+	for range lockRetries {
+		if held, err = flock.TryLock(f); !held || err != nil {
+			return held, err
+		}
+		pause(wait)
+		wait *= 2
+	}
+	return flock.TryLock(f)
 }
 
 // release lets another daemon take the directory; nil-safe.
