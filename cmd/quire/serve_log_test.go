@@ -77,7 +77,8 @@ func serveDir(t *testing.T, files map[string]string) (*client.Client, *syncBuffe
 func TestAgentWritesLogNoInfo(t *testing.T) {
 	ctx := context.Background()
 	c, logs, _ := serveDir(t, map[string]string{"agent.yaml": "name: bot\n", "SOUL.md": "# Soul\n\nCalm.\n", "MEMORY.md": "# Memory\n\nTea at four.\n"})
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(logs.String(), `"msg":"indexed"`); time.Sleep(20 * time.Millisecond) {
+	// The start ends with its memory returned, once indexed (INFO).
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(logs.String(), `"msg":"start-up indexed; its memory returned to the system"`); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the daemon never indexed bot:\n%s", logs.String())
 		}
