@@ -28,7 +28,8 @@ const module = "github.com/quirehq/quire"
 //
 // internal/fswatch (the one file-system watcher), internal/xdg (the
 // machine's directories), internal/flock (locks on files) and
-// internal/replace (a finished file put in another's place) import
+// internal/replace (a finished file put in another's place) and
+// internal/mapfile (a file mapped or read whole) import
 // nothing of Quire's; internal/testenv is
 // for tests only, so no unit may import it. A unit may import only the
 // units listed for it; anything not listed is a new unit and must be
@@ -41,16 +42,17 @@ var allowed = map[string][]string{
 	"internal/dist":    {}, // the release tool (make dist): imports nothing of Quire's
 	"internal/flock":   {},
 	"internal/replace": {},
+	"internal/mapfile": {},
 	"prompt":           {"workspace"},
 	"templates":        {"prompt", "workspace"},
-	"memory":           {"workspace", "internal/replace"},
-	"skills":           {"memory", "prompt", "workspace", "internal/fswatch", "internal/replace"},
-	"agent":            {"skills", "memory", "prompt", "templates", "workspace", "internal/replace"},
-	"gitsync":          {"workspace", "internal/fswatch", "internal/flock", "internal/replace"},
-	"llm":              {"agent", "skills", "memory", "prompt", "templates", "workspace", "internal/replace"},
-	"lsp":              {"agent", "skills", "memory", "prompt", "templates", "workspace", "internal/fswatch", "internal/xdg", "internal/replace"},
-	"daemon":           {"gitsync", "llm", "agent", "skills", "memory", "prompt", "templates", "workspace", "internal/fswatch", "internal/xdg", "internal/flock", "internal/replace"},
-	"cmd":              {"daemon", "lsp", "gitsync", "llm", "agent", "skills", "memory", "prompt", "templates", "workspace", "internal/fswatch", "internal/xdg", "internal/flock", "internal/replace"},
+	"memory":           {"workspace", "internal/replace", "internal/mapfile"},
+	"skills":           {"memory", "prompt", "workspace", "internal/fswatch", "internal/replace", "internal/mapfile"},
+	"agent":            {"skills", "memory", "prompt", "templates", "workspace", "internal/replace", "internal/mapfile"},
+	"gitsync":          {"workspace", "internal/fswatch", "internal/flock", "internal/replace", "internal/mapfile"},
+	"llm":              {"agent", "skills", "memory", "prompt", "templates", "workspace", "internal/replace", "internal/mapfile"},
+	"lsp":              {"agent", "skills", "memory", "prompt", "templates", "workspace", "internal/fswatch", "internal/xdg", "internal/replace", "internal/mapfile"},
+	"daemon":           {"gitsync", "llm", "agent", "skills", "memory", "prompt", "templates", "workspace", "internal/fswatch", "internal/xdg", "internal/flock", "internal/replace", "internal/mapfile"},
+	"cmd":              {"daemon", "lsp", "gitsync", "llm", "agent", "skills", "memory", "prompt", "templates", "workspace", "internal/fswatch", "internal/xdg", "internal/flock", "internal/replace", "internal/mapfile"},
 }
 
 // pure units may not reach the network, a database driver or other

@@ -1,6 +1,8 @@
 package gitsync
 
 import (
+	"github.com/quirehq/quire/internal/mapfile"
+
 	"bytes"
 	"cmp"
 	"encoding/binary"
@@ -277,11 +279,17 @@ func (it *diskEntries) Close() error {
 	return nil
 }
 
+// mapMin is the size from which a pack index is mapped rather than
+// read: a smaller one (a commit's own pack indexes a handful of
+// objects) would take a page of its own and a mapping for a few hundred
+// bytes.
+const mapMin = 64 << 10
+
 // openDiskIndex opens the pack index at path. A mapped index is
 // unmapped once nothing refers to it any more (go-git's objects read
 // from a pack later hold the pack's index).
 func openDiskIndex(path string) (*diskIndex, error) {
-	b, release, err := loadIndexFile(path)
+	b, release, err := mapfile.Read(path, mapMin)
 	if err != nil {
 		return nil, err
 	}
@@ -305,7 +313,7 @@ func openDiskIndex(path string) (*diskIndex, error) {
 // decisions that must not trust a damaged index, such as which packs a
 // repack made redundant. Its errors are checkPackIndex's.
 func openCheckedIndex(path string) (*diskIndex, error) {
-	b, release, err := loadIndexFile(path)
+	b, release, err := mapfile.Read(path, mapMin)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,8 @@
 package memory
 
 import (
+	"github.com/quirehq/quire/internal/mapfile"
+
 	"bufio"
 	"bytes"
 	"crypto/sha256"
@@ -115,16 +117,20 @@ type mappedVectors struct {
 // openCompact maps a compact file (reads it where mapping is not
 // available) and checks its layout.
 func openCompact(file string) (*WordVectors, error) {
-	data, release, err := mapFile(file)
+	data, unmap, err := mapfile.Read(file, 1)
 	if err != nil {
 		return nil, err
 	}
 	wv, err := parseCompact(data)
 	if err != nil {
-		release()
+		if unmap != nil {
+			unmap()
+		}
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
-	runtime.AddCleanup(wv, func(release func()) { release() }, release)
+	if unmap != nil {
+		runtime.AddCleanup(wv, func(unmap func()) { unmap() }, unmap)
+	}
 	return wv, nil
 }
 
