@@ -311,7 +311,7 @@ func openDiskIndex(path string) (*diskIndex, error) {
 // openCheckedIndex opens the pack index at path as openDiskIndex does,
 // having checked its own checksum first (reading it whole): for
 // decisions that must not trust a damaged index, such as which packs a
-// repack made redundant. Its errors are checkPackIndex's.
+// repack made redundant.
 func openCheckedIndex(path string) (*diskIndex, error) {
 	b, release, err := mapfile.Read(path, mapMin)
 	if err != nil {
@@ -324,11 +324,11 @@ func openCheckedIndex(path string) (*diskIndex, error) {
 			}
 		}()
 	}
-	if _, err = checkPackIndex(b); err != nil {
-		return nil, err
-	}
 	x, err := newDiskIndex(b)
 	if err != nil {
+		return nil, err
+	}
+	if err = checkIdxChecksum(b); err != nil {
 		return nil, err
 	}
 	if release != nil {

@@ -13,79 +13,21 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
-// packIndex is a pack's index (.idx, version 2) as read from disk: the
-// objects of the pack, sorted, with their offsets in it, and the
-// checksum of the pack it indexes.
-type packIndex struct {
-	hashes  []plumbing.Hash
-	offsets []int64
-	pack    plumbing.Hash
-}
-
 // errIdxFormat is an index that is not a version 2 pack index.
 var errIdxFormat = errors.New("not a version 2 pack index")
-
-// readPackIndex reads and checks the index at path: its layout, and its
-// own checksum (the last 20 bytes, over everything before them).
-func readPackIndex(path string) (*packIndex, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return parsePackIndex(b)
-}
 
 // idxHeader is a version 2 pack index's header: magic, version and the
 // fan-out table of 256 counts.
 const idxHeader = 8 + 256*4
 
-// checkPackIndex checks b's layout and its own checksum (the last 20
-// bytes, over everything before them) and returns its object count.
-func checkPackIndex(b []byte) (int, error) {
-	if len(b) < idxHeader+2*20 || !bytes.Equal(b[:4], []byte("\xfftOc")) || binary.BigEndian.Uint32(b[4:8]) != 2 {
-		return 0, errIdxFormat
-	}
+// checkIdxChecksum checks a pack index's own checksum: the last 20
+// bytes, over everything before them (newDiskIndex has checked the
+// layout).
+func checkIdxChecksum(b []byte) error {
 	if sum := sha1.Sum(b[:len(b)-20]); !bytes.Equal(sum[:], b[len(b)-20:]) {
-		return 0, fmt.Errorf("its checksum does not match its content (%d bytes)", len(b))
+		return fmt.Errorf("its checksum does not match its content (%d bytes)", len(b))
 	}
-	n := int(binary.BigEndian.Uint32(b[idxHeader-4 : idxHeader]))
-	// Names, CRCs, 4-byte offsets, then the 8-byte offsets those point
-	// to, then the two checksums.
-	if n < 0 || idxHeader+n*(20+4+4)+2*20 > len(b) {
-		return 0, fmt.Errorf("%w: %d objects do not fit in %d bytes", errIdxFormat, n, len(b))
-	}
-	return n, nil
-}
-
-func parsePackIndex(b []byte) (*packIndex, error) {
-	n, err := checkPackIndex(b)
-	if err != nil {
-		return nil, err
-	}
-	const header = idxHeader
-	large := b[header+n*(20+4+4) : len(b)-40]
-	x := &packIndex{hashes: make([]plumbing.Hash, n), offsets: make([]int64, n)}
-	for i := range n {
-		copy(x.hashes[i][:], b[header+i*20:])
-		off := binary.BigEndian.Uint32(b[header+n*24+i*4:])
-		if off&0x80000000 == 0 {
-			x.offsets[i] = int64(off)
-			continue
-		}
-		j := int(off&0x7fffffff) * 8
-		if j+8 > len(large) {
-			return nil, fmt.Errorf("%w: a large offset lies outside the file", errIdxFormat)
-		}
-		x.offsets[i] = int64(binary.BigEndian.Uint64(large[j:]))
-	}
-	copy(x.pack[:], b[len(b)-40:])
-	return x, nil
-}
-
-// contains reports whether the pack holds h.
-func (x *packIndex) contains(h plumbing.Hash) bool {
-	_, ok := slices.BinarySearchFunc(x.hashes, h, func(a, b plumbing.Hash) int { return bytes.Compare(a[:], b[:]) })
-	return ok
+	return nil
 }
 
 // listPacks lists the packs in dir that have their index, by base name

@@ -38,7 +38,7 @@ type quarantine struct {
 	// the push is a lookup in memory. Asking st instead costs a failed
 	// look for a loose object on disk per object the push did not bring,
 	// which is most of what a check of a long history reads.
-	index *packIndex
+	index *diskIndex
 	// indexRSS is git index-pack's peak resident memory, in bytes.
 	indexRSS int64
 }
@@ -169,7 +169,7 @@ func (q *quarantine) adopt(sum plumbing.Hash) error {
 	if err := os.Rename(filepath.Join(q.packDir(), "tmp.idx"), q.idx); err != nil {
 		return fmt.Errorf("quarantine pack: %w", err)
 	}
-	index, err := readPackIndex(q.idx)
+	index, err := openCheckedIndex(q.idx)
 	if err != nil {
 		return fmt.Errorf("quarantine pack: %w", err)
 	}
@@ -194,7 +194,7 @@ func (q *quarantine) has(h plumbing.Hash) bool {
 	if q == nil || q.index == nil {
 		return false
 	}
-	return q.index.contains(h)
+	return q.index.search(h) >= 0
 }
 
 // overlay reads a push's quarantined objects first and the repository's

@@ -34,15 +34,15 @@ func damagedRepo(t *testing.T) (dir, pack string) {
 func offsetOf(t *testing.T, dir, pack, rev string) int64 {
 	t.Helper()
 	h := plumbing.NewHash(git(t, dir, "rev-parse", rev))
-	idx, err := readPackIndex(strings.TrimSuffix(pack, ".pack") + ".idx")
+	idx, err := openCheckedIndex(strings.TrimSuffix(pack, ".pack") + ".idx")
 	if err != nil {
 		t.Fatal(err)
 	}
-	i := slices.Index(idx.hashes, h)
-	if i < 0 {
-		t.Fatalf("%s is not in %s", rev, pack)
+	off, err := idx.FindOffset(h)
+	if err != nil {
+		t.Fatalf("%s is not in %s: %v", rev, pack, err)
 	}
-	return idx.offsets[i]
+	return off
 }
 
 // rewrite changes the file at p with edit.
