@@ -105,7 +105,7 @@ func BenchmarkAppendGrowth(b *testing.B) {
 	writeHeapProfile(b, ".restart")
 	b.ReportMetric(float64(procStatus(b, "VmRSS")>>20), "restart-min-rss-MB")
 	again.stop()
-	b.ReportMetric(float64(restartedProcessRSS(b, dirs.ReposDir, dirs.CacheDir, "bot")>>20), "restart-proc-rss-MB")
+	b.ReportMetric(float64(restartedProcessRSS(b, dirs.ReposDir, dirs.CacheDir)>>20), "restart-proc-rss-MB")
 	first, last := samples[0], samples[len(samples)-1]
 	b.ReportMetric(first.rate, "first-appends/s")
 	b.ReportMetric(last.rate, "last-appends/s")

@@ -2,7 +2,6 @@ package daemon_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -11,17 +10,14 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
-	"time"
-
-	"github.com/quirehq/quire/daemon/client"
 )
 
 // restartedProcessRSS starts `quire serve` (built from this module) as a
-// process of its own on dirs' repositories and cache, waits until agent
+// process of its own on the repositories and cache, waits until it
 // is indexed and returns the process's resident set: what a daemon
 // restarted on that data takes, without the benchmark's own binary,
 // clients and earlier daemon in the figure.
-func restartedProcessRSS(b *testing.B, repos, cache, agent string) int64 {
+func restartedProcessRSS(b *testing.B, repos, cache string) int64 {
 	b.Helper()
 	tmp := shortTempDir(b)
 	bin := filepath.Join(tmp, "quire")
@@ -50,10 +46,9 @@ func restartedProcessRSS(b *testing.B, repos, cache, agent string) int64 {
 		cmd.Process.Signal(os.Interrupt)
 		cmd.Wait()
 	}()
-	// quire serve logs this once it has indexed what it serves and
-	// returned the start-up's garbage to the system.
+	// quire serve logs this once it has indexed what it serves (every
+	// agent's deployed commit) and returned the start-up's garbage.
 	waitLog(b, stderr, "start-up indexed; its memory returned to the system")
-	waitAgentIndexed(b, &client.Client{Socket: sock}, agent)
 	return procField(b, "/proc/"+strconv.Itoa(cmd.Process.Pid)+"/status", "VmRSS", 1024)
 }
 
@@ -80,34 +75,4 @@ func waitLog(b *testing.B, log io.Reader, msg string) {
 		}
 	}
 	b.Fatalf("the daemon stopped before it logged %q: %v", msg, sc.Err())
-}
-
-// waitAgentIndexed waits for agent's deployed commit to be indexed: it
-// subscribes to the daemon's events first, so that an index event after
-// the status check is not missed.
-func waitAgentIndexed(b *testing.B, c *client.Client, agent string) {
-	b.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	events, err := c.Subscribe(ctx)
-	if err != nil {
-		b.Fatalf("events: %v", err)
-	}
-	for {
-		st, err := c.Status(ctx)
-		if err != nil {
-			b.Fatalf("status: %v", err)
-		}
-		for _, a := range st.Agents {
-			if a.Name == agent && a.Deployed != "" && a.Indexed == a.Deployed {
-				return
-			}
-		}
-		select {
-		case _, ok := <-events:
-			if !ok {
-				b.Fatalf("agent %s not indexed: the event stream ended (%v)", agent, ctx.Err())
-			}
-		}
-	}
 }
