@@ -29,6 +29,9 @@ func main() {
 		tokens = append(tokens, []byte(s))
 	}
 	n := len(tokens)
+	if n >= 1<<rankBits {
+		log.Fatalf("%d tokens: a slot has room for %d", n, 1<<rankBits-1)
+	}
 	var out []byte
 	out = binary.LittleEndian.AppendUint32(out, uint32(n))
 	off := uint32(0)
@@ -42,11 +45,13 @@ func main() {
 	}
 	slots := make([]uint32, tableSize)
 	for rank, t := range tokens {
-		i := hash(t) & (tableSize - 1)
+		h := hash(t)
+		i := h >> (64 - tableBits)
 		for slots[i] != 0 {
 			i = (i + 1) & (tableSize - 1)
 		}
-		slots[i] = uint32(rank) + 1
+		tag := uint32(h>>(64-tableBits-tagBits)) & (1<<tagBits - 1)
+		slots[i] = tag<<rankBits | (uint32(rank) + 1)
 	}
 	for _, s := range slots {
 		out = binary.LittleEndian.AppendUint32(out, s)
@@ -57,14 +62,35 @@ func main() {
 	log.Printf("%d tokens, %d bytes of text, %d bytes in all", n, off, len(out))
 }
 
-const tableSize = 1 << 19
+const (
+	rankBits  = 18
+	tagBits   = 32 - rankBits
+	tableBits = 19
+	tableSize = 1 << tableBits
+)
 
-// hash is FNV-1a, 64 bits: the package computes the same.
+// hash is the package's vocabHash.
 func hash(b []byte) uint64 {
-	h := uint64(14695981039346656037)
-	for _, c := range b {
-		h ^= uint64(c)
-		h *= 1099511628211
+	s := string(b)
+	n := len(s)
+	var h uint64
+	if n <= 8 {
+		h = load(s)
+	} else {
+		h = load8(s, 0) ^ load8(s, n-8)*0xff51afd7ed558ccd
+		for i := 8; i < n-8; i += 8 {
+			h = (h ^ load8(s, i)) * 0xc4ceb9fe1a85ec53
+		}
 	}
-	return h
+	return (h ^ uint64(n)<<56 ^ uint64(n)) * 0x9e3779b97f4a7c15
+}
+
+func load8(s string, i int) uint64 { return binary.LittleEndian.Uint64([]byte(s[i : i+8])) }
+
+func load(s string) uint64 {
+	var w uint64
+	for k := len(s) - 1; k >= 0; k-- {
+		w = w<<8 | uint64(s[k])
+	}
+	return w
 }

@@ -25,9 +25,9 @@ import (
 var vocab string
 
 // Layout of vocab: n (uint32), n+1 offsets (uint32) into the text, the
-// text, then tableSize slots (uint32, rank+1, 0 empty) of an open-addressing
-// hash table keyed by FNV-1a of the token.
-const tableSize = 1 << 19
+// text, then tableSize slots (uint32: rank+1 and a tag, 0 empty, see
+// hash.go) of an open-addressing hash table keyed by vocabHash.
+const tableSize = 1 << tableBits
 
 var (
 	nTokens  = int(u32(vocab, 0))
@@ -117,19 +117,18 @@ func token(r uint32) string {
 }
 
 // rank looks s up in the vocabulary.
-func rank(s string) (uint32, bool) {
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= 1099511628211
-	}
-	for i := h & (tableSize - 1); ; i = (i + 1) & (tableSize - 1) {
+func rank(s string) (uint32, bool) { return rankHashed(s, vocabHash(s)) }
+
+// rankHashed is rank for s whose vocabHash is h.
+func rankHashed(s string, h uint64) (uint32, bool) {
+	tag := tagOf(h) << rankBits
+	for i := slotOf(h); ; i = (i + 1) & (tableSize - 1) {
 		v := u32(table, int(i))
 		if v == 0 {
 			return 0, false
 		}
-		if token(v-1) == s {
-			return v - 1, true
+		if v&^rankMask == tag && token(v&rankMask-1) == s {
+			return v&rankMask - 1, true
 		}
 	}
 }

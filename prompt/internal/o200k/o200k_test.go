@@ -117,6 +117,16 @@ func TestEveryByteIsAToken(t *testing.T) {
 	}
 }
 
+// Every token of the vocabulary is found at its rank: vocab.bin's table
+// was made (gen.go) with the hash the package looks tokens up with.
+func TestEveryTokenIsFound(t *testing.T) {
+	for r := range uint32(nTokens) {
+		if got, ok := rank(token(r)); !ok || got != r {
+			t.Fatalf("token %d (%q): rank gives %d, %v", r, token(r), got, ok)
+		}
+	}
+}
+
 func FuzzMatchesTiktoken(f *testing.F) {
 	for _, s := range []string{"Hello, world!", "  x  ", strings.Repeat("-", 200), "it's 🐙", "\xff"} {
 		f.Add(s)

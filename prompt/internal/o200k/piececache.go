@@ -81,30 +81,32 @@ func (c *pieceCache) count(text string, i, e int) int {
 	} else {
 		w = word(text, i, e)
 	}
-	h := w ^ uint64(n)<<56
-	if n > 8 {
-		h ^= word(text, e-8, e) * 0xff51afd7ed558ccd
+	var h uint64 // vocabHash(text[i:e])
+	if n <= 8 {
+		h = mixHash(w, n)
+	} else {
+		h = longHash(text[i:e])
 	}
 	slots := c.slots
 	mask := len(slots) - 1
-	p := int((h*0x9e3779b97f4a7c15)>>c.shift) & mask
+	p := int(h>>c.shift) & mask
 	for range maxCacheProbe {
 		s := &slots[p]
 		if s.size == 0 {
-			return c.add(s, text, i, e, w)
+			return c.add(s, text, i, e, w, h)
 		}
 		if s.word == w && int(s.size) == n && (n <= 8 || text[s.off:s.off+uint32(s.size)] == text[i:e]) {
 			return int(s.count)
 		}
 		p = (p + 1) & mask
 	}
-	return countPiece(text[i:e])
+	return countPiece(text[i:e], h)
 }
 
-// add counts the piece text[i:e], whose first bytes are w, and keeps its
-// count in s, an empty slot, while the table has room.
-func (c *pieceCache) add(s *cacheSlot, text string, i, e int, w uint64) int {
-	count := countPiece(text[i:e])
+// add counts the piece text[i:e], whose first bytes are w and vocabHash
+// h, and keeps its count in s, an empty slot, while the table has room.
+func (c *pieceCache) add(s *cacheSlot, text string, i, e int, w, h uint64) int {
+	count := countPiece(text[i:e], h)
 	if c.free > 0 && e <= math.MaxUint32 && e-i <= math.MaxUint16 && count <= math.MaxUint16 {
 		*s = cacheSlot{word: w, off: uint32(i), size: uint16(e - i), count: uint16(count)}
 		c.free--
@@ -112,10 +114,10 @@ func (c *pieceCache) add(s *cacheSlot, text string, i, e int, w uint64) int {
 	return count
 }
 
-// countPiece is the number of tokens of piece: one if it is in the
-// vocabulary, else what byte-pair merging makes of it.
-func countPiece(piece string) int {
-	if _, ok := rank(piece); ok {
+// countPiece is the number of tokens of piece, whose vocabHash is h: one
+// if it is in the vocabulary, else what byte-pair merging makes of it.
+func countPiece(piece string, h uint64) int {
+	if _, ok := rankHashed(piece, h); ok {
 		return 1
 	}
 	return mergeCount(piece)
