@@ -134,8 +134,63 @@ func (sp *splitter) prefix(i int) bool {
 }
 
 // next returns the end of the piece that starts at byte i, or -1 when no
-// piece starts there.
+// piece starts there. The common pieces (a word in lower case, with or
+// without a space or a mark before it, punctuation, numbers, white
+// space) are told apart by the classes of one or two runes; the rest try
+// the pattern's alternatives in order (nextInOrder).
 func (sp *splitter) next(i int) int {
+	cls := sp.cls
+	c := cls[i]
+	const letterBits = clsUpper | clsLower
+	if c&letterBits == clsLower { // \p{Ll}: [Lower]+ and a contraction
+		return sp.lowerRun(i + 1)
+	}
+	if c&(clsLetter|clsNumber|clsNewline|clsUnmatched) == 0 { // may be [^\r\n\p{L}\p{N}]?
+		j := i + runeLen(sp.s[i])
+		cj := cls[j] // 0 at the end
+		if cj&letterBits == clsLower {
+			return sp.lowerRun(j + 1)
+		}
+		if cj&letterBits == 0 && c&letterBits == 0 {
+			// No letter piece starts here, with the prefix or without.
+			if e := sp.punctuation(i); e >= 0 {
+				return e
+			}
+			if c&clsSpace == 0 {
+				return -1
+			}
+			return sp.space(i)
+		}
+		return sp.nextInOrder(i)
+	}
+	if c&letterBits != 0 {
+		return sp.nextInOrder(i)
+	}
+	// A number, a line break or DEL: not a prefix, not a letter.
+	if c&clsNumber != 0 { // \p{N}{1,3}
+		e := i
+		for n := 0; n < 3 && sp.at(e)&clsNumber != 0; n++ {
+			e += runeLen(sp.s[e])
+		}
+		return e
+	}
+	if c&clsSpace == 0 {
+		return -1
+	}
+	return sp.space(i)
+}
+
+// lowerRun returns the end of [Lower]* and a contraction at e.
+func (sp *splitter) lowerRun(e int) int {
+	cls := sp.cls
+	for cls[e]&clsLower != 0 {
+		e++
+	}
+	return sp.contraction(e)
+}
+
+// nextInOrder is next, trying each alternative of the pattern in turn.
+func (sp *splitter) nextInOrder(i int) int {
 	c := sp.cls[i]
 	// [^\r\n\p{L}\p{N}]?[Upper]*[Lower]+'s… and
 	// [^\r\n\p{L}\p{N}]?[Upper]+[Lower]*'s…

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/dlclark/regexp2/v2"
 )
@@ -97,4 +98,20 @@ func TestSplitEveryRune(t *testing.T) {
 	if len(got) != len(want) {
 		t.Fatalf("%d pieces, want %d", len(got), len(want))
 	}
+}
+
+// The splitter cuts any text where the pattern does.
+func FuzzSplitMatchesPattern(f *testing.F) {
+	for _, s := range []string{"Hello, world!", " it's  x \r\n", "Lúcia's 中文 🐙 12345", "\u0301a\u0301B", "ǅx ʰy", "\x7f a"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) {
+			return // Count turns invalid bytes into U+FFFD before splitting
+		}
+		got, want := pieces(s), referencePieces(t, s)
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Fatalf("%q:\n got %q\nwant %q", s, got, want)
+		}
+	})
 }
