@@ -147,30 +147,21 @@ func mergeCount(piece string) int {
 }
 
 // mergeScan finds each merge with a linear scan: O(n²), fast for the short
-// pieces most text is made of.
+// pieces most text is made of. Parts are kept in two small arrays, shifted
+// by hand: they hold a few bytes each.
 func mergeScan(piece string) int {
-	var buf [65]uint32
-	starts := buf[:0]
-	for i := 0; i <= len(piece); i++ {
-		starts = append(starts, uint32(i)) // part boundaries; the last is the end
+	var starts [64]uint8 // part boundaries, the end included
+	var ranks [64]uint32 // ranks[i]: rank of parts i and i+1 joined
+	n := len(piece)
+	for i := range n - 1 {
+		starts[i] = uint8(i)
+		ranks[i] = pairRank(piece[i : i+2])
 	}
-	var rbuf [64]uint32
-	ranks := rbuf[:len(starts)-1] // ranks[i]: rank of parts i and i+1 joined
-	pairRank := func(i int) uint32 {
-		if i+2 >= len(starts) {
-			return noRank
-		}
-		if r, ok := rank(piece[starts[i]:starts[i+2]]); ok {
-			return r
-		}
-		return noRank
-	}
-	for i := range ranks {
-		ranks[i] = pairRank(i)
-	}
-	for len(starts) > 2 {
+	starts[n-1], starts[n] = uint8(n-1), uint8(n)
+	parts := n
+	for parts > 1 {
 		best, at := uint32(noRank), -1
-		for i, r := range ranks[:len(starts)-2] {
+		for i, r := range ranks[:parts-1] {
 			if r < best {
 				best, at = r, i
 			}
@@ -178,14 +169,29 @@ func mergeScan(piece string) int {
 		if at < 0 {
 			break
 		}
-		starts = append(starts[:at+1], starts[at+2:]...)
-		ranks = append(ranks[:at+1], ranks[at+2:]...)
-		ranks[at] = pairRank(at)
+		// Parts at and at+1 join: boundary at+1 goes.
+		parts--
+		for k := at + 1; k < parts; k++ {
+			starts[k] = starts[k+1]
+			ranks[k] = ranks[k+1]
+		}
+		starts[parts] = uint8(n)
+		if at+1 < parts {
+			ranks[at] = pairRank(piece[starts[at]:starts[at+2]])
+		}
 		if at > 0 {
-			ranks[at-1] = pairRank(at - 1)
+			ranks[at-1] = pairRank(piece[starts[at-1]:starts[at+1]])
 		}
 	}
-	return len(starts) - 1
+	return parts
+}
+
+// pairRank is the rank of s, two parts joined, or noRank.
+func pairRank(s string) uint32 {
+	if r, ok := rank(s); ok {
+		return r
+	}
+	return noRank
 }
 
 // mergeHeap is mergeScan in O(n log n) for long pieces (a run of
