@@ -43,8 +43,12 @@ var (
 const pattern = `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 
 // Counter counts tokens. Its zero value is not usable; use New. A Counter
-// is safe for concurrent use.
-type Counter struct{}
+// is safe for concurrent use. It remembers the counts of the pieces of
+// the texts it counted (a bounded cache per goroutine counting at once),
+// so the texts counted together, a workspace's files, should share one.
+type Counter struct {
+	splitters sync.Pool // of *splitter, each with its piece cache
+}
 
 // New returns a Counter.
 func New() (*Counter, error) {
@@ -61,16 +65,16 @@ func (c *Counter) Count(s string) (int, error) {
 		// so is the text of the piece it falls in.
 		s = string([]rune(s))
 	}
-	n, _ := count(s, nil)
+	n, _ := c.count(s, nil)
 	return n, nil
 }
 
 // count returns the number of tokens of s, valid UTF-8. With x, it also
 // records in x a position the split reaches every indexStride bytes or
 // so, and the tokens before it.
-func count(s string, x *Index) (int, *Index) {
-	sp := splitterPool.Get().(*splitter)
-	defer putSplitter(sp)
+func (c *Counter) count(s string, x *Index) (int, *Index) {
+	sp := c.getSplitter()
+	defer c.putSplitter(sp)
 	sp.reset(s)
 	n, mark := 0, 0
 	for i := 0; i < len(s); {
@@ -94,14 +98,20 @@ func count(s string, x *Index) (int, *Index) {
 	return n, x
 }
 
-var splitterPool = sync.Pool{New: func() any { return new(splitter) }}
+// getSplitter returns a splitter of c's, not in use.
+func (c *Counter) getSplitter() *splitter {
+	if sp, ok := c.splitters.Get().(*splitter); ok {
+		return sp
+	}
+	return new(splitter)
+}
 
-// putSplitter returns sp to the pool unless its buffers grew too large
+// putSplitter returns sp to c's pool unless its buffers grew too large
 // to keep.
-func putSplitter(sp *splitter) {
+func (c *Counter) putSplitter(sp *splitter) {
 	sp.s = ""
 	if cap(sp.cls) <= maxPooledBytes {
-		splitterPool.Put(sp)
+		c.splitters.Put(sp)
 	}
 }
 

@@ -107,6 +107,27 @@ func TestPieceCacheMatchesTiktoken(t *testing.T) {
 	check(t, c, b.String())
 }
 
+// Texts counted one after another with one Counter, whose pieces share
+// their first eight bytes and length but differ after, count as
+// tiktoken-go counts them: the piece cache outlives a text, and keys
+// pieces by their content. Enough of them that the cache grows, and
+// starts over.
+func TestPieceCacheAcrossTexts(t *testing.T) {
+	c := mustNew(t)
+	r := rand.New(rand.NewPCG(11, 12))
+	const letters = "qxzjkvwy"
+	for range 400 {
+		var b strings.Builder
+		for range 200 {
+			b.WriteString(" Quirequire")
+			for range r.IntN(8) {
+				b.WriteByte(letters[r.IntN(len(letters))])
+			}
+		}
+		check(t, c, b.String())
+	}
+}
+
 // A piece of one byte counts one token without a look-up: every byte is
 // a token of its own.
 func TestEveryByteIsAToken(t *testing.T) {

@@ -2,66 +2,49 @@ package o200k
 
 import "math"
 
-// Bounds of a pieceCache's table: a text of n bytes gets about n/4 slots
-// (a piece is four bytes on average), within these.
+// Bounds of a pieceCache: its table starts with 1<<minCacheBits slots and
+// doubles while it fills, up to 1<<maxCacheBits (16 bytes each); the text
+// of its pieces longer than eight bytes takes up to maxArenaBytes. Past
+// either bound it starts over.
 const (
-	minCacheBits  = 6
-	maxCacheBits  = 12
+	minCacheBits  = 12
+	maxCacheBits  = 14
 	maxCacheProbe = 8
+	maxArenaBytes = 1 << 16
 )
 
-// pieceCache remembers the token count of each distinct piece of one
-// text, so a word that recurs is looked up in the vocabulary, or merged,
-// once. It is an open-addressing table keyed by the piece's first eight
-// bytes and length, which are the whole piece for most pieces; a longer
-// piece is compared with its first occurrence in the text, so counts stay
-// exact.
+// pieceCache remembers the token count of each distinct piece of the
+// texts counted with it, so a word that recurs, in a text or across the
+// texts of a workspace, is looked up in the vocabulary, or merged, once.
+// It is an open-addressing table keyed by the piece's vocabHash; a slot
+// holds the piece's first eight bytes and length, which are the whole
+// piece for most pieces, and a longer piece is kept in an arena, so
+// counts stay exact.
 type pieceCache struct {
 	slots []cacheSlot
 	shift uint // 64 - log2(len(slots))
-	free  int  // slots that may still be filled, keeping probes short
+	used  int
+	arena []byte
 }
 
 type cacheSlot struct {
 	word  uint64 // the piece's first eight bytes, little-endian
-	off   uint32 // a longer piece is text[off : off+size]
+	off   uint32 // a longer piece is arena[off : off+size]
 	size  uint16 // 0: an empty slot
 	count uint16
-}
-
-// reset empties c for a text of n bytes.
-func (c *pieceCache) reset(n int) {
-	b := uint(minCacheBits)
-	for b < maxCacheBits && 1<<b < n/4 {
-		b++
-	}
-	slots := 1 << b
-	if cap(c.slots) < slots {
-		c.slots = make([]cacheSlot, slots)
-	} else {
-		c.slots = c.slots[:slots]
-		clear(c.slots)
-	}
-	c.shift, c.free = 64-b, slots*3/4
 }
 
 // word returns the first eight bytes of text[i:e] (fewer if it is
 // shorter, the rest zero) as a little-endian number.
 func word(text string, i, e int) uint64 {
 	if i+8 <= len(text) {
-		b := text[i : i+8]
-		w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+		w := load8(text, i)
 		if n := uint(e - i); n < 8 {
 			w &= 1<<(8*n) - 1
 		}
 		return w
 	}
-	var w uint64
-	for k := min(e, i+8) - 1; k >= i; k-- {
-		w = w<<8 | uint64(text[k])
-	}
-	return w
+	return load(text[i:min(e, i+8)])
 }
 
 // count returns the number of tokens of the piece text[i:e].
@@ -72,9 +55,7 @@ func (c *pieceCache) count(text string, i, e int) int {
 	}
 	var w uint64
 	if i+8 <= len(text) { // word(text, i, e), inline
-		b := text[i : i+8]
-		w = uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+		w = load8(text, i)
 		if n < 8 {
 			w &= 1<<(8*uint(n)) - 1
 		}
@@ -87,15 +68,18 @@ func (c *pieceCache) count(text string, i, e int) int {
 	} else {
 		h = longHash(text[i:e])
 	}
+	if c.slots == nil {
+		c.resize(minCacheBits)
+	}
 	slots := c.slots
 	mask := len(slots) - 1
 	p := int(h>>c.shift) & mask
 	for range maxCacheProbe {
 		s := &slots[p]
 		if s.size == 0 {
-			return c.add(s, text, i, e, w, h)
+			return c.add(p, text[i:e], w, h)
 		}
-		if s.word == w && int(s.size) == n && (n <= 8 || text[s.off:s.off+uint32(s.size)] == text[i:e]) {
+		if s.word == w && int(s.size) == n && (n <= 8 || string(c.arena[s.off:s.off+uint32(n)]) == text[i:e]) {
 			return int(s.count)
 		}
 		p = (p + 1) & mask
@@ -103,15 +87,72 @@ func (c *pieceCache) count(text string, i, e int) int {
 	return countPiece(text[i:e], h)
 }
 
-// add counts the piece text[i:e], whose first bytes are w and vocabHash
-// h, and keeps its count in s, an empty slot, while the table has room.
-func (c *pieceCache) add(s *cacheSlot, text string, i, e int, w, h uint64) int {
-	count := countPiece(text[i:e], h)
-	if c.free > 0 && e <= math.MaxUint32 && e-i <= math.MaxUint16 && count <= math.MaxUint16 {
-		*s = cacheSlot{word: w, off: uint32(i), size: uint16(e - i), count: uint16(count)}
-		c.free--
+// add counts piece, whose first bytes are w and vocabHash h, and keeps
+// its count in slot p, empty, or where h goes once the table has made
+// room.
+func (c *pieceCache) add(p int, piece string, w, h uint64) int {
+	count := countPiece(piece, h)
+	if len(piece) > math.MaxUint16 || count > math.MaxUint16 || len(piece) > maxArenaBytes {
+		return count
 	}
+	long := len(piece) > 8
+	switch {
+	case long && len(c.arena)+len(piece) > maxArenaBytes:
+		c.resize(minCacheBits)
+		p = c.free(h)
+	case c.used >= len(c.slots)*3/4:
+		c.resize(c.bits() + 1)
+		p = c.free(h)
+	}
+	s := cacheSlot{word: w, size: uint16(len(piece)), count: uint16(count)}
+	if long {
+		s.off = uint32(len(c.arena))
+		c.arena = append(c.arena, piece...)
+	}
+	c.slots[p] = s
+	c.used++
 	return count
+}
+
+// bits is log2 of the table's size.
+func (c *pieceCache) bits() uint { return 64 - c.shift }
+
+// resize gives c a table of 1<<bits slots, keeping what it holds if the
+// new table is larger and at most 1<<maxCacheBits, else starting over.
+func (c *pieceCache) resize(bits uint) {
+	old := c.slots
+	if bits > maxCacheBits || bits <= c.bits() {
+		bits, old = minCacheBits, nil
+		c.arena = c.arena[:0]
+	}
+	if len(old) == 0 && cap(c.slots) >= 1<<bits {
+		c.slots = c.slots[:1<<bits]
+		clear(c.slots)
+	} else {
+		c.slots = make([]cacheSlot, 1<<bits)
+	}
+	c.shift, c.used = 64-bits, 0
+	for _, s := range old {
+		if s.size == 0 {
+			continue
+		}
+		h := mixHash(s.word, int(s.size))
+		if s.size > 8 {
+			h = longHash(string(c.arena[s.off : s.off+uint32(s.size)]))
+		}
+		c.slots[c.free(h)] = s
+		c.used++
+	}
+}
+
+// free returns the first empty slot from where h goes.
+func (c *pieceCache) free(h uint64) int {
+	mask := len(c.slots) - 1
+	p := int(h>>c.shift) & mask
+	for c.slots[p].size != 0 {
+		p = (p + 1) & mask
+	}
+	return p
 }
 
 // countPiece is the number of tokens of piece, whose vocabHash is h: one

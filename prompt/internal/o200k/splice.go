@@ -36,7 +36,7 @@ func (c *Counter) CountIndexed(s string) (int, *Index, error) {
 		return n, nil, err
 	}
 	guess := len(s)/indexStride + 2
-	n, x := count(s, &Index{text: s, pos: make([]uint32, 0, guess), before: make([]uint32, 0, guess)})
+	n, x := c.count(s, &Index{text: s, pos: make([]uint32, 0, guess), before: make([]uint32, 0, guess)})
 	x.total = n
 	return n, x, nil
 }
@@ -49,21 +49,21 @@ const spliceWindow = 256
 // CountSpliced returns the number of tokens of x's text with the bytes
 // [head, tail) replaced by insert: text[:head] + insert + text[tail:].
 func (c *Counter) CountSpliced(x *Index, head int, insert string, tail int) (int, error) {
-	return x.spliced(head, insert, tail, spliceWindow)
+	return x.spliced(c, head, insert, tail, spliceWindow)
 }
 
-func (x *Index) spliced(head int, insert string, tail, window int) (int, error) {
+func (x *Index) spliced(c *Counter, head int, insert string, tail, window int) (int, error) {
 	s := x.text
 	if head < 0 || tail < head || tail > len(s) || !runeStart(s, head) || !runeStart(s, tail) {
 		return 0, fmt.Errorf("o200k: cannot splice bytes [%d, %d) of a text of %d: not a range of runes", head, tail, len(s))
 	}
 	if !utf8.ValidString(insert) {
-		return (&Counter{}).Count(s[:head] + insert + s[tail:])
+		return c.Count(s[:head] + insert + s[tail:])
 	}
 	k := x.safeStart(head)
 	for ; ; window *= 2 {
 		end := min(len(s), tail+window)
-		if n, ok := x.splitSeams(k, head, insert, tail, end); ok {
+		if n, ok := x.splitSeams(c, k, head, insert, tail, end); ok {
 			return n, nil
 		}
 	}
@@ -109,7 +109,7 @@ func lastNotUpper(s string, from, to int) int {
 // text[pos[k]:head] + insert + text[tail:end] until the split reaches a
 // position of the original's past tail. ok is false when it would need
 // to read past end to know (end is not the end of the text).
-func (x *Index) splitSeams(k, head int, insert string, tail, end int) (n int, ok bool) {
+func (x *Index) splitSeams(c *Counter, k, head int, insert string, tail, end int) (n int, ok bool) {
 	s := x.text
 	start := int(x.pos[k])
 	local := s[start:head] + insert + s[tail:end]
@@ -118,8 +118,8 @@ func (x *Index) splitSeams(k, head int, insert string, tail, end int) (n int, ok
 	if end < len(s) {
 		safe = safeEnd(local, seam)
 	}
-	sp := splitterPool.Get().(*splitter)
-	defer putSplitter(sp)
+	sp := c.getSplitter()
+	defer c.putSplitter(sp)
 	sp.reset(local)
 	n = int(x.before[k])
 	for i := 0; ; {

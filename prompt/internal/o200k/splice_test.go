@@ -28,7 +28,7 @@ func checkSpliced(t *testing.T, c *Counter, s string, head int, insert string, t
 	}
 	want, _ := c.Count(s[:head] + insert + s[tail:])
 	for _, w := range []int{1, 2, 3, 5, 8, 13, 21, spliceWindow} {
-		got, err := x.spliced(head, insert, tail, w)
+		got, err := x.spliced(c, head, insert, tail, w)
 		if err != nil || got != want {
 			t.Fatalf("spliced %q + %q + %q (window %d) = %d, %v; want %d", s[:head], insert, s[tail:], w, got, err, want)
 		}

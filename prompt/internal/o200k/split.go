@@ -107,7 +107,6 @@ func (sp *splitter) reset(s string) {
 	}
 	cls[len(s)] = 0
 	sp.cls = cls
-	sp.cache.reset(len(s))
 }
 
 // runeLen is the length of the rune of valid UTF-8 that starts with b.
