@@ -47,30 +47,50 @@ func word(text string, i, e int) uint64 {
 	return load(text[i:min(e, i+8)])
 }
 
-// count returns the number of tokens of the piece text[i:e].
-func (c *pieceCache) count(text string, i, e int) int {
+// quickCount returns the number of tokens of the piece text[i:e]: at
+// once when it is one byte, or up to eight bytes found in the first slot
+// it may be in (most pieces), else by count. The counting loop has it
+// inline (the compiler will not).
+func (c *pieceCache) quickCount(text string, i, e int) int {
 	n := e - i
 	if n == 1 {
 		return 1 // every byte is a token
 	}
-	var w uint64
-	if i+8 <= len(text) { // word(text, i, e), inline
-		w = load8(text, i)
-		if n < 8 {
-			w &= 1<<(8*uint(n)) - 1
+	if n <= 8 && i+8 <= len(text) {
+		w := load8(text, i) & (^uint64(0) >> ((64 - 8*uint(n)) & 63)) // n is 2 to 8
+		s := &c.slots[int(mixHash(w, n)>>c.shift)&(len(c.slots)-1)]
+		if s.word == w && int(s.size) == n {
+			return int(s.count)
 		}
-	} else {
-		w = word(text, i, e)
 	}
-	var h uint64 // vocabHash(text[i:e])
-	if n <= 8 {
-		h = mixHash(w, n)
-	} else {
-		h = longHash(text[i:e])
-	}
+	return c.count(text, i, e)
+}
+
+// init gives c its first table.
+func (c *pieceCache) init() {
 	if c.slots == nil {
 		c.resize(minCacheBits)
 	}
+}
+
+// count returns the number of tokens of the piece text[i:e], two bytes
+// or more.
+func (c *pieceCache) count(text string, i, e int) int {
+	n := e - i
+	var w, h uint64 // word(text, i, e) and vocabHash(text[i:e])
+	switch {
+	case n <= 8 && i+8 <= len(text):
+		// n is 2 to 8: the shift is 0 to 48 (& 63 tells the compiler).
+		w = load8(text, i) & (^uint64(0) >> ((64 - 8*uint(n)) & 63))
+		h = mixHash(w, n)
+	case n <= 8:
+		w = load(text[i:e])
+		h = mixHash(w, n)
+	default:
+		w = load8(text, i)
+		h = longHash(text[i:e])
+	}
+	c.init()
 	slots := c.slots
 	mask := len(slots) - 1
 	p := int(h>>c.shift) & mask

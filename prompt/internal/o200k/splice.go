@@ -121,6 +121,7 @@ func (x *Index) splitSeams(c *Counter, k, head int, insert string, tail, end int
 	sp := c.getSplitter()
 	defer c.putSplitter(sp)
 	sp.reset(local)
+	sp.cache.init()
 	n = int(x.before[k])
 	for i := 0; ; {
 		if i >= seam {
@@ -139,7 +140,7 @@ func (x *Index) splitSeams(c *Counter, k, head int, insert string, tail, end int
 		if e > safe {
 			return 0, false
 		}
-		n += sp.cache.count(local, i, e)
+		n += sp.cache.quickCount(local, i, e)
 		i = e
 	}
 }

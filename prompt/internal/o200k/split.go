@@ -296,6 +296,11 @@ func (sp *splitter) contraction(e int) int {
 	if e >= len(sp.s) || sp.s[e] != '\'' {
 		return e
 	}
+	return sp.apostrophe(e)
+}
+
+// apostrophe is contraction at e, an apostrophe.
+func (sp *splitter) apostrophe(e int) int {
 	a, na := sp.folded(e + 1)
 	b, nb := sp.folded(e + 1 + na)
 	switch {
