@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"math"
 	"sync"
-	"unicode/utf8"
 )
 
 //go:generate go run gen.go
@@ -60,22 +59,24 @@ func New() (*Counter, error) {
 
 // Count returns the number of o200k_base tokens in s.
 func (c *Counter) Count(s string) (int, error) {
-	if !utf8.ValidString(s) {
+	n, ok := c.count(s, nil)
+	if !ok {
 		// The pattern matches runes: each invalid byte is U+FFFD, and
 		// so is the text of the piece it falls in.
-		s = string([]rune(s))
+		n, _ = c.count(string([]rune(s)), nil)
 	}
-	n, _ := c.count(s, nil)
 	return n, nil
 }
 
-// count returns the number of tokens of s, valid UTF-8. With x, it also
-// records in x a position the split reaches every indexStride bytes or
-// so, and the tokens before it.
-func (c *Counter) count(s string, x *Index) (int, *Index) {
+// count returns the number of tokens of s, or false if s is not valid
+// UTF-8. With x, it also records in x a position the split reaches every
+// indexStride bytes or so, and the tokens before it.
+func (c *Counter) count(s string, x *Index) (int, bool) {
 	sp := c.getSplitter()
 	defer c.putSplitter(sp)
-	sp.reset(s)
+	if !sp.reset(s) {
+		return 0, false
+	}
 	pc := &sp.cache
 	pc.init()
 	n, mark := 0, 0
@@ -111,7 +112,7 @@ func (c *Counter) count(s string, x *Index) (int, *Index) {
 		x.pos = append(x.pos, uint32(len(s)))
 		x.before = append(x.before, uint32(n))
 	}
-	return n, x
+	return n, true
 }
 
 // getSplitter returns a splitter of c's, not in use.

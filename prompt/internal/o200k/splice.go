@@ -31,12 +31,17 @@ func (x *Index) Text() string { return x.text }
 // CountIndexed is Count, also returning an index of s for CountSpliced
 // (nil when s is not valid UTF-8 or too large to index).
 func (c *Counter) CountIndexed(s string) (int, *Index, error) {
-	if len(s) >= math.MaxUint32 || !utf8.ValidString(s) {
+	if len(s) >= math.MaxUint32 {
 		n, err := c.Count(s)
 		return n, nil, err
 	}
 	guess := len(s)/indexStride + 2
-	n, x := c.count(s, &Index{text: s, pos: make([]uint32, 0, guess), before: make([]uint32, 0, guess)})
+	x := &Index{text: s, pos: make([]uint32, 0, guess), before: make([]uint32, 0, guess)}
+	n, ok := c.count(s, x)
+	if !ok {
+		n, err := c.Count(s)
+		return n, nil, err
+	}
 	x.total = n
 	return n, x, nil
 }
@@ -120,7 +125,7 @@ func (x *Index) splitSeams(c *Counter, k, head int, insert string, tail, end int
 	}
 	sp := c.getSplitter()
 	defer c.putSplitter(sp)
-	sp.reset(local)
+	sp.reset(local) // valid up to end, which may cut a rune
 	sp.cache.init()
 	n = int(x.before[k])
 	for i := 0; ; {

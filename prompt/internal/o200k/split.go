@@ -1,6 +1,8 @@
 package o200k
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"unicode"
 	"unicode/utf8"
 )
@@ -70,26 +72,37 @@ func slowClass(r rune) uint8 {
 // (an optional prefix, up to three digits, a give-back) decode runes.
 type splitter struct {
 	s     string  // valid UTF-8
-	cls   []uint8 // class of each byte of s, then 0 (the end: no class)
+	cls   []uint8 // class of each byte of s, then clsPad zeros (the end: no class)
 	cache pieceCache
+	runes [64]runeClass // see class
+}
+
+// runeClass is a rune beyond ASCII (0 for none) and its class.
+type runeClass struct {
+	r rune
+	c uint8
 }
 
 // maxPooledBytes bounds the class buffer a pooled splitter keeps.
 const maxPooledBytes = 1 << 20
 
-// reset makes sp split s, which must be valid UTF-8.
-func (sp *splitter) reset(s string) {
+// reset makes sp split s, and reports whether s is valid UTF-8: each
+// byte of an invalid sequence is classed as U+FFFD, which only splitting
+// a text cut short inside a rune relies on (splitSeams).
+func (sp *splitter) reset(s string) bool {
 	sp.s = s
-	if cap(sp.cls) < len(s)+1 {
-		sp.cls = make([]uint8, len(s)+1)
+	if cap(sp.cls) < len(s)+clsPad {
+		sp.cls = make([]uint8, len(s)+clsPad)
 	}
-	cls := sp.cls[:len(s)+1]
+	cls := sp.cls[:len(s)+clsPad]
+	valid := true
 	for i := 0; i < len(s); {
 		if i+8 <= len(s) {
-			if b, c := s[i:i+8], cls[i:i+8]; b[0]|b[1]|b[2]|b[3]|b[4]|b[5]|b[6]|b[7] < utf8.RuneSelf {
+			if w := load8(s, i); w&0x8080808080808080 == 0 {
 				// Eight ASCII bytes (the common case) at once.
-				c[0], c[1], c[2], c[3] = asciiClass[b[0]&0x7f], asciiClass[b[1]&0x7f], asciiClass[b[2]&0x7f], asciiClass[b[3]&0x7f]
-				c[4], c[5], c[6], c[7] = asciiClass[b[4]&0x7f], asciiClass[b[5]&0x7f], asciiClass[b[6]&0x7f], asciiClass[b[7]&0x7f]
+				c := cls[i : i+8 : i+8]
+				c[0], c[1], c[2], c[3] = asciiClass[w&0x7f], asciiClass[w>>8&0x7f], asciiClass[w>>16&0x7f], asciiClass[w>>24&0x7f]
+				c[4], c[5], c[6], c[7] = asciiClass[w>>32&0x7f], asciiClass[w>>40&0x7f], asciiClass[w>>48&0x7f], asciiClass[w>>56&0x7f]
 				i += 8
 				continue
 			}
@@ -100,13 +113,49 @@ func (sp *splitter) reset(s string) {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		c := slowClass(r)
+		if r == utf8.RuneError && size == 1 {
+			valid = false // a byte of U+FFFD's class
+		}
+		c := sp.class(r)
 		for end := i + size; i < end; i++ {
 			cls[i] = c
 		}
 	}
-	cls[len(s)] = 0
+	clear(cls[len(s):])
 	sp.cls = cls
+	return valid
+}
+
+// class is slowClass(r), remembered for the last rune of each
+// r%len(sp.runes): the few letters and dashes beyond ASCII a text is
+// written with recur.
+func (sp *splitter) class(r rune) uint8 {
+	k := &sp.runes[int(r)%len(sp.runes)]
+	if k.r != r {
+		k.r, k.c = r, slowClass(r)
+	}
+	return k.c
+}
+
+// clsPad is how many zeros follow the classes of a text: a scan may read
+// the classes of eight bytes at once (run) from any byte of the text or
+// its end.
+const clsPad = 8
+
+// lowerBits has clsLower in each byte.
+const lowerBits = clsLower * 0x0101010101010101
+
+// run returns the end of the run of bytes from e whose classes have all
+// of the bits of want (one class's bits in each of its bytes), eight
+// bytes at a time.
+func run(cls []uint8, e int, want uint64) int {
+	for {
+		v := binary.LittleEndian.Uint64(cls[e : e+8])
+		if m := ^v & want; m != 0 {
+			return e + bits.TrailingZeros64(m)/8
+		}
+		e += 8
+	}
 }
 
 // runeLen is the length of the rune of valid UTF-8 that starts with b.
@@ -181,11 +230,7 @@ func (sp *splitter) next(i int) int {
 
 // lowerRun returns the end of [Lower]* and a contraction at e.
 func (sp *splitter) lowerRun(e int) int {
-	cls := sp.cls
-	for cls[e]&clsLower != 0 {
-		e++
-	}
-	return sp.contraction(e)
+	return sp.contraction(run(sp.cls, e, lowerBits))
 }
 
 // nextInOrder is next, trying each alternative of the pattern in turn.
