@@ -43,10 +43,11 @@ const pattern = `[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}
 
 // Counter counts tokens. Its zero value is not usable; use New. A Counter
 // is safe for concurrent use. It remembers the counts of the pieces of
-// the texts it counted (a bounded cache per goroutine counting at once),
-// so the texts counted together, a workspace's files, should share one.
+// the texts it counted (in a bounded cache per goroutine counting at
+// once, which another Counter may take over), so the texts counted
+// together, a workspace's files, should share one.
 type Counter struct {
-	splitters sync.Pool // of *splitter, each with its piece cache
+	_ byte // an address of its own: a piece cache is its owner's
 }
 
 // New returns a Counter.
@@ -115,22 +116,33 @@ func (c *Counter) count(s string, x *Index) (int, bool) {
 	return n, true
 }
 
-// getSplitter returns a splitter of c's, not in use.
+// getSplitter returns a splitter not in use whose piece cache holds
+// pieces c counted, if any.
 func (c *Counter) getSplitter() *splitter {
-	if sp, ok := c.splitters.Get().(*splitter); ok {
-		return sp
+	sp, ok := splitters.Get().(*splitter)
+	if !ok {
+		sp = new(splitter)
 	}
-	return new(splitter)
+	if sp.cache.owner != c {
+		sp.cache.clear()
+		sp.cache.owner = c
+	}
+	return sp
 }
 
-// putSplitter returns sp to c's pool unless its buffers grew too large
-// to keep.
+// putSplitter returns sp to the pool unless its buffers grew too large to
+// keep.
 func (c *Counter) putSplitter(sp *splitter) {
 	sp.s = ""
 	if cap(sp.cls) <= maxPooledBytes {
-		c.splitters.Put(sp)
+		splitters.Put(sp)
 	}
 }
+
+// splitters holds the splitters not in use, of all Counters: their class
+// buffers and piece cache tables are scratch space; a table's contents
+// are one Counter's, cleared when another takes it.
+var splitters sync.Pool // of *splitter
 
 // u32 reads the i-th little-endian uint32 of s.
 func u32(s string, i int) uint32 {

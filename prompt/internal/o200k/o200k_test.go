@@ -177,3 +177,21 @@ func BenchmarkCount(b *testing.B) {
 		}
 	})
 }
+
+// A Counter starts with no piece counted: the pooled piece cache another
+// Counter filled is cleared when it takes it over, so a first prompt (a
+// new Tokenizer, a new Counter) is counted from scratch, as benchmarked.
+func TestNewCounterStartsCold(t *testing.T) {
+	a, b := mustNew(t), mustNew(t)
+	sp := a.getSplitter()
+	sp.cache.init()
+	sp.cache.count("Azulejo", 0, 7)
+	a.putSplitter(sp)
+	// The pool hands the same splitter back (or, rarely, a new one,
+	// empty too).
+	sp = b.getSplitter()
+	defer b.putSplitter(sp)
+	if sp.cache.used != 0 || sp.cache.owner != b {
+		t.Fatalf("b took a splitter with %d pieces of another Counter's", sp.cache.used)
+	}
+}

@@ -10,6 +10,7 @@ const (
 	minCacheBits  = 12
 	maxCacheBits  = 14
 	maxCacheProbe = 8
+	minArenaBytes = 1 << 13
 	maxArenaBytes = 1 << 16
 )
 
@@ -21,6 +22,7 @@ const (
 // piece for most pieces, and a longer piece is kept in an arena, so
 // counts stay exact.
 type pieceCache struct {
+	owner *Counter // whose counts it holds
 	slots []cacheSlot
 	shift uint // 64 - log2(len(slots))
 	used  int
@@ -126,12 +128,21 @@ func (c *pieceCache) add(p int, piece string, w, h uint64) int {
 	}
 	s := cacheSlot{word: w, size: uint16(len(piece)), count: uint16(count)}
 	if long {
+		if c.arena == nil {
+			c.arena = make([]byte, 0, minArenaBytes)
+		}
 		s.off = uint32(len(c.arena))
 		c.arena = append(c.arena, piece...)
 	}
 	c.slots[p] = s
 	c.used++
 	return count
+}
+
+// clear empties c, keeping its table.
+func (c *pieceCache) clear() {
+	clear(c.slots)
+	c.used, c.arena = 0, c.arena[:0]
 }
 
 // bits is log2 of the table's size.
