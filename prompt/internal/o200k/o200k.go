@@ -156,18 +156,41 @@ func token(r uint32) string {
 }
 
 // rank looks s up in the vocabulary.
-func rank(s string) (uint32, bool) { return rankHashed(s, vocabHash(s)) }
+func rank(s string) (uint32, bool) {
+	if len(s) <= 8 {
+		w := load(s)
+		return rankWord(s, w, mixHash(w, len(s)))
+	}
+	return rankWord(s, 0, longHash(s))
+}
 
-// rankHashed is rank for s whose vocabHash is h.
-func rankHashed(s string, h uint64) (uint32, bool) {
+// rankWord is rank for s whose vocabHash is h and, when s is up to eight
+// bytes, whose bytes are w (little-endian): a token of that length is
+// compared as one word, read from the vocabulary's text, which the hash
+// table follows, so reading eight bytes from any token stays inside it.
+func rankWord(s string, w, h uint64) (uint32, bool) {
+	n := len(s)
 	tag := tagOf(h) << rankBits
 	for i := slotOf(h); ; i = (i + 1) & (tableSize - 1) {
 		v := u32(table, int(i))
 		if v == 0 {
 			return 0, false
 		}
-		if v&^rankMask == tag && token(v&rankMask-1) == s {
-			return v&rankMask - 1, true
+		if v&^rankMask != tag {
+			continue
+		}
+		r := v&rankMask - 1
+		ends := load8(offsets, 4*int(r)) // the token's start, and its end
+		start, end := textBase+int(uint32(ends)), textBase+int(ends>>32)
+		if end-start != n {
+			continue
+		}
+		if n <= 8 {
+			if load8(vocab, start)&(^uint64(0)>>((64-8*uint(n))&63)) == w {
+				return r, true
+			}
+		} else if vocab[start:end] == s {
+			return r, true
 		}
 	}
 }

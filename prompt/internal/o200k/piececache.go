@@ -106,14 +106,14 @@ func (c *pieceCache) count(text string, i, e int) int {
 		}
 		p = (p + 1) & mask
 	}
-	return countPiece(text[i:e], h)
+	return countPiece(text[i:e], w, h)
 }
 
 // add counts piece, whose first bytes are w and vocabHash h, and keeps
 // its count in slot p, empty, or where h goes once the table has made
 // room.
 func (c *pieceCache) add(p int, piece string, w, h uint64) int {
-	count := countPiece(piece, h)
+	count := countPiece(piece, w, h)
 	if len(piece) > math.MaxUint16 || count > math.MaxUint16 || len(piece) > maxArenaBytes {
 		return count
 	}
@@ -186,10 +186,11 @@ func (c *pieceCache) free(h uint64) int {
 	return p
 }
 
-// countPiece is the number of tokens of piece, whose vocabHash is h: one
-// if it is in the vocabulary, else what byte-pair merging makes of it.
-func countPiece(piece string, h uint64) int {
-	if _, ok := rankHashed(piece, h); ok {
+// countPiece is the number of tokens of piece, whose first bytes are w
+// and vocabHash h: one if it is in the vocabulary, else what byte-pair
+// merging makes of it.
+func countPiece(piece string, w, h uint64) int {
+	if _, ok := rankWord(piece, w, h); ok {
 		return 1
 	}
 	return mergeCount(piece)
