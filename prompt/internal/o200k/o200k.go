@@ -98,11 +98,12 @@ func (c *Counter) count(s string, x *Index) (int, bool) {
 			n++ // every byte is a token
 		case k <= 8 && i+8 <= len(s):
 			w := load8(s, i) & (^uint64(0) >> ((64 - 8*uint(k)) & 63)) // k is 2 to 8
-			sl := &pc.slots[int(mixHash(w, k)>>pc.shift)&(len(pc.slots)-1)]
+			h := mixHash(w, k)
+			sl := &pc.slots[int(h>>pc.shift)&(len(pc.slots)-1)]
 			if sl.word == w && int(sl.size) == k {
 				n += int(sl.count)
 			} else {
-				n += pc.count(s, i, e)
+				n += pc.find(s[i:e], w, h)
 			}
 		default:
 			n += pc.count(s, i, e)

@@ -92,21 +92,27 @@ func (c *pieceCache) count(text string, i, e int) int {
 		w = load8(text, i)
 		h = longHash(text[i:e])
 	}
+	return c.find(text[i:e], w, h)
+}
+
+// find is count for piece, whose first bytes are w and vocabHash h.
+func (c *pieceCache) find(piece string, w, h uint64) int {
 	c.init()
 	slots := c.slots
 	mask := len(slots) - 1
 	p := int(h>>c.shift) & mask
+	n := len(piece)
 	for range maxCacheProbe {
 		s := &slots[p]
 		if s.size == 0 {
-			return c.add(p, text[i:e], w, h)
+			return c.add(p, piece, w, h)
 		}
-		if s.word == w && int(s.size) == n && (n <= 8 || string(c.arena[s.off:s.off+uint32(n)]) == text[i:e]) {
+		if s.word == w && int(s.size) == n && (n <= 8 || string(c.arena[s.off:s.off+uint32(n)]) == piece) {
 			return int(s.count)
 		}
 		p = (p + 1) & mask
 	}
-	return countPiece(text[i:e], w, h)
+	return countPiece(piece, w, h)
 }
 
 // add counts piece, whose first bytes are w and vocabHash h, and keeps
