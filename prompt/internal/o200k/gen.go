@@ -1,8 +1,9 @@
 //go:build ignore
 
 // gen writes vocab.bin: o200k_base's tokens by rank, taken from
-// github.com/tiktoken-go/tokenizer, with a hash table over them, laid out
-// so the package can use the embedded bytes as they are.
+// github.com/tiktoken-go/tokenizer, with a hash table over them and one
+// over the tokens of two bytes, laid out so the package can use the
+// embedded bytes as they are.
 //
 //	go run gen.go
 package main
@@ -56,6 +57,21 @@ func main() {
 	for _, s := range slots {
 		out = binary.LittleEndian.AppendUint32(out, s)
 	}
+	pairs := make([]uint64, pairSize)
+	for rank, t := range tokens {
+		if len(t) != 2 {
+			continue
+		}
+		key := uint64(t[0]) | uint64(t[1])<<8
+		i := pairSlot(key)
+		for pairs[i] != 0 {
+			i = (i + 1) & (pairSize - 1)
+		}
+		pairs[i] = key | uint64(rank+1)<<16
+	}
+	for _, p := range pairs {
+		out = binary.LittleEndian.AppendUint64(out, p)
+	}
 	if err := os.WriteFile("vocab.bin", out, 0o644); err != nil {
 		log.Fatal(err)
 	}
@@ -67,7 +83,12 @@ const (
 	tagBits   = 32 - rankBits
 	tableBits = 19
 	tableSize = 1 << tableBits
+	pairBits  = 13
+	pairSize  = 1 << pairBits
 )
+
+// pairSlot is the package's.
+func pairSlot(key uint64) uint64 { return key * 0x9e3779b97f4a7c15 >> (64 - pairBits) }
 
 // hash is the package's vocabHash.
 func hash(b []byte) uint64 {

@@ -25,16 +25,26 @@ var vocab string
 
 // Layout of vocab: n (uint32), n+1 offsets (uint32) into the text, the
 // text, then tableSize slots (uint32: rank+1 and a tag, 0 empty, see
-// hash.go) of an open-addressing hash table keyed by vocabHash.
-const tableSize = 1 << tableBits
+// hash.go) of an open-addressing hash table keyed by vocabHash, then
+// pairSize slots (uint64: the two bytes, and rank+1 above them, 0 empty)
+// of one over the tokens of two bytes, keyed by pairSlot, for merging.
+const (
+	tableSize = 1 << tableBits
+	pairBits  = 13
+	pairSize  = 1 << pairBits
+)
 
 var (
 	nTokens  = int(u32(vocab, 0))
 	offsets  = vocab[4 : 4+4*(nTokens+1)]
 	textBase = 4 + 4*(nTokens+1)
 	textLen  = int(u32(offsets, nTokens))
-	table    = vocab[textBase+textLen:]
+	table    = vocab[textBase+textLen : textBase+textLen+4*tableSize]
+	pairs    = vocab[textBase+textLen+4*tableSize:]
 )
+
+// vocabSize is the size vocab.bin's header implies.
+var vocabSize = textBase + textLen + 4*tableSize + 8*pairSize
 
 // pattern is o200k_base's split pattern, character for character as
 // tiktoken-go compiles it: what the splitter implements, and what the
@@ -52,8 +62,8 @@ type Counter struct {
 
 // New returns a Counter.
 func New() (*Counter, error) {
-	if len(vocab) != textBase+textLen+4*tableSize {
-		return nil, fmt.Errorf("o200k: vocab.bin is %d bytes, its header wants %d; run go generate", len(vocab), textBase+textLen+4*tableSize)
+	if len(vocab) != vocabSize {
+		return nil, fmt.Errorf("o200k: vocab.bin is %d bytes, its header wants %d; run go generate", len(vocab), vocabSize)
 	}
 	return &Counter{}, nil
 }
@@ -196,6 +206,24 @@ func rankWord(s string, w, h uint64) (uint32, bool) {
 	}
 }
 
+// pairSlot is where the token of two bytes key (the first in the low
+// byte) goes in pairs.
+func pairSlot(key uint64) uint64 { return key * 0x9e3779b97f4a7c15 >> (64 - pairBits) }
+
+// pairRank2 is the rank of the token of the two bytes a and b, or noRank.
+func pairRank2(a, b byte) uint32 {
+	key := uint64(a) | uint64(b)<<8
+	for i := pairSlot(key); ; i = (i + 1) & (pairSize - 1) {
+		v := load8(pairs, 8*int(i))
+		if v == 0 {
+			return noRank
+		}
+		if v&0xffff == key {
+			return uint32(v>>16) - 1
+		}
+	}
+}
+
 const noRank = math.MaxUint32
 
 // mergeCount is the number of tokens byte-pair encoding makes of piece:
@@ -218,7 +246,7 @@ func mergeScan(piece string) int {
 	n := len(piece)
 	for i := range n - 1 {
 		starts[i] = uint8(i)
-		ranks[i] = pairRank(piece[i : i+2])
+		ranks[i] = pairRank2(piece[i], piece[i+1])
 	}
 	starts[n-1], starts[n] = uint8(n-1), uint8(n)
 	parts := n

@@ -195,3 +195,18 @@ func TestNewCounterStartsCold(t *testing.T) {
 		t.Fatalf("b took a splitter with %d pieces of another Counter's", sp.cache.used)
 	}
 }
+
+// Every two bytes are found in the table of tokens of two bytes exactly
+// when they are a token, at its rank.
+func TestPairRanks(t *testing.T) {
+	for k := range 1 << 16 {
+		a, b := byte(k), byte(k>>8)
+		want := uint32(noRank)
+		if r, ok := rank(string([]byte{a, b})); ok {
+			want = r
+		}
+		if got := pairRank2(a, b); got != want {
+			t.Fatalf("pairRank2(%#x, %#x) = %d, want %d", a, b, got, want)
+		}
+	}
+}
