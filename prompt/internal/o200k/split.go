@@ -191,13 +191,21 @@ func (sp *splitter) next(i int) int {
 	c := cls[i]
 	const letterBits = clsUpper | clsLower
 	if c&letterBits == clsLower { // \p{Ll}: [Lower]+ and a contraction
-		return sp.lowerRun(i + 1)
+		e := run(cls, i+1, lowerBits)
+		if e < len(sp.s) && sp.s[e] == '\'' {
+			return sp.apostrophe(e)
+		}
+		return e
 	}
 	if c&(clsLetter|clsNumber|clsNewline|clsUnmatched) == 0 { // may be [^\r\n\p{L}\p{N}]?
 		j := i + runeLen(sp.s[i])
 		cj := cls[j] // 0 at the end
 		if cj&letterBits == clsLower {
-			return sp.lowerRun(j + 1)
+			e := run(cls, j+1, lowerBits)
+			if e < len(sp.s) && sp.s[e] == '\'' {
+				return sp.apostrophe(e)
+			}
+			return e
 		}
 		if cj&letterBits == 0 && c&letterBits == 0 {
 			// No letter piece starts here, with the prefix or without.
@@ -226,11 +234,6 @@ func (sp *splitter) next(i int) int {
 		return -1
 	}
 	return sp.space(i)
-}
-
-// lowerRun returns the end of [Lower]* and a contraction at e.
-func (sp *splitter) lowerRun(e int) int {
-	return sp.contraction(run(sp.cls, e, lowerBits))
 }
 
 // nextInOrder is next, trying each alternative of the pattern in turn.
