@@ -72,7 +72,7 @@ func slowClass(r rune) uint8 {
 // (an optional prefix, up to three digits, a give-back) decode runes.
 type splitter struct {
 	s     string  // valid UTF-8
-	cls   []uint8 // class of each byte of s, then clsPad zeros (the end: no class)
+	cls   []uint8 // class of each byte of s, then clsPad of clsEnd
 	cache pieceCache
 	runes [64]runeClass // see class
 }
@@ -121,7 +121,9 @@ func (sp *splitter) reset(s string) bool {
 			cls[i] = c
 		}
 	}
-	clear(cls[len(s):])
+	for i := len(s); i < len(cls); i++ {
+		cls[i] = clsEnd
+	}
 	sp.cls = cls
 	return valid
 }
@@ -137,10 +139,15 @@ func (sp *splitter) class(r rune) uint8 {
 	return k.c
 }
 
-// clsPad is how many zeros follow the classes of a text: a scan may read
-// the classes of eight bytes at once (run) from any byte of the text or
-// its end.
+// clsPad is how many bytes of clsEnd follow the classes of a text: a
+// scan may read the classes of eight bytes at once (run) from any byte
+// of the text or its end.
 const clsPad = 8
+
+// clsEnd is the class past the end of a text: unmatched, it is in no
+// class a scan looks for, nor a prefix, nor [^\s\p{L}\p{N}], so no scan
+// needs to check for the end.
+const clsEnd = clsUnmatched
 
 // lowerBits has clsLower in each byte.
 const lowerBits = clsLower * 0x0101010101010101
@@ -172,13 +179,13 @@ func runeLen(b byte) int {
 	return 4
 }
 
-// at returns the class of byte i, 0 at the end (a class nothing
+// at returns the class of byte i, clsEnd at the end (a class nothing
 // matches). No scan reads past the end: each stops at a 0.
 func (sp *splitter) at(i int) uint8 { return sp.cls[i] }
 
 // prefix reports whether the rune at i is [^\r\n\p{L}\p{N}].
 func (sp *splitter) prefix(i int) bool {
-	return i < len(sp.s) && sp.cls[i]&(clsLetter|clsNumber|clsNewline|clsUnmatched) == 0
+	return sp.cls[i]&(clsLetter|clsNumber|clsNewline|clsUnmatched) == 0
 }
 
 // next returns the end of the piece that starts at byte i, or -1 when no
@@ -199,7 +206,7 @@ func (sp *splitter) next(i int) int {
 	}
 	if c&(clsLetter|clsNumber|clsNewline|clsUnmatched) == 0 { // may be [^\r\n\p{L}\p{N}]?
 		j := i + runeLen(sp.s[i])
-		cj := cls[j] // 0 at the end
+		cj := cls[j] // clsEnd at the end
 		if cj&letterBits == clsLower {
 			e := run(cls, j+1, lowerBits)
 			if e < len(sp.s) && sp.s[e] == '\'' {
@@ -396,5 +403,5 @@ func (sp *splitter) punctuation(i int) int {
 
 // other reports whether byte i is of a rune in [^\s\p{L}\p{N}].
 func (sp *splitter) other(i int) bool {
-	return i < len(sp.s) && sp.cls[i]&(clsSpace|clsLetter|clsNumber|clsUnmatched) == 0
+	return sp.cls[i]&(clsSpace|clsLetter|clsNumber|clsUnmatched) == 0
 }
