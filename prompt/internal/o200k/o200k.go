@@ -91,8 +91,11 @@ func (c *Counter) count(s string, x *Index) (int, bool) {
 	pc := &sp.cache
 	pc.init()
 	n, mark := 0, 0
+	if x == nil {
+		mark = math.MaxInt // no index: never reached
+	}
 	for i := 0; i < len(s); {
-		if x != nil && i >= mark {
+		if i >= mark {
 			x.pos = append(x.pos, uint32(i))
 			x.before = append(x.before, uint32(n))
 			mark = i + indexStride

@@ -76,7 +76,7 @@ func (c *pieceCache) init() {
 }
 
 // count returns the number of tokens of the piece text[i:e], two bytes
-// or more.
+// or more. c must have a table (init).
 func (c *pieceCache) count(text string, i, e int) int {
 	n := e - i
 	var w, h uint64 // word(text, i, e) and vocabHash(text[i:e])
@@ -97,7 +97,6 @@ func (c *pieceCache) count(text string, i, e int) int {
 
 // find is count for piece, whose first bytes are w and vocabHash h.
 func (c *pieceCache) find(piece string, w, h uint64) int {
-	c.init()
 	slots := c.slots
 	mask := len(slots) - 1
 	p := int(h>>c.shift) & mask
