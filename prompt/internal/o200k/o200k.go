@@ -112,10 +112,13 @@ func (c *Counter) count(s string, x *Index) (int, bool) {
 		case k <= 8 && i+8 <= len(s):
 			w := load8(s, i) & (^uint64(0) >> ((64 - 8*uint(k)) & 63)) // k is 2 to 8
 			h := mixHash(w, k)
-			sl := &pc.slots[int(h>>pc.shift)&(len(pc.slots)-1)]
-			if sl.word == w && int(sl.size) == k {
+			p := int(h>>pc.shift) & (len(pc.slots) - 1)
+			switch sl := &pc.slots[p]; {
+			case sl.word == w && int(sl.size) == k:
 				n += int(sl.count)
-			} else {
+			case sl.size == 0: // a new piece, in the first slot it may be in
+				n += pc.add(p, s[i:e], w, h)
+			default:
 				n += pc.find(s[i:e], w, h)
 			}
 		default:
