@@ -1,11 +1,12 @@
 // Package o200k counts tokens of OpenAI's o200k_base encoding, exactly as
 // github.com/tiktoken-go/tokenizer does, without its vocabulary map: the
-// 199,998 tokens and a hash table over them are one embedded string
-// (vocab.bin, made by gen.go), so loading costs nothing and the garbage
-// collector has no pointers to scan. The text is split into pieces where
-// tiktoken-go's compiled engine for the split pattern cuts it, by a
-// hand-written matcher (split.go, ten times faster than the engine), and
-// each distinct piece is merged by byte-pair ranks once per text
+// 199,998 tokens, a hash table over them (hash.go) and one over the
+// tokens of two bytes are one embedded string (vocab.bin, made by
+// gen.go), so loading costs nothing and the garbage collector has no
+// pointers to scan. The text is split into pieces where tiktoken-go's
+// compiled engine for the split pattern cuts it, by a hand-written
+// matcher (split.go, ten times faster than the engine), and each distinct
+// piece is looked up, or merged by byte-pair ranks, once per Counter
 // (piececache.go). A text counted with an Index is counted again with its
 // middle replaced (a truncated file) by splitting only around the seams
 // (splice.go).
