@@ -179,7 +179,7 @@ func rank(s string) (uint32, bool) {
 		w := load(s)
 		return rankWord(s, w, mixHash(w, len(s)))
 	}
-	return rankWord(s, 0, longHash(s))
+	return rankWord(s, 0, vocabHash(s))
 }
 
 // rankWord is rank for s whose vocabHash is h and, when s is up to eight

@@ -36,19 +36,6 @@ type cacheSlot struct {
 	count uint16
 }
 
-// word returns the first eight bytes of text[i:e] (fewer if it is
-// shorter, the rest zero) as a little-endian number.
-func word(text string, i, e int) uint64 {
-	if i+8 <= len(text) {
-		w := load8(text, i)
-		if n := uint(e - i); n < 8 {
-			w &= 1<<(8*n) - 1
-		}
-		return w
-	}
-	return load(text[i:min(e, i+8)])
-}
-
 // quickCount returns the number of tokens of the piece text[i:e]: at
 // once when it is one byte, or up to eight bytes found in the first slot
 // it may be in (most pieces), else by count. The counting loop has it
@@ -79,7 +66,7 @@ func (c *pieceCache) init() {
 // or more. c must have a table (init).
 func (c *pieceCache) count(text string, i, e int) int {
 	n := e - i
-	var w, h uint64 // word(text, i, e) and vocabHash(text[i:e])
+	var w, h uint64 // text[i:e]'s first eight bytes (or fewer), and vocabHash
 	switch {
 	case n <= 8 && i+8 <= len(text):
 		// n is 2 to 8: the shift is 0 to 48 (& 63 tells the compiler).
