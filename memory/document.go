@@ -50,7 +50,7 @@ func Documents(fsys fs.FS, dir string) ([]Document, []workspace.Problem, error) 
 func documents(fsys fs.FS, dir string, rd *docReads) ([]Document, []workspace.Problem, error) {
 	var docs []Document
 	var problems []workspace.Problem
-	agentDocs, probs, err := scopeDocuments(fsys, dir, "", "", rd)
+	agentDocs, probs, err := rd.scope(fsys, dir, "", "")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -103,25 +103,25 @@ func scopeDocuments(fsys fs.FS, root, scope, user string, rd *docReads) ([]Docum
 	var docs []Document
 	var problems []workspace.Problem
 	read := func(rel string) (bool, error) {
-		if d, ok := rd.cached(path.Join(root, rel)); ok {
-			d.Path, d.User = rel, user
-			docs = append(docs, d)
-			return true, nil
+		name := path.Join(root, rel)
+		d, id, ok := rd.cached(name, rel)
+		if !ok {
+			b, err := fs.ReadFile(fsys, name)
+			if errors.Is(err, fs.ErrNotExist) {
+				return false, nil
+			}
+			if err != nil {
+				return false, fmt.Errorf("read %s: %w", name, err)
+			}
+			if p, bad := checkDocument(path.Join(scope, rel), b); bad {
+				problems = append(problems, p)
+				return true, nil
+			}
+			d = NewDocument(rel, user, string(b))
 		}
-		b, err := fs.ReadFile(fsys, path.Join(root, rel))
-		if errors.Is(err, fs.ErrNotExist) {
-			return false, nil
-		}
-		if err != nil {
-			return false, fmt.Errorf("read %s: %w", path.Join(root, rel), err)
-		}
-		if p, bad := checkDocument(path.Join(scope, rel), b); bad {
-			problems = append(problems, p)
-			return true, nil
-		}
-		d := NewDocument(rel, user, string(b))
-		rd.keep(path.Join(root, rel), d)
+		d.Path, d.User = rel, user
 		docs = append(docs, d)
+		rd.keep(id)
 		return true, nil
 	}
 	for _, name := range []string{workspace.MemoryFile, workspace.MemoryFallbackFile} {

@@ -19,24 +19,44 @@ type FileIDs interface {
 }
 
 // DocumentCache is Documents for one agent whose memory is read again
-// and again as it grows (the daemon's indexer): on an FS that implements
-// FileIDs, a user directory whose path and id are those of the last call
-// gives that call's documents and problems without being walked (under
-// appends, only the directories of the users appended to are), and a
-// document whose path and content id are those of the last call is taken
-// from that call, not read and hashed again. Each call keeps only what
-// it returned, so what no revision references any more is dropped. The
-// zero value is ready to use; it is safe for concurrent use.
+// and again as it grows (the daemon's indexer). On an FS that implements
+// FileIDs, a directory of documents (the agent's, or a user's) whose id
+// is that of the last call gives that call's documents and problems
+// without being walked: under appends, only the directories of the users
+// appended to are. One whose id changed is walked again, and each of its
+// documents whose content id is the same as at the last call is taken
+// from that call, not read and hashed again: an append to a user's
+// daily log reads that log, not every log of the user's history.
+//
+// The cache is updated in place, so a call costs what changed plus a
+// look-up per user directory, not a copy of every user's entry; a call
+// that succeeds drops the directories it no longer found. The zero
+// value is ready to use; it is safe for concurrent use (calls take
+// turns).
 type DocumentCache struct {
 	mu     sync.Mutex
-	last   map[string]Document  // path + "\x00" + content id → document
-	scopes map[string]scopeRead // user directory + "\x00" + its id → what it held
+	call   uint64                // the number of the last call
+	scopes map[string]*scopeRead // directory → what it held when last walked
 }
 
-// scopeRead is what scopeDocuments found in one user directory.
+// scopeRead is what scopeDocuments found in one directory (the agent's
+// or a user's) the last time it was walked.
 type scopeRead struct {
+	id       fileID
 	docs     []Document
+	docIDs   []fileID // the content id of each of docs
 	problems []workspace.Problem
+	// byPath is the index in docs of each document's path, made when
+	// the directory is walked again and holds many documents.
+	byPath map[string]int
+	// seen is the number of the last call that found the directory.
+	seen uint64
+}
+
+// fileID is a content id FileIDs gave, or none (ok false).
+type fileID struct {
+	id string
+	ok bool
 }
 
 // Documents is the package's Documents, reading only what changed since
@@ -47,72 +67,116 @@ func (c *DocumentCache) Documents(fsys fs.FS, dir string) ([]Document, []workspa
 		return Documents(fsys, dir)
 	}
 	c.mu.Lock()
-	last, scopes := c.last, c.scopes
-	c.mu.Unlock()
-	rd := &docReads{ids: ids, last: last, next: map[string]Document{}, lastScopes: scopes, nextScopes: map[string]scopeRead{}}
+	defer c.mu.Unlock()
+	if c.scopes == nil {
+		c.scopes = map[string]*scopeRead{}
+	}
+	c.call++
+	rd := &docReads{ids: ids, scopes: c.scopes, call: c.call}
 	docs, problems, err := documents(fsys, dir, rd)
 	if err != nil {
+		// What the call stored is right by its ids: the next call that
+		// succeeds drops what is gone.
 		return nil, nil, err
 	}
-	c.mu.Lock()
-	c.last, c.scopes = rd.next, rd.nextScopes
-	c.mu.Unlock()
+	if rd.found < len(c.scopes) {
+		for k, sr := range c.scopes {
+			if sr.seen != c.call {
+				delete(c.scopes, k)
+			}
+		}
+	}
 	return docs, problems, nil
 }
 
-// docReads is one DocumentCache call: the last call's documents and user
-// directories, and this one's. A nil *docReads reads everything.
+// docReads is one DocumentCache call: the cache's directories, updated
+// as the call finds them. A nil *docReads reads everything.
 type docReads struct {
-	ids                    FileIDs
-	last, next             map[string]Document
-	lastScopes, nextScopes map[string]scopeRead
+	ids    FileIDs
+	scopes map[string]*scopeRead
+	call   uint64
+	// found counts the directories of scopes this call found.
+	found int
+	// last and next are the directory being walked as the last walk
+	// found it (nil: not walked before) and as this one does.
+	last, next *scopeRead
 }
 
-// scope is scopeDocuments of the user directory root, taken from the
-// last call when root's id is the same. The documents of a directory
-// taken so are not kept one by one: should it change, it is read again
-// whole (one user's files).
+// scope is scopeDocuments of the directory root, taken from the last
+// call when root's id is the same.
 func (r *docReads) scope(fsys fs.FS, root, scope, user string) ([]Document, []workspace.Problem, error) {
-	k, ok := r.key(root)
-	if !ok {
-		return scopeDocuments(fsys, root, scope, user, r)
+	if r == nil {
+		return scopeDocuments(fsys, root, scope, user, nil)
 	}
-	if sr, hit := r.lastScopes[k]; hit {
-		r.nextScopes[k] = sr
-		return sr.docs, sr.problems, nil
+	id := r.fileID(root)
+	last := r.scopes[root]
+	if last != nil && id.ok && last.id == id {
+		last.seen = r.call
+		r.found++
+		return last.docs, last.problems, nil
 	}
+	r.last, r.next = last, &scopeRead{id: id, seen: r.call}
+	defer func() { r.last, r.next = nil, nil }()
 	docs, problems, err := scopeDocuments(fsys, root, scope, user, r)
-	if err == nil {
-		r.nextScopes[k] = scopeRead{docs: slices.Clip(docs), problems: slices.Clip(problems)}
+	if err != nil {
+		return nil, nil, err
 	}
-	return docs, problems, err
+	next := r.next
+	next.docs, next.problems = slices.Clip(docs), slices.Clip(problems)
+	r.scopes[root] = next
+	r.found++
+	return docs, problems, nil
 }
 
-func (r *docReads) key(name string) (string, bool) {
+// fileID is name's content id.
+func (r *docReads) fileID(name string) fileID {
 	if r == nil {
-		return "", false
+		return fileID{}
 	}
 	id, ok := r.ids.FileID(name)
-	return name + "\x00" + id, ok
+	return fileID{id: id, ok: ok}
 }
 
-// cached is the document at name as the last call read it, when its
-// content id is the same.
-func (r *docReads) cached(name string) (Document, bool) {
-	k, ok := r.key(name)
-	if !ok {
-		return Document{}, false
+// cached is the document at rel (a path relative to the directory being
+// walked, full path name) as the last walk of that directory read it,
+// when its content id is the same; id is that content id.
+func (r *docReads) cached(name, rel string) (d Document, id fileID, ok bool) {
+	if r == nil {
+		return Document{}, fileID{}, false
 	}
-	d, ok := r.last[k]
-	if ok {
-		r.next[k] = d
+	id = r.fileID(name)
+	last := r.last
+	if !id.ok || last == nil {
+		return Document{}, id, false
 	}
-	return d, ok
+	i := last.index(rel)
+	if i < 0 || last.docIDs[i] != id {
+		return Document{}, id, false
+	}
+	return last.docs[i], id, true
 }
 
-// keep records the document read at name for the next call.
-func (r *docReads) keep(name string, d Document) {
-	if k, ok := r.key(name); ok {
-		r.next[k] = d
+// index is the index in docs of the document at rel, or -1.
+func (sr *scopeRead) index(rel string) int {
+	const scan = 8 // up to which a scan beats making a map
+	if len(sr.docs) <= scan {
+		return slices.IndexFunc(sr.docs, func(d Document) bool { return d.Path == rel })
+	}
+	if sr.byPath == nil {
+		sr.byPath = make(map[string]int, len(sr.docs))
+		for i, d := range sr.docs {
+			sr.byPath[d.Path] = i
+		}
+	}
+	if i, ok := sr.byPath[rel]; ok {
+		return i
+	}
+	return -1
+}
+
+// keep records the content id of the document the walk just added.
+func (r *docReads) keep(id fileID) {
+	if r != nil {
+		r.next.docIDs = append(r.next.docIDs, id)
 	}
 }

@@ -78,8 +78,8 @@ func TestDocumentCache(t *testing.T) {
 	}
 	delete(f.MapFS, "bot/MEMORY.md")
 	check("removed")
-	if len(c.last) != 2 {
-		t.Errorf("the cache keeps %d documents after a removal, want 2", len(c.last))
+	if n := c.kept(); n != 2 {
+		t.Errorf("the cache keeps %d documents after a removal, want 2", n)
 	}
 }
 
@@ -108,7 +108,7 @@ func TestDocumentCacheUserDirs(t *testing.T) {
 		{"an append to alice's log", func() {
 			f.MapFS["bot/users/alice/memory/2024-01-02.md"] = &fstest.MapFile{Data: []byte("## 11:00\nlikes cake\n\n## 12:00\nand pie\n")}
 			f.ids["bot/users/alice/memory/2024-01-02.md"], f.ids["bot/users/alice"] = "a3", "A2"
-		}, []string{"bot/users/alice/memory/2024-01-01.md", "bot/users/alice/memory/2024-01-02.md"}},
+		}, []string{"bot/users/alice/memory/2024-01-02.md"}},
 		{"bob's file removed", func() {
 			delete(f.MapFS, "bot/users/bob/MEMORY.md")
 			f.MapFS["bot/users/bob/USER.md"] = &fstest.MapFile{Data: []byte("bob\n")}
@@ -117,7 +117,16 @@ func TestDocumentCacheUserDirs(t *testing.T) {
 		{"a truncated log", func() {
 			f.MapFS["bot/users/alice/memory/2024-01-02.md"] = &fstest.MapFile{Data: []byte("## 11:00\nlikes\n")}
 			f.ids["bot/users/alice/memory/2024-01-02.md"], f.ids["bot/users/alice"] = "a4", "A3"
-		}, []string{"bot/users/alice/memory/2024-01-01.md", "bot/users/alice/memory/2024-01-02.md"}},
+		}, []string{"bot/users/alice/memory/2024-01-02.md"}},
+		{"a log of the agent's and a new user", func() {
+			f.MapFS["bot/memory/2024-01-03.md"] = &fstest.MapFile{Data: []byte("## 09:00\nstand-up\n")}
+			f.MapFS["bot/users/carol/MEMORY.md"] = &fstest.MapFile{Data: []byte("carol's\n")}
+			f.ids["bot/memory/2024-01-03.md"], f.ids["bot/users/carol/MEMORY.md"], f.ids["bot/users/carol"] = "g1", "c1", "C1"
+		}, []string{"bot/memory/2024-01-03.md", "bot/users/carol/MEMORY.md"}},
+		{"bob's directory removed", func() {
+			delete(f.MapFS, "bot/users/bob/USER.md")
+			delete(f.ids, "bot/users/bob")
+		}, nil},
 	} {
 		step.change()
 		f.opened = map[string]int{}
@@ -141,4 +150,19 @@ func TestDocumentCacheUserDirs(t *testing.T) {
 			t.Errorf("%s: cache gave %+v %v, Documents %+v %v", step.name, got, gotProbs, want, wantProbs)
 		}
 	}
+	if _, ok := c.scopes["bot/users/bob"]; ok {
+		t.Errorf("the cache keeps the directory of bob, removed")
+	}
+	if n := c.kept(); n != 5 {
+		t.Errorf("the cache keeps %d documents, want the 5 there are", n)
+	}
+}
+
+// kept counts the documents c holds.
+func (c *DocumentCache) kept() int {
+	n := 0
+	for _, sr := range c.scopes {
+		n += len(sr.docs)
+	}
+	return n
 }
