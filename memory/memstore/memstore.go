@@ -81,6 +81,31 @@ type agentIndex struct {
 	owner   []int32           // by position: 0 agent-level, else 1 + the user's in users
 	users   map[string]int32  // 1 + index by user id
 	byUser  map[string][]int  // chunk positions by user ("" = agent-level)
+	// edits are the changes of docs, when docs is the map of the index
+	// it replaces: made when it is published (install), so that the
+	// index before it keeps its documents until then.
+	edits []docEdit
+}
+
+// docEdit sets a document's hash in an index's docs, or deletes it.
+type docEdit struct {
+	key  docKey
+	hash string
+	gone bool
+}
+
+// install publishes ix as agent's index, making its edits. The caller
+// holds the write lock.
+func (s *Store) install(agent string, ix *agentIndex) {
+	for _, e := range ix.edits {
+		if e.gone {
+			delete(ix.docs, e.key)
+		} else {
+			ix.docs[e.key] = e.hash
+		}
+	}
+	ix.edits = nil
+	s.agents[agent] = ix
 }
 
 type docKey struct{ user, path string }
@@ -130,7 +155,7 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 		stats.Unchanged = len(docs)
 		return stats, nil
 	}
-	next := &agentIndex{commit: commit, docs: make(map[docKey]string, len(docs))}
+	next := &agentIndex{commit: commit}
 	kept, renewed, fresh, err := next.diff(agent, old, docs, &stats)
 	if err != nil {
 		return stats, err
@@ -204,7 +229,7 @@ func (s *Store) publish(agent string, next *agentIndex, text *bm25.Dynamic, chan
 	err := text.Update(change)
 	if err == nil {
 		next.text = text
-		s.agents[agent] = next
+		s.install(agent, next)
 	}
 	s.mu.Unlock()
 	switch {
@@ -218,7 +243,7 @@ func (s *Store) publish(agent string, next *agentIndex, text *bm25.Dynamic, chan
 	}
 	s.mu.Lock()
 	next.text = text
-	s.agents[agent] = next
+	s.install(agent, next)
 	s.mu.Unlock()
 }
 
@@ -281,27 +306,46 @@ const (
 // add, counting unchanged, changed and removed documents and the chunks
 // of the changed ones in stats. A changed document keeps its chunks
 // that are the same as before (under appends to a log, all but the
-// last): only the others are removed and added.
+// last): only the others are removed and added. When docs are in order
+// (memory.Documents: by user, then path), next takes old's map of
+// documents with the edits that make it docs' (applied when next is
+// published), so that a run costs a look-up per document, not a new map
+// of them all.
 func (next *agentIndex) diff(agent string, old *agentIndex, docs []memory.Document, stats *memory.IndexStats) ([]chunkFate, map[int]memory.Chunk, []memory.Chunk, error) {
 	var kept []chunkFate
 	renewed := map[int]memory.Chunk{}
+	inPlace := old != nil && docsInOrder(docs)
 	if old != nil {
 		kept = make([]chunkFate, len(old.chunks))
 	}
+	if inPlace {
+		next.docs = old.docs
+	} else {
+		next.docs = make(map[docKey]string, len(docs))
+	}
 	var fresh []memory.Chunk
+	found := 0 // of old's documents
 	for _, d := range docs {
 		k := docKey{d.User, d.Path}
-		if _, dup := next.docs[k]; dup {
-			return nil, nil, nil, fmt.Errorf("index %s: document %s of user %q appears twice", agent, d.Path, d.User)
+		if !inPlace {
+			if _, dup := next.docs[k]; dup {
+				return nil, nil, nil, fmt.Errorf("index %s: document %s of user %q appears twice", agent, d.Path, d.User)
+			}
+			next.docs[k] = d.Hash
 		}
-		next.docs[k] = d.Hash
 		h, had := "", false
 		if old != nil {
 			h, had = old.docs[k]
 		}
+		if had {
+			found++
+		}
 		if had && h == d.Hash {
 			stats.Unchanged++
 			continue
+		}
+		if inPlace {
+			next.edits = append(next.edits, docEdit{key: k, hash: d.Hash})
 		}
 		stats.Changed++
 		chunks := d.Chunks()
@@ -311,15 +355,38 @@ func (next *agentIndex) diff(agent string, old *agentIndex, docs []memory.Docume
 		}
 		fresh = append(fresh, chunks...)
 	}
-	if old != nil {
+	if old != nil && found < len(old.docs) {
+		now := next.docs
+		if inPlace {
+			now = make(map[docKey]string, len(docs))
+			for _, d := range docs {
+				now[docKey{d.User, d.Path}] = d.Hash
+			}
+		}
 		for k := range old.docs {
-			if _, ok := next.docs[k]; !ok {
+			if _, ok := now[k]; !ok {
 				stats.Removed++
 				old.match(k, nil, kept, renewed)
+				if inPlace {
+					next.edits = append(next.edits, docEdit{key: k, gone: true})
+				}
 			}
 		}
 	}
 	return kept, renewed, fresh, nil
+}
+
+// docsInOrder reports whether docs are in strictly increasing order by
+// user, then path: the order of memory.Documents, in which no document
+// appears twice.
+func docsInOrder(docs []memory.Document) bool {
+	for i := 1; i < len(docs); i++ {
+		a, b := docs[i-1], docs[i]
+		if cmp.Or(cmp.Compare(a.User, b.User), cmp.Compare(a.Path, b.Path)) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // match marks in kept the chunks of ix's document k that chunks (its

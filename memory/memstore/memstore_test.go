@@ -221,3 +221,45 @@ func search(t *testing.T, s *Store, text, user string) []memory.Hit {
 	}
 	return hits
 }
+
+// TestIndexDocumentOrder: a run with the documents in memory.Documents'
+// order or not, after one in either, sees what changed, was kept and
+// was removed; a document named twice is refused.
+func TestIndexDocumentOrder(t *testing.T) {
+	ctx := context.Background()
+	s, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	a := memory.NewDocument("MEMORY.md", "", "apples")
+	b := memory.NewDocument("memory/2026-01-01.md", "", "bananas")
+	c := memory.NewDocument("MEMORY.md", "u1", "cherries")
+	b2 := memory.NewDocument("memory/2026-01-01.md", "", "bananas and kiwis")
+	for i, step := range []struct {
+		docs []memory.Document
+		want memory.IndexStats
+	}{
+		{[]memory.Document{a, b}, memory.IndexStats{Documents: 2, Changed: 2, Chunks: 2}},
+		{[]memory.Document{b2, c}, memory.IndexStats{Documents: 2, Changed: 2, Removed: 1, Chunks: 2}},
+		{[]memory.Document{a, b2, c}, memory.IndexStats{Documents: 3, Changed: 1, Unchanged: 2, Chunks: 1}},
+		{[]memory.Document{c, a}, memory.IndexStats{Documents: 2, Unchanged: 2, Removed: 1}},
+		{[]memory.Document{a, c}, memory.IndexStats{Documents: 2, Unchanged: 2}},
+	} {
+		st, err := s.Index(ctx, "bot", fmt.Sprint("c", i+1), step.docs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st != step.want {
+			t.Errorf("run %d: %+v, want %+v", i+1, st, step.want)
+		}
+	}
+	if hits := search(t, s, "kiwis", ""); len(hits) != 0 {
+		t.Errorf("a removed document is found: %+v", hits)
+	}
+	for i, docs := range [][]memory.Document{{a, a}, {a, c, a}} {
+		if _, err := s.Index(ctx, "bot", fmt.Sprint("twice", i), docs); err == nil || !strings.Contains(err.Error(), "appears twice") {
+			t.Errorf("%d documents, one twice: err %v", len(docs), err)
+		}
+	}
+}
