@@ -45,6 +45,11 @@ func Hash(b []byte) string {
 	return hex.EncodeToString(sum[:16])
 }
 
+// hashString is Hash of s, without a copy of s.
+func hashString(s string) string {
+	return Hash(unsafe.Slice(unsafe.StringData(s), len(s)))
+}
+
 // Span is a chunk's text and position in a document, before it is tied to
 // a document.
 type Span struct {
@@ -252,11 +257,28 @@ func isBlank(line string) bool {
 }
 
 // Chunks splits a document into its chunks.
-func (d Document) Chunks() []Chunk {
+func (d Document) Chunks() []Chunk { return d.ChunksAfter(nil) }
+
+// ChunksAfter is Chunks of d, a version of the document whose chunks
+// were prev (in order of line): a chunk with the lines and text of one
+// of prev's takes that one's hash rather than hashing its text again.
+// Under appends to a log that is every chunk but the last, so a log's
+// change costs a hash of what changed, not of the whole log.
+func (d Document) ChunksAfter(prev []Chunk) []Chunk {
 	spans := Split(d.Text)
 	chunks := make([]Chunk, len(spans))
+	j := 0
 	for i, s := range spans {
-		chunks[i] = Chunk{Path: d.Path, User: d.User, StartLine: s.StartLine, EndLine: s.EndLine, Text: s.Text, Hash: Hash([]byte(s.Text))}
+		for j < len(prev) && prev[j].StartLine < s.StartLine {
+			j++
+		}
+		var h string
+		if j < len(prev) && prev[j].StartLine == s.StartLine && prev[j].EndLine == s.EndLine && prev[j].Text == s.Text {
+			h = prev[j].Hash
+		} else {
+			h = hashString(s.Text)
+		}
+		chunks[i] = Chunk{Path: d.Path, User: d.User, StartLine: s.StartLine, EndLine: s.EndLine, Text: s.Text, Hash: h}
 		if i > 0 {
 			chunks[i].Context = LeadIn(spans[i-1].Text)
 		}

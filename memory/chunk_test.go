@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -241,5 +242,49 @@ func TestChunksLeadIn(t *testing.T) {
 	}
 	if LeadIn("one\ntwo") != "two" || LeadIn("solo") != "solo" {
 		t.Errorf("LeadIn: %q, %q", LeadIn("one\ntwo"), LeadIn("solo"))
+	}
+}
+
+// TestChunksAfter: the chunks of a new version of a document are its
+// Chunks, each chunk with the lines and text of one of the last
+// version's taking that one's hash; a chunk whose text changed on the
+// same lines is hashed again.
+func TestChunksAfter(t *testing.T) {
+	para := func(n int) string {
+		return strings.Repeat(fmt.Sprintf("entry %d: met the customer about the invoice.\n", n), 12) + "\n"
+	}
+	var text string
+	for n := range 5 {
+		text += para(n)
+	}
+	before := NewDocument("memory/2026-01-01.md", "u1", text)
+	prev := before.Chunks()
+	if len(prev) < 3 {
+		t.Fatalf("%d chunks; the test wants 3 or more", len(prev))
+	}
+	for i := range prev {
+		prev[i].Hash = fmt.Sprint("kept-", i) // what was indexed, as a marker
+	}
+	after := NewDocument(before.Path, before.User, text+para(5))
+	got, want := after.ChunksAfter(prev), after.Chunks()
+	if len(got) != len(want) {
+		t.Fatalf("%d chunks, want %d", len(got), len(want))
+	}
+	for i := range got {
+		w := want[i]
+		if i < len(prev) && prev[i].Text == w.Text && prev[i].StartLine == w.StartLine {
+			w.Hash = prev[i].Hash
+		}
+		if got[i] != w {
+			t.Errorf("chunk %d: %+v, want %+v", i, got[i], w)
+		}
+	}
+	if got[0].Hash != "kept-0" {
+		t.Errorf("an unchanged chunk was hashed again: %q", got[0].Hash)
+	}
+	// The first chunk's text changes, its lines do not.
+	edited := NewDocument(before.Path, before.User, strings.Replace(text, "entry 0:", "entry X:", 1))
+	if got := edited.ChunksAfter(prev); got[0].Hash != edited.Chunks()[0].Hash || got[1].Hash != "kept-1" {
+		t.Errorf("an edited chunk: hashes %q, %q; want its own, then kept-1", got[0].Hash, got[1].Hash)
 	}
 }

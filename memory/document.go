@@ -34,7 +34,7 @@ const CodeNotIndexed = "memory-not-indexed"
 
 // NewDocument returns the document at path for user with text and its hash.
 func NewDocument(path, user, text string) Document {
-	return Document{Path: path, User: user, Text: text, Hash: Hash([]byte(text))}
+	return Document{Path: path, User: user, Text: text, Hash: hashString(text)}
 }
 
 // Documents returns the memory documents of the agent workspace at dir in

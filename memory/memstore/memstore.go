@@ -348,7 +348,13 @@ func (next *agentIndex) diff(agent string, old *agentIndex, docs []memory.Docume
 			next.edits = append(next.edits, docEdit{key: k, hash: d.Hash})
 		}
 		stats.Changed++
-		chunks := d.Chunks()
+		var chunks []memory.Chunk
+		if had {
+			lo, hi := old.docChunks(k)
+			chunks = d.ChunksAfter(old.chunks[lo:hi])
+		} else {
+			chunks = d.Chunks()
+		}
 		stats.Chunks += len(chunks)
 		if had {
 			chunks = old.match(k, chunks, kept, renewed)
@@ -395,11 +401,9 @@ func docsInOrder(docs []memory.Document) bool {
 // copy goes in renewed: its text lies in the document's new version,
 // while the old one's would keep every old version of a log alive.
 func (ix *agentIndex) match(k docKey, chunks []memory.Chunk, kept []chunkFate, renewed map[int]memory.Chunk) []memory.Chunk {
-	i, _ := slices.BinarySearchFunc(ix.chunks, k, func(c memory.Chunk, k docKey) int {
-		return cmp.Or(cmp.Compare(c.User, k.user), cmp.Compare(c.Path, k.path))
-	})
+	lo, hi := ix.docChunks(k)
 	var fresh []memory.Chunk
-	for ; i < len(ix.chunks) && ix.chunks[i].User == k.user && ix.chunks[i].Path == k.path; i++ {
+	for i := lo; i < hi; i++ {
 		c := ix.chunks[i]
 		for len(chunks) > 0 && chunks[0].StartLine < c.StartLine {
 			fresh, chunks = append(fresh, chunks[0]), chunks[1:]
@@ -411,6 +415,18 @@ func (ix *agentIndex) match(k docKey, chunks []memory.Chunk, kept []chunkFate, r
 		kept[i] = removed
 	}
 	return append(fresh, chunks...)
+}
+
+// docChunks is where document k's chunks are in ix.chunks: [lo, hi).
+func (ix *agentIndex) docChunks(k docKey) (lo, hi int) {
+	lo, _ = slices.BinarySearchFunc(ix.chunks, k, func(c memory.Chunk, k docKey) int {
+		return cmp.Or(cmp.Compare(c.User, k.user), cmp.Compare(c.Path, k.path))
+	})
+	hi = lo
+	for hi < len(ix.chunks) && ix.chunks[hi].User == k.user && ix.chunks[hi].Path == k.path {
+		hi++
+	}
+	return lo, hi
 }
 
 // embedFresh embeds the fresh chunks through the cache. An embedder failure
