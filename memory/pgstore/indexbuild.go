@@ -54,10 +54,12 @@ func (s *Store) buildHNSW(defs []string) {
 	}()
 }
 
-// buildConcurrently runs the CREATE INDEX statements defs with
-// CONCURRENTLY IF NOT EXISTS on a connection of the pool, after dropping
-// an invalid HNSW index, with maintenance memory for the whole HNSW graph
-// (hnswBuildMemory) that is reset before the connection goes back.
+// buildConcurrently runs the CREATE INDEX statements defs (those of the
+// HNSW index) with CONCURRENTLY IF NOT EXISTS on a connection of the
+// pool, after dropping an invalid HNSW index, with maintenance memory for
+// the whole HNSW graph (hnswBuildMemory) that is reset before the
+// connection goes back. A valid HNSW index is left as it is, without
+// reading the table: an Open at a million chunks would count them all.
 func (s *Store) buildConcurrently(ctx context.Context, defs []string) error {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
@@ -66,10 +68,13 @@ func (s *Store) buildConcurrently(ctx context.Context, defs []string) error {
 	defer conn.Release()
 	// One statement per Exec: CONCURRENTLY cannot run in the implicit
 	// transaction of a multi-statement query.
-	var invalid bool
-	err = conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
-		WHERE x.indrelid = 'chunks'::regclass AND i.relname = 'chunks_embedding_hnsw' AND NOT x.indisvalid)`).Scan(&invalid)
-	if err == nil && invalid {
+	var valid *bool // nil: no index
+	err = conn.QueryRow(ctx, `SELECT (SELECT x.indisvalid FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
+		WHERE x.indrelid = 'chunks'::regclass AND i.relname = 'chunks_embedding_hnsw')`).Scan(&valid)
+	if err == nil && valid != nil && *valid {
+		return nil
+	}
+	if err == nil && valid != nil {
 		_, err = conn.Exec(ctx, "DROP INDEX CONCURRENTLY IF EXISTS chunks_embedding_hnsw")
 	}
 	var vectors int64

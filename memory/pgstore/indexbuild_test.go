@@ -1,6 +1,15 @@
 package pgstore
 
-import "testing"
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/quirehq/quire/memory"
+	"github.com/quirehq/quire/memory/storetest"
+)
 
 // TestHNSWBuildMemory: the build gets the whole graph's memory (halfvec
 // and neighbour lists, with a quarter more), never less than 1 GiB nor
@@ -26,4 +35,45 @@ func TestHNSWBuildMemory(t *testing.T) {
 			t.Errorf("hnswBuildMemory(%d, %d) = %d, outside 1-8 GiB", tc.n, tc.dims, got)
 		}
 	}
+}
+
+// TestOpenLeavesValidVectorIndex: a store opened over a valid vector
+// index does not read the chunks table to rebuild it (at a million chunks
+// counting them took seconds at every start): its background build ends
+// while another transaction holds chunks under an exclusive lock.
+func TestOpenLeavesValidVectorIndex(t *testing.T) {
+	ctx := context.Background()
+	schema := testSchema(t)
+	s := openStore(t, schema, memory.Builtin{})
+	if _, err := s.Index(ctx, "a", "c1", storetest.NewCorpus(200, 3).Docs); err != nil {
+		t.Fatal(err)
+	}
+	s.WaitIndexBuilds()
+	s.Close()
+	conn, err := pgx.Connect(ctx, databaseURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "LOCK TABLE "+pgx.Identifier{schema, "chunks"}.Sanitize()+" IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	s = openStore(t, schema, memory.Builtin{})
+	built := make(chan struct{})
+	go func() {
+		s.WaitIndexBuilds()
+		close(built)
+	}()
+	select {
+	case <-built:
+	case <-time.After(20 * time.Second):
+		t.Error("the background build of an existing valid vector index waits on the chunks table")
+	}
+	tx.Rollback(ctx)
+	<-built
 }
