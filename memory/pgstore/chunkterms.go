@@ -11,15 +11,23 @@ import (
 )
 
 // chunk_terms is the full-text index a search reads: per chunk its length
-// in tokens, the ids of its terms (term_stats.id) with a GIN index that
-// finds the chunks holding a query's terms, and tf, its terms' ids with
-// their exact counts, from which the store scores BM25 as memory/bm25
-// does. Among its terms is its scope's (scopeTerm), so the GIN index
-// finds only the chunks a user sees.
+// in tokens, its terms as scoped keys (scopedKey: the term's id,
+// term_stats.id, with the chunk's scope's) with a GIN index that finds
+// the chunks a user sees holding a query's terms, and tf, its terms' ids
+// with their exact counts, from which the store scores BM25 as
+// memory/bm25 does. Among its terms is its scope's (scopeTerm).
 
 // scopeTerm is the pseudo-term of a scope: every chunk of user ("" for
 // agent-level memory) holds it. No real term contains a space.
 func scopeTerm(user string) string { return " scope:" + user }
+
+// scopedKey is a term's key in chunk_terms.scoped for a chunk of scope
+// (the id of its scopeTerm): the scope's id in the high 32 bits and the
+// term's in the low ones.
+func scopedKey(scope, term int32) int64 { return int64(scope)<<32 | int64(uint32(term)) }
+
+// termIDSQL is the term id of a chunk_terms.scoped key k, in SQL.
+const termIDSQL = "(k & 4294967295)::int"
 
 // tfEntry is the size of one term of a chunk_terms.tf value: the term's
 // id (4 bytes) and its count (2 bytes), big-endian, by id ascending.
@@ -79,22 +87,23 @@ func (c *chunkTerms) copy(ctx context.Context, tx pgx.Tx, agent string) error {
 	if err != nil {
 		return err
 	}
-	_, err = tx.CopyFrom(ctx, pgx.Identifier{"chunk_terms"}, []string{"chunk_id", "tokens", "terms", "tf"}, pgx.CopyFromSlice(len(c.rows), func(i int) ([]any, error) {
+	_, err = tx.CopyFrom(ctx, pgx.Identifier{"chunk_terms"}, []string{"chunk_id", "tokens", "scoped", "tf"}, pgx.CopyFromSlice(len(c.rows), func(i int) ([]any, error) {
 		r := c.rows[i]
 		terms := make([]int32, len(r.terms))
 		order := make([]int, len(r.terms))
 		for j, n := range r.terms {
 			terms[j], order[j] = ids[n], j
 		}
+		scope := terms[0] // add puts the scope's term first
 		sort.Slice(order, func(a, b int) bool { return terms[order[a]] < terms[order[b]] })
-		sorted := make([]int32, len(order))
+		scoped := make([]int64, len(order))
 		tf := make([]byte, 0, tfEntry*len(order))
 		for k, j := range order {
-			sorted[k] = terms[j]
+			scoped[k] = scopedKey(scope, terms[j])
 			tf = binary.BigEndian.AppendUint32(tf, uint32(terms[j]))
 			tf = binary.BigEndian.AppendUint16(tf, uint16(min(r.tf[j], maxTF)))
 		}
-		return []any{r.chunk, r.tokens, sorted, tf}, nil
+		return []any{r.chunk, r.tokens, scoped, tf}, nil
 	}))
 	if err != nil {
 		return fmt.Errorf("copy chunk terms: %w", err)

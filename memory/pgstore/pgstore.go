@@ -4,9 +4,9 @@
 // each chunk's full-text terms (TextVector: memory.Analyzer's terms, those
 // of queries and of the embedded store), the per-agent term
 // statistics its BM25 ranking reads (kept in the indexing transaction),
-// chunk_terms, the narrow table of each chunk's term ids and counts that a
-// full-text search reads through its GIN index and scores as memory/bm25
-// does, and an HNSW cosine index of the embeddings at half precision
+// chunk_terms, the narrow table of each chunk's term ids (keyed by its
+// scope) and counts that a full-text search reads through its GIN index
+// and scores as memory/bm25 does, and an HNSW cosine index of the embeddings at half precision
 // (halfvec), whose dimension follows the configured embedder and whose
 // candidates a search ranks by the full vectors' exact cosine.
 // It is the only package that imports pgx and pgvector.

@@ -262,7 +262,7 @@ func TestTermStatistics(t *testing.T) {
 		}
 		var wrong int
 		if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM (SELECT * FROM term_stats WHERE agent = 'a') s FULL JOIN
-			(SELECT u.id, count(*) AS df FROM chunks c JOIN chunk_terms t ON t.chunk_id = c.id, unnest(t.terms) AS u(id) WHERE c.agent = 'a' GROUP BY u.id) c
+			(SELECT u.id, count(*) AS df FROM chunks c JOIN chunk_terms t ON t.chunk_id = c.id, unnest(`+chunkTermIDs+`) AS u(id) WHERE c.agent = 'a' GROUP BY u.id) c
 			ON s.id = c.id WHERE s.df IS DISTINCT FROM c.df`).Scan(&wrong); err != nil {
 			t.Fatal(err)
 		}
@@ -271,8 +271,8 @@ func TestTermStatistics(t *testing.T) {
 		}
 		// Each chunk's chunk_terms row: its length, and its terms and
 		// scope, each with a count.
-		rows, err := s.pool.Query(ctx, `SELECT c.user_id, c.path, c.start_line, c.tokens, t.tokens, length(t.tf) = 6 * cardinality(t.terms),
-			(SELECT array_agg(s.term ORDER BY s.term) FROM unnest(t.terms) AS u(id) JOIN term_stats s ON s.id = u.id)
+		rows, err := s.pool.Query(ctx, `SELECT c.user_id, c.path, c.start_line, c.tokens, t.tokens, length(t.tf) = 6 * cardinality(t.scoped),
+			(SELECT array_agg(s.term ORDER BY s.term) FROM unnest(`+chunkTermIDs+`) AS u(id) JOIN term_stats s ON s.id = u.id)
 			FROM chunks c LEFT JOIN chunk_terms t ON t.chunk_id = c.id WHERE c.agent = 'a'`)
 		if err != nil {
 			t.Fatal(err)
@@ -412,7 +412,7 @@ func TestTextVectorInPostgres(t *testing.T) {
 	var terms memory.Analyzer
 	for i, text := range texts {
 		var lexemes int
-		if err := s.pool.QueryRow(ctx, "SELECT cardinality(t.terms) - 1 FROM chunks c JOIN chunk_terms t ON t.chunk_id = c.id WHERE c.path = $1", fmt.Sprintf("memory/%d.md", i)).Scan(&lexemes); err != nil {
+		if err := s.pool.QueryRow(ctx, "SELECT cardinality(t.scoped) - 1 FROM chunks c JOIN chunk_terms t ON t.chunk_id = c.id WHERE c.path = $1", fmt.Sprintf("memory/%d.md", i)).Scan(&lexemes); err != nil {
 			t.Fatal(err)
 		}
 		want := map[string]bool{}
@@ -426,7 +426,7 @@ func TestTextVectorInPostgres(t *testing.T) {
 		}
 		for tok := range want {
 			var path string
-			err := s.pool.QueryRow(ctx, `SELECT c.path FROM chunks c JOIN chunk_terms t ON t.chunk_id = c.id JOIN term_stats s ON s.id = ANY(t.terms)
+			err := s.pool.QueryRow(ctx, `SELECT c.path FROM chunks c JOIN chunk_terms t ON t.chunk_id = c.id JOIN term_stats s ON s.id = ANY(`+chunkTermIDs+`)
 				WHERE s.agent = 'a' AND s.term = $1 ORDER BY c.path LIMIT 1`, tok).Scan(&path)
 			if err != nil {
 				t.Errorf("text %d: token %q not found: %v", i, tok, err)
@@ -438,7 +438,7 @@ func TestTextVectorInPostgres(t *testing.T) {
 	}
 	var id int32
 	var tf []byte
-	if err := s.pool.QueryRow(ctx, "SELECT s.id, t.tf FROM term_stats s JOIN chunk_terms t ON s.id = ANY(t.terms) WHERE s.agent = 'a' AND s.term = 'ab'").Scan(&id, &tf); err != nil || termCount(tf, id) != 300 {
+	if err := s.pool.QueryRow(ctx, "SELECT s.id, t.tf FROM term_stats s JOIN chunk_terms t ON s.id = ANY("+chunkTermIDs+") WHERE s.agent = 'a' AND s.term = 'ab'").Scan(&id, &tf); err != nil || termCount(tf, id) != 300 {
 		t.Errorf("count of a token said 300 times: %d, %v; want 300", termCount(tf, id), err)
 	}
 }
@@ -534,12 +534,12 @@ func TestMigrationBackfillsChunkTerms(t *testing.T) {
 		"ALTER TABLE chunks ADD COLUMN tsv tsvector",
 		`UPDATE chunks c SET tsv = coalesce((SELECT string_agg(quote_literal(s.term) || ':' ||
 			(SELECT string_agg(g::text, ',') FROM generate_series(1, least((get_byte(t.tf, 6 * u.i::int - 2) << 8) + get_byte(t.tf, 6 * u.i::int - 1), 256)) AS g), ' ')
-			FROM chunk_terms t, unnest(t.terms) WITH ORDINALITY AS u(id, i) JOIN term_stats s ON s.id = u.id
+			FROM chunk_terms t, unnest(` + chunkTermIDs + `) WITH ORDINALITY AS u(id, i) JOIN term_stats s ON s.id = u.id
 			WHERE t.chunk_id = c.id AND s.term NOT LIKE ' scope:%'), '')::tsvector`,
 		"DROP TABLE chunk_terms",
 		"DELETE FROM term_stats WHERE term LIKE ' scope:%'",
 		"ALTER TABLE term_stats DROP COLUMN id",
-		"DELETE FROM schema_migrations WHERE version IN (6, 8)",
+		"DELETE FROM schema_migrations WHERE version IN (6, 8, 9)",
 	} {
 		if _, err := s.pool.Exec(ctx, q); err != nil {
 			t.Fatal(q, err)
@@ -602,4 +602,72 @@ func FuzzTextVector(f *testing.F) {
 			t.Fatalf("length %d; want the %d terms", n, len(all))
 		}
 	})
+}
+
+// chunkTermIDs is, in SQL, the term ids of the chunk_terms row t (from
+// its scoped keys), in order.
+const chunkTermIDs = "ARRAY(SELECT " + termIDSQL + " FROM unnest(t.scoped) AS k ORDER BY k)"
+
+// TestMigrationScopedTerms: a database from before migration 009, whose
+// chunk_terms rows hold bare term ids, gets each row's terms keyed by its
+// scope, as the store writes them, and searches rank as before.
+func TestMigrationScopedTerms(t *testing.T) {
+	ctx := context.Background()
+	schema := testSchema(t)
+	s := openStore(t, schema, memory.None{})
+	corpus := storetest.NewCorpus(300, 9)
+	if _, err := s.Index(ctx, "a", "c1", corpus.Docs); err != nil {
+		t.Fatal(err)
+	}
+	search := func() []memory.Hit {
+		var all []memory.Hit
+		for i, q := range corpus.Queries[:40] {
+			hits, err := s.Search(ctx, "a", memory.Query{Text: q, User: corpus.Users[i%len(corpus.Users)]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, hits...)
+		}
+		return all
+	}
+	rowsSQL := "SELECT chunk_id::text || ' ' || tokens || ' ' || scoped::text || ' ' || encode(tf, 'hex') FROM chunk_terms ORDER BY chunk_id"
+	keys := func() []string {
+		rows, err := s.pool.Query(ctx, rowsSQL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	want, wantKeys := search(), keys()
+	// Back to the schema before 009.
+	for _, q := range []string{
+		"CREATE TABLE chunk_terms_old AS SELECT t.chunk_id, t.tokens, " + chunkTermIDs + " AS terms, t.tf FROM chunk_terms t",
+		"DROP TABLE chunk_terms",
+		"ALTER TABLE chunk_terms_old RENAME TO chunk_terms",
+		"ALTER TABLE chunk_terms ADD PRIMARY KEY (chunk_id), ADD FOREIGN KEY (chunk_id) REFERENCES chunks (id) ON DELETE CASCADE",
+		"CREATE INDEX chunk_terms_terms ON chunk_terms USING gin (terms) WITH (fastupdate = off)",
+		"DELETE FROM schema_migrations WHERE version = 9",
+	} {
+		if _, err := s.pool.Exec(ctx, q); err != nil {
+			t.Fatal(q, err)
+		}
+	}
+	s.Close()
+	s = openStore(t, schema, memory.None{})
+	if got := keys(); !slices.Equal(got, wantKeys) {
+		t.Errorf("chunk_terms after the upgrade differ from the rows the store wrote (%d rows, want %d)", len(got), len(wantKeys))
+	}
+	if got := search(); !slices.EqualFunc(got, want, func(a, b memory.Hit) bool {
+		return a.Path == b.Path && a.User == b.User && a.StartLine == b.StartLine && a.Score == b.Score
+	}) {
+		t.Errorf("searches after the upgrade differ from before it")
+	}
+	// Removals go on from the upgraded rows.
+	if _, err := s.Index(ctx, "a", "c2", corpus.Docs[1:]); err != nil {
+		t.Fatal(err)
+	}
 }

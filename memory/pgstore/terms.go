@@ -91,7 +91,7 @@ func (d *termDelta) subtract(ctx context.Context, tx pgx.Tx, docs []int64) error
 		return fmt.Errorf("read term statistics of removed chunks: %w", err)
 	}
 	d.chunks, d.tokens = d.chunks-chunks, d.tokens-tokens
-	rows, err := tx.Query(ctx, "SELECT s.term, count(*) FROM term_stats s JOIN (SELECT unnest(t.terms) AS id FROM "+removed+") AS u ON s.id = u.id GROUP BY s.term", docs)
+	rows, err := tx.Query(ctx, "SELECT s.term, count(*) FROM term_stats s JOIN (SELECT "+termIDSQL+" AS id FROM (SELECT unnest(t.scoped) AS k FROM "+removed+") AS r) AS u ON s.id = u.id GROUP BY s.term", docs)
 	if err != nil {
 		return fmt.Errorf("read term statistics of removed chunks: %w", err)
 	}

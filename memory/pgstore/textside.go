@@ -58,10 +58,21 @@ func (q *bm25Query) score(tokens int, tf []byte) float64 {
 	return score
 }
 
-// textCandidatesSQL reads the chunk_terms rows of the chunks holding a
-// selecting term ($1) in a scope the user sees ($2): the GIN index finds
-// them both.
-const textCandidatesSQL = "SELECT chunk_id, tokens, tf FROM chunk_terms WHERE terms && $1::int[] AND terms && $2::int[]"
+// textCandidatesSQL reads the chunk_terms rows holding one of the scoped
+// keys $1 (textKeys): the GIN index finds them by those keys alone.
+const textCandidatesSQL = "SELECT chunk_id, tokens, tf FROM chunk_terms WHERE scoped && $1::int8[]"
+
+// textKeys returns the chunk_terms.scoped keys of the selecting terms in
+// each of the scopes a search sees.
+func textKeys(scopes, selecting []int32) []int64 {
+	keys := make([]int64, 0, len(scopes)*len(selecting))
+	for _, scope := range scopes {
+		for _, t := range selecting {
+			keys = append(keys, scopedKey(scope, t))
+		}
+	}
+	return keys
+}
 
 type scoredChunk struct {
 	id    int64
@@ -97,7 +108,7 @@ func (s *Store) textSide(ctx context.Context, scopes []int32, bq *bm25Query, qv 
 // scoreCandidates reads the candidates' chunk_terms rows and scores
 // them, straight from the rows' binary values.
 func (s *Store) scoreCandidates(ctx context.Context, scopes []int32, bq *bm25Query) ([]scoredChunk, error) {
-	rows, err := s.pool.Query(ctx, textCandidatesSQL, bq.selecting, scopes)
+	rows, err := s.pool.Query(ctx, textCandidatesSQL, textKeys(scopes, bq.selecting))
 	if err != nil {
 		return nil, err
 	}
