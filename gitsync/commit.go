@@ -173,7 +173,7 @@ func (r *Repository) Commit(ctx context.Context, req CommitRequest) (plumbing.Ha
 			base = *p
 		}
 		var p *pending
-		h, p, err = buildCommit(st, base, req)
+		h, p, err = buildCommit(st, &r.trees, base, req)
 		if err != nil {
 			return err
 		}
@@ -190,8 +190,10 @@ func (r *Repository) Commit(ctx context.Context, req CommitRequest) (plumbing.Ha
 }
 
 // buildCommit makes req's commit on parent base (zero: a root commit) in
-// a pending store, without writing anything.
-func buildCommit(st storer.EncodedObjectStorer, base plumbing.Hash, req CommitRequest) (plumbing.Hash, *pending, error) {
+// a pending store, without writing anything. The trees it reads come
+// from trees when there, and the trees it makes go there once written
+// (see pending.trees).
+func buildCommit(st storer.EncodedObjectStorer, trees *treeCache, base plumbing.Hash, req CommitRequest) (plumbing.Hash, *pending, error) {
 	var root plumbing.Hash
 	var parents []plumbing.Hash
 	if !base.IsZero() {
@@ -203,6 +205,7 @@ func buildCommit(st storer.EncodedObjectStorer, base plumbing.Hash, req CommitRe
 		parents = []plumbing.Hash{base}
 	}
 	p := newPending(st)
+	p.trees = trees
 	newRoot, err := writeTree(p, root, req.Writes)
 	if err != nil {
 		return plumbing.ZeroHash, nil, err
@@ -333,14 +336,14 @@ func writeBlob(st storer.EncodedObjectStorer, content []byte) (plumbing.Hash, er
 // writeTree applies writes to the tree root (zero: the empty tree),
 // rebuilding only the trees on the written paths, and returns the new
 // root's hash.
-func writeTree(st storer.EncodedObjectStorer, root plumbing.Hash, writes []FileWrite) (plumbing.Hash, error) {
+func writeTree(st *pending, root plumbing.Hash, writes []FileWrite) (plumbing.Hash, error) {
 	h, _, err := writeSubtree(st, root, writes, "")
 	return h, err
 }
 
 // writeSubtree rewrites tree h with writes whose paths are relative to it
 // (prefix is for error messages). It reports empty when nothing is left.
-func writeSubtree(st storer.EncodedObjectStorer, h plumbing.Hash, writes []FileWrite, prefix string) (plumbing.Hash, bool, error) {
+func writeSubtree(st *pending, h plumbing.Hash, writes []FileWrite, prefix string) (plumbing.Hash, bool, error) {
 	entries, err := treeEntries(st, h, prefix)
 	if err != nil {
 		return plumbing.ZeroHash, false, err
@@ -371,13 +374,21 @@ func writeSubtree(st storer.EncodedObjectStorer, h plumbing.Hash, writes []FileW
 		return plumbing.ZeroHash, true, nil
 	}
 	nh, err := storeTree(st, entries, prefix)
+	if err == nil {
+		st.made = append(st.made, madeTree{h: nh, entries: entries})
+	}
 	return nh, false, err
 }
 
 // treeEntries is a copy of tree h's entries, none for the zero hash.
-func treeEntries(st storer.EncodedObjectStorer, h plumbing.Hash, prefix string) ([]object.TreeEntry, error) {
+// A tree that st's tree cache holds whole is not decoded again: under
+// appends, every commit rewrites the users/ tree the one before wrote.
+func treeEntries(st *pending, h plumbing.Hash, prefix string) ([]object.TreeEntry, error) {
 	if h.IsZero() {
 		return nil, nil
+	}
+	if d, ok := st.trees.get(h); ok && d.whole {
+		return slices.Clone(d.entries), nil
 	}
 	t, err := object.GetTree(st, h)
 	if err != nil {
@@ -439,7 +450,7 @@ func writeEntry(st storer.EncodedObjectStorer, entries []object.TreeEntry, w Fil
 
 // writeSubtreeEntry applies writes, whose paths are relative to the
 // directory entry called name, and returns the entries after them.
-func writeSubtreeEntry(st storer.EncodedObjectStorer, entries []object.TreeEntry, name string, writes []FileWrite, prefix string) ([]object.TreeEntry, error) {
+func writeSubtreeEntry(st *pending, entries []object.TreeEntry, name string, writes []FileWrite, prefix string) ([]object.TreeEntry, error) {
 	i := entryIndex(entries, name)
 	var old plumbing.Hash
 	if i >= 0 && entries[i].Mode == filemode.Dir {

@@ -59,14 +59,22 @@ type treeCache struct {
 // writes holds and a restarted one does not.
 const treeCacheEntries = 64_000
 
+// get returns tree h's entries if c (which may be nil) holds them.
 func (c *treeCache) get(h plumbing.Hash) (*treeDir, bool) {
+	if c == nil {
+		return nil, false
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	d, ok := c.m[h]
 	return d, ok
 }
 
+// put keeps tree h's entries d in c (which may be nil: then not).
 func (c *treeCache) put(h plumbing.Hash, d *treeDir) {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || c.entries+len(d.entries) > treeCacheEntries {
@@ -81,7 +89,37 @@ func (c *treeCache) put(h plumbing.Hash, d *treeDir) {
 // treeDir is a decoded tree object with its entries in fs order.
 type treeDir struct {
 	entries []object.TreeEntry // sorted by name, submodules left out
-	byName  map[string]int
+	whole   bool               // no submodule was left out
+}
+
+// newTreeDir is the treeDir of a tree's entries (in any order; es is
+// not kept).
+func newTreeDir(es []object.TreeEntry) *treeDir {
+	d := &treeDir{entries: make([]object.TreeEntry, 0, len(es)), whole: true}
+	for _, e := range es {
+		if e.Mode == filemode.Submodule {
+			d.whole = false
+			continue
+		}
+		d.entries = append(d.entries, e)
+	}
+	// Git orders a directory as if its name ended in "/"; fs wants plain
+	// name order.
+	if !slices.IsSortedFunc(d.entries, byName) {
+		slices.SortFunc(d.entries, byName)
+	}
+	return d
+}
+
+func byName(a, b object.TreeEntry) int { return strings.Compare(a.Name, b.Name) }
+
+// find returns the entry called name.
+func (d *treeDir) find(name string) (object.TreeEntry, bool) {
+	i, ok := slices.BinarySearchFunc(d.entries, name, func(e object.TreeEntry, name string) int { return strings.Compare(e.Name, name) })
+	if !ok {
+		return object.TreeEntry{}, false
+	}
+	return d.entries[i], true
 }
 
 // newSnapshot reads commit h from st.
@@ -147,19 +185,7 @@ func (s *Snapshot) dir(p string) (*treeDir, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read tree %s: %w", h, err)
 	}
-	d = &treeDir{entries: make([]object.TreeEntry, 0, len(t.Entries)), byName: make(map[string]int, len(t.Entries))}
-	for _, e := range t.Entries {
-		if e.Mode == filemode.Submodule {
-			continue
-		}
-		d.entries = append(d.entries, e)
-	}
-	// Git orders a directory as if its name ended in "/"; fs wants plain
-	// name order.
-	slices.SortFunc(d.entries, func(a, b object.TreeEntry) int { return strings.Compare(a.Name, b.Name) })
-	for i, e := range d.entries {
-		d.byName[e.Name] = i
-	}
+	d = newTreeDir(t.Entries)
 	if s.repo != nil {
 		s.repo.trees.put(h, d)
 	}
@@ -182,11 +208,11 @@ func (s *Snapshot) entry(name string) (object.TreeEntry, error) {
 	if err != nil {
 		return object.TreeEntry{}, err
 	}
-	i, ok := d.byName[base]
+	e, ok := d.find(base)
 	if !ok {
 		return object.TreeEntry{}, fs.ErrNotExist
 	}
-	return d.entries[i], nil
+	return e, nil
 }
 
 // pathErr wraps err for fs callers: a missing entry or a file used as a

@@ -15,6 +15,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/filesystem"
@@ -349,6 +350,9 @@ func (s *gitStorage) writePending(p *pending) error {
 		objs[i] = o
 	}
 	s.addRecent(objs)
+	for _, t := range p.made {
+		p.trees.put(t.h, newTreeDir(t.entries))
+	}
 	return nil
 }
 
@@ -375,6 +379,17 @@ type pending struct {
 	base  storer.EncodedObjectStorer
 	objs  map[plumbing.Hash]*plumbing.MemoryObject
 	order []plumbing.Hash
+	// trees, when set, is the repository's tree cache: writeTree reads
+	// trees from it, and the trees made (made) go into it once
+	// writePending has written them.
+	trees *treeCache
+	made  []madeTree
+}
+
+// madeTree is a tree writeTree made: its hash and entries, in git order.
+type madeTree struct {
+	h       plumbing.Hash
+	entries []object.TreeEntry
 }
 
 func newPending(base storer.EncodedObjectStorer) *pending {

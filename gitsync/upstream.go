@@ -34,7 +34,7 @@ func (r *Repository) CommitOn(ctx context.Context, parent plumbing.Hash, req Com
 	err := r.withStore(func(st storer.EncodedObjectStorer) error {
 		var p *pending
 		var err error
-		h, p, err = buildCommit(st, parent, req)
+		h, p, err = buildCommit(st, &r.trees, parent, req)
 		if err != nil {
 			return err
 		}
