@@ -36,6 +36,12 @@ const RepackThreshold = 1000
 // fetch) after which a repository is repacked.
 const PacksPerRepack = 64
 
+// packCount is the number of packs in r (0 when they cannot be listed).
+func (r *Repository) packCount() int {
+	packs, _ := listPacks(r.st.packDir)
+	return len(packs)
+}
+
 // packWritten wakes Maintain once r has written PacksPerRepack packs.
 func (h *Host) packWritten(r *Repository) {
 	if r.PacksWritten() >= PacksPerRepack {
@@ -47,8 +53,11 @@ func (h *Host) packWritten(r *Repository) {
 }
 
 // Maintain repacks hosted repositories until ctx is done: every interval
-// each one holding more than threshold loose objects, and, as soon as a
-// repository has written PacksPerRepack packs, that one. Repacks do not
+// each one holding more than threshold loose objects (see Repack), and,
+// as soon as a repository has written PacksPerRepack packs, that one's
+// small packs (see RollUp); every interval too, each one with more than
+// PacksPerRepack/2 packs (what RollUp leaves: the packs of more than
+// rollUpMax objects pile up). Repacks do not
 // block commits or pushes (see Repack). Every interval, each open
 // repository is verified too (see Verify): damage found since the last
 // check is logged at ERROR; and what a crash left is removed (see
@@ -69,9 +78,9 @@ func (h *Host) Maintain(ctx context.Context, interval time.Duration, threshold i
 	}
 }
 
-// repackAll repacks the hosted repositories that wrote PacksPerRepack
-// packs, and with all those over threshold loose objects or packs
-// written.
+// repackAll rolls up the small packs of the hosted repositories that
+// wrote PacksPerRepack packs, and with all repacks those over threshold
+// loose objects or packs written.
 func (h *Host) repackAll(ctx context.Context, threshold int, all bool) {
 	names, err := h.Names()
 	if err != nil {
@@ -101,15 +110,20 @@ func (h *Host) repackAll(ctx context.Context, threshold int, all bool) {
 			h.verify(ctx, name, r)
 			r.RemoveTemporaries()
 		}
-		if packs < PacksPerRepack && !(all && (loose > threshold || packs > int64(threshold))) {
+		whole := all && (loose > threshold || packs > int64(threshold) || r.packCount() > PacksPerRepack/2)
+		if packs < PacksPerRepack && !whole {
 			continue
 		}
 		start := time.Now()
-		if err := r.RepackContext(ctx); err != nil {
+		repack := r.RollUp
+		if whole {
+			repack = r.RepackContext
+		}
+		if err := repack(ctx); err != nil {
 			h.opts.Logger.Warn("repack", "repo", name, "err", err)
 			continue
 		}
-		h.opts.Logger.Debug("repacked", "repo", name, "packs", packs, "loose", loose, "took", time.Since(start))
+		h.opts.Logger.Debug("repacked", "repo", name, "packs", packs, "loose", loose, "whole", whole, "took", time.Since(start))
 	}
 }
 

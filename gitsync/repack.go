@@ -1,6 +1,7 @@
 package gitsync
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -68,6 +69,95 @@ func (r *Repository) Repack() error {
 
 // RepackContext is Repack with a context that stops git.
 func (r *Repository) RepackContext(ctx context.Context) error {
+	return r.repack(ctx, func(ctx context.Context, lock *os.File, before []string) ([]string, error) {
+		return before, r.runRepack(ctx, lock, nil, "repack", "-q", "--geometric=2")
+	})
+}
+
+// RollUp rolls the small packs up into one, as Repack does, but never a
+// pack of more than rollUpMax objects: its work is bounded however long
+// the history, so it can run as often as packs arrive (one per commit)
+// and few pile up meanwhile. Repack, which can rewrite the whole
+// history, is for the periodic maintenance.
+func (r *Repository) RollUp(ctx context.Context) error {
+	return r.repack(ctx, func(ctx context.Context, lock *os.File, before []string) ([]string, error) {
+		roll, err := rollUpSet(r.st.packDir, before, rollUpMax)
+		if err != nil || len(roll) < 2 {
+			return nil, err
+		}
+		in := strings.Join(roll, ".pack\n") + ".pack\n"
+		packBase := filepath.Join(r.st.packDir, "pack")
+		return roll, r.runRepack(ctx, lock, strings.NewReader(in), "pack-objects", "-q", "--stdin-packs", "--unpacked", packBase)
+	})
+}
+
+// rollUpMax is the most objects a pack RollUp rolls up may have.
+// Rolling up about as many objects took git about a second.
+const rollUpMax = 1 << 16
+
+// rollUpSet chooses the packs of dir (of before, without a .keep file)
+// that RollUp rolls up, as git repack --geometric=2 chooses them by
+// their object counts (so that the packs left and the new one form a
+// geometric progression), leaving out those of more than most objects.
+// One pack alone is not rolled up (nil).
+func rollUpSet(dir string, before []string, most int64) ([]string, error) {
+	type pack struct {
+		base string
+		n    int64
+	}
+	var packs []pack
+	for _, base := range before {
+		if _, err := os.Stat(filepath.Join(dir, base+".keep")); err == nil {
+			continue
+		}
+		fi, err := os.Stat(filepath.Join(dir, base+".idx"))
+		if err != nil {
+			continue // gone since listed
+		}
+		if n := idxObjects(fi.Size()); n <= most {
+			packs = append(packs, pack{base, n})
+		}
+	}
+	slices.SortFunc(packs, func(a, b pack) int { return cmp.Compare(a.n, b.n) })
+	// git's split: every pack below the largest one with fewer than
+	// twice the objects of the pack before it, then each next one while
+	// it has fewer than twice the objects of those rolled up together.
+	split := 0
+	for i := len(packs) - 1; i > 0; i-- {
+		if packs[i].n < 2*packs[i-1].n {
+			split = i + 1
+			break
+		}
+	}
+	var sum int64
+	for _, p := range packs[:split] {
+		sum += p.n
+	}
+	for split < len(packs) && packs[split].n < 2*sum {
+		sum += packs[split].n
+		split++
+	}
+	if split < 2 {
+		return nil, nil
+	}
+	roll := make([]string, split)
+	for i, p := range packs[:split] {
+		roll[i] = p.base
+	}
+	return roll, nil
+}
+
+// idxObjects is about how many objects a version 2 pack index of size
+// bytes indexes: a header and fan-out table, 28 bytes an object, the
+// two checksums (offsets past 2 GiB, 8 bytes more each, are ignored).
+func idxObjects(size int64) int64 {
+	return max(0, size-8-256*4-2*20) / 28
+}
+
+// repack runs git (roll: it returns the packs of before it rolled up)
+// holding the repack lock and repackMu, then deletes the packs of those
+// that are redundant (see dropRedundant).
+func (r *Repository) repack(ctx context.Context, roll func(ctx context.Context, lock *os.File, before []string) ([]string, error)) error {
 	var bare bool
 	err := r.locked(func(storer.EncodedObjectStorer) error {
 		cfg, err := r.repo.Config()
@@ -98,35 +188,43 @@ func (r *Repository) RepackContext(ctx context.Context) error {
 		return fmt.Errorf("repack %s: %w", r.path, err)
 	}
 	written := r.st.packs.Load()
-	if err := r.runRepack(ctx, lock); err != nil {
+	rolled, err := roll(ctx, lock, before)
+	if err != nil {
 		return fmt.Errorf("repack %s: %w", r.path, err)
 	}
 	r.st.packs.Add(-written)
-	if err := r.dropRedundant(before); err != nil {
+	if len(rolled) == 0 {
+		return nil
+	}
+	if err := r.dropRedundant(rolled); err != nil {
 		return fmt.Errorf("repack %s: %w", r.path, err)
 	}
 	return nil
 }
 
-// runRepack runs git repack --geometric=2 (without -d) holding lock.
-// When git fails, its temporary packs go at once (git itself removes
+// runRepack runs git with args (git repack without -d, or git
+// pack-objects writing into the pack directory; stdin: its input)
+// holding lock. When git fails, its temporary packs go at once (git itself removes
 // them only in gc, after two weeks), under the lock, which stays held
 // meanwhile: git and every process it starts inherit the lock and the
 // write end of a pipe, so the pipe reads to its end once they are all
 // gone and nothing of git's writes any more. When ctx ends first (git
 // was killed; what it started may run on), the temporary packs are left
 // to RemoveTemporaries.
-func (r *Repository) runRepack(ctx context.Context, lock *os.File) error {
+func (r *Repository) runRepack(ctx context.Context, lock *os.File, stdin io.Reader, args ...string) error {
 	gone, held, err := os.Pipe()
 	if err != nil {
-		return fmt.Errorf("git repack: %w", err)
+		return fmt.Errorf("git %s: %w", args[0], err)
 	}
-	cmd := backgroundGit(ctx, "repack", "-q", "--geometric=2")
+	cmd := backgroundGit(ctx, args...)
+	cmd.Stdin = stdin
 	cmd.Dir = r.st.refs.commonDir
 	cmd.Env = gitEnv("GIT_DIR=" + r.st.refs.commonDir)
 	cmd.WaitDelay = 5 * time.Second
 	cmd.ExtraFiles = []*os.File{lock, held}
-	out, err := cmd.CombinedOutput()
+	var out bytes.Buffer
+	cmd.Stderr = &limitedBuffer{b: &out, n: 4 << 10}
+	err = cmd.Run()
 	held.Close()
 	if err == nil {
 		gone.Close()
@@ -135,7 +233,7 @@ func (r *Repository) runRepack(ctx context.Context, lock *os.File) error {
 	if allGone(ctx, gone) {
 		removeTemporaries(r.st.packDir, 0, isGitTemporary)
 	}
-	return fmt.Errorf("git repack: %w: %s", err, oneLine(strings.TrimSpace(string(out))))
+	return fmt.Errorf("git %s: %w: %s", args[0], err, oneLine(strings.TrimSpace(out.String())))
 }
 
 // allGone waits until the read end of a pipe reads to its end (every

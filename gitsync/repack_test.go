@@ -1,6 +1,7 @@
 package gitsync
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -52,6 +53,21 @@ func readers(r *Repository, stop <-chan struct{}) func() (int64, error) {
 // are rolled up, and git fsck is clean.
 func TestRepackNeverPullsAPackFromUnderARead(t *testing.T) {
 	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		repack func(*Repository) error
+	}{
+		{"Repack", (*Repository).Repack},
+		{"RollUp", func(r *Repository) error { return r.RollUp(context.Background()) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			repackUnderReads(t, tc.repack)
+		})
+	}
+}
+
+func repackUnderReads(t *testing.T, repack func(*Repository) error) {
 	dir := newBare(t)
 	r, err := Open(dir)
 	if err != nil {
@@ -72,7 +88,7 @@ func TestRepackNeverPullsAPackFromUnderARead(t *testing.T) {
 		}
 	})
 	for range 8 {
-		if err := r.Repack(); err != nil {
+		if err := repack(r); err != nil {
 			t.Error(err)
 		}
 	}
@@ -82,7 +98,7 @@ func TestRepackNeverPullsAPackFromUnderARead(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a read failed during repacks (after %d reads): %v", n, err)
 	}
-	if err := r.Repack(); err != nil {
+	if err := repack(r); err != nil {
 		t.Fatal(err)
 	}
 	// A geometric progression of ~100 packs of one commit each.
@@ -90,7 +106,7 @@ func TestRepackNeverPullsAPackFromUnderARead(t *testing.T) {
 		t.Errorf("%d packs after the last repack", packs)
 	}
 	git(t, dir, "fsck", "--strict", "--no-dangling")
-	t.Logf("%d reads during 8 repacks", n)
+	t.Logf("%d reads during 8 roll-ups", n)
 }
 
 // TestRepackLeftRunning: a daemon killed with SIGKILL while its git
