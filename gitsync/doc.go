@@ -22,8 +22,11 @@
 //   - Objects are durable before a ref names them: a commit's few objects
 //     are written as one small pack, pack and index synced, the pack
 //     renamed into place before its index, the directory synced. No loose
-//     objects are written. Host.Maintain rolls the small packs up with a
-//     geometric repack that holds none of this package's locks.
+//     objects are written. Host.Maintain rolls the small packs up
+//     (RollUp: git pack-objects --stdin-packs of the packs a geometric
+//     repack would roll up, none of more than 65,536 objects) after every
+//     64 packs, and repacks whole (git repack --geometric=2) only in its
+//     periodic pass; neither holds this package's locks while git runs.
 //
 // The parts:
 //
