@@ -24,7 +24,7 @@
 //     renamed into place before its index, the directory synced. No loose
 //     objects are written. Host.Maintain rolls the small packs up
 //     (RollUp: git pack-objects --stdin-packs of the packs a geometric
-//     repack would roll up, none of more than 65,536 objects) after every
+//     repack would roll up, none of more than 32,768 objects) after every
 //     64 packs, and repacks whole (git repack --geometric=2) only in its
 //     periodic pass; neither holds this package's locks while git runs.
 //

@@ -87,13 +87,13 @@ func (r *Repository) RollUp(ctx context.Context) error {
 		}
 		in := strings.Join(roll, ".pack\n") + ".pack\n"
 		packBase := filepath.Join(r.st.packDir, "pack")
-		return roll, r.runRepack(ctx, lock, strings.NewReader(in), "pack-objects", "-q", "--stdin-packs", "--unpacked", packBase)
+		return roll, r.runRepack(ctx, lock, strings.NewReader(in), "pack-objects", "-q", "--stdin-packs", "--unpacked", "--delta-base-offset", "--non-empty", packBase)
 	})
 }
 
 // rollUpMax is the most objects a pack RollUp rolls up may have.
 // Rolling up about as many objects took git about a second.
-const rollUpMax = 1 << 16
+const rollUpMax = 1 << 15
 
 // rollUpSet chooses the packs of dir (of before, without a .keep file)
 // that RollUp rolls up, as git repack --geometric=2 chooses them by
