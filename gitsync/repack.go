@@ -85,9 +85,17 @@ func (r *Repository) RollUp(ctx context.Context) error {
 		if err != nil || len(roll) < 2 {
 			return nil, err
 		}
-		in := strings.Join(roll, ".pack\n") + ".pack\n"
+		// The packs that stay are excluded: git's walk for delta names
+		// stops at their objects instead of going through the history.
+		var in strings.Builder
+		for _, base := range before {
+			if !slices.Contains(roll, base) {
+				in.WriteString("^")
+			}
+			in.WriteString(base + ".pack\n")
+		}
 		packBase := filepath.Join(r.st.packDir, "pack")
-		return roll, r.runRepack(ctx, lock, strings.NewReader(in), "pack-objects", "-q", "--stdin-packs", "--unpacked", "--delta-base-offset", "--non-empty", packBase)
+		return roll, r.runRepack(ctx, lock, strings.NewReader(in.String()), "pack-objects", "-q", "--stdin-packs", "--unpacked", "--delta-base-offset", "--non-empty", packBase)
 	})
 }
 
