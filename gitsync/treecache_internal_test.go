@@ -2,11 +2,11 @@ package gitsync
 
 import (
 	"context"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"strings"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
