@@ -28,7 +28,7 @@ func gitIn(t *testing.T, dir, stdin string, args ...string) string {
 // objects is in a pack that stays (a copy of a pack loses one of the
 // two, a kept pack never goes), and the loose objects asked about are
 // counted in the packs that stay, found in each pack's index without a
-// copy of its names.
+// copy of its names; the packs said to stay are not read.
 func TestRedundantPacks(t *testing.T) {
 	repo := t.TempDir()
 	gitIn(t, repo, "", "init", "-q", "--bare")
@@ -48,14 +48,16 @@ func TestRedundantPacks(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		before []string
+		stay   []string // not read
 		keep   string
 		drop   []string
 		packed []bool // of also
 	}{
-		{"all before", []string{small, big, alone}, "", []string{small}, []bool{true, true, true, false}},
-		{"only the small one before", []string{small}, "", []string{small}, []bool{true, true, true, false}},
-		{"a kept pack stays", []string{small, big, alone}, small, nil, []bool{true, true, true, false}},
-		{"none before", nil, "", nil, []bool{true, true, true, false}},
+		{"all before", []string{small, big, alone}, nil, "", []string{small}, []bool{true, true, true, false}},
+		{"only the small one before", []string{small}, nil, "", []string{small}, []bool{true, true, true, false}},
+		{"a kept pack stays", []string{small, big, alone}, nil, small, nil, []bool{true, true, true, false}},
+		{"none before", nil, nil, "", nil, []bool{true, true, true, false}},
+		{"a pack that stays is not read", []string{small}, []string{big}, "", nil, []bool{true, false, true, false}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.keep != "" {
@@ -65,7 +67,7 @@ func TestRedundantPacks(t *testing.T) {
 				}
 				defer os.Remove(keep)
 			}
-			drop, packed, err := redundantPacks(packDir, tc.before, slices.Values(also))
+			drop, packed, err := redundantPacks(packDir, tc.before, tc.stay, slices.Values(also))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -164,7 +164,8 @@ func idxObjects(size int64) int64 {
 
 // repack runs git (roll: it returns the packs of before it rolled up)
 // holding the repack lock and repackMu, then deletes the packs of those
-// that are redundant (see dropRedundant).
+// that are redundant (see dropRedundant); the packs of before it did not
+// roll up stay and are not read.
 func (r *Repository) repack(ctx context.Context, roll func(ctx context.Context, lock *os.File, before []string) ([]string, error)) error {
 	var bare bool
 	err := r.locked(func(storer.EncodedObjectStorer) error {
@@ -204,7 +205,8 @@ func (r *Repository) repack(ctx context.Context, roll func(ctx context.Context, 
 	if len(rolled) == 0 {
 		return nil
 	}
-	if err := r.dropRedundant(rolled); err != nil {
+	stay := slices.DeleteFunc(slices.Clone(before), func(base string) bool { return slices.Contains(rolled, base) })
+	if err := r.dropRedundant(rolled, stay); err != nil {
 		return fmt.Errorf("repack %s: %w", r.path, err)
 	}
 	return nil
@@ -287,17 +289,21 @@ func takeRepackLock(commonDir string) (*os.File, error) {
 var packExtensions = []string{".idx", ".pack", ".rev", ".bitmap", ".mtimes", ".promisor"}
 
 // dropRedundant deletes the packs of before (those there when the repack
-// began) whose every object is in another pack that stays, and the loose
-// objects that are in a pack, under the storage lock; then go-git
-// re-reads the pack directory.
+// began that it rolled up) whose every object is in another pack that
+// stays, and the loose objects that are in a pack, under the storage
+// lock; then go-git re-reads the pack directory. The packs of stay (there
+// when the repack began, not rolled up) are not read: they stay, and a
+// roll-up's new pack holds every object of the packs it rolled up, so
+// reading them (a check of each whole index) would only make a roll-up's
+// time grow with the history.
 //
 // Indexes are read without the lock: packs only appear meanwhile (a
 // commit's, a push's), which can only make an object look rarer than it
 // is, never drop a pack whose objects are nowhere else.
-func (r *Repository) dropRedundant(before []string) error {
+func (r *Repository) dropRedundant(before, stay []string) error {
 	dir := r.st.packDir
 	looseAt := looseObjects(filepath.Join(r.st.refs.commonDir, "objects"))
-	drop, packed, err := redundantPacks(dir, before, maps.Keys(looseAt))
+	drop, packed, err := redundantPacks(dir, before, stay, maps.Keys(looseAt))
 	if err != nil {
 		return err
 	}
@@ -325,12 +331,13 @@ func (r *Repository) dropRedundant(before []string) error {
 
 // redundantPacks returns the packs of before in dir whose every object is
 // in a pack that stays, and which objects of also (the loose objects)
-// are in a pack that stays. Objects are looked up in each index as it
+// are in a pack that stays; the packs of stay are not read (which can
+// only keep a pack that could go). Objects are looked up in each index as it
 // lies on disk (checked whole first: a damaged index counts for nothing
 // and its pack stays, Verify names it), without a copy of any index nor
 // a map of their objects: a map of every object of the packs rolled up
 // was the largest thing a daemon under appends held while it repacked.
-func redundantPacks(dir string, before []string, also iter.Seq[plumbing.Hash]) ([]string, map[plumbing.Hash]bool, error) {
+func redundantPacks(dir string, before, stay []string, also iter.Seq[plumbing.Hash]) ([]string, map[plumbing.Hash]bool, error) {
 	now, err := listPacks(dir)
 	if err != nil {
 		return nil, nil, err
@@ -343,6 +350,9 @@ func redundantPacks(dir string, before []string, also iter.Seq[plumbing.Hash]) (
 	}
 	var cands, others []*pack
 	for _, base := range now {
+		if slices.Contains(stay, base) {
+			continue
+		}
 		idx, err := openCheckedIndex(filepath.Join(dir, base+".idx"))
 		if err != nil {
 			continue
