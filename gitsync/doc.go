@@ -23,8 +23,9 @@
 //     are written as one small pack, pack and index synced, the pack
 //     renamed into place before its index, the directory synced. No loose
 //     objects are written. Host.Maintain rolls the small packs up
-//     (RollUp: git pack-objects --stdin-packs of the packs a geometric
-//     repack would roll up, none of more than 32,768 objects) after every
+//     (RollUp: git pack-objects of the objects of the packs a geometric
+//     repack would roll up, none of more than 32,768 objects, with the
+//     paths found in those packs alone) after every
 //     64 packs, and repacks whole (git repack --geometric=2) only in its
 //     periodic pass; neither holds this package's locks while git runs.
 //

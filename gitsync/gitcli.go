@@ -20,8 +20,7 @@ import (
 //   - core.fsync and core.fsyncMethod (2.36): fetched packs and refs are
 //     synced before a fetch returns. Older git ignores both settings
 //     without a word, and a crash could lose what was acknowledged.
-//   - git repack --geometric and pack-objects --stdin-packs (2.32):
-//     Host.Maintain's repacks.
+//   - git repack --geometric (2.32): Host.Maintain's repacks.
 //   - git fetch --no-write-fetch-head (2.29): a Follower's fetch.
 //
 // upload-pack --stateless-rpc --advertise-refs and index-pack --stdin

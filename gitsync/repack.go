@@ -75,27 +75,23 @@ func (r *Repository) RepackContext(ctx context.Context) error {
 }
 
 // RollUp rolls the small packs up into one, as Repack does, but never a
-// pack of more than rollUpMax objects: its work is bounded however long
-// the history, so it can run as often as packs arrive (one per commit)
-// and few pile up meanwhile. Repack, which can rewrite the whole
-// history, is for the periodic maintenance.
+// pack of more than rollUpMax objects, and it reads only the packs it
+// rolls up (see rollUpObjects) and the loose objects: its work is
+// bounded however long the history, so it can run as often as packs
+// arrive (one per commit) and few pile up meanwhile. Repack, which can
+// rewrite the whole history, is for the periodic maintenance.
 func (r *Repository) RollUp(ctx context.Context) error {
 	return r.repack(ctx, func(ctx context.Context, lock *os.File, before []string) ([]string, error) {
 		roll, err := rollUpSet(r.st.packDir, before, rollUpMax)
 		if err != nil || len(roll) < 2 {
 			return nil, err
 		}
-		// The packs that stay are excluded: git's walk for delta names
-		// stops at their objects instead of going through the history.
-		var in strings.Builder
-		for _, base := range before {
-			if !slices.Contains(roll, base) {
-				in.WriteString("^")
-			}
-			in.WriteString(base + ".pack\n")
+		list, err := rollUpObjects(r.st.packDir, roll, maps.Keys(looseObjects(filepath.Join(r.st.refs.commonDir, "objects"))))
+		if err != nil {
+			return nil, err
 		}
 		packBase := filepath.Join(r.st.packDir, "pack")
-		return roll, r.runRepack(ctx, lock, strings.NewReader(in.String()), "pack-objects", "-q", "--stdin-packs", "--unpacked", "--delta-base-offset", "--non-empty", packBase)
+		return roll, r.runRepack(ctx, lock, bytes.NewReader(list), "pack-objects", "-q", "--delta-base-offset", "--non-empty", packBase)
 	})
 }
 

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // TestRollUpSet: RollUp chooses the smallest packs, each next one while
@@ -93,4 +95,96 @@ func TestMaintainRollsUpByPackCount(t *testing.T) {
 		t.Errorf("%d packs (from %d), %d written since, after the roll-up", n, before, r.PacksWritten())
 	}
 	git(t, bare, "fsck", "--strict", "--no-dangling")
+}
+
+// TestRollUpReadsOnlyItsPacks: RollUp reads the packs it rolls up and
+// the loose objects, not the history in the packs that stay (here so
+// damaged that any read of it fails): the trees and blobs go to git
+// with their paths, which its delta search groups them by, the loose
+// object is packed, and each object is listed once.
+func TestRollUpReadsOnlyItsPacks(t *testing.T) {
+	t.Parallel()
+	dir := newBare(t)
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commitPacks(t, r, "old", 20)
+	git(t, dir, "repack", "-q", "-a", "-d")
+	history, err := filepath.Glob(filepath.Join(dir, "objects", "pack", "pack-*.pack"))
+	if err != nil || len(history) != 1 {
+		t.Fatalf("%v packs after git repack -a: %v", history, err)
+	}
+	if r, err = Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	commitPacks(t, r, "new", 4)
+	loose := gitIn(t, dir, "a loose blob\n", "hash-object", "-w", "--stdin")
+	blob := gitIn(t, dir, "", "rev-parse", "main:new/1/1.md")
+	tree := gitIn(t, dir, "", "rev-parse", "main:new/1")
+
+	before, err := listPacks(filepath.Join(dir, "objects", "pack"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	roll, err := rollUpSet(filepath.Join(dir, "objects", "pack"), before, rollUpMax)
+	if err != nil || len(roll) != 4 {
+		t.Fatalf("rolls up %v (%v), want the 4 commits' packs", roll, err)
+	}
+	list, err := rollUpObjects(filepath.Join(dir, "objects", "pack"), roll, slices.Values([]plumbing.Hash{plumbing.NewHash(loose)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(list), "\n"), "\n")
+	for _, want := range []string{blob + " new/1/1.md", tree + " new/1", loose} {
+		if !slices.Contains(lines, want) {
+			t.Errorf("no line %q in\n%s", want, list)
+		}
+	}
+	objs := map[string]bool{}
+	for _, l := range lines {
+		h, _, _ := strings.Cut(l, " ")
+		if objs[h] {
+			t.Errorf("%s listed twice", h)
+		}
+		objs[h] = true
+	}
+	if len(objs) != 4*5+1 { // a blob, two trees, the root, the commit each
+		t.Errorf("%d objects listed, want %d:\n%s", len(objs), 4*5+1, list)
+	}
+
+	damage(t, history[0])
+	if err := r.RollUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := packFiles(t, dir); n != 2 {
+		t.Errorf("%d packs after the roll-up, want the history's and the new one", n)
+	}
+	if n := len(looseObjects(filepath.Join(dir, "objects"))); n != 0 {
+		t.Errorf("%d loose objects after the roll-up", n)
+	}
+	if got := gitIn(t, dir, "", "cat-file", "-p", blob); got == "" {
+		t.Errorf("blob %s empty after the roll-up", blob)
+	}
+}
+
+// damage zeroes the objects of a pack file, leaving its header and
+// checksum.
+func damage(t *testing.T, pack string) {
+	t.Helper()
+	fi, err := os.Stat(pack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(pack, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(pack, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt(make([]byte, fi.Size()-12-20), 12); err != nil {
+		t.Fatal(err)
+	}
 }
