@@ -31,6 +31,7 @@ type packSet struct {
 
 	packs []*diskPack // largest first: most objects are found in the first
 	stale bool        // list the pack directory before the next read
+	lists int         // how often the pack directory was listed
 	open  []*diskPack // the packs whose file is open, least recently used first
 }
 
@@ -48,6 +49,7 @@ func newPackSet(fsys billy.Filesystem, dir string, c cache.Object) *packSet {
 // refresh lists the pack directory: the indexes of new packs are read,
 // packs gone are let go of.
 func (ps *packSet) refresh() error {
+	ps.lists++
 	bases, err := listPacks(ps.dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("list packs: %w", err)
@@ -84,6 +86,35 @@ func (ps *packSet) refresh() error {
 	}
 	slices.SortStableFunc(packs, func(a, b *diskPack) int { return b.idx.n - a.idx.n })
 	ps.packs, ps.stale = packs, false
+	return nil
+}
+
+// add makes the pack sum, just written by this process with the index
+// file idx, readable without listing the pack directory: a commit's own
+// pack is one more small pack, and listing the directory then reading
+// each new index file is what a daemon under appends did every few
+// hundred commits. When the directory is to be listed anyway, that
+// finds it.
+func (ps *packSet) add(sum plumbing.Hash, idx []byte) error {
+	if ps.stale {
+		return nil
+	}
+	x, err := newDiskIndex(idx)
+	if err != nil {
+		return fmt.Errorf("pack index of %s: %w", sum, err)
+	}
+	if x.packChecksum() != sum {
+		return fmt.Errorf("pack index of %s: it indexes pack %s", sum, x.packChecksum())
+	}
+	if x.n <= compactMax {
+		x.compact()
+	}
+	// Largest first: a commit's pack goes among the smallest.
+	i, _ := slices.BinarySearchFunc(ps.packs, x.n, func(p *diskPack, n int) int { return n - p.idx.n })
+	for i < len(ps.packs) && ps.packs[i].idx.n == x.n {
+		i++
+	}
+	ps.packs = slices.Insert(ps.packs, i, &diskPack{sum: sum, idx: x})
 	return nil
 }
 

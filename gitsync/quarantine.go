@@ -308,49 +308,35 @@ func (q *quarantine) migrate(r *Repository) error {
 			return fmt.Errorf("sync %s: %w", p, err)
 		}
 	}
-	// A small push (a daemon's write, a persona change) is read into
-	// memory before its pack moves, so that the repository reads it
-	// without re-reading every pack index; a large one makes go-git
-	// re-read the pack directory.
-	objs := q.smallObjects()
+	// A small push (a daemon's write, a persona change) is added to the
+	// packs read with the index read here, without listing the pack
+	// directory; a large one has it listed again (its index is mapped,
+	// not read).
+	idx := q.smallIndex()
 	if err := movePack(r.st.packDir, q.pack, q.idx, q.sum); err != nil {
 		return err
 	}
 	r.st.packAdded()
 	r.mu.Lock()
-	if objs != nil {
-		r.st.addRecent(objs)
-	} else {
+	if idx == nil || r.st.disk.add(q.sum, idx) != nil {
 		r.reindex()
 	}
 	r.mu.Unlock()
 	return nil
 }
 
-// smallPush is the largest pack migrate reads into memory.
+// smallPush is the largest pack whose index migrate reads.
 const smallPush = 1 << 20
 
-// smallObjects returns the quarantined pack's objects, in memory, when
-// the pack is at most smallPush bytes; nil otherwise.
-func (q *quarantine) smallObjects() []plumbing.EncodedObject {
+// smallIndex returns the quarantined pack's index file when the pack is
+// at most smallPush bytes; nil otherwise.
+func (q *quarantine) smallIndex() []byte {
 	if fi, err := os.Stat(q.pack); err != nil || fi.Size() > smallPush {
 		return nil
 	}
-	iter, err := q.st.IterEncodedObjects(plumbing.AnyObject)
+	b, err := os.ReadFile(q.idx)
 	if err != nil {
 		return nil
 	}
-	defer iter.Close()
-	var out []plumbing.EncodedObject
-	err = iter.ForEach(func(o plumbing.EncodedObject) error {
-		if err := copyObject(&o); err != nil {
-			return err
-		}
-		out = append(out, o)
-		return nil
-	})
-	if err != nil {
-		return nil
-	}
-	return out
+	return b
 }

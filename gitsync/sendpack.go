@@ -497,9 +497,6 @@ func remoteHas(st storer.EncodedObjectStorer, has func(plumbing.Hash) bool, h pl
 // re-read the pack directory (a remote's refs are mostly commits this
 // repository never fetched). Callers hold r.mu.
 func (r *Repository) hasCached(h plumbing.Hash) bool {
-	if _, ok := r.st.recent[h]; ok {
-		return true
-	}
 	return r.st.has(h) == nil
 }
 

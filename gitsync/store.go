@@ -36,11 +36,6 @@ type gitStorage struct {
 	disk  *packSet
 	cache cache.Object
 
-	// recent holds the objects of the packs this process wrote since go-git
-	// last read the pack directory, so that they are readable without
-	// re-reading every index. Callers hold Repository.mu.
-	recent      map[plumbing.Hash]plumbing.EncodedObject
-	recentBytes int64
 	// packs counts the packs written since the last repack; onPack, when
 	// set, is called after each (maintenance).
 	packs  atomic.Int64
@@ -57,11 +52,6 @@ func (s *gitStorage) packAdded() {
 	}
 }
 
-// recentLimit bounds recent; past it the pack directory is re-read
-// (every pack index, so once per 16 MB of objects written, not per
-// commit).
-const recentLimit = 16 << 20
-
 var _ storage.Storer = (*gitStorage)(nil)
 
 // reindex makes go-git re-read the pack directory (new packs, packs a
@@ -69,8 +59,6 @@ var _ storage.Storer = (*gitStorage)(nil)
 func (s *gitStorage) reindex() {
 	s.Storage.Reindex()
 	s.disk.stale = true
-	s.recent = nil
-	s.recentBytes = 0
 }
 
 // Reference reads a ref through the refStore (a damaged ref is a
@@ -118,16 +106,10 @@ func (s *gitStorage) IterReferences() (storer.ReferenceIter, error) {
 // PackRefs is not done: loose refs are what the refStore writes safely.
 func (s *gitStorage) PackRefs() error { return nil }
 
-// EncodedObject reads an object: recent packs first, then the packs and
-// loose objects on disk, listing the pack directory again once on a miss
-// (another process added or repacked packs).
+// EncodedObject reads an object from the packs and loose objects on
+// disk, listing the pack directory again once on a miss (another
+// process added or repacked packs).
 func (s *gitStorage) EncodedObject(t plumbing.ObjectType, h plumbing.Hash) (plumbing.EncodedObject, error) {
-	if o, ok := s.recent[h]; ok {
-		if t != plumbing.AnyObject && o.Type() != t {
-			return nil, plumbing.ErrObjectNotFound
-		}
-		return o, nil
-	}
 	o, err := s.object(h)
 	if err != nil && isMissing(err) {
 		s.reindex()
@@ -150,9 +132,6 @@ func (s *gitStorage) DeltaObject(t plumbing.ObjectType, h plumbing.Hash) (plumbi
 
 // HasEncodedObject reports whether the object exists.
 func (s *gitStorage) HasEncodedObject(h plumbing.Hash) error {
-	if _, ok := s.recent[h]; ok {
-		return nil
-	}
 	err := s.has(h)
 	if err != nil && isMissing(err) {
 		s.reindex()
@@ -163,9 +142,6 @@ func (s *gitStorage) HasEncodedObject(h plumbing.Hash) error {
 
 // EncodedObjectSize returns an object's inflated size.
 func (s *gitStorage) EncodedObjectSize(h plumbing.Hash) (int64, error) {
-	if o, ok := s.recent[h]; ok {
-		return o.Size(), nil
-	}
 	n, err := s.objectSize(h)
 	if err != nil && isMissing(err) {
 		s.reindex()
@@ -319,8 +295,9 @@ func syncFile(p string) error {
 	return f.Sync()
 }
 
-// writePending stores the objects of p as one pack and keeps them in
-// recent. Callers hold Repository.mu.
+// writePending stores the objects of p as one pack, which the packSet
+// reads from then on, and keeps them in the object cache. Callers hold
+// Repository.mu.
 func (s *gitStorage) writePending(p *pending) error {
 	if len(p.order) == 0 {
 		return nil
@@ -345,32 +322,16 @@ func (s *gitStorage) writePending(p *pending) error {
 		return fmt.Errorf("write pack: %w", err)
 	}
 	s.packAdded()
-	objs := make([]plumbing.EncodedObject, len(mos))
-	for i, o := range mos {
-		objs[i] = o
+	if err := s.disk.add(sum, idx); err != nil {
+		s.reindex() // the pack is there: the next read lists it
 	}
-	s.addRecent(objs)
+	for _, o := range mos {
+		s.cache.Put(o)
+	}
 	for _, t := range p.made {
 		p.trees.put(t.h, newTreeDir(t.entries))
 	}
 	return nil
-}
-
-// addRecent makes the objects of a pack just installed readable without
-// go-git re-reading every pack index (it does once recent outgrows
-// recentLimit). Callers hold Repository.mu.
-func (s *gitStorage) addRecent(objs []plumbing.EncodedObject) {
-	if s.recentBytes > recentLimit {
-		s.reindex()
-		return
-	}
-	if s.recent == nil {
-		s.recent = map[plumbing.Hash]plumbing.EncodedObject{}
-	}
-	for _, o := range objs {
-		s.recent[o.Hash()] = o
-		s.recentBytes += o.Size()
-	}
 }
 
 // pending collects the new objects of one commit in memory, reading

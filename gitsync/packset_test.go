@@ -1,0 +1,50 @@
+package gitsync
+
+import "testing"
+
+// TestCommitPackReadWithoutListing: the pack of each commit this process
+// writes, and of each small push it receives, is read from then on
+// without listing the pack directory again, also once its objects have
+// left the object cache.
+func TestCommitPackReadWithoutListing(t *testing.T) {
+	t.Parallel()
+	h, url, dir := testHost(t, HostOptions{})
+	src := newWorkRepo(t, map[string]string{"AGENTS.md": "a\n"})
+	git(t, src, "push", "-q", url+"/ws.git", "main")
+	r, err := h.Repository("ws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	commitPacks(t, r, "a", 1)
+	if _, err := readAll(r); err != nil { // the pack directory is listed
+		t.Fatal(err)
+	}
+	r.mu.Lock()
+	lists := r.st.disk.lists
+	r.mu.Unlock()
+
+	commitPacks(t, r, "b", 3)
+	git(t, src, "commit", "-q", "--allow-empty", "-m", "pushed")
+	git(t, src, "push", "-q", url+"/ws.git", "main:refs/heads/pushed")
+	r.mu.Lock()
+	r.st.cache.Clear()
+	r.mu.Unlock()
+	n, err := readAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Snapshot("pushed"); err != nil {
+		t.Fatal(err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if got := r.st.disk.lists - lists; got != 0 {
+		t.Errorf("pack directory listed %d times for 3 commits and a push", got)
+	}
+	if got, want := len(r.st.disk.packs), packFiles(t, dir+"/ws.git"); got != want {
+		t.Errorf("%d packs read, %d in the pack directory", got, want)
+	}
+	if n != 5 {
+		t.Errorf("%d files read, want 5", n)
+	}
+}
