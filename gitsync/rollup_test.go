@@ -99,9 +99,10 @@ func TestMaintainRollsUpByPackCount(t *testing.T) {
 
 // TestRollUpReadsOnlyItsPacks: RollUp reads the packs it rolls up and
 // the loose objects, not the history in the packs that stay (here so
-// damaged that any read of it fails): the trees and blobs go to git
-// with their paths, which its delta search groups them by, the loose
-// object is packed, and each object is listed once.
+// damaged that any read of it fails): the trees and blobs of the small
+// packs go to git with their paths, which its delta search groups them
+// by (those of larger packs without), the loose object is packed, and
+// each object is listed once.
 func TestRollUpReadsOnlyItsPacks(t *testing.T) {
 	t.Parallel()
 	dir := newBare(t)
@@ -109,7 +110,7 @@ func TestRollUpReadsOnlyItsPacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	commitPacks(t, r, "old", 20)
+	commitPacks(t, r, "old", 60) // more than namedMax objects
 	git(t, dir, "repack", "-q", "-a", "-d")
 	history, err := filepath.Glob(filepath.Join(dir, "objects", "pack", "pack-*.pack"))
 	if err != nil || len(history) != 1 {
@@ -151,6 +152,19 @@ func TestRollUpReadsOnlyItsPacks(t *testing.T) {
 	}
 	if len(objs) != 4*5+1 { // a blob, two trees, the root, the commit each
 		t.Errorf("%d objects listed, want %d:\n%s", len(objs), 4*5+1, list)
+	}
+
+	// The objects of a larger pack go without their paths.
+	list, err = rollUpObjects(filepath.Join(dir, "objects", "pack"), append(roll, strings.TrimSuffix(filepath.Base(history[0]), ".pack")), slices.Values([]plumbing.Hash(nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines = strings.Split(strings.TrimSuffix(string(list), "\n"), "\n")
+	old := gitIn(t, dir, "", "rev-parse", "main:old/1/1.md")
+	for _, want := range []string{blob + " new/1/1.md", old} {
+		if !slices.Contains(lines, want) {
+			t.Errorf("no line %q in the list with the history", want)
+		}
 	}
 
 	damage(t, history[0])

@@ -2,27 +2,30 @@ package gitsync
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"path/filepath"
 	"strings"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // rollUpObjects lists the objects of the packs roll (in dir) and loose,
-// one a line, as git pack-objects reads them: each tree and blob that a
-// commit of those packs reaches through trees of those packs with its
-// path, which git's delta search groups objects by (the versions of one
-// file delta well against each other), the others without. git's own
-// --stdin-packs finds the paths by walking every commit of the history
-// (the commits of the packs left out too), which made a roll-up's time
-// grow with the history; this reads only the packs rolled up.
+// one a line, as git pack-objects reads them, each tree and blob of the
+// packs of a commit or a small push with its path, which git's delta
+// search groups objects by (the versions of one file delta well against
+// each other): the path that the commits of those packs reach it by
+// through the trees of those packs. git's own --stdin-packs finds the
+// paths by walking every commit of the history (the commits of the packs
+// left out too), which made a roll-up's time grow with the history. The
+// objects of larger packs (those rolled up before) go without a path:
+// they are mostly deltas already, which git reuses, and finding their
+// paths again at each roll-up made the daemon's CPU for a roll-up grow
+// with what it rolls up rather than with what is new.
 func rollUpObjects(dir string, roll []string, loose iter.Seq[plumbing.Hash]) ([]byte, error) {
 	rs, err := openRollSet(dir, roll)
 	if err != nil {
@@ -57,16 +60,21 @@ func rollUpObjects(dir string, roll []string, loose iter.Seq[plumbing.Hash]) ([]
 	return out.Bytes(), nil
 }
 
-// rollSet reads the objects of the packs a roll-up rolls up, without the
-// repository's lock: only a repack removes packs, and it runs alone.
+// namedMax is the most objects a pack may have for rollUpObjects to
+// find the paths of its objects: a commit's own pack has a handful.
+const namedMax = 256
+
+// rollSet reads the objects of the small packs a roll-up rolls up,
+// without the repository's lock: only a repack removes packs, and it
+// runs alone.
 type rollSet struct {
 	packs []rollPack
-	where map[plumbing.Hash]rollPlace
+	where map[plumbing.Hash]rollPlace // the objects of the small packs
 }
 
 type rollPack struct {
 	idx *diskIndex
-	pf  *packfile.Packfile
+	pf  *packfile.Packfile // nil for a pack of more than namedMax objects
 }
 
 // rollPlace is where an object of a rollSet is: a pack and the offset.
@@ -75,13 +83,8 @@ type rollPlace struct {
 	off  int64
 }
 
-// rollCache is the memory a rollSet keeps inflated objects in (the
-// bases of deltas).
-const rollCache = 16 << 20
-
 func openRollSet(dir string, roll []string) (*rollSet, error) {
 	fsys := osfs.New(dir)
-	c := cache.NewObjectLRU(rollCache)
 	rs := &rollSet{where: map[plumbing.Hash]rollPlace{}}
 	for _, base := range roll {
 		idx, err := openDiskIndex(filepath.Join(dir, base+".idx"))
@@ -89,14 +92,19 @@ func openRollSet(dir string, roll []string) (*rollSet, error) {
 			rs.close()
 			return nil, err
 		}
+		if idx.n > namedMax {
+			rs.packs = append(rs.packs, rollPack{idx: idx})
+			continue
+		}
 		f, err := fsys.Open(base + ".pack")
 		if err != nil {
 			rs.close()
 			return nil, fmt.Errorf("open pack %s: %w", base, err)
 		}
 		// Without a file system the reader inflates objects into
-		// memory: these are trees and commits.
-		rs.packs = append(rs.packs, rollPack{idx: idx, pf: packfile.NewPackfileWithCache(idx, nil, f, c, 0)})
+		// memory (these are small); without a cache it does not hash
+		// them again.
+		rs.packs = append(rs.packs, rollPack{idx: idx, pf: packfile.NewPackfileWithCache(idx, nil, f, nil, 0)})
 		for i := range idx.n {
 			off, err := idx.offset(i)
 			if err != nil {
@@ -111,7 +119,9 @@ func openRollSet(dir string, roll []string) (*rollSet, error) {
 
 func (rs *rollSet) close() {
 	for _, p := range rs.packs {
-		p.pf.Close()
+		if p.pf != nil {
+			p.pf.Close()
+		}
 	}
 }
 
@@ -126,18 +136,21 @@ func (rs *rollSet) paths() (map[plumbing.Hash]string, error) {
 	}
 	var stack []todo
 	for _, p := range rs.packs {
+		if p.pf == nil {
+			continue
+		}
 		commits, err := p.pf.GetByType(plumbing.CommitObject)
 		if err != nil {
 			return nil, err
 		}
 		err = commits.ForEach(func(o plumbing.EncodedObject) error {
-			var c object.Commit
-			if err := c.Decode(o); err != nil {
-				return fmt.Errorf("commit %s: %w", o.Hash(), err)
+			tree, err := treeOfCommit(o)
+			if err != nil {
+				return err
 			}
-			if _, ok := names[c.TreeHash]; !ok && rs.has(c.TreeHash) {
-				names[c.TreeHash] = ""
-				stack = append(stack, todo{c.TreeHash, ""})
+			if _, ok := names[tree]; !ok && rs.has(tree) {
+				names[tree] = ""
+				stack = append(stack, todo{tree, ""})
 			}
 			return nil
 		})
@@ -148,25 +161,28 @@ func (rs *rollSet) paths() (map[plumbing.Hash]string, error) {
 	for len(stack) > 0 {
 		t := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		tree, err := rs.tree(t.h)
+		b, err := rs.read(t.h)
 		if err != nil {
 			return nil, err
 		}
-		for _, e := range tree.Entries {
-			if _, ok := names[e.Hash]; ok || e.Mode == filemode.Submodule || !rs.has(e.Hash) {
-				continue
+		err = eachTreeEntry(b, func(mode, name []byte, h plumbing.Hash) {
+			if _, ok := names[h]; ok || !rs.has(h) || string(mode) == "160000" {
+				return
 			}
-			path := e.Name
+			path := string(name)
 			if t.path != "" {
-				path = t.path + "/" + e.Name
+				path = t.path + "/" + path
 			}
 			if strings.ContainsRune(path, '\n') {
 				path = "" // a line of git's input cannot hold it
 			}
-			names[e.Hash] = path
-			if e.Mode == filemode.Dir {
-				stack = append(stack, todo{e.Hash, path})
+			names[h] = path
+			if string(mode) == "40000" {
+				stack = append(stack, todo{h, path})
 			}
+		})
+		if err != nil {
+			return nil, fmt.Errorf("tree %s: %w", t.h, err)
 		}
 	}
 	return names, nil
@@ -177,16 +193,48 @@ func (rs *rollSet) has(h plumbing.Hash) bool {
 	return ok
 }
 
-// tree reads and decodes the tree h of the set.
-func (rs *rollSet) tree(h plumbing.Hash) (*object.Tree, error) {
+// read returns the content of object h of the set.
+func (rs *rollSet) read(h plumbing.Hash) ([]byte, error) {
 	at := rs.where[h]
 	o, err := rs.packs[at.pack].pf.GetByOffset(at.off)
 	if err != nil {
-		return nil, fmt.Errorf("read tree %s: %w", h, err)
+		return nil, fmt.Errorf("read object %s: %w", h, err)
 	}
-	var t object.Tree
-	if err := t.Decode(o); err != nil {
-		return nil, fmt.Errorf("tree %s: %w", h, err)
+	r, err := o.Reader()
+	if err != nil {
+		return nil, fmt.Errorf("read object %s: %w", h, err)
 	}
-	return &t, nil
+	defer r.Close()
+	return io.ReadAll(r)
+}
+
+// treeOfCommit is the tree of commit o (its first line).
+func treeOfCommit(o plumbing.EncodedObject) (plumbing.Hash, error) {
+	r, err := o.Reader()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	defer r.Close()
+	var line [5 + 40]byte
+	if _, err := io.ReadFull(r, line[:]); err != nil || string(line[:5]) != "tree " || !plumbing.IsHash(string(line[5:])) {
+		return plumbing.ZeroHash, fmt.Errorf("commit %s: no tree line", o.Hash())
+	}
+	return plumbing.NewHash(string(line[5:])), nil
+}
+
+// eachTreeEntry calls fn with each entry of the tree b ("<mode>
+// <name>\0<20-byte name>" each), without decoding the tree into a list.
+func eachTreeEntry(b []byte, fn func(mode, name []byte, h plumbing.Hash)) error {
+	for len(b) > 0 {
+		sp := bytes.IndexByte(b, ' ')
+		nul := bytes.IndexByte(b, 0)
+		if sp < 0 || nul < sp || nul+21 > len(b) {
+			return errors.New("a malformed entry")
+		}
+		var h plumbing.Hash
+		copy(h[:], b[nul+1:nul+21])
+		fn(b[:sp], b[sp+1:nul], h)
+		b = b[nul+21:]
+	}
+	return nil
 }
