@@ -96,8 +96,8 @@ func (ps *packSet) refresh() error {
 // hundred commits. When the directory is to be listed anyway, that
 // finds it.
 func (ps *packSet) add(sum plumbing.Hash, idx []byte) error {
-	if ps.stale {
-		return nil
+	if ps.stale || slices.ContainsFunc(ps.packs, func(p *diskPack) bool { return p.sum == sum }) {
+		return nil // listed next, or the same pack written again
 	}
 	x, err := newDiskIndex(idx)
 	if err != nil {

@@ -1,6 +1,10 @@
 package gitsync
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 // TestCommitPackReadWithoutListing: the pack of each commit this process
 // writes, and of each small push it receives, is read from then on
@@ -46,5 +50,34 @@ func TestCommitPackReadWithoutListing(t *testing.T) {
 	}
 	if n != 5 {
 		t.Errorf("%d files read, want 5", n)
+	}
+}
+
+// TestPackSetAddsAPackOnce: a pack added again (the same objects
+// written twice) is not read twice.
+func TestPackSetAddsAPackOnce(t *testing.T) {
+	t.Parallel()
+	dir := newBare(t)
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commitPacks(t, r, "a", 2)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.st.disk.ready(); err != nil {
+		t.Fatal(err)
+	}
+	n := len(r.st.disk.packs)
+	p := r.st.disk.packs[n-1]
+	idx, err := os.ReadFile(filepath.Join(r.st.packDir, "pack-"+p.sum.String()+".idx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.st.disk.add(p.sum, idx); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(r.st.disk.packs); got != n {
+		t.Errorf("%d packs read after adding one of the %d again", got, n)
 	}
 }
