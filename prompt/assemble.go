@@ -86,43 +86,48 @@ var ErrBadRequest = errors.New("bad request")
 // a user, session and day reads and budgets the files; later ones reuse
 // that work and only render the sections.
 func (w *Workspace) Assemble(req Request) (Result, error) {
-	a, err := w.Agent(req.Agent)
+	explicitMode := req.Mode != ""
+	a, p, local, err := w.planFor(&req)
 	if err != nil {
 		return Result{}, err
 	}
-	if req.Session == "" {
-		req.Session = SessionMain
+	res, err := w.assemblePlan(p, a, &req, local)
+	if explicitMode {
+		res.Report.Mode = req.Mode
 	}
-	if req.Channel == "" {
-		req.Channel = ChannelDM
-	}
-	if !req.Session.valid() {
-		return Result{}, fmt.Errorf("%w: session %q is unknown; use main, subagent or cron", ErrBadRequest, req.Session)
-	}
+	return res, err
+}
+
+// AssembleReport is the report Assemble gives for req, without rendering
+// the prompt: it reads and budgets the files the same way (the one plan
+// both share), so every file's figures, the budget and the problems are
+// Assemble's. What only rendering computes is left zero: the prompt's
+// size (PromptBytes, PromptChars, PromptTokens, StablePrefixBytes), the
+// Skills section (SkillsMode, SkillCount, SkillsReason) and Virtual.
+func (w *Workspace) AssembleReport(req Request) (Report, error) {
 	explicitMode := req.Mode != ""
-	if !explicitMode {
-		req.Mode = req.Session.DefaultMode()
+	_, p, _, err := w.planFor(&req)
+	if err != nil {
+		return Report{}, err
 	}
-	if !req.Mode.valid() {
-		return Result{}, fmt.Errorf("%w: mode %q is unknown; use full, task, minimal or none", ErrBadRequest, req.Mode)
+	rep := p.report
+	rep.ContextWindow = req.ContextWindow
+	if explicitMode {
+		rep.Mode = req.Mode
 	}
-	if !req.Channel.valid() {
-		return Result{}, fmt.Errorf("%w: channel %q is unknown; use dm or group", ErrBadRequest, req.Channel)
+	return rep, nil
+}
+
+// planFor checks req, fills in its defaults (session, channel, mode) and
+// returns its agent, its plan and its time in the agent's time zone.
+func (w *Workspace) planFor(req *Request) (a *Agent, p *plan, local time.Time, err error) {
+	a, err = w.Agent(req.Agent)
+	if err != nil {
+		return nil, nil, time.Time{}, err
 	}
-	if req.User != "" {
-		if _, err := workspace.EncodeID(req.User); err != nil {
-			return Result{}, fmt.Errorf("%w: user: %w", ErrBadRequest, err)
-		}
+	if err := normalize(req); err != nil {
+		return nil, nil, time.Time{}, err
 	}
-	if req.Room != "" {
-		if _, err := workspace.EncodeID(req.Room); err != nil {
-			return Result{}, fmt.Errorf("%w: room: %w", ErrBadRequest, err)
-		}
-		if req.Channel != ChannelGroup {
-			return Result{}, fmt.Errorf("%w: room %q needs the group channel", ErrBadRequest, req.Room)
-		}
-	}
-	var local time.Time
 	var day string
 	if !req.Now.IsZero() {
 		local = req.Now.In(a.Config.Location)
@@ -132,7 +137,7 @@ func (w *Workspace) Assemble(req Request) (Result, error) {
 	key := planKey{agent: a, user: req.User, session: req.Session, mode: req.Mode, channel: req.Channel, room: req.Room, day: day}
 	if req.ContextWindow != 0 || req.ContextShare != 0 {
 		if _, err := a.Config.Budget.ScaleToWindow(req.ContextWindow, req.ContextShare); err != nil {
-			return Result{}, fmt.Errorf("%w: %w", ErrBadRequest, err)
+			return nil, nil, time.Time{}, fmt.Errorf("%w: %w", ErrBadRequest, err)
 		}
 		key.window, key.share = req.ContextWindow, req.ContextShare
 	}
@@ -140,15 +145,48 @@ func (w *Workspace) Assemble(req Request) (Result, error) {
 	if !local.IsZero() {
 		dayStart = time.Date(local.Year(), local.Month(), local.Day(), 0, 0, 0, 0, local.Location())
 	}
-	p, err := w.contextPlan(key, dayStart)
+	p, err = w.contextPlan(key, dayStart)
 	if err != nil {
-		return Result{}, err
+		return nil, nil, time.Time{}, err
 	}
-	res, err := w.assemblePlan(p, a, &req, local)
-	if explicitMode {
-		res.Report.Mode = req.Mode
+	return a, p, local, nil
+}
+
+// normalize fills in req's default session, channel and mode and checks
+// its names.
+func normalize(req *Request) error {
+	if req.Session == "" {
+		req.Session = SessionMain
 	}
-	return res, err
+	if req.Channel == "" {
+		req.Channel = ChannelDM
+	}
+	if !req.Session.valid() {
+		return fmt.Errorf("%w: session %q is unknown; use main, subagent or cron", ErrBadRequest, req.Session)
+	}
+	if req.Mode == "" {
+		req.Mode = req.Session.DefaultMode()
+	}
+	if !req.Mode.valid() {
+		return fmt.Errorf("%w: mode %q is unknown; use full, task, minimal or none", ErrBadRequest, req.Mode)
+	}
+	if !req.Channel.valid() {
+		return fmt.Errorf("%w: channel %q is unknown; use dm or group", ErrBadRequest, req.Channel)
+	}
+	if req.User != "" {
+		if _, err := workspace.EncodeID(req.User); err != nil {
+			return fmt.Errorf("%w: user: %w", ErrBadRequest, err)
+		}
+	}
+	if req.Room != "" {
+		if _, err := workspace.EncodeID(req.Room); err != nil {
+			return fmt.Errorf("%w: room: %w", ErrBadRequest, err)
+		}
+		if req.Channel != ChannelGroup {
+			return fmt.Errorf("%w: room %q needs the group channel", ErrBadRequest, req.Room)
+		}
+	}
+	return nil
 }
 
 // assemblePlan renders req from its plan p, or reuses a rendering.
