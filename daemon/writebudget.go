@@ -93,15 +93,15 @@ func budgetOptions(rootName string, tokens *prompt.Tokenizer) prompt.Options {
 }
 
 // budgetIn is the status of full in the private main session of user at
-// now, assembled on ws.
+// now, assembled on ws (its report only: the prompt is not rendered).
 func budgetIn(ws *prompt.Workspace, ref agentRef, user, full string, now time.Time) (api.BudgetStatus, error) {
-	res, err := ws.Assemble(prompt.Request{Agent: ref.ag.agent.Name, User: user, Session: prompt.SessionMain, Channel: prompt.ChannelDM, Now: now})
+	rep, err := ws.AssembleReport(prompt.Request{Agent: ref.ag.agent.Name, User: user, Session: prompt.SessionMain, Channel: prompt.ChannelDM, Now: now})
 	if err != nil {
 		return api.BudgetStatus{}, err
 	}
-	for _, f := range res.Report.Files {
-		if f.Path == full {
-			return budgetStatus(f, &res.Report.Budget, user), nil
+	for i := range rep.Files {
+		if f := &rep.Files[i]; f.Path == full {
+			return budgetStatus(f, &rep.Budget, user), nil
 		}
 	}
 	return api.BudgetStatus{Status: api.BudgetNotInPrompt}, nil
@@ -109,7 +109,7 @@ func budgetIn(ws *prompt.Workspace, ref agentRef, user, full string, now time.Ti
 
 // budgetStatus turns a file's report, held to b, into a write's budget
 // status.
-func budgetStatus(f prompt.FileReport, b *prompt.Budget, user string) api.BudgetStatus {
+func budgetStatus(f *prompt.FileReport, b *prompt.Budget, user string) api.BudgetStatus {
 	st := api.BudgetStatus{Chars: f.OriginalChars, LimitChars: f.LimitChars, InjectedChars: f.InjectedChars}
 	if b.Unit == prompt.UnitTokens {
 		st.Unit, st.Tokens, st.LimitTokens, st.InjectedTokens = string(prompt.UnitTokens), f.OriginalTokens, f.LimitTokens, f.InjectedTokens
@@ -126,7 +126,7 @@ func budgetStatus(f prompt.FileReport, b *prompt.Budget, user string) api.Budget
 	default: // full, empty
 		st.Status = api.BudgetFits
 	}
-	for _, p := range prompt.FileProblems(f, b, user) {
+	for _, p := range prompt.FileProblems(*f, b, user) {
 		if p.Code == prompt.CodeBudgetNear {
 			st.Warning = p.Message
 		}
