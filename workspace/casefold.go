@@ -83,9 +83,23 @@ func slicesMin(g []string) string {
 // paths (each directory on the way listed once), for a check of some
 // paths only: a new soul.md collides with the SOUL.md already there.
 func pathCollisions(fsys fs.FS, paths []string) []Problem {
+	return collisionsIn(fsys, paths, false)
+}
+
+// collisionsIn is pathCollisions, or with leaves the rule on case in
+// each path's own directory only.
+func collisionsIn(fsys fs.FS, paths []string, leaves bool) []Problem {
 	byDir := map[string]map[string]bool{}
 	for _, p := range paths {
 		if !fs.ValidPath(p) || p == "." {
+			continue
+		}
+		if leaves {
+			dir := path.Dir(p)
+			if byDir[dir] == nil {
+				byDir[dir] = map[string]bool{}
+			}
+			byDir[dir][path.Base(p)] = true
 			continue
 		}
 		for dir, rest := ".", p; ; {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"slices"
 	"sort"
 )
 
@@ -37,6 +38,35 @@ func CheckFiles(ctx context.Context, fsys fs.FS, paths []string) []Problem {
 		out = append(out, Cancelled(ctx))
 	}
 	return SortProblems(dedup(out))
+}
+
+// CheckPaths is what CheckFiles(ctx, fsys, paths) finds about paths
+// themselves, the problems whose Path is one of them (and the
+// CodeCancelled error of a check cut short), for a caller that refuses a
+// change on those alone: the daemon's writes. A case collision in a
+// directory above a path names a directory, never one of paths, so only
+// each path's own directory is looked at, not the large ones above it.
+func CheckPaths(ctx context.Context, fsys fs.FS, paths []string) []Problem {
+	var out []Problem
+	for _, p := range paths {
+		if ctx.Err() != nil {
+			break
+		}
+		out = append(out, checkOneFile(fsys, p)...)
+	}
+	if ctx.Err() == nil {
+		out = append(out, collisionsIn(fsys, paths, true)...)
+	}
+	own := out[:0]
+	for _, pr := range out {
+		if slices.Contains(paths, pr.Path) {
+			own = append(own, pr)
+		}
+	}
+	if ctx.Err() != nil {
+		own = append(own, Cancelled(ctx))
+	}
+	return SortProblems(dedup(own))
 }
 
 // Cancelled is the problem of a check that ctx cut short.
