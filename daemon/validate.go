@@ -44,7 +44,16 @@ func (wr *writer) checked(ctx context.Context, ref agentRef, build buildFunc) bu
 		// the write leaves as it was at the cost of its base listing.
 		view := newPendingFS(fsys)
 		view.apply(writes)
-		probs := agent.Check(ctx, view, agent.CheckOptions{Paths: paths, FilesOnly: filesOnly, Cache: wr.tokens})
+		var probs []workspace.Problem
+		if filesOnly {
+			// agent.Check of the file rules alone is workspace.CheckFiles,
+			// of which only what it finds about the written files can
+			// refuse the write: CheckPaths finds that without the case
+			// rule's look-ups in the large directories above them.
+			probs = workspace.CheckPaths(ctx, view, paths)
+		} else {
+			probs = agent.Check(ctx, view, agent.CheckOptions{Paths: paths, Cache: wr.tokens})
+		}
 		var refused []string
 		for _, p := range workspace.Errors(probs) {
 			if _, written := files[p.Path]; written {
