@@ -36,14 +36,14 @@ func (w *Workspace) checkAgent(a *Agent) []workspace.Problem {
 		probs = append(probs, w.checkNames(a, dir, u)...)
 	}
 	for _, u := range append([]string{""}, users...) {
-		res, err := w.Assemble(Request{Agent: a.Name, User: u})
+		rep, err := w.AssembleReport(Request{Agent: a.Name, User: u})
 		if err != nil {
 			probs = append(probs, assembleProblem(a, err))
 			continue
 		}
-		probs = append(probs, res.Report.Problems...)
-		for _, f := range res.Report.Files {
-			probs = append(probs, fileProblems(f, &res.Report.Budget, u)...)
+		probs = append(probs, rep.Problems...)
+		for _, f := range rep.Files {
+			probs = append(probs, fileProblems(f, &rep.Budget, u)...)
 		}
 	}
 	return probs
