@@ -57,9 +57,17 @@ func CheckPaths(ctx context.Context, fsys fs.FS, paths []string) []Problem {
 	if ctx.Err() == nil {
 		out = append(out, collisionsIn(fsys, paths, true)...)
 	}
+	isPath := func(p string) bool { return slices.Contains(paths, p) }
+	if len(paths) > 16 { // many paths: a set, not a search per problem
+		set := make(map[string]bool, len(paths))
+		for _, p := range paths {
+			set[p] = true
+		}
+		isPath = func(p string) bool { return set[p] }
+	}
 	own := out[:0]
 	for _, pr := range out {
-		if slices.Contains(paths, pr.Path) {
+		if isPath(pr.Path) {
 			own = append(own, pr)
 		}
 	}

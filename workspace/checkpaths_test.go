@@ -12,7 +12,7 @@ import (
 // in case at every level (the root, a users directory, a user's
 // directory, a memory directory), files too large or not UTF-8, CheckPaths
 // finds exactly what CheckFiles finds about the paths themselves, for
-// paths old and new, alone and together.
+// paths old and new, alone and together (many: looked up in a set).
 func TestCheckPathsIsCheckFilesOwn(t *testing.T) {
 	tree := fstest.MapFS{
 		"SOUL.md":                        {Data: []byte("calm\n")},
@@ -33,7 +33,7 @@ func TestCheckPathsIsCheckFilesOwn(t *testing.T) {
 		"users/ann/USER.md", "users/Ann/USER.md", "users/ANN/new.md",
 		"users/bob/memory/2026-03-01.md", "users/bob/Memory/2026-03-01.md", "users/bob/memory/2026-03-03.md",
 		"users/bob/notes.md", "users/bob/NOTES.md", "users/bob/Notes.md",
-		"users/cy/memory/Ação.md", "users/cy/memory/AÇÃO.md", "users/cy/big.md", "users/dee/new.md",
+		"users/cy/memory/Ação.md", "users/cy/memory/AÇÃO.md", "users/cy/memory/ação.md", "users/cy/big.md", "users/dee/new.md",
 	}
 	var sets [][]string
 	for _, p := range all {
