@@ -26,7 +26,7 @@ func TestPushRefusesNamesThatDifferOnlyInCase(t *testing.T) {
 	td.push(t, wt, "cased")
 	for _, tc := range []struct{ add, want string }{
 		{"soul.md", "SOUL.md and soul.md differ only in case"},
-		{"skills/PDF/SKILL.md", "skills/PDF and skills/pdf differ only in case"},
+		{"skills/PDF/SKILL.md", "skills/pdf and skills/PDF differ only in case"},
 	} {
 		testenv.WriteFiles(t, wt, map[string]string{tc.add: "---\nname: pdf\ndescription: PDFs.\n---\nother\n"})
 		git(t, wt, "add", "-A")
@@ -53,6 +53,7 @@ func TestWriteRefusesNamesThatDifferOnlyInCase(t *testing.T) {
 		"agent.yaml":                "name: cased\n",
 		"memory/Log.md":             "- a\n",
 		"users/ann/memory/Notes.md": "- a\n",
+		"users/ann/memory/diary.md": "- a\n",
 	}), "cased")
 	live := func() string {
 		return strings.TrimSpace(git(t, td.repos, "--git-dir", filepath.Join(td.repos, "cased.git"), "rev-parse", "live"))
@@ -61,6 +62,8 @@ func TestWriteRefusesNamesThatDifferOnlyInCase(t *testing.T) {
 	for _, tc := range []struct{ user, path, want string }{
 		{"", "memory/log.md", "memory/Log.md and memory/log.md differ only in case"},
 		{"ann", "memory/notes.md", "users/ann/memory/Notes.md and users/ann/memory/notes.md differ only in case"},
+		// The written name sorts first: the clash is still the write's.
+		{"ann", "memory/Diary.md", "users/ann/memory/diary.md and users/ann/memory/Diary.md differ only in case"},
 	} {
 		_, err := td.c.WriteFile(ctx, "cased", tc.path, tc.user, "*", []byte("- b\n"))
 		if apiStatus(err) != http.StatusUnprocessableEntity || !strings.Contains(err.Error(), tc.want) {

@@ -22,10 +22,14 @@ const CodeCaseCollision = "case-collision"
 
 // caseCollisions returns the problems of a directory's listing es (dir is
 // its slash path, "." for the root), for every entry whose name is
-// another's but for case: each names the first of its group in byte
-// order. Only the groups that hold one of names are reported when names
-// is not nil (the push checks the changed paths only; es is then what
-// ReadDirFolded found like them).
+// another's but for case: each is the problem of an entry other than the
+// first of its group in byte order, and names that first one. Only the
+// groups that hold one of names are reported when names is not nil (the
+// push and a write check the changed paths only; es is then what
+// ReadDirFolded found like them), and a collision of a name in names
+// with one not in it is then the problem of the name in names, whatever
+// their order: a write of notes.md beside NOTES.md and one of NOTES.md
+// beside notes.md are both refused, where only the first was.
 func caseCollisions(dir string, es []fs.DirEntry, names map[string]bool) []Problem {
 	if len(es) < 2 {
 		return nil
@@ -47,7 +51,11 @@ func caseCollisions(dir string, es []fs.DirEntry, names map[string]bool) []Probl
 		}
 		first := slicesMin(g)
 		for _, n := range g {
-			if n != first {
+			switch {
+			case n == first:
+			case names != nil && names[first] && !names[n]:
+				out = append(out, caseCollision(path.Join(dir, n), path.Join(dir, first)))
+			default:
 				out = append(out, caseCollision(path.Join(dir, first), path.Join(dir, n)))
 			}
 		}

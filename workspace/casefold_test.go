@@ -37,7 +37,7 @@ func TestCaseCollisions(t *testing.T) {
 			"soul.md: SOUL.md",
 		}},
 		{"a new name beside an old one", []string{"soul.md"}, []string{"soul.md: SOUL.md"}},
-		{"the old name changed", []string{"SOUL.md"}, []string{"soul.md: SOUL.md"}},
+		{"the old name changed", []string{"SOUL.md"}, []string{"SOUL.md: soul.md"}},
 		{"a file in a colliding directory", []string{"skills/pdf/SKILL.md"}, []string{"skills/Pdf: skills/PDF", "skills/pdf: skills/PDF"}},
 		{"many names in one directory", []string{"AGENTS.md", "a.md", "b.md", "c.md", "soul.md", "memory/x.md"}, []string{"soul.md: SOUL.md"}},
 		{"no collision on the way", []string{"AGENTS.md", "skills/docx/SKILL.md"}, nil},
