@@ -149,14 +149,15 @@ func (ps *packSet) find(h plumbing.Hash) (*diskPack, int64, error) {
 	return nil, 0, plumbing.ErrObjectNotFound
 }
 
-// get reads object h.
+// get reads object h. An object in the cache is not looked for in the
+// packs: it was read from one, and names its content.
 func (ps *packSet) get(h plumbing.Hash) (plumbing.EncodedObject, error) {
+	if o, ok := ps.cache.Get(h); ok {
+		return o, nil
+	}
 	p, _, err := ps.find(h)
 	if err != nil {
 		return nil, err
-	}
-	if o, ok := ps.cache.Get(h); ok {
-		return o, nil
 	}
 	pf, err := ps.file(p)
 	if err != nil {
@@ -167,12 +168,12 @@ func (ps *packSet) get(h plumbing.Hash) (plumbing.EncodedObject, error) {
 
 // size is object h's inflated size.
 func (ps *packSet) size(h plumbing.Hash) (int64, error) {
+	if o, ok := ps.cache.Get(h); ok {
+		return o.Size(), nil
+	}
 	p, off, err := ps.find(h)
 	if err != nil {
 		return 0, err
-	}
-	if o, ok := ps.cache.Get(h); ok {
-		return o.Size(), nil
 	}
 	pf, err := ps.file(p)
 	if err != nil {
