@@ -27,6 +27,10 @@ type diskIndex struct {
 	data   []byte // the whole file (once compact, from the names on)
 	n      int
 	fanout []byte // 256 big-endian counts; nil once compact
+	// firsts has bit b set when a name begins with byte b, once compact:
+	// a look-up tries every pack in turn, and most packs are a commit's
+	// own handful of objects, so most look-ups in one are misses.
+	firsts [4]uint64
 	names  []byte // n × 20
 	crcs   []byte // n × 4
 	offs   []byte // n × 4
@@ -89,6 +93,11 @@ func (x *diskIndex) compact() {
 	x.data, x.fanout = b, nil
 	x.names, x.crcs, x.offs = b[:n*20], b[n*20:n*24], b[n*24:tables]
 	x.large = b[tables : len(b)-40]
+	x.firsts = [4]uint64{}
+	for i := range n {
+		c := x.names[i*20]
+		x.firsts[c>>6] |= 1 << (c & 63)
+	}
 }
 
 // search returns the position of h, or -1.
@@ -99,10 +108,20 @@ func (x *diskIndex) search(h plumbing.Hash) int {
 			lo = int(binary.BigEndian.Uint32(x.fanout[(int(h[0])-1)*4:]))
 		}
 		hi = int(binary.BigEndian.Uint32(x.fanout[int(h[0])*4:]))
+	} else if x.firsts[h[0]>>6]&(1<<(h[0]&63)) == 0 {
+		return -1
 	}
+	// Names are compared by their first 8 bytes as a number, then by
+	// the rest: the same order as bytes.Compare, without its call.
+	key := binary.BigEndian.Uint64(h[:8])
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		switch c := bytes.Compare(x.names[m*20:m*20+20], h[:]); {
+		name := x.names[m*20 : m*20+20]
+		c := cmpUint64(binary.BigEndian.Uint64(name), key)
+		if c == 0 {
+			c = bytes.Compare(name[8:], h[8:])
+		}
+		switch {
 		case c == 0:
 			return m
 		case c < 0:
@@ -112,6 +131,16 @@ func (x *diskIndex) search(h plumbing.Hash) int {
 		}
 	}
 	return -1
+}
+
+func cmpUint64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // offset is the offset of the entry at position i.
