@@ -24,7 +24,9 @@ import (
 //
 // (BenchmarkSearch wants more iterations: -benchtime 2000x). The corpus
 // lives in schemas quire_bench_100k_builtin and _mixture (_1000k_… at
-// 1M chunks), reused by later runs.
+// 1M chunks), reused by later runs; QUIRE_BENCH_SCHEMA replaces their
+// prefix quire_bench, for a branch whose migrations the others' would
+// refuse.
 
 // benchChunks is 100,000 unless QUIRE_BENCH_CHUNKS says otherwise
 // (QUIRE_BENCH_CHUNKS=1000000 for the 1M-chunk figures).
@@ -57,7 +59,11 @@ func benchStore(b *testing.B, kind string) (*Store, *storetest.Corpus) {
 	if kind == "mixture" {
 		e = corpus.MixtureEmbedder(384)
 	}
-	schema := fmt.Sprintf("quire_bench_%dk_%s", benchChunks/1000, kind)
+	prefix := os.Getenv("QUIRE_BENCH_SCHEMA")
+	if prefix == "" {
+		prefix = "quire_bench"
+	}
+	schema := fmt.Sprintf("%s_%dk_%s", prefix, benchChunks/1000, kind)
 	benchCommit := fmt.Sprintf("corpus-v5-%d", benchChunks)
 	s := openStore(b, schema, e)
 	var pending int // chunks without a vector: the embedder changed
@@ -94,7 +100,7 @@ var benchKinds = []string{"builtin", "mixture"}
 // BenchmarkBulkIndex indexes the whole corpus into a fresh schema with the
 // builtin embedder (chunking, embedding, CopyFrom, full-text indexes and
 // term statistics): chunks/s and searchable-s are until Index returns
-// (the chunks are searchable, vectors by an exact scan), hnsw-built-s
+// (the chunks are searchable, vectors by an exact scan), index-built-s
 // until the vector index built after the commit exists.
 func BenchmarkBulkIndex(b *testing.B) {
 	ctx := context.Background()
@@ -115,11 +121,11 @@ func BenchmarkBulkIndex(b *testing.B) {
 		}
 		elapsed := time.Since(start)
 		s.WaitIndexBuilds()
-		withHNSW := time.Since(start)
+		withIndex := time.Since(start)
 		b.StopTimer()
 		b.ReportMetric(float64(st.Chunks)/elapsed.Seconds(), "chunks/s")
 		b.ReportMetric(elapsed.Seconds(), "searchable-s")
-		b.ReportMetric(withHNSW.Seconds(), "hnsw-built-s")
+		b.ReportMetric(withIndex.Seconds(), "index-built-s")
 		s.Close()
 		dropSchema(b, schema)
 	}
@@ -144,7 +150,7 @@ func benchSearch(b *testing.B, kind string) {
 }
 
 // BenchmarkRecall compares the vector side's candidates through the
-// halfvec HNSW index (the store's way: rerankFactor × n from the index,
+// halfvec IVFFlat index (the store's way: rerankFactor × n from the index,
 // ranked by exact cosine) with those of an exact scan, for n =
 // memory.CandidateLimit(0) (what a search asks for) and its top 10, and
 // with 1 and 4 × n from the index.

@@ -11,28 +11,26 @@ import (
 	"github.com/quirehq/quire/memory/storetest"
 )
 
-// TestHNSWBuildMemory: the build gets the whole graph's memory (halfvec
-// and neighbour lists, with a quarter more), never less than 1 GiB nor
-// more than 8 GiB. It needs no database.
-func TestHNSWBuildMemory(t *testing.T) {
-	const gib = 1 << 30
+// TestIVFLists: an index's lists follow pgvector's advice (rows/1000 up
+// to a million rows, sqrt(rows) above), and ivfRows is the size they were
+// chosen for. It needs no database.
+func TestIVFLists(t *testing.T) {
 	for _, tc := range []struct {
-		n    int64
-		dims int
-		want int64
+		n     int64
+		lists int
+		rows  int64
 	}{
-		{0, 384, gib},                   // an empty table: the floor
-		{10_000, 384, gib},              // small: the floor
-		{1_000_000, 384, 2_240_000_000}, // 1M builtin vectors: 768 + 1,024 bytes each, a quarter more
-		{500_000, 1536, 2_560_000_000},  // half a million vectors of a large model
-		{10_000_000, 1536, 8 * gib},     // past the ceiling
+		{0, 1, 1000},
+		{10_000, 10, 10_000},
+		{1_000_000, 1000, 1_000_000},
+		{4_000_000, 2000, 4_000_000},
+		{1 << 40, 32768, 32768 * 32768},
 	} {
-		got := hnswBuildMemory(tc.n, tc.dims)
-		if got != tc.want {
-			t.Errorf("hnswBuildMemory(%d, %d) = %d, want %d", tc.n, tc.dims, got, tc.want)
+		if got := ivfLists(tc.n); got != tc.lists {
+			t.Errorf("ivfLists(%d) = %d, want %d", tc.n, got, tc.lists)
 		}
-		if got < gib || got > 8*gib {
-			t.Errorf("hnswBuildMemory(%d, %d) = %d, outside 1-8 GiB", tc.n, tc.dims, got)
+		if got := ivfRows(tc.lists); got != tc.rows {
+			t.Errorf("ivfRows(%d) = %d, want %d", tc.lists, got, tc.rows)
 		}
 	}
 }
@@ -43,12 +41,16 @@ func TestHNSWBuildMemory(t *testing.T) {
 // while another transaction holds chunks under an exclusive lock.
 func TestOpenLeavesValidVectorIndex(t *testing.T) {
 	ctx := context.Background()
+	approximateVectors(t)
 	schema := testSchema(t)
 	s := openStore(t, schema, memory.Builtin{})
 	if _, err := s.Index(ctx, "a", "c1", storetest.NewCorpus(200, 3).Docs); err != nil {
 		t.Fatal(err)
 	}
 	s.WaitIndexBuilds()
+	if names := vectorIndexes(t, s); len(names) != 1 {
+		t.Fatalf("vector indexes: %v, want one", names)
+	}
 	s.Close()
 	conn, err := pgx.Connect(ctx, databaseURL(t))
 	if err != nil {

@@ -6,8 +6,9 @@
 // statistics its BM25 ranking reads (kept in the indexing transaction),
 // chunk_terms, the narrow table of each chunk's term ids (keyed by its
 // scope) and counts that a full-text search reads through its GIN index
-// and scores as memory/bm25 does, and an HNSW cosine index of the embeddings at half precision
-// (halfvec), whose dimension follows the configured embedder and whose
+// and scores as memory/bm25 does, and an IVFFlat cosine index of the
+// embeddings at half precision (halfvec), whose dimension follows the
+// configured embedder, whose lists follow the table's size and whose
 // candidates a search ranks by the full vectors' exact cosine.
 // It is the only package that imports pgx and pgvector.
 package pgstore
@@ -17,8 +18,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -26,11 +27,6 @@ import (
 
 	"github.com/quirehq/quire/memory"
 )
-
-// DefaultEFSearch is hnsw.ef_search for vector queries: with
-// hnsw.iterative_scan = relaxed_order it keeps scoped top-k queries full
-// (without iterative scan a scoped top-10 can return ~4 rows).
-const DefaultEFSearch = 100
 
 // Options configures a Store.
 type Options struct {
@@ -42,8 +38,6 @@ type Options struct {
 	Schema string
 	// Embedder embeds chunks and queries; nil means memory.None{}.
 	Embedder memory.Embedder
-	// EFSearch is hnsw.ef_search; 0 means DefaultEFSearch.
-	EFSearch int
 	// MaxConns caps the pool; 0 means pgxpool's default.
 	MaxConns int32
 	// Logger receives warnings; nil discards them.
@@ -71,27 +65,27 @@ type Store struct {
 	terms      memory.Analyzer
 	older      func(agent, commit, indexed string) bool
 
-	// Background work: HNSW builds after bulk loads.
-	bgCtx    context.Context
-	bgCancel context.CancelFunc
-	bg       sync.WaitGroup
+	// Background work: vector index builds (requestVectorIndex).
+	bgCtx        context.Context
+	bgCancel     context.CancelFunc
+	bg           sync.WaitGroup
+	indexMu      sync.Mutex  // serialises vector index checks
+	indexPending atomic.Bool // a check waits to start
 }
 
 var _ memory.Store = (*Store)(nil)
 
 // Open connects, applies migrations and matches the vector column to the
 // embedder: when the embedder's model or dimension differs from the one
-// the stored vectors came from, the vectors are dropped and the HNSW index
-// is rebuilt for the new dimension; Backfill then re-embeds every chunk.
+// the stored vectors came from, the vectors and the vector index are
+// dropped (the index is built again once there are vectors to index);
+// Backfill then re-embeds every chunk.
 func Open(ctx context.Context, opts Options) (*Store, error) {
 	if opts.Schema == "" {
 		opts.Schema = "quire"
 	}
 	if opts.Embedder == nil {
 		opts.Embedder = memory.None{}
-	}
-	if opts.EFSearch <= 0 {
-		opts.EFSearch = DefaultEFSearch
 	}
 	log := opts.Logger
 	if log == nil {
@@ -110,7 +104,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err := prepareSchema(ctx, cfg.ConnConfig.Copy(), opts.Schema); err != nil {
 		return nil, err
 	}
-	cfg.AfterConnect = afterConnect(opts.EFSearch)
+	cfg.AfterConnect = afterConnect
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to database: %w", err)
@@ -121,24 +115,22 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
-	if memory.Enabled(s.emb) {
-		// A build a crash or Close interrupted leaves no index, or an
-		// invalid one: build it again, in the background.
-		s.buildHNSW([]string{hnswIndex(s.emb.Dimensions())})
-	}
+	// A build a crash or Close interrupted leaves no index, or an
+	// invalid one: build it again, in the background.
+	s.requestVectorIndex()
 	return s, nil
 }
 
 // afterConnect readies each new connection of the pool: the vector types
-// registered, ef_search set and iterative scans on.
-func afterConnect(efSearch int) func(context.Context, *pgx.Conn) error {
-	return func(ctx context.Context, c *pgx.Conn) error {
-		if err := pgxvec.RegisterTypes(ctx, c); err != nil {
-			return fmt.Errorf("register vector types: %w", err)
-		}
-		_, err := c.Exec(ctx, "SET hnsw.ef_search = "+strconv.Itoa(efSearch)+"; SET hnsw.iterative_scan = relaxed_order")
-		return err
+// registered and iterative index scans on, which probe further lists
+// when those probed hold too few chunks the user sees (ivfflat.probes
+// is set by each vector search, from the index's lists).
+func afterConnect(ctx context.Context, c *pgx.Conn) error {
+	if err := pgxvec.RegisterTypes(ctx, c); err != nil {
+		return fmt.Errorf("register vector types: %w", err)
 	}
+	_, err := c.Exec(ctx, "SET ivfflat.iterative_scan = relaxed_order")
+	return err
 }
 
 // Close stops background index builds and closes the pool.

@@ -138,8 +138,9 @@ func appliedVersions(ctx context.Context, tx pgx.Tx, ident string) (map[int]bool
 }
 
 // matchEmbedder makes chunks.embedding a vector of the embedder's
-// dimension with its HNSW index (hnswIndex), dropping vectors of another
-// model.
+// dimension, dropping vectors of another model and the vector index with
+// them (the column's indexes go with it): requestVectorIndex builds it
+// again once there are vectors to index.
 func (s *Store) matchEmbedder(ctx context.Context) error {
 	model, dims := s.emb.Model(), s.emb.Dimensions()
 	if !memory.Enabled(s.emb) {
@@ -161,11 +162,9 @@ func (s *Store) matchEmbedder(ctx context.Context) error {
 		if err == nil {
 			s.log.Info("embedder changed; dropping vectors to re-embed", "from", oldModel, "to", model, "dimensions", dims)
 		}
-		stmts := []string{"DROP INDEX IF EXISTS chunks_embedding_hnsw", "ALTER TABLE chunks DROP COLUMN IF EXISTS embedding"}
+		stmts := []string{"ALTER TABLE chunks DROP COLUMN IF EXISTS embedding"}
 		if dims > 0 {
-			stmts = append(stmts,
-				fmt.Sprintf("ALTER TABLE chunks ADD COLUMN embedding vector(%d)", dims),
-				hnswIndex(dims))
+			stmts = append(stmts, fmt.Sprintf("ALTER TABLE chunks ADD COLUMN embedding vector(%d)", dims))
 		}
 		stmts = append(stmts, "DELETE FROM embedder_config")
 		for _, q := range stmts {

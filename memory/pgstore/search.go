@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/quirehq/quire/memory"
@@ -147,7 +148,7 @@ func both(sides []func() ([]memory.Candidate, error)) ([]memory.Candidate, error
 }
 
 // exactVectors reports whether an agent of n chunks gets an exact vector
-// scan, as the embedded store does, rather than the approximate HNSW
+// scan, as the embedded store does, rather than the approximate vector
 // index: up to memory.ExactVectorChunks the scan is cheap and both
 // stores then find the same vector candidates.
 func exactVectors(n int64) bool { return n <= exactVectorChunks }
@@ -167,7 +168,7 @@ const vectorRank = `(1 - (c.embedding <=> $4)) DESC, c.user_id COLLATE "C", c.pa
 
 // vectorSQL is the vector side's query for vectors of dims dimensions:
 // the $5 nearest chunks the user ($2) sees of the agent ($1) by the
-// halfvec HNSW index (halfvecOrder), or, when exact, by an exact scan (the
+// halfvec IVFFlat index (halfvecOrder), or, when exact, by an exact scan (the
 // exact order is no indexed expression), then the best $3 of them by
 // vectorRank, with their chunk_terms rows.
 func vectorSQL(dims int, exact bool) string {
@@ -189,14 +190,27 @@ func vectorCandidates(n int, exact bool) int {
 }
 
 // rerankFactor is how many more candidates than it returns the vector
-// side takes from the HNSW index of half-precision vectors, to rank them
+// side takes from the index of half-precision vectors, to rank them
 // by their exact cosine.
 const rerankFactor = 2
 
 // vectorSide returns the n chunks nearest qv by exact cosine similarity
-// among the candidates vectorSQL finds, each with its BM25 score.
+// among the candidates vectorSQL finds, each with its BM25 score. The
+// index's probes are set first, in the same round trip.
 func (s *Store) vectorSide(ctx context.Context, agent, user string, bq *bm25Query, qv []float32, n int, exact bool) ([]memory.Candidate, error) {
-	rows, err := s.pool.Query(ctx, vectorSQL(len(qv), exact), agent, user, n, pgvector.NewVector(qv), vectorCandidates(n, exact))
+	batch := &pgx.Batch{}
+	if !exact {
+		batch.Queue(setProbesSQL)
+	}
+	batch.Queue(vectorSQL(len(qv), exact), agent, user, n, pgvector.NewVector(qv), vectorCandidates(n, exact))
+	br := s.pool.SendBatch(ctx, batch)
+	defer br.Close()
+	if !exact {
+		if _, err := br.Exec(); err != nil {
+			return nil, fmt.Errorf("set ivfflat.probes: %w", err)
+		}
+	}
+	rows, err := br.Query()
 	if err != nil {
 		return nil, err
 	}

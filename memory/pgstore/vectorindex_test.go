@@ -14,12 +14,37 @@ import (
 	"github.com/quirehq/quire/memory/storetest"
 )
 
-// approximateVectors makes every agent's vector side go through the HNSW
-// index until the test ends.
+// approximateVectors makes every agent's vector side go through the
+// vector index, built however few vectors the table holds, until the
+// test ends.
 func approximateVectors(t *testing.T) {
-	old := exactVectorChunks
-	t.Cleanup(func() { exactVectorChunks = old })
-	exactVectorChunks = 0
+	oldExact, oldMin := exactVectorChunks, minIndexedVectors
+	t.Cleanup(func() { exactVectorChunks, minIndexedVectors = oldExact, oldMin })
+	exactVectorChunks, minIndexedVectors = 0, 0
+}
+
+// vectorIndexes returns the definitions of the vector indexes of chunks
+// by name: valid ones, and any other index over the embeddings.
+func vectorIndexes(t testing.TB, s *Store) map[string]string {
+	t.Helper()
+	rows, err := s.pool.Query(context.Background(), `SELECT i.relname, pg_get_indexdef(i.oid) || CASE WHEN x.indisvalid THEN '' ELSE ' (invalid)' END
+		FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
+		WHERE x.indrelid = 'chunks'::regclass AND pg_get_indexdef(i.oid) LIKE '%embedding%'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for rows.Next() {
+		var name, def string
+		if err := rows.Scan(&name, &def); err != nil {
+			t.Fatal(err)
+		}
+		out[name] = def
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // sameCandidates reports whether a and b hold the same chunks in the
@@ -31,10 +56,10 @@ func sameCandidates(a, b []memory.Candidate) bool {
 }
 
 // TestVectorIndexReranksExactly: the vector side finds its candidates
-// through the halfvec HNSW index (the planner matches the indexed
+// through the halfvec IVFFlat index (the planner matches the indexed
 // expression) and returns them with the stored vectors' exact cosines,
-// in exact order: on a corpus small enough for the index to miss
-// nothing, what an exact scan returns.
+// in exact order: on a corpus small enough for the index to miss nothing
+// (one list), what an exact scan returns.
 func TestVectorIndexReranksExactly(t *testing.T) {
 	ctx := context.Background()
 	approximateVectors(t)
@@ -65,8 +90,8 @@ func TestVectorIndexReranksExactly(t *testing.T) {
 		}
 		if i == 0 {
 			plan := explain(t, s, vectorSQL(dims, false), "a", user, n, pgvector.NewVector(vs[0]), vectorCandidates(n, false))
-			if !strings.Contains(plan, "Index Scan using chunks_embedding_hnsw") {
-				t.Errorf("the vector side does not read the HNSW index:\n%s", plan)
+			if !strings.Contains(plan, "Index Scan using chunks_embedding_ivf1 ") {
+				t.Errorf("the vector side does not read the IVFFlat index:\n%s", plan)
 			}
 		}
 	}
@@ -95,11 +120,25 @@ func explain(t *testing.T, s *Store, query string, args ...any) string {
 	return strings.Join(plan, "\n")
 }
 
-// TestMigrationHalfvecIndex: a database from before migration 007, whose
-// HNSW index is over the full vectors, gets the halfvec index in its
-// place, built in the background when the store opens; searches through
-// it return what exact vector scans returned before the upgrade.
-func TestMigrationHalfvecIndex(t *testing.T) {
+// TestMigrationIVFFlatIndex: a database from before migration 010,
+// whose vector index is the HNSW one over halfvecs (007) or over the
+// full vectors (before 007), gets the IVFFlat index in its place, built
+// in the background when the store opens; searches through it return
+// what exact vector scans returned before the upgrade.
+func TestMigrationIVFFlatIndex(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		index string
+		from  string
+	}{
+		{"halfvec-hnsw", "CREATE INDEX chunks_embedding_hnsw ON chunks USING hnsw ((embedding::halfvec(384)) halfvec_cosine_ops)", "DELETE FROM schema_migrations WHERE version = 10"},
+		{"vector-hnsw", "CREATE INDEX chunks_embedding_hnsw ON chunks USING hnsw (embedding vector_cosine_ops)", "DELETE FROM schema_migrations WHERE version IN (7, 10)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testMigrationIVFFlat(t, tc.index, tc.from) })
+	}
+}
+
+func testMigrationIVFFlat(t *testing.T, index, from string) {
 	ctx := context.Background()
 	schema := testSchema(t)
 	s := openStore(t, schema, memory.Builtin{})
@@ -108,12 +147,8 @@ func TestMigrationHalfvecIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.WaitIndexBuilds()
-	// Back to the schema before 007.
-	for _, q := range []string{
-		"DROP INDEX chunks_embedding_hnsw",
-		"CREATE INDEX chunks_embedding_hnsw ON chunks USING hnsw (embedding vector_cosine_ops)",
-		"DELETE FROM schema_migrations WHERE version = 7",
-	} {
+	// Back to the schema before.
+	for _, q := range []string{index, from} {
 		if _, err := s.pool.Exec(ctx, q); err != nil {
 			t.Fatal(q, err)
 		}
@@ -134,17 +169,75 @@ func TestMigrationHalfvecIndex(t *testing.T) {
 	approximateVectors(t)
 	s = openStore(t, schema, memory.Builtin{})
 	s.WaitIndexBuilds()
-	var def string
-	if err := s.pool.QueryRow(ctx, "SELECT indexdef FROM pg_indexes WHERE indexname = 'chunks_embedding_hnsw' AND schemaname = current_schema()").Scan(&def); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(def, "halfvec(384)") || !strings.Contains(def, "halfvec_cosine_ops") {
-		t.Errorf("vector index after the upgrade: %s; want the halfvec one", def)
+	got := vectorIndexes(t, s)
+	def, ok := got["chunks_embedding_ivf1"]
+	if len(got) != 1 || !ok || !strings.Contains(def, "USING ivfflat (((embedding)::halfvec(384)) halfvec_cosine_ops) WITH (lists='1')") {
+		t.Errorf("vector indexes after the upgrade: %v; want the IVFFlat one of one list", got)
 	}
 	if got := search(); !slices.EqualFunc(got, want, func(a, b memory.Hit) bool {
 		return a.Path == b.Path && a.User == b.User && a.StartLine == b.StartLine && a.Score == b.Score
 	}) {
-		t.Errorf("searches through the halfvec index differ from exact ones before the upgrade")
+		t.Errorf("searches through the IVFFlat index differ from exact ones before the upgrade")
+	}
+}
+
+// TestVectorIndexFollowsTableSize: no vector index is built below
+// minIndexedVectors vectors; once the table holds them, one is, with
+// lists for its size; once it has grown rebuildGrowth times past the
+// rows of those lists, another with more lists replaces it, and searches
+// probe about the square root of its lists.
+func TestVectorIndexFollowsTableSize(t *testing.T) {
+	ctx := context.Background()
+	approximateVectors(t)
+	minIndexedVectors = 1000
+	s := openStore(t, testSchema(t), memory.Builtin{})
+	// check has the store look at its vector index with fresh table
+	// statistics, which autovacuum keeps in a live database.
+	check := func() map[string]string {
+		s.WaitIndexBuilds()
+		if _, err := s.pool.Exec(ctx, "ANALYZE chunks"); err != nil {
+			t.Fatal(err)
+		}
+		s.requestVectorIndex()
+		s.WaitIndexBuilds()
+		return vectorIndexes(t, s)
+	}
+	probes := func() string {
+		var p string
+		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, setProbesSQL); err != nil {
+				return err
+			}
+			return tx.QueryRow(ctx, "SHOW ivfflat.probes").Scan(&p)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, step := range []struct {
+		agent  string
+		chunks int
+		want   string // the vector index's name, "" for none
+		probes string
+	}{
+		{"a", 600, "", "1"},                       // 600 vectors: below minIndexedVectors
+		{"b", 900, "chunks_embedding_ivf1", "1"},  // 1,500: one list
+		{"c", 1500, "chunks_embedding_ivf1", "1"}, // 3,000: less than 4 × 1,000
+		{"d", 1500, "chunks_embedding_ivf4", "2"}, // 4,500: rebuilt with 4 lists
+	} {
+		corpus := storetest.NewCorpus(step.chunks, 11)
+		st, err := s.Index(ctx, step.agent, "c1", corpus.Docs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := check()
+		if _, ok := got[step.want]; len(got) != min(len(step.want), 1) || (step.want != "" && !ok) {
+			t.Errorf("after %d chunks for agent %s: vector indexes %v, want %q", st.Chunks, step.agent, got, step.want)
+		}
+		if p := probes(); p != step.probes {
+			t.Errorf("after %d chunks for agent %s: ivfflat.probes %s, want %s", st.Chunks, step.agent, p, step.probes)
+		}
 	}
 }
 

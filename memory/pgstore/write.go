@@ -35,8 +35,6 @@ type indexWrite struct {
 	bulk    bool
 	rebuild []string
 	loaded  time.Time
-	// deferred holds the index builds for after the commit.
-	deferred []string
 }
 
 // Index implements memory.Store. Everything happens in one transaction
@@ -65,7 +63,7 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 	if err != nil {
 		return stats, fmt.Errorf("index %s@%s: %w", agent, commit, err)
 	}
-	s.buildHNSW(w.deferred)
+	s.requestVectorIndex()
 	return stats, nil
 }
 
