@@ -194,9 +194,18 @@ func benchRecall(b *testing.B, kind string) {
 
 // vectorNeighbours returns the vector side's n chunks (vectorSQL) from k
 // candidates, as ids and exact similarities, best first.
+// The index's probes are set first, as vectorSide sets them.
 func vectorNeighbours(b *testing.B, s *Store, qv []float32, user string, n, k int, exact bool) []neighbour {
-	rows, err := s.pool.Query(context.Background(), "SELECT id, similarity FROM ("+strings.Replace(vectorSQL(len(qv), exact), ", 1 - (c.embedding <=> $4),", ", 1 - (c.embedding <=> $4) AS similarity,", 1)+") AS r ORDER BY similarity DESC",
+	batch := &pgx.Batch{}
+	batch.Queue(setProbesSQL)
+	batch.Queue("SELECT id, similarity FROM ("+strings.Replace(vectorSQL(len(qv), exact), ", 1 - (c.embedding <=> $4),", ", 1 - (c.embedding <=> $4) AS similarity,", 1)+") AS r ORDER BY similarity DESC",
 		"bench", user, n, pgvector.NewVector(qv), k)
+	br := s.pool.SendBatch(context.Background(), batch)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		b.Fatal(err)
+	}
+	rows, err := br.Query()
 	return neighbours(b, rows, err)
 }
 
