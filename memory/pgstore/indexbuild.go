@@ -21,7 +21,7 @@ import (
 // cheap, and exact), and built again under a new name once the table has
 // grown rebuildGrowth times past the rows its lists were chosen for.
 // A search finds its candidates there (halfvecOrder), probing about
-// sqrt(lists) lists (setProbesSQL), and ranks them by the stored
+// sqrt(lists)/3 lists (setProbesSQL), and ranks them by the stored
 // vectors' exact cosine (vectorSide).
 const vectorIndexPrefix = "chunks_embedding_ivf"
 
@@ -58,10 +58,14 @@ func ivfRows(lists int) int64 {
 }
 
 // setProbesSQL sets ivfflat.probes on the connection for the vector
-// index there is: about the square root of its lists (1 when there is
-// none), read from the catalog at each search, so that it follows an
-// index rebuilt by any daemon sharing the database.
-const setProbesSQL = `SELECT set_config('ivfflat.probes', coalesce((SELECT greatest(round(sqrt(max(split_part(o, '=', 2)::int))), 1)::int
+// index there is: a third of the square root of its lists, rounded up
+// (1 when there is none), read from the catalog at each search, so that
+// it follows an index rebuilt by any daemon sharing the database. At a
+// million chunks (1,000 lists, 11 probes) that finds the exact top 10's
+// chunks as often as the HNSW index did (recall@10 0.55 both) in less
+// time (vector side p50 8.2-9.5 against 11.6-13.4 ms, load 4-5);
+// sqrt(lists) probes raised recall@10 to 0.74 at 22 ms.
+const setProbesSQL = `SELECT set_config('ivfflat.probes', coalesce((SELECT greatest(ceil(sqrt(max(split_part(o, '=', 2)::int)) / 3), 1)::int
 	FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid, unnest(i.reloptions) AS o
 	WHERE x.indrelid = 'chunks'::regclass AND x.indisvalid AND i.relname LIKE '` + vectorIndexPrefix + `%' AND o LIKE 'lists=%'), 1)::text, false)`
 

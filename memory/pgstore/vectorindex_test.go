@@ -185,7 +185,7 @@ func testMigrationIVFFlat(t *testing.T, index, from string) {
 // minIndexedVectors vectors; once the table holds them, one is, with
 // lists for its size; once it has grown rebuildGrowth times past the
 // rows of those lists, another with more lists replaces it, and searches
-// probe about the square root of its lists.
+// probe a third of the square root of its lists, rounded up.
 func TestVectorIndexFollowsTableSize(t *testing.T) {
 	ctx := context.Background()
 	approximateVectors(t)
@@ -224,7 +224,7 @@ func TestVectorIndexFollowsTableSize(t *testing.T) {
 		{"a", 600, "", "1"},                       // 600 vectors: below minIndexedVectors
 		{"b", 900, "chunks_embedding_ivf1", "1"},  // 1,500: one list
 		{"c", 1500, "chunks_embedding_ivf1", "1"}, // 3,000: less than 4 × 1,000
-		{"d", 1500, "chunks_embedding_ivf4", "2"}, // 4,500: rebuilt with 4 lists
+		{"d", 1500, "chunks_embedding_ivf4", "1"}, // 4,500: rebuilt with 4 lists
 	} {
 		corpus := storetest.NewCorpus(step.chunks, 11)
 		st, err := s.Index(ctx, step.agent, "c1", corpus.Docs)
@@ -238,6 +238,13 @@ func TestVectorIndexFollowsTableSize(t *testing.T) {
 		if p := probes(); p != step.probes {
 			t.Errorf("after %d chunks for agent %s: ivfflat.probes %s, want %s", st.Chunks, step.agent, p, step.probes)
 		}
+	}
+	// An index of 100 lists (another daemon's, say): 10/3 probes, up.
+	if _, err := s.pool.Exec(ctx, "CREATE INDEX chunks_embedding_ivf100 ON chunks USING ivfflat ((embedding::halfvec(384)) halfvec_cosine_ops) WITH (lists = 100)"); err != nil {
+		t.Fatal(err)
+	}
+	if p := probes(); p != "4" {
+		t.Errorf("with an index of 100 lists: ivfflat.probes %s, want 4", p)
 	}
 }
 
