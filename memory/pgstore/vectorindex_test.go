@@ -97,6 +97,46 @@ func TestVectorIndexReranksExactly(t *testing.T) {
 	}
 }
 
+// TestVectorSideSetsProbes: an approximate vector search sets the
+// connection's ivfflat.probes from the index there is (its lists: one
+// here, so one probe), whatever the connection had before; without it a
+// search probes what the last user of the connection left, or pgvector's
+// default of one list at any size.
+func TestVectorSideSetsProbes(t *testing.T) {
+	ctx := context.Background()
+	approximateVectors(t)
+	s, err := Open(ctx, Options{URL: databaseURL(t), Schema: testSchema(t), Embedder: memory.Builtin{}, MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	corpus := storetest.NewCorpus(200, 5)
+	if _, err := s.Index(ctx, "a", "c1", corpus.Docs); err != nil {
+		t.Fatal(err)
+	}
+	s.WaitIndexBuilds()
+	if _, ok := vectorIndexes(t, s)["chunks_embedding_ivf1"]; !ok {
+		t.Fatalf("no IVFFlat index of one list: %v", vectorIndexes(t, s))
+	}
+	if _, err := s.pool.Exec(ctx, "SET ivfflat.probes = 7"); err != nil {
+		t.Fatal(err)
+	}
+	vs, err := s.emb.Embed(ctx, []string{corpus.Queries[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.vectorSide(ctx, "a", corpus.Users[0], &bm25Query{}, vs[0], memory.CandidateLimit(0), false); err != nil {
+		t.Fatal(err)
+	}
+	var probes string
+	if err := s.pool.QueryRow(ctx, "SHOW ivfflat.probes").Scan(&probes); err != nil {
+		t.Fatal(err)
+	}
+	if probes != "1" {
+		t.Errorf("ivfflat.probes after a search: %s, want 1 (the index's one list)", probes)
+	}
+}
+
 // explain returns the plan of query with args, scans and sorts costed
 // out where an index can serve: on a small table they are cheaper.
 func explain(t *testing.T, s *Store, query string, args ...any) string {
