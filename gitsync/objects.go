@@ -22,9 +22,8 @@ func newObjectReader(fsys billy.Filesystem, packDir string, cacheSize cache.File
 	c := cache.NewObjectLRU(cacheSize)
 	files := looseFS{fsys}
 	return &gitStorage{
-		Storage: filesystem.NewStorageWithOptions(files, c, filesystem.Options{MaxOpenDescriptors: maxOpenPacks}),
+		Storage: filesystem.NewStorage(files, c),
 		packDir: packDir,
-		cache:   c,
 		disk:    newPackSet(files, packDir, c),
 	}
 }

@@ -31,7 +31,7 @@ func TestCommitPackReadWithoutListing(t *testing.T) {
 	git(t, src, "commit", "-q", "--allow-empty", "-m", "pushed")
 	git(t, src, "push", "-q", url+"/ws.git", "main:refs/heads/pushed")
 	r.mu.Lock()
-	r.st.cache.Clear()
+	r.st.disk.cache.Clear()
 	r.mu.Unlock()
 	n, err := readAll(r)
 	if err != nil {

@@ -133,9 +133,9 @@ func (r *Repository) Git() *gogit.Repository { return r.repo }
 // store is the object storage; callers hold r.mu.
 func (r *Repository) store() storer.EncodedObjectStorer { return r.repo.Storer }
 
-// reindex makes go-git forget its index of pack files, so that packs
-// written or removed by another process (git gc, git repack) are seen.
-// Callers hold r.mu.
+// reindex makes the next read list the pack directory again, so that
+// packs written or removed by another process (git gc, git repack) are
+// seen. Callers hold r.mu.
 func (r *Repository) reindex() {
 	r.st.reindex()
 }

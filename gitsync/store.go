@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -32,9 +31,8 @@ type gitStorage struct {
 	refs    *refStore
 	packDir string
 	// disk reads the packs (go-git's storage reads only loose objects
-	// here, see objects.go); cache is the inflated objects both keep.
-	disk  *packSet
-	cache cache.Object
+	// here, see objects.go) and keeps the inflated objects of both.
+	disk *packSet
 
 	// packs counts the packs written since the last repack; onPack, when
 	// set, is called after each (maintenance).
@@ -54,10 +52,10 @@ func (s *gitStorage) packAdded() {
 
 var _ storage.Storer = (*gitStorage)(nil)
 
-// reindex makes go-git re-read the pack directory (new packs, packs a
-// repack removed). Callers hold Repository.mu.
+// reindex makes the packSet list the pack directory again (new packs,
+// packs a repack removed) at its next read. go-git's storage holds no
+// pack to forget (looseFS). Callers hold Repository.mu.
 func (s *gitStorage) reindex() {
-	s.Storage.Reindex()
 	s.disk.stale = true
 }
 
@@ -326,7 +324,7 @@ func (s *gitStorage) writePending(p *pending) error {
 		s.reindex() // the pack is there: the next read lists it
 	}
 	for _, o := range mos {
-		s.cache.Put(o)
+		s.disk.cache.Put(o)
 	}
 	for _, t := range p.made {
 		p.trees.put(t.h, newTreeDir(t.entries))
