@@ -374,7 +374,7 @@ func writeSubtree(st *pending, h plumbing.Hash, writes []FileWrite, prefix strin
 		return plumbing.ZeroHash, true, nil
 	}
 	nh, err := storeTree(st, entries, prefix)
-	if err == nil {
+	if err == nil && st.trees != nil { // a merge's trees go to no cache
 		st.made = append(st.made, madeTree{h: nh, entries: entries})
 	}
 	return nh, false, err
