@@ -87,16 +87,11 @@ func slicesMin(g []string) string {
 	return m
 }
 
-// pathCollisions returns the case collisions of every element of the
+// caseCollisionsOf returns the case collisions of every element of the
 // paths (each directory on the way listed once), for a check of some
-// paths only: a new soul.md collides with the SOUL.md already there.
-func pathCollisions(fsys fs.FS, paths []string) []Problem {
-	return collisionsIn(fsys, paths, false)
-}
-
-// collisionsIn is pathCollisions, or with leaves the rule on case in
-// each path's own directory only.
-func collisionsIn(fsys fs.FS, paths []string, leaves bool) []Problem {
+// paths only: a new soul.md collides with the SOUL.md already there; or
+// with leaves, those in each path's own directory only.
+func caseCollisionsOf(fsys fs.FS, paths []string, leaves bool) []Problem {
 	byDir := map[string]map[string]bool{}
 	for _, p := range paths {
 		if !fs.ValidPath(p) || p == "." {

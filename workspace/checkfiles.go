@@ -20,24 +20,14 @@ const CodeCancelled = "cancelled"
 // problems come sorted by path and line, each once; a check cut short by
 // ctx ends with a CodeCancelled error.
 func CheckFiles(ctx context.Context, fsys fs.FS, paths []string) []Problem {
-	var out []Problem
 	if paths == nil {
-		out = checkAllFiles(ctx, fsys)
-	} else {
-		for _, p := range paths {
-			if ctx.Err() != nil {
-				break
-			}
-			out = append(out, checkOneFile(fsys, p)...)
+		out := checkAllFiles(ctx, fsys)
+		if ctx.Err() != nil {
+			out = append(out, Cancelled(ctx))
 		}
-		if ctx.Err() == nil {
-			out = append(out, pathCollisions(fsys, paths)...)
-		}
+		return SortProblems(dedup(out))
 	}
-	if ctx.Err() != nil {
-		out = append(out, Cancelled(ctx))
-	}
-	return SortProblems(dedup(out))
+	return checkPaths(ctx, fsys, paths, false)
 }
 
 // CheckPaths is what CheckFiles(ctx, fsys, paths) finds about paths
@@ -47,6 +37,13 @@ func CheckFiles(ctx context.Context, fsys fs.FS, paths []string) []Problem {
 // directory above a path names a directory, never one of paths, so only
 // each path's own directory is looked at, not the large ones above it.
 func CheckPaths(ctx context.Context, fsys fs.FS, paths []string) []Problem {
+	return checkPaths(ctx, fsys, paths, true)
+}
+
+// checkPaths applies the file rules to paths and the rule on case to the
+// directories on the way to them, or with own to each path's own
+// directory, keeping only the problems of paths.
+func checkPaths(ctx context.Context, fsys fs.FS, paths []string, own bool) []Problem {
 	var out []Problem
 	for _, p := range paths {
 		if ctx.Err() != nil {
@@ -55,26 +52,19 @@ func CheckPaths(ctx context.Context, fsys fs.FS, paths []string) []Problem {
 		out = append(out, checkOneFile(fsys, p)...)
 	}
 	if ctx.Err() == nil {
-		out = append(out, collisionsIn(fsys, paths, true)...)
+		out = append(out, caseCollisionsOf(fsys, paths, own)...)
 	}
-	isPath := func(p string) bool { return slices.Contains(paths, p) }
-	if len(paths) > 16 { // many paths: a set, not a search per problem
+	if own {
 		set := make(map[string]bool, len(paths))
 		for _, p := range paths {
 			set[p] = true
 		}
-		isPath = func(p string) bool { return set[p] }
-	}
-	own := out[:0]
-	for _, pr := range out {
-		if isPath(pr.Path) {
-			own = append(own, pr)
-		}
+		out = slices.DeleteFunc(out, func(pr Problem) bool { return !set[pr.Path] })
 	}
 	if ctx.Err() != nil {
-		own = append(own, Cancelled(ctx))
+		out = append(out, Cancelled(ctx))
 	}
-	return SortProblems(dedup(own))
+	return SortProblems(dedup(out))
 }
 
 // Cancelled is the problem of a check that ctx cut short.
