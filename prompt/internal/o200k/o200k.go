@@ -141,11 +141,17 @@ func (c *Counter) getSplitter() *splitter {
 	if !ok {
 		sp = new(splitter)
 	}
+	sp.claim(c)
+	return sp
+}
+
+// claim makes sp's piece cache c's: the pieces another Counter left in it
+// are cleared, c's own are kept.
+func (sp *splitter) claim(c *Counter) {
 	if sp.cache.owner != c {
 		sp.cache.clear()
 		sp.cache.owner = c
 	}
-	return sp
 }
 
 // putSplitter returns sp to the pool unless its buffers grew too large to
