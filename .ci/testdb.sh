@@ -191,8 +191,8 @@ if [ ! -f "$DATA/PG_VERSION" ]; then
 	chmod 700 "$DATA"
 	as_pg "$PGBIN/initdb" -D "$DATA" -U postgres --auth-local=trust --auth-host=scram-sha-256 -E UTF8 --locale=C.UTF-8 >/dev/null
 	# shared_buffers holds what a search of the 1M-chunk benchmark corpus
-	# reads (the halfvec HNSW index ~1 GB, chunk_terms with its GIN index
-	# ~0.75 GB, the chunk rows it fetches); the tests themselves need
+	# reads (the halfvec IVFFlat index ~0.8 GB, chunk_terms with its GIN
+	# index ~1.1 GB, the chunk rows it fetches); the tests themselves need
 	# little. Memory is only taken as it is used. A cluster made before
 	# keeps its setting: ALTER SYSTEM SET shared_buffers and restart it.
 	cat <<-EOF | as_pg tee -a "$DATA/postgresql.conf" >/dev/null

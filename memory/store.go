@@ -84,5 +84,6 @@ type Store interface {
 // ExactVectorChunks is the most chunks an agent may hold for both stores
 // to score its vector side by an exact scan; above it each keeps an
 // approximate index (the embedded store an inverted file or a sieve by
-// dimension, PostgreSQL HNSW). Up to it both find the same vector candidates and rank alike.
+// dimension, PostgreSQL an IVFFlat index). Up to it both find the same
+// vector candidates and rank alike.
 const ExactVectorChunks = 10_000
