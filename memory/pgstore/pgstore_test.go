@@ -247,6 +247,33 @@ func TestBulkLoadRebuildsIndexes(t *testing.T) {
 	}
 }
 
+// checkTermCounts checks agent a's statistics against its chunks: the
+// agent's chunk and token counts, and each term's document frequency.
+func checkTermCounts(t *testing.T, s *Store, when string) {
+	t.Helper()
+	ctx := context.Background()
+	var n, tokens int64
+	if err := s.pool.QueryRow(ctx, "SELECT chunk_count, token_count FROM agents WHERE agent = 'a'").Scan(&n, &tokens); err != nil {
+		t.Fatal(err)
+	}
+	var wantN, wantTokens int64
+	if err := s.pool.QueryRow(ctx, "SELECT count(*), coalesce(sum(tokens), 0) FROM chunks WHERE agent = 'a'").Scan(&wantN, &wantTokens); err != nil {
+		t.Fatal(err)
+	}
+	if n != wantN || tokens != wantTokens {
+		t.Errorf("%s: agent counts %d chunks, %d tokens; the chunks are %d, %d", when, n, tokens, wantN, wantTokens)
+	}
+	var wrong int
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM (SELECT * FROM term_stats WHERE agent = 'a') s FULL JOIN
+		(SELECT u.id, count(*) AS df FROM chunks c JOIN chunk_terms t ON t.chunk_id = c.id, unnest(`+chunkTermIDs+`) AS u(id) WHERE c.agent = 'a' GROUP BY u.id) c
+		ON s.id = c.id WHERE s.df IS DISTINCT FROM c.df`).Scan(&wrong); err != nil {
+		t.Fatal(err)
+	}
+	if wrong != 0 {
+		t.Errorf("%s: %d terms with a document frequency other than the chunks'", when, wrong)
+	}
+}
+
 // TestTermStatistics: the agent's term statistics follow its chunks
 // through index, change and removal, within the indexing transaction
 // (no ANALYZE), and a search ranks by them from the first query.
@@ -256,26 +283,7 @@ func TestTermStatistics(t *testing.T) {
 	var indexed []memory.Document
 	check := func(when string) {
 		t.Helper()
-		var n, tokens int64
-		if err := s.pool.QueryRow(ctx, "SELECT chunk_count, token_count FROM agents WHERE agent = 'a'").Scan(&n, &tokens); err != nil {
-			t.Fatal(err)
-		}
-		var wantN, wantTokens int64
-		if err := s.pool.QueryRow(ctx, "SELECT count(*), coalesce(sum(tokens), 0) FROM chunks WHERE agent = 'a'").Scan(&wantN, &wantTokens); err != nil {
-			t.Fatal(err)
-		}
-		if n != wantN || tokens != wantTokens {
-			t.Errorf("%s: agent counts %d chunks, %d tokens; the chunks are %d, %d", when, n, tokens, wantN, wantTokens)
-		}
-		var wrong int
-		if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM (SELECT * FROM term_stats WHERE agent = 'a') s FULL JOIN
-			(SELECT u.id, count(*) AS df FROM chunks c JOIN chunk_terms t ON t.chunk_id = c.id, unnest(`+chunkTermIDs+`) AS u(id) WHERE c.agent = 'a' GROUP BY u.id) c
-			ON s.id = c.id WHERE s.df IS DISTINCT FROM c.df`).Scan(&wrong); err != nil {
-			t.Fatal(err)
-		}
-		if wrong != 0 {
-			t.Errorf("%s: %d terms with a document frequency other than the chunks'", when, wrong)
-		}
+		checkTermCounts(t, s, when)
 		// Each chunk's chunk_terms row: its length, and its terms and
 		// scope, each with a count.
 		rows, err := s.pool.Query(ctx, `SELECT c.user_id, c.path, c.start_line, c.tokens, t.tokens, length(t.tf) = 6 * cardinality(t.scoped),
@@ -673,8 +681,9 @@ func TestMigrationScopedTerms(t *testing.T) {
 	}) {
 		t.Errorf("searches after the upgrade differ from before it")
 	}
-	// Removals go on from the upgraded rows.
+	// Removals go on from the upgraded rows, discounting their terms.
 	if _, err := s.Index(ctx, "a", "c2", corpus.Docs[1:]); err != nil {
 		t.Fatal(err)
 	}
+	checkTermCounts(t, s, "after a removal from upgraded rows")
 }
