@@ -185,6 +185,12 @@ func ConfigKeys() map[string]string {
 // line of the offending key, so an editor can keep previewing while the
 // user types.
 func ParseConfig(path, defaultName string, data []byte) (Config, []workspace.Problem) {
+	return parseConfig(path, defaultName, data, true)
+}
+
+// parseConfig is ParseConfig, trying parseSimpleYAML first when simple is
+// set (tests compare it with yaml.v3 alone).
+func parseConfig(path, defaultName string, data []byte, simple bool) (Config, []workspace.Problem) {
 	cfg := DefaultConfig(defaultName)
 	var probs []workspace.Problem
 	report := func(line, col int, code, format string, args ...any) {
@@ -193,15 +199,22 @@ func ParseConfig(path, defaultName string, data []byte) (Config, []workspace.Pro
 	if len(bytes.TrimSpace(data)) == 0 {
 		return cfg, nil
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		report(yamlErrorLine(err), 0, "agent-yaml-syntax", "agent.yaml is not valid YAML: %s", trimYAMLError(err))
-		return cfg, probs
+	var root *yaml.Node
+	ok := false
+	if simple {
+		root, ok = parseSimpleYAML(data)
 	}
-	if len(doc.Content) == 0 {
-		return cfg, nil
+	if !ok {
+		var doc yaml.Node
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			report(yamlErrorLine(err), 0, "agent-yaml-syntax", "agent.yaml is not valid YAML: %s", trimYAMLError(err))
+			return cfg, probs
+		}
+		if len(doc.Content) == 0 {
+			return cfg, nil
+		}
+		root = doc.Content[0]
 	}
-	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
 		report(root.Line, root.Column, "agent-yaml-shape", "agent.yaml must be a mapping of keys to values, e.g. \"type: open\"")
 		return cfg, probs
