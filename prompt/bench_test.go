@@ -28,7 +28,7 @@ func benchRequest() Request {
 
 // memExamples copies the example workspace into memory, so benchmarks
 // measure Quire and not the disk.
-func memExamples(b *testing.B) fstest.MapFS {
+func memExamples(b testing.TB) fstest.MapFS {
 	m := fstest.MapFS{}
 	src := os.DirFS("../examples")
 	err := fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
