@@ -381,6 +381,10 @@ func decodeScalar[T any](v *yaml.Node, dst *T, report reportFunc, key string) bo
 		report(v.Line, v.Column, "agent-yaml-value", "%s must be a single value", key)
 		return false
 	}
+	if p, ok := any(dst).(*string); ok && v.Tag == "!!str" && v.Style&^(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) == 0 {
+		*p = v.Value // what Decode makes of a string, without its allocations
+		return true
+	}
 	if err := v.Decode(dst); err != nil {
 		report(v.Line, v.Column, "agent-yaml-value", "%s: %s", key, trimYAMLError(err))
 		return false

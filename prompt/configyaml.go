@@ -176,8 +176,25 @@ func isAlnum(b byte) bool {
 // of line: tagged as YAML resolves it (!!str, !!int, !!float, !!bool…).
 func plainNode(s string, line, col int) *yaml.Node {
 	n := &yaml.Node{Kind: yaml.ScalarNode, Value: s, Line: line, Column: col}
-	n.Tag = n.ShortTag()
+	n.Tag = plainTag(n)
 	return n
+}
+
+// plainTag is n.ShortTag() for n, a plain scalar starting with a letter
+// or a digit, without its allocations for the common case: yaml.v3
+// resolves a scalar starting with a letter to a string unless it is one
+// of a few spellings of true, false and null.
+func plainTag(n *yaml.Node) string {
+	switch n.Value {
+	case "true", "True", "TRUE", "false", "False", "FALSE":
+		return "!!bool"
+	case "null", "Null", "NULL":
+		return "!!null"
+	}
+	if c := n.Value[0]; c >= '0' && c <= '9' {
+		return n.ShortTag() // a number, a timestamp or a string
+	}
+	return "!!str"
 }
 
 // simpleYAMLText reports whether data holds only line feeds and the

@@ -34,6 +34,8 @@ var simpleYAMLCases = []struct {
 	{"write_limit_bytes: 16384\nmemory_text_weight: 0.5e1\nx1: 3\n", true},
 	{"name: a\nname: b\n", true},
 	{"unknown_key: yes\n", true},
+	{"a: True\nb: FALSE\nc: Null\nd: no\ne: y\nf: On\ng: nULL\nh: tRUE\n", true},
+	{"true: 1\nnull: 2\nname: 0b101\ntype: 0o17\npolicy: 1_000\n", true},
 	{"", false},
 	{"# only a comment\n", false},
 	{"name: a # comment\n", false},
@@ -79,6 +81,8 @@ var simpleYAMLCases = []struct {
 	{"name: \"a\u0085b\"\n", false},
 	{"name: \"a\x7fb\"\n", false},
 	{"name: \"\xff\"\n", false},
+	{"# \x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\nname: a\n", false},
+	{"# \x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f\nname: a\n", false},
 }
 
 func TestSimpleYAML(t *testing.T) {
@@ -177,4 +181,24 @@ func dumpNode(n *yaml.Node) string {
 		s += " " + dumpNode(c)
 	}
 	return s + "}"
+}
+
+// TestDecodeScalarString checks decodeScalar's shortcut for strings
+// against yaml.v3's Decode.
+func TestDecodeScalarString(t *testing.T) {
+	for _, text := range []string{"a", "concierge", "\"Lúcia\"", "'it''s'", "\"\"", "\"a\\tb\"", "!!str 12", "yes", "Europe/Lisbon"} {
+		var doc yaml.Node
+		if err := yaml.Unmarshal([]byte("k: "+text), &doc); err != nil {
+			t.Fatal(err)
+		}
+		v := doc.Content[0].Content[1]
+		var want string
+		if err := v.Decode(&want); err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		if !decodeScalar(v, &got, func(int, int, string, string, ...any) { t.Errorf("%s: reported", text) }, "k") || got != want {
+			t.Errorf("decodeScalar(%s) = %q, Decode makes %q", text, got, want)
+		}
+	}
 }
