@@ -2,6 +2,7 @@ package prompt
 
 import (
 	"bytes"
+	"encoding/binary"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
@@ -203,6 +204,17 @@ func plainTag(n *yaml.Node) string {
 // U+2029), so that a line is what parseSimpleYAML takes it for.
 func simpleYAMLText(data []byte) bool {
 	for i := 0; i < len(data); {
+		if i+8 <= len(data) {
+			// Eight bytes of printable ASCII (the common case) at once:
+			// no high bit set, no byte below 0x20 (+0x60 sets the high
+			// bit of the others) nor 0x7f (+1 sets only its high bit).
+			// A line feed takes the byte path.
+			w := binary.LittleEndian.Uint64(data[i:])
+			if (w|^(w+0x6060606060606060)|(w+0x0101010101010101))&0x8080808080808080 == 0 {
+				i += 8
+				continue
+			}
+		}
 		b := data[i]
 		if b < utf8.RuneSelf {
 			if b != '\n' && (b < 0x20 || b == 0x7f) {

@@ -83,6 +83,7 @@ var simpleYAMLCases = []struct {
 	{"name: \"\xff\"\n", false},
 	{"# \x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\x01\nname: a\n", false},
 	{"# \x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f\nname: a\n", false},
+	{"# a comment long enough for eight bytes at once ~!@$%^&*()\nname: a\n", true},
 }
 
 func TestSimpleYAML(t *testing.T) {
