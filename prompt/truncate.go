@@ -1,9 +1,11 @@
 package prompt
 
 import (
+	"encoding/binary"
 	"math/bits"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // lineSlack is how far (in chars) a cut may move to land on a line boundary.
@@ -217,13 +219,20 @@ func appendGrouped(b []byte, n int) []byte {
 }
 
 // charsToBytes returns the byte offset in s after its first n code points.
-// It skips eight bytes at a time while the code points starting in them
-// are fewer than what is left to skip.
+// It skips 64 bytes, then eight, at a time while the code points starting
+// in them are fewer than what is left to skip.
 func charsToBytes(s string, n int, ascii bool) int {
 	if ascii {
 		return min(n, len(s))
 	}
 	i := 0
+	for ; i+64 <= len(s); i += 64 {
+		starts := starts64(s, i)
+		if starts > n {
+			break
+		}
+		n -= starts
+	}
 	for ; i+8 <= len(s); i += 8 {
 		starts := 8 - bits.OnesCount64(contBits(word(s, i)))
 		if starts > n {
@@ -243,12 +252,19 @@ func charsToBytes(s string, n int, ascii bool) int {
 }
 
 // charsFromEndToBytes returns how many bytes the last n code points of s
-// take, skipping eight bytes at a time like charsToBytes.
+// take, skipping 64 bytes, then eight, at a time like charsToBytes.
 func charsFromEndToBytes(s string, n int, ascii bool) int {
 	if ascii {
 		return min(n, len(s))
 	}
 	i := len(s)
+	for ; i >= 64; i -= 64 {
+		starts := starts64(s, i-64)
+		if starts > n {
+			break
+		}
+		n -= starts
+	}
 	for ; i >= 8; i -= 8 {
 		starts := 8 - bits.OnesCount64(contBits(word(s, i-8)))
 		if starts > n {
@@ -311,4 +327,19 @@ func forwardToLineStart(s string, start int) int {
 		chars++
 	}
 	return start
+}
+
+// starts64 is the number of code points starting in the 64 bytes of s
+// at i: all 64 for ASCII, found with one test.
+func starts64(s string, i int) int {
+	x := unsafe.Slice(unsafe.StringData(s[i:i+64]), 64)
+	le := binary.LittleEndian
+	w0, w1, w2, w3 := le.Uint64(x[0:]), le.Uint64(x[8:]), le.Uint64(x[16:]), le.Uint64(x[24:])
+	w4, w5, w6, w7 := le.Uint64(x[32:]), le.Uint64(x[40:]), le.Uint64(x[48:]), le.Uint64(x[56:])
+	if (w0|w1|w2|w3|w4|w5|w6|w7)&hiBits == 0 {
+		return 64
+	}
+	return 64 - bits.OnesCount64(contBits(w0)) - bits.OnesCount64(contBits(w1)) - bits.OnesCount64(contBits(w2)) -
+		bits.OnesCount64(contBits(w3)) - bits.OnesCount64(contBits(w4)) - bits.OnesCount64(contBits(w5)) -
+		bits.OnesCount64(contBits(w6)) - bits.OnesCount64(contBits(w7))
 }

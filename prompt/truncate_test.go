@@ -266,7 +266,8 @@ func FuzzCountChars(f *testing.F) {
 }
 
 func TestCharOffsets(t *testing.T) {
-	for _, s := range []string{"", "abc", "日本語🐟é and more ascii text here", strings.Repeat("🐟x日é", 13), strings.Repeat("é", 40)} {
+	for _, s := range []string{"", "abc", "日本語🐟é and more ascii text here", strings.Repeat("🐟x日é", 13), strings.Repeat("é", 40),
+		strings.Repeat("ascii ", 30) + "日本" + strings.Repeat("z", 70) + "é" + strings.Repeat("y", 130)} {
 		runes := []rune(s)
 		for n := 0; n <= len(runes)+2; n++ {
 			k := min(n, len(runes))
@@ -278,6 +279,23 @@ func TestCharOffsets(t *testing.T) {
 			}
 		}
 	}
+}
+
+func FuzzCharOffsets(f *testing.F) {
+	f.Add(strings.Repeat("ascii ", 30)+"日本"+strings.Repeat("z", 70), 100)
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		if !utf8.ValidString(s) || n < 0 {
+			return
+		}
+		runes := []rune(s)
+		k := min(n, len(runes))
+		if got, want := charsToBytes(s, n, false), len(string(runes[:k])); got != want {
+			t.Errorf("charsToBytes(%q, %d) = %d, want %d", s, n, got, want)
+		}
+		if got, want := charsFromEndToBytes(s, n, false), len(string(runes[len(runes)-k:])); got != want {
+			t.Errorf("charsFromEndToBytes(%q, %d) = %d, want %d", s, n, got, want)
+		}
+	})
 }
 
 func TestNeedsEscape(t *testing.T) {
