@@ -251,45 +251,48 @@ func neighbours(b *testing.B, rows pgx.Rows, err error) []neighbour {
 }
 
 // BenchmarkSearchSides times the steps of a search one by one, as
-// BenchmarkSearch's user: the term statistics, the full-text side and
-// the vector side (which Search runs at once), p50 and p99 of each.
+// BenchmarkSearch's user: the query's embedding, the term statistics,
+// the full-text side (its candidates' scoring and their fetch) and the
+// vector side, then both sides at once as Search runs them, p50 and p99
+// of each.
 func BenchmarkSearchSides(b *testing.B) {
 	s, corpus := benchStore(b, "builtin")
 	ctx := context.Background()
-	var stats, text, vector []time.Duration
+	phases := map[string][]time.Duration{}
+	timed := func(name string, f func() error) {
+		start := time.Now()
+		if err := f(); err != nil {
+			b.Fatal(err)
+		}
+		phases[name] = append(phases[name], time.Since(start))
+	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		q := corpus.Queries[i%len(corpus.Queries)]
 		_, user := corpus.Source(q, corpus.Users[i%len(corpus.Users)])
 		mq := memory.Query{Text: q, User: user}
-		qv, err := s.queryVector(ctx, "bench", q)
-		if err != nil {
-			b.Fatal(err)
-		}
-		start := time.Now()
-		st, err := s.termStats(ctx, "bench", user, s.queryTerms(mq))
-		if err != nil {
-			b.Fatal(err)
-		}
-		stats = append(stats, time.Since(start))
+		var qv []float32
+		timed("embed", func() (err error) { qv, err = s.queryVector(ctx, "bench", q); return err })
+		var st agentStats
+		timed("stats", func() (err error) { st, err = s.termStats(ctx, "bench", user, s.queryTerms(mq)); return err })
 		bq, n := newBM25Query(st), memory.CandidateLimit(0)
-		start = time.Now()
-		if _, err := s.textSide(ctx, st.scopes, bq, qv, n); err != nil {
-			b.Fatal(err)
-		}
-		text = append(text, time.Since(start))
-		start = time.Now()
-		if _, err := s.vectorSide(ctx, "bench", user, bq, qv, n, false); err != nil {
-			b.Fatal(err)
-		}
-		vector = append(vector, time.Since(start))
+		var scored []scoredChunk
+		timed("text-score", func() (err error) { scored, err = s.scoreCandidates(ctx, st.scopes, bq); return err })
+		timed("text-fetch", func() error { _, err := s.fetchCandidates(ctx, scored[:min(n, len(scored))], qv); return err })
+		timed("text", func() error { _, err := s.textSide(ctx, st.scopes, bq, qv, n); return err })
+		timed("vector", func() error { _, err := s.vectorSide(ctx, "bench", user, bq, qv, n, false); return err })
+		timed("sides", func() error {
+			_, err := both([]func() ([]memory.Candidate, error){
+				func() ([]memory.Candidate, error) { return s.textSide(ctx, st.scopes, bq, qv, n) },
+				func() ([]memory.Candidate, error) { return s.vectorSide(ctx, "bench", user, bq, qv, n, false) },
+			})
+			return err
+		})
+		timed("search", func() error { _, err := s.Search(ctx, "bench", mq); return err })
 	}
 	b.StopTimer()
-	for _, m := range []struct {
-		name string
-		lat  []time.Duration
-	}{{"stats", stats}, {"text", text}, {"vector", vector}} {
-		b.ReportMetric(float64(storetest.Percentile(m.lat, 50).Microseconds())/1000, m.name+"-p50-ms")
-		b.ReportMetric(float64(storetest.Percentile(m.lat, 99).Microseconds())/1000, m.name+"-p99-ms")
+	for _, name := range []string{"embed", "stats", "text-score", "text-fetch", "text", "vector", "sides", "search"} {
+		b.ReportMetric(float64(storetest.Percentile(phases[name], 50).Microseconds())/1000, name+"-p50-ms")
+		b.ReportMetric(float64(storetest.Percentile(phases[name], 99).Microseconds())/1000, name+"-p99-ms")
 	}
 }
