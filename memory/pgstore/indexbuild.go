@@ -59,8 +59,8 @@ func ivfRows(lists int) int64 {
 
 // setProbesSQL sets ivfflat.probes on the connection for the vector
 // index there is: a third of the square root of its lists, rounded up
-// (1 when there is none), read from the catalog at each search, so that
-// it follows an index rebuilt by any daemon sharing the database. At a
+// (1 when there is none), read from the catalog (probesCache keeps it),
+// so that it follows an index rebuilt by any daemon sharing the database. At a
 // million chunks (1,000 lists, 11 probes) that finds the exact top 10's
 // chunks as often as the HNSW index did (recall@10 0.55 both) in less
 // time (vector side p50 8.2-9.5 against 11.6-13.4 ms, load 4-5);
@@ -95,6 +95,7 @@ func (s *Store) requestVectorIndex() {
 		s.indexPending.Store(false)
 		start := time.Now()
 		built, err := s.ensureVectorIndex(s.bgCtx)
+		s.probes.forget() // the check may have built or dropped an index
 		if err != nil {
 			if s.bgCtx.Err() == nil {
 				s.log.Warn("building the vector index failed; vector search scans exactly until it exists", "err", err)

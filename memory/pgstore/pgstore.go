@@ -71,6 +71,7 @@ type Store struct {
 	bg           sync.WaitGroup
 	indexMu      sync.Mutex  // serialises vector index checks
 	indexPending atomic.Bool // a check waits to start
+	probes       probesCache // the vector index's ivfflat.probes
 }
 
 var _ memory.Store = (*Store)(nil)

@@ -196,18 +196,23 @@ const rerankFactor = 2
 
 // vectorSide returns the n chunks nearest qv by exact cosine similarity
 // among the candidates vectorSQL finds, each with its BM25 score. The
-// index's probes are set first, in the same round trip.
+// index's probes are set first, in the same round trip (probesCache).
 func (s *Store) vectorSide(ctx context.Context, agent, user string, bq *bm25Query, qv []float32, n int, exact bool) ([]memory.Candidate, error) {
 	batch := &pgx.Batch{}
+	probesSQL, probesArgs, fromCatalog := s.probes.statement()
 	if !exact {
-		batch.Queue(setProbesSQL)
+		batch.Queue(probesSQL, probesArgs...)
 	}
 	batch.Queue(vectorSQL(len(qv), exact), agent, user, n, pgvector.NewVector(qv), vectorCandidates(n, exact))
 	br := s.pool.SendBatch(ctx, batch)
 	defer br.Close()
 	if !exact {
-		if _, err := br.Exec(); err != nil {
+		var probes string
+		if err := br.QueryRow().Scan(&probes); err != nil {
 			return nil, fmt.Errorf("set ivfflat.probes: %w", err)
+		}
+		if fromCatalog {
+			s.probes.store(probes)
 		}
 	}
 	rows, err := br.Query()

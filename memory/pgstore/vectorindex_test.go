@@ -135,6 +135,37 @@ func TestVectorSideSetsProbes(t *testing.T) {
 	if probes != "1" {
 		t.Errorf("ivfflat.probes after a search: %s, want 1 (the index's one list)", probes)
 	}
+	// The value read is kept: the next search sets it without the
+	// catalog, until it is probesTTL old or the store checks its index.
+	search := func() string {
+		t.Helper()
+		if _, err := s.pool.Exec(ctx, "SET ivfflat.probes = 7"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.vectorSide(ctx, "a", corpus.Users[0], &bm25Query{}, vs[0], memory.CandidateLimit(0), false); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.pool.QueryRow(ctx, "SHOW ivfflat.probes").Scan(&probes); err != nil {
+			t.Fatal(err)
+		}
+		return probes
+	}
+	s.probes.store("3")
+	if p := search(); p != "3" {
+		t.Errorf("ivfflat.probes with a fresh cached value 3: %s", p)
+	}
+	s.probes.mu.Lock()
+	s.probes.read = s.probes.read.Add(-probesTTL)
+	s.probes.mu.Unlock()
+	if p := search(); p != "1" {
+		t.Errorf("ivfflat.probes with a stale cached value: %s, want 1 from the catalog", p)
+	}
+	s.probes.store("3")
+	s.requestVectorIndex()
+	s.WaitIndexBuilds()
+	if p := search(); p != "1" {
+		t.Errorf("ivfflat.probes after the store checked its index: %s, want 1 from the catalog", p)
+	}
 }
 
 // explain returns the plan of query with args, scans and sorts costed
