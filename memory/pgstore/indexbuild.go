@@ -113,6 +113,7 @@ func (s *Store) requestVectorIndex() {
 type vectorIndexState struct {
 	valid   []string // names of valid vector indexes
 	lists   int      // lists of the valid one of most lists, 0 if none
+	kept    string   // name of that one
 	invalid []string // left by an interrupted build
 	rows    float64  // estimated rows of chunks (reltuples, live tuples), -1 unknown
 }
@@ -134,7 +135,10 @@ func readVectorIndexState(ctx context.Context, conn *pgxpool.Conn) (vectorIndexS
 			return st, err
 		}
 		if valid {
-			st.valid, st.lists = append(st.valid, name), max(st.lists, lists)
+			st.valid = append(st.valid, name)
+			if lists > st.lists || (lists == st.lists && name > st.kept) {
+				st.lists, st.kept = lists, name
+			}
 		} else {
 			st.invalid = append(st.invalid, name)
 		}
@@ -147,7 +151,8 @@ func readVectorIndexState(ctx context.Context, conn *pgxpool.Conn) (vectorIndexS
 }
 
 // ensureVectorIndex drops vector indexes an interrupted build left
-// invalid and builds the vector index when the table holds at least
+// invalid, and valid ones but that of most lists (a rebuild's crash
+// before it dropped the index it replaced leaves two), and builds the vector index when the table holds at least
 // minIndexedVectors vectors and has none, or has grown rebuildGrowth
 // times past the rows of the one it has: with CREATE INDEX CONCURRENTLY
 // under a new name, then the old one dropped concurrently. It returns
@@ -170,6 +175,9 @@ func (s *Store) ensureVectorIndex(ctx context.Context) (int, error) {
 			return 0, fmt.Errorf("drop invalid vector index: %w", err)
 		}
 	}
+	if err := dropReplaced(ctx, conn, st.valid, st.kept); err != nil {
+		return 0, err
+	}
 	if st.lists > 0 && (st.rows < 0 || st.rows < float64(rebuildGrowth*ivfRows(st.lists))) {
 		return 0, nil
 	}
@@ -187,12 +195,22 @@ func (s *Store) ensureVectorIndex(ctx context.Context) (int, error) {
 	if err := buildIndex(ctx, conn, ivfIndex(s.emb.Dimensions(), lists)); err != nil {
 		return 0, err
 	}
-	for _, name := range st.valid {
+	return lists, dropReplaced(ctx, conn, []string{st.kept}, vectorIndexPrefix+fmt.Sprint(lists))
+}
+
+// dropReplaced drops the vector indexes named but kept: those a rebuild
+// replaced, left by a crash between the build and the drop, or by a
+// rebuild just now.
+func dropReplaced(ctx context.Context, conn *pgxpool.Conn, names []string, kept string) error {
+	for _, name := range names {
+		if name == kept || name == "" {
+			continue
+		}
 		if _, err := conn.Exec(ctx, "DROP INDEX CONCURRENTLY IF EXISTS "+pgx.Identifier{name}.Sanitize()); err != nil {
-			return lists, fmt.Errorf("drop the replaced vector index: %w", err)
+			return fmt.Errorf("drop the replaced vector index: %w", err)
 		}
 	}
-	return lists, nil
+	return nil
 }
 
 // buildIndex runs the CREATE INDEX statement def with CONCURRENTLY IF

@@ -79,3 +79,29 @@ func TestOpenLeavesValidVectorIndex(t *testing.T) {
 	tx.Rollback(ctx)
 	<-built
 }
+
+// TestReplacedVectorIndexDropped: a rebuild that crashed after building
+// the new vector index and before dropping the one it replaced leaves
+// both; the store's next check drops the old one (fewer lists), where it
+// was kept until the table grew enough for another rebuild.
+func TestReplacedVectorIndexDropped(t *testing.T) {
+	ctx := context.Background()
+	approximateVectors(t)
+	s := openStore(t, testSchema(t), memory.Builtin{})
+	if _, err := s.Index(ctx, "a", "c1", storetest.NewCorpus(200, 3).Docs); err != nil {
+		t.Fatal(err)
+	}
+	s.WaitIndexBuilds()
+	if _, ok := vectorIndexes(t, s)[vectorIndexPrefix+"1"]; !ok {
+		t.Fatalf("vector indexes: %v, want %s1", vectorIndexes(t, s), vectorIndexPrefix)
+	}
+	if _, err := s.pool.Exec(ctx, ivfIndex(s.emb.Dimensions(), 2)); err != nil {
+		t.Fatal(err)
+	}
+	s.requestVectorIndex()
+	s.WaitIndexBuilds()
+	names := vectorIndexes(t, s)
+	if _, ok := names[vectorIndexPrefix+"2"]; !ok || len(names) != 1 {
+		t.Errorf("vector indexes after the check: %v, want only %s2", names, vectorIndexPrefix)
+	}
+}
