@@ -7,7 +7,6 @@ import (
 	"sort"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // chunk_terms is the full-text index a search reads: per chunk its length
@@ -54,16 +53,15 @@ type pendingTerms struct {
 	tf     []int
 }
 
-// add records chunk id's terms: its tsvector's lexemes with their exact
-// counts (analyze) and its scope's term.
-func (c *chunkTerms) add(id int64, user string, tsv pgtype.TSVector, tokens int, tf []int) {
+// add records chunk id's terms (analyze) with its scope's term.
+func (c *chunkTerms) add(id int64, user string, ct chunkText) {
 	if c.local == nil {
 		c.local = map[string]int32{}
 	}
-	r := pendingTerms{chunk: id, tokens: tokens, terms: make([]int32, 0, len(tsv.Lexemes)+1), tf: make([]int, 0, len(tsv.Lexemes)+1)}
+	r := pendingTerms{chunk: id, tokens: ct.tokens, terms: make([]int32, 0, len(ct.terms)+1), tf: make([]int, 0, len(ct.terms)+1)}
 	r.terms, r.tf = append(r.terms, c.number(scopeTerm(user))), append(r.tf, 1)
-	for i, l := range tsv.Lexemes {
-		r.terms, r.tf = append(r.terms, c.number(l.Word)), append(r.tf, tf[i])
+	for i, t := range ct.terms {
+		r.terms, r.tf = append(r.terms, c.number(t)), append(r.tf, ct.tf[i])
 	}
 	c.rows = append(c.rows, r)
 }

@@ -1,7 +1,7 @@
 // Package pgstore is the memory store on PostgreSQL with pgvector: several
 // daemons may share one database. It owns the schema (embedded, versioned
 // migrations), the documents and chunks tables scoped by agent and user,
-// each chunk's full-text terms (TextVector: memory.Analyzer's terms, those
+// each chunk's full-text terms (analyze: memory.Analyzer's terms, those
 // of queries and of the embedded store), the per-agent term
 // statistics its BM25 ranking reads (kept in the indexing transaction),
 // chunk_terms, the narrow table of each chunk's term ids (keyed by its

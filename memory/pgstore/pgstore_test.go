@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -581,40 +580,34 @@ func TestMigrationBackfillsChunkTerms(t *testing.T) {
 	}
 }
 
-// FuzzTextVector: whatever the text, the vector is one PostgreSQL accepts
-// (unique non-empty lexemes of at most 2,047 bytes of UTF-8, at most 256
-// strictly ascending positions each, none past 16,383) and it holds every
-// indexable token of the text.
-func FuzzTextVector(f *testing.F) {
+// FuzzAnalyze: whatever the text, its terms are distinct, non-empty,
+// of at most 2,047 bytes, each counted as often as the text holds it,
+// every indexable token among them, and its length is its number of
+// tokens.
+func FuzzAnalyze(f *testing.F) {
 	f.Add("Ines prefers TEA; the printer on floor 2 is out of toner.")
 	f.Add(strings.Repeat("ab ", 400))
-	f.Add("Ünïcödé \xff\xfe Straße 東京")
+	f.Add("Ünïcödé \xff\xfe Straße 東京 " + strings.Repeat("y", 2100))
 	f.Fuzz(func(t *testing.T, text string) {
 		var terms memory.Analyzer
-		tsv, n := TextVector(&terms, text)
-		seen := map[string]bool{}
-		for _, l := range tsv.Lexemes {
-			if l.Word == "" || len(l.Word) > 2047 || !utf8.ValidString(l.Word) || seen[l.Word] {
-				t.Fatalf("lexeme %q (%d bytes, seen %v)", l.Word, len(l.Word), seen[l.Word])
-			}
-			seen[l.Word] = true
-			if len(l.Positions) == 0 || len(l.Positions) > 256 {
-				t.Fatalf("lexeme %q has %d positions", l.Word, len(l.Positions))
-			}
-			for i, p := range l.Positions {
-				if p.Position == 0 || p.Position > 16383 || i > 0 && p.Position <= l.Positions[i-1].Position {
-					t.Fatalf("lexeme %q positions %v", l.Word, l.Positions)
-				}
-			}
-		}
+		ct := analyze(&terms, text)
 		all := terms.Terms(text)
+		count := map[string]int{}
 		for _, tok := range all {
-			if len(tok) <= 2047 && !seen[tok] {
-				t.Fatalf("term %q missing", tok)
+			if len(tok) <= maxLexeme {
+				count[tok]++
 			}
 		}
-		if n != len(all) || len(bm25.Tokenize(text)) != n {
-			t.Fatalf("length %d; want the %d terms", n, len(all))
+		if len(ct.terms) != len(count) || len(ct.tf) != len(ct.terms) {
+			t.Fatalf("%d terms, %d counts; want %d", len(ct.terms), len(ct.tf), len(count))
+		}
+		for i, w := range ct.terms {
+			if w == "" || count[w] != ct.tf[i] {
+				t.Fatalf("term %q counted %d, want %d", w, ct.tf[i], count[w])
+			}
+		}
+		if ct.tokens != len(all) || len(bm25.Tokenize(text)) != ct.tokens {
+			t.Fatalf("length %d; want the %d terms", ct.tokens, len(all))
 		}
 	})
 }

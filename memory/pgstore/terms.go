@@ -7,57 +7,43 @@ import (
 	"slices"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/quirehq/quire/memory"
 )
 
-// TextVector is a chunk's terms as a tsvector, from its indexed text
-// (memory.IndexText), from which its chunk_terms row is made: its
-// full-text terms (a's terms, those of queries and of the embedded
-// store) with their positions, and the number of terms (the chunk's BM25
-// length). Terms PostgreSQL cannot hold (over
-// 2,047 bytes) are left out, as to_tsvector leaves them out; positions
-// past 16,383 count as 16,383 and a term keeps its first 256, as in
-// to_tsvector.
-func TextVector(a *memory.Analyzer, text string) (pgtype.TSVector, int) {
-	tsv, tokens, _ := analyze(a, text)
-	return tsv, tokens
+// chunkText is a chunk's full-text terms, from its indexed text
+// (memory.IndexText): its distinct terms (the tokens of memory.Analyzer,
+// those of queries and of the embedded store) in first-seen order, with
+// their exact counts (BM25 term frequencies), and the number of tokens
+// (the chunk's BM25 length). Terms PostgreSQL's text types could not
+// hold (over 2,047 bytes) are left out, as they were when chunks had a
+// tsvector, but counted in the length.
+type chunkText struct {
+	terms  []string
+	tf     []int
+	tokens int
 }
 
-// analyze is TextVector that also returns each lexeme's exact count in
-// the text (its BM25 term frequency, which the tsvector's positions cap
-// at 256), aligned with the lexemes.
-func analyze(a *memory.Analyzer, text string) (pgtype.TSVector, int, []int) {
-	const (
-		maxPosition  = 1<<14 - 1
-		maxPositions = 256
-	)
-	at := map[string]int{} // term → index in lexemes
-	var lexemes []pgtype.TSVectorLexeme
-	var tf []int
-	i := 0
+// analyze returns text's chunkText.
+func analyze(a *memory.Analyzer, text string) chunkText {
+	at := map[string]int{} // term → index in terms
+	var ct chunkText
 	a.Each(text, nil, func(tok []byte) {
-		i++
+		ct.tokens++
 		if len(tok) > maxLexeme {
 			return
 		}
-		pos := uint16(min(i, maxPosition))
 		j, ok := at[string(tok)]
 		if !ok {
-			j = len(lexemes)
+			j = len(ct.terms)
 			word := string(tok)
 			at[word] = j
-			lexemes = append(lexemes, pgtype.TSVectorLexeme{Word: word})
-			tf = append(tf, 0)
+			ct.terms = append(ct.terms, word)
+			ct.tf = append(ct.tf, 0)
 		}
-		tf[j]++
-		ps := lexemes[j].Positions
-		if len(ps) < maxPositions && (len(ps) == 0 || ps[len(ps)-1].Position < pos) {
-			lexemes[j].Positions = append(ps, pgtype.TSVectorPosition{Position: pos})
-		}
+		ct.tf[j]++
 	})
-	return pgtype.TSVector{Lexemes: lexemes, Valid: true}, i, tf
+	return ct
 }
 
 // maxLexeme is the longest token, in bytes, PostgreSQL's full-text types
@@ -73,12 +59,12 @@ type termDelta struct {
 }
 
 // add counts one chunk's terms, with its scope's term (scopeTerm).
-func (d *termDelta) add(user string, tsv pgtype.TSVector, tokens int) {
+func (d *termDelta) add(user string, ct chunkText) {
 	d.chunks++
-	d.tokens += int64(tokens)
+	d.tokens += int64(ct.tokens)
 	d.df[scopeTerm(user)]++
-	for _, l := range tsv.Lexemes {
-		d.df[l.Word]++
+	for _, t := range ct.terms {
+		d.df[t]++
 	}
 }
 

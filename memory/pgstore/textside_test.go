@@ -29,14 +29,15 @@ func TestScoreMatchesBM25(t *testing.T) {
 	var total int64
 	for _, text := range texts {
 		b.Add(text)
-		tsv, n, tf := analyze(&a, text)
+		ct := analyze(&a, text)
+		n := ct.tokens
 		type entry struct{ id, tf int32 }
 		var es []entry
-		for i, l := range tsv.Lexemes {
-			if _, ok := ids[l.Word]; !ok {
-				ids[l.Word] = int32(len(ids) + 1)
+		for i, w := range ct.terms {
+			if _, ok := ids[w]; !ok {
+				ids[w] = int32(len(ids) + 1)
 			}
-			es = append(es, entry{ids[l.Word], int32(tf[i])})
+			es = append(es, entry{ids[w], int32(ct.tf[i])})
 		}
 		slices.SortFunc(es, func(x, y entry) int { return int(x.id - y.id) })
 		var blob []byte

@@ -285,10 +285,10 @@ func (s *Store) copyChunks(ctx context.Context, w *indexWrite, chunks []memory.C
 	}
 	_, err := w.tx.CopyFrom(ctx, pgx.Identifier{"chunks"}, columns, pgx.CopyFromSlice(len(chunks), func(i int) ([]any, error) {
 		c := chunks[i]
-		tsv, tokens, tf := analyze(&s.terms, memory.IndexText(c))
-		w.delta.add(c.User, tsv, tokens)
-		w.terms.add(chunkIDs[i], c.User, tsv, tokens, tf)
-		row := []any{chunkIDs[i], ids[docKey{c.User, c.Path}], w.agent, c.User, c.Path, c.StartLine, c.EndLine, c.Text, c.Hash, tokens}
+		ct := analyze(&s.terms, memory.IndexText(c))
+		w.delta.add(c.User, ct)
+		w.terms.add(chunkIDs[i], c.User, ct)
+		row := []any{chunkIDs[i], ids[docKey{c.User, c.Path}], w.agent, c.User, c.Path, c.StartLine, c.EndLine, c.Text, c.Hash, ct.tokens}
 		if enabled {
 			if vectors[i] != nil {
 				row = append(row, pgvector.NewVector(vectors[i]))
