@@ -28,6 +28,11 @@ type packSet struct {
 	fs    billy.Filesystem // the repository's file system, as go-git reads it
 	dir   string           // the pack directory
 	cache cache.Object     // inflated objects, shared with go-git's storage
+	// written keeps the blobs this process wrote (writtenCacheSize
+	// bytes), apart from cache: the trees every commit rewrites flush
+	// cache long before an append comes back to the daily log it wrote,
+	// which then had to be inflated again.
+	written cache.Object
 
 	packs []*diskPack // largest first: most objects are found in the first
 	stale bool        // list the pack directory before the next read
@@ -43,7 +48,7 @@ type diskPack struct {
 }
 
 func newPackSet(fsys billy.Filesystem, dir string, c cache.Object) *packSet {
-	return &packSet{fs: fsys, dir: dir, cache: c, stale: true}
+	return &packSet{fs: fsys, dir: dir, cache: c, written: cache.NewObjectLRU(writtenCacheSize), stale: true}
 }
 
 // refresh lists the pack directory: the indexes of new packs are read,
@@ -149,10 +154,33 @@ func (ps *packSet) find(h plumbing.Hash) (*diskPack, int64, error) {
 	return nil, 0, plumbing.ErrObjectNotFound
 }
 
-// get reads object h. An object in the cache is not looked for in the
-// packs: it was read from one, and names its content.
-func (ps *packSet) get(h plumbing.Hash) (plumbing.EncodedObject, error) {
+// writtenCacheSize is how many bytes of the blobs it wrote a packSet
+// keeps: the daily logs of a thousand users appended to in turn.
+const writtenCacheSize = 8 << 20
+
+// cached returns object h if a cache holds it.
+func (ps *packSet) cached(h plumbing.Hash) (plumbing.EncodedObject, bool) {
 	if o, ok := ps.cache.Get(h); ok {
+		return o, true
+	}
+	return ps.written.Get(h)
+}
+
+// wrote keeps the objects of a pack just written: all in the cache, the
+// blobs in written too.
+func (ps *packSet) wrote(objs []*plumbing.MemoryObject) {
+	for _, o := range objs {
+		ps.cache.Put(o)
+		if o.Type() == plumbing.BlobObject {
+			ps.written.Put(o)
+		}
+	}
+}
+
+// get reads object h. An object in a cache is not looked for in the
+// packs: it was read from one or written to one, and names its content.
+func (ps *packSet) get(h plumbing.Hash) (plumbing.EncodedObject, error) {
+	if o, ok := ps.cached(h); ok {
 		return o, nil
 	}
 	p, _, err := ps.find(h)
@@ -168,7 +196,7 @@ func (ps *packSet) get(h plumbing.Hash) (plumbing.EncodedObject, error) {
 
 // size is object h's inflated size.
 func (ps *packSet) size(h plumbing.Hash) (int64, error) {
-	if o, ok := ps.cache.Get(h); ok {
+	if o, ok := ps.cached(h); ok {
 		return o.Size(), nil
 	}
 	p, off, err := ps.find(h)

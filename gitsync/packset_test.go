@@ -1,9 +1,15 @@
 package gitsync
 
 import (
+	"bytes"
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // TestCommitPackReadWithoutListing: the pack of each commit this process
@@ -79,5 +85,52 @@ func TestPackSetAddsAPackOnce(t *testing.T) {
 	}
 	if got := len(r.st.disk.packs); got != n {
 		t.Errorf("%d packs read after adding one of the %d again", got, n)
+	}
+}
+
+// TestWrittenBlobsStayInflated: the blobs a commit wrote are read from
+// memory after the object cache let them go (here: emptied, with the
+// pack file gone), the trees are not kept there.
+func TestWrittenBlobsStayInflated(t *testing.T) {
+	t.Parallel()
+	dir := newBare(t)
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	content := []byte("met customer 7 about invoice 49\n")
+	c, err := r.Commit(context.Background(), CommitRequest{Ref: "main", Author: object.Signature{Name: "A", Email: "a@agents.invalid"},
+		Writes: []FileWrite{{Path: "memory/u1/2026-11-26.md", Content: content}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree := gitIn(t, dir, "", "rev-parse", c.String()+":memory")
+	packs, err := filepath.Glob(filepath.Join(dir, "objects", "pack", "pack-*.pack"))
+	if err != nil || len(packs) != 1 {
+		t.Fatalf("packs %v (%v), want the commit's", packs, err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.st.disk.cache.Clear()
+	if err := r.st.disk.close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(packs[0]); err != nil {
+		t.Fatal(err)
+	}
+	o, err := r.st.disk.get(BlobHash(content))
+	if err != nil {
+		t.Fatalf("read the blob written: %v", err)
+	}
+	rd, err := o.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	if got, _ := io.ReadAll(rd); !bytes.Equal(got, content) {
+		t.Errorf("blob read %q, want %q", got, content)
+	}
+	if _, err := r.st.disk.get(plumbing.NewHash(tree)); err == nil {
+		t.Errorf("tree %s read with its pack gone", tree)
 	}
 }

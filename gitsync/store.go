@@ -323,9 +323,7 @@ func (s *gitStorage) writePending(p *pending) error {
 	if err := s.disk.add(sum, idx); err != nil {
 		s.reindex() // the pack is there: the next read lists it
 	}
-	for _, o := range mos {
-		s.disk.cache.Put(o)
-	}
+	s.disk.wrote(mos)
 	for _, t := range p.made {
 		p.trees.put(t.h, newTreeDir(t.entries))
 	}
