@@ -35,6 +35,11 @@ type packSet struct {
 	written cache.Object
 
 	packs []*diskPack // largest first: most objects are found in the first
+	// where names the pack of each object of the packs this process
+	// wrote (add), up to whereMax objects: the commit and trees an
+	// append reads next are in the newest of the small packs, which a
+	// search in packs, largest first, reaches last.
+	where map[plumbing.Hash]*diskPack
 	stale bool        // list the pack directory before the next read
 	lists int         // how often the pack directory was listed
 	open  []*diskPack // the packs whose file is open, least recently used first
@@ -45,7 +50,13 @@ type diskPack struct {
 	sum plumbing.Hash
 	idx *diskIndex
 	pf  *packfile.Packfile // nil while the file is closed
+	// placed: the pack's objects are in packSet.where.
+	placed bool
 }
+
+// whereMax is the most objects packSet.where names; roll-ups remove the
+// small packs (and their objects from where) long before.
+const whereMax = 1 << 16
 
 func newPackSet(fsys billy.Filesystem, dir string, c cache.Object) *packSet {
 	return &packSet{fs: fsys, dir: dir, cache: c, written: cache.NewObjectLRU(writtenCacheSize), stale: true}
@@ -88,6 +99,7 @@ func (ps *packSet) refresh() error {
 	}
 	for _, p := range known {
 		ps.closePack(p)
+		ps.unplace(p)
 	}
 	slices.SortStableFunc(packs, func(a, b *diskPack) int { return b.idx.n - a.idx.n })
 	ps.packs, ps.stale = packs, false
@@ -119,8 +131,37 @@ func (ps *packSet) add(sum plumbing.Hash, idx []byte) error {
 	for i < len(ps.packs) && ps.packs[i].idx.n == x.n {
 		i++
 	}
-	ps.packs = slices.Insert(ps.packs, i, &diskPack{sum: sum, idx: x})
+	p := &diskPack{sum: sum, idx: x}
+	ps.packs = slices.Insert(ps.packs, i, p)
+	ps.place(p)
 	return nil
+}
+
+// place names p's objects in where, if there is room.
+func (ps *packSet) place(p *diskPack) {
+	if len(ps.where)+p.idx.n > whereMax {
+		return
+	}
+	if ps.where == nil {
+		ps.where = map[plumbing.Hash]*diskPack{}
+	}
+	for i := range p.idx.n {
+		ps.where[p.idx.hash(i)] = p
+	}
+	p.placed = true
+}
+
+// unplace removes p's objects from where.
+func (ps *packSet) unplace(p *diskPack) {
+	if !p.placed {
+		return
+	}
+	for i := range p.idx.n {
+		if h := p.idx.hash(i); ps.where[h] == p {
+			delete(ps.where, h)
+		}
+	}
+	p.placed = false
 }
 
 // packSum is the checksum a pack's base name ("pack-<sum>") gives.
@@ -144,6 +185,12 @@ func (ps *packSet) ready() error {
 func (ps *packSet) find(h plumbing.Hash) (*diskPack, int64, error) {
 	if err := ps.ready(); err != nil {
 		return nil, 0, err
+	}
+	if p := ps.where[h]; p != nil {
+		if i := p.idx.search(h); i >= 0 {
+			off, err := p.idx.offset(i)
+			return p, off, err
+		}
 	}
 	for _, p := range ps.packs {
 		if i := p.idx.search(h); i >= 0 {

@@ -134,3 +134,42 @@ func TestWrittenBlobsStayInflated(t *testing.T) {
 		t.Errorf("tree %s read with its pack gone", tree)
 	}
 }
+
+// TestPackSetFindsWrittenObjectsByName: the objects of the packs this
+// process wrote are found by name, not by searching every pack, and are
+// forgotten when a roll-up removes their packs.
+func TestPackSetFindsWrittenObjectsByName(t *testing.T) {
+	t.Parallel()
+	dir := newBare(t)
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commitPacks(t, r, "a", 1)
+	r.mu.Lock()
+	err = r.st.disk.ready() // the pack directory is listed
+	r.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	commitPacks(t, r, "b", 5)
+	head := gitIn(t, dir, "", "rev-parse", "main")
+	r.mu.Lock()
+	placed := len(r.st.disk.where)
+	p := r.st.disk.where[plumbing.NewHash(head)]
+	r.mu.Unlock()
+	if placed != 5*5 || p == nil { // a commit, a blob, three trees each
+		t.Fatalf("%d objects placed (the last commit's pack: %v), want 25", placed, p)
+	}
+	if err := r.RollUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r.mu.Lock()
+	r.reindex()
+	_, _, err = r.st.disk.find(plumbing.NewHash(head))
+	placed = len(r.st.disk.where)
+	r.mu.Unlock()
+	if err != nil || placed != 0 {
+		t.Errorf("after the roll-up: find %v, %d objects placed, want none", err, placed)
+	}
+}
