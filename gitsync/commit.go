@@ -364,6 +364,9 @@ func writeSubtree(st *pending, h plumbing.Hash, writes []FileWrite, prefix strin
 		if entries, err = writeEntry(st, entries, w, prefix); err != nil {
 			return plumbing.ZeroHash, false, err
 		}
+		if i := entryIndex(entries, w.Path); i >= 0 && !w.Delete {
+			st.name(entries[i].Hash, prefix+w.Path)
+		}
 	}
 	for _, name := range subOrder {
 		if entries, err = writeSubtreeEntry(st, entries, name, sub[name], prefix); err != nil {
@@ -374,6 +377,9 @@ func writeSubtree(st *pending, h plumbing.Hash, writes []FileWrite, prefix strin
 		return plumbing.ZeroHash, true, nil
 	}
 	nh, err := storeTree(st, entries, prefix)
+	if err == nil {
+		st.name(nh, strings.TrimSuffix(prefix, "/"))
+	}
 	if err == nil && st.trees != nil { // a merge's trees go to no cache
 		st.made = append(st.made, madeTree{h: nh, entries: entries})
 	}

@@ -86,7 +86,7 @@ func (r *Repository) RollUp(ctx context.Context) error {
 		if err != nil || len(roll) < 2 {
 			return nil, err
 		}
-		list, err := rollUpObjects(r.st.packDir, roll, maps.Keys(looseObjects(filepath.Join(r.st.refs.commonDir, "objects"))))
+		list, err := rollUpObjects(r.st.packDir, roll, maps.Keys(looseObjects(filepath.Join(r.st.refs.commonDir, "objects"))), &r.st.paths)
 		if err != nil {
 			return nil, err
 		}

@@ -3,6 +3,7 @@ package gitsync
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -132,7 +133,7 @@ func TestRollUpReadsOnlyItsPacks(t *testing.T) {
 	if err != nil || len(roll) != 4 {
 		t.Fatalf("rolls up %v (%v), want the 4 commits' packs", roll, err)
 	}
-	list, err := rollUpObjects(filepath.Join(dir, "objects", "pack"), roll, slices.Values([]plumbing.Hash{plumbing.NewHash(loose)}))
+	list, err := rollUpObjects(filepath.Join(dir, "objects", "pack"), roll, slices.Values([]plumbing.Hash{plumbing.NewHash(loose)}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +156,7 @@ func TestRollUpReadsOnlyItsPacks(t *testing.T) {
 	}
 
 	// The objects of a larger pack go without their paths.
-	list, err = rollUpObjects(filepath.Join(dir, "objects", "pack"), append(roll, strings.TrimSuffix(filepath.Base(history[0]), ".pack")), slices.Values([]plumbing.Hash(nil)))
+	list, err = rollUpObjects(filepath.Join(dir, "objects", "pack"), append(roll, strings.TrimSuffix(filepath.Base(history[0]), ".pack")), slices.Values([]plumbing.Hash(nil)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,5 +201,54 @@ func damage(t *testing.T, pack string) {
 	defer f.Close()
 	if _, err := f.WriteAt(make([]byte, fi.Size()-12-20), 12); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRollUpNamesFromPathBook: the paths the commits of this process
+// remembered name the objects of their packs as the walk through their
+// trees would, without a tree read, and are forgotten once taken.
+func TestRollUpNamesFromPathBook(t *testing.T) {
+	t.Parallel()
+	dir := newBare(t)
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commitPacks(t, r, "mem", 12)
+	packs := filepath.Join(dir, "objects", "pack")
+	before, err := listPacks(packs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roll, err := rollUpSet(packs, before, rollUpMax)
+	if err != nil || len(roll) != 12 {
+		t.Fatalf("rolls up %v (%v), want the 12 commits' packs", roll, err)
+	}
+	paths := func(book *pathBook) (map[plumbing.Hash]string, int) {
+		t.Helper()
+		rs, err := openRollSet(packs, roll)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rs.close()
+		names, err := rs.paths(book)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return names, rs.reads
+	}
+	walked, reads := paths(nil)
+	if reads == 0 || len(walked) != 12*4 { // a blob, two trees, the root each
+		t.Fatalf("the walk named %d objects reading %d trees, want 48 objects", len(walked), reads)
+	}
+	booked, reads := paths(&r.st.paths)
+	if reads != 0 {
+		t.Errorf("%d trees read with the paths remembered", reads)
+	}
+	if !maps.Equal(booked, walked) {
+		t.Errorf("remembered paths\n%v\nwant those of the walk\n%v", booked, walked)
+	}
+	if n := r.st.paths.len(); n != 0 {
+		t.Errorf("%d paths left after the roll-up took them", n)
 	}
 }

@@ -25,14 +25,16 @@ import (
 // objects of larger packs (those rolled up before) go without a path:
 // they are mostly deltas already, which git reuses, and finding their
 // paths again at each roll-up made the daemon's CPU for a roll-up grow
-// with what it rolls up rather than with what is new.
-func rollUpObjects(dir string, roll []string, loose iter.Seq[plumbing.Hash]) ([]byte, error) {
+// with what it rolls up rather than with what is new. The paths book
+// holds (nil: none) are taken from it, not found again: the trees of a
+// commit whose root tree it names are not read.
+func rollUpObjects(dir string, roll []string, loose iter.Seq[plumbing.Hash], book *pathBook) ([]byte, error) {
 	rs, err := openRollSet(dir, roll)
 	if err != nil {
 		return nil, err
 	}
 	defer rs.close()
-	names, err := rs.paths()
+	names, err := rs.paths(book)
 	if err != nil {
 		return nil, err
 	}
@@ -70,6 +72,7 @@ const namedMax = 256
 type rollSet struct {
 	packs []rollPack
 	where map[plumbing.Hash]rollPlace // the objects of the small packs
+	reads int                         // how many trees paths read
 }
 
 type rollPack struct {
@@ -127,9 +130,19 @@ func (rs *rollSet) close() {
 
 // paths names the trees and blobs of the set that its commits reach
 // through its own trees by their path (a root tree by ""): what git's
-// walk would have found for them.
-func (rs *rollSet) paths() (map[plumbing.Hash]string, error) {
+// walk would have found for them. The objects book names (the commits
+// of this process wrote them) are named so without reading a tree;
+// the trees of other commits are walked, down to a tree book named.
+func (rs *rollSet) paths(book *pathBook) (map[plumbing.Hash]string, error) {
 	names := map[plumbing.Hash]string{}
+	for h := range rs.where {
+		if p, ok := book.take(h); ok {
+			if strings.ContainsRune(p, '\n') {
+				p = "" // a line of git's input cannot hold it
+			}
+			names[h] = p
+		}
+	}
 	type todo struct {
 		h    plumbing.Hash
 		path string
@@ -195,6 +208,7 @@ func (rs *rollSet) has(h plumbing.Hash) bool {
 
 // read returns the content of object h of the set.
 func (rs *rollSet) read(h plumbing.Hash) ([]byte, error) {
+	rs.reads++
 	at := rs.where[h]
 	o, err := rs.packs[at.pack].pf.GetByOffset(at.off)
 	if err != nil {

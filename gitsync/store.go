@@ -41,6 +41,9 @@ type gitStorage struct {
 	// zlib compresses the objects of the packs written here. Callers
 	// hold Repository.mu.
 	zlib packZlib
+	// paths holds the paths of the trees and blobs of the commits
+	// written here, for the next roll-up.
+	paths pathBook
 }
 
 func (s *gitStorage) packAdded() {
@@ -324,6 +327,7 @@ func (s *gitStorage) writePending(p *pending) error {
 		s.reindex() // the pack is there: the next read lists it
 	}
 	s.disk.wrote(mos)
+	s.paths.add(p.names)
 	for _, t := range p.made {
 		p.trees.put(t.h, newTreeDir(t.entries))
 	}
@@ -341,6 +345,9 @@ type pending struct {
 	// writePending has written them.
 	trees *treeCache
 	made  []madeTree
+	// names is the path of each new tree and blob writeTree wrote (""
+	// for the root tree).
+	names map[plumbing.Hash]string
 }
 
 // madeTree is a tree writeTree made: its hash and entries, in git order.
@@ -350,7 +357,14 @@ type madeTree struct {
 }
 
 func newPending(base storer.EncodedObjectStorer) *pending {
-	return &pending{base: base, objs: map[plumbing.Hash]*plumbing.MemoryObject{}}
+	return &pending{base: base, objs: map[plumbing.Hash]*plumbing.MemoryObject{}, names: map[plumbing.Hash]string{}}
+}
+
+// name records path as the path of h when h is one of p's new objects.
+func (p *pending) name(h plumbing.Hash, path string) {
+	if _, ok := p.objs[h]; ok {
+		p.names[h] = path
+	}
 }
 
 func (p *pending) NewEncodedObject() plumbing.EncodedObject { return &plumbing.MemoryObject{} }
