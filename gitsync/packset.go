@@ -202,8 +202,10 @@ func (ps *packSet) find(h plumbing.Hash) (*diskPack, int64, error) {
 }
 
 // writtenCacheSize is how many bytes of the blobs it wrote a packSet
-// keeps: the daily logs of a thousand users appended to in turn.
-const writtenCacheSize = 8 << 20
+// keeps: the daily logs of a thousand users appended to in turn (7.5 MB
+// of text after 100k appends). Appends come back to a log in turn, so
+// once the logs outgrow it an LRU keeps none of those read next.
+const writtenCacheSize = 16 << 20
 
 // cached returns object h if a cache holds it.
 func (ps *packSet) cached(h plumbing.Hash) (plumbing.EncodedObject, bool) {
