@@ -381,7 +381,7 @@ func writeSubtree(st *pending, h plumbing.Hash, writes []FileWrite, prefix strin
 		st.name(nh, strings.TrimSuffix(prefix, "/"))
 	}
 	if err == nil && st.trees != nil { // a merge's trees go to no cache
-		st.made = append(st.made, madeTree{h: nh, entries: entries})
+		st.made = append(st.made, madeTree{h: nh, dir: treeDirPath(prefix), entries: entries})
 	}
 	return nh, false, err
 }
@@ -393,7 +393,7 @@ func treeEntries(st *pending, h plumbing.Hash, prefix string) ([]object.TreeEntr
 	if h.IsZero() {
 		return nil, nil
 	}
-	if d, ok := st.trees.get(h); ok && d.whole {
+	if d, ok := st.trees.getAt(treeDirPath(prefix), h); ok && d.whole {
 		return slices.Clone(d.entries), nil
 	}
 	t, err := object.GetTree(st, h)
@@ -401,6 +401,15 @@ func treeEntries(st *pending, h plumbing.Hash, prefix string) ([]object.TreeEntr
 		return nil, fmt.Errorf("read tree %s%s: %w", prefix, h, err)
 	}
 	return slices.Clone(t.Entries), nil
+}
+
+// treeDirPath is the directory of the tree writeSubtree writes at
+// prefix ("" or "a/b/") as a Snapshot names it ("." or "a/b").
+func treeDirPath(prefix string) string {
+	if prefix == "" {
+		return "."
+	}
+	return strings.TrimSuffix(prefix, "/")
 }
 
 // entryIndex is the index of the entry called name, -1 when there is none.

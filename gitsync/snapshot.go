@@ -46,10 +46,26 @@ type Snapshot struct {
 // bounded by their size, not their number, since under a stream of
 // commits each one adds a new version of every tree on its path, some
 // of them (a users/ directory) thousands of entries long.
+//
+// The trees this process wrote are also kept by path, the latest version
+// of each (latest): under appends by a thousand users the users/ tree
+// fills the cache every few dozen commits, long before an append comes
+// back to a user's directory, which was then read from the pack again.
+// Only the trees of the directories the history still has are kept so,
+// and no more entries than treeCacheEntries in all.
 type treeCache struct {
 	mu      sync.Mutex
 	m       map[plumbing.Hash]*treeDir
 	entries int
+
+	latest        map[string]pathTree // by directory ("." for the root)
+	latestEntries int
+}
+
+// pathTree is a tree a commit wrote at a path: its hash and entries.
+type pathTree struct {
+	h plumbing.Hash
+	d *treeDir
 }
 
 // treeCacheEntries bounds the tree entries a repository keeps decoded
@@ -68,6 +84,43 @@ func (c *treeCache) get(h plumbing.Hash) (*treeDir, bool) {
 	defer c.mu.Unlock()
 	d, ok := c.m[h]
 	return d, ok
+}
+
+// getAt returns tree h, at directory p ("." for the root), if c (which
+// may be nil) holds it.
+func (c *treeCache) getAt(p string, h plumbing.Hash) (*treeDir, bool) {
+	if c == nil {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if d, ok := c.m[h]; ok {
+		return d, true
+	}
+	if t, ok := c.latest[p]; ok && t.h == h {
+		return t.d, true
+	}
+	return nil, false
+}
+
+// putWritten keeps tree h, which a commit wrote at directory p ("." for
+// the root), as put does and as the latest at p.
+func (c *treeCache) putWritten(p string, h plumbing.Hash, d *treeDir) {
+	if c == nil {
+		return
+	}
+	c.put(h, d)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old, ok := c.latest[p]
+	if ok {
+		c.latestEntries -= len(old.d.entries)
+	}
+	if c.latest == nil || c.latestEntries+len(d.entries) > treeCacheEntries {
+		c.latest, c.latestEntries = make(map[string]pathTree), 0
+	}
+	c.latest[p] = pathTree{h, d}
+	c.latestEntries += len(d.entries)
 }
 
 // put keeps tree h's entries d in c (which may be nil: then not).
@@ -169,7 +222,7 @@ func (s *Snapshot) dir(p string) (*treeDir, error) {
 		h = e.Hash
 	}
 	if s.repo != nil {
-		if d, ok := s.repo.trees.get(h); ok {
+		if d, ok := s.repo.trees.getAt(p, h); ok {
 			s.mu.Lock()
 			s.trees[p] = d
 			s.mu.Unlock()

@@ -329,7 +329,7 @@ func (s *gitStorage) writePending(p *pending) error {
 	s.disk.wrote(mos)
 	s.paths.add(p.names)
 	for _, t := range p.made {
-		p.trees.put(t.h, newTreeDir(t.entries))
+		p.trees.putWritten(t.dir, t.h, newTreeDir(t.entries))
 	}
 	return nil
 }
@@ -350,9 +350,11 @@ type pending struct {
 	names map[plumbing.Hash]string
 }
 
-// madeTree is a tree writeTree made: its hash and entries, in git order.
+// madeTree is a tree writeTree made: its hash, directory (see
+// treeDirPath) and entries, in git order.
 type madeTree struct {
 	h       plumbing.Hash
+	dir     string
 	entries []object.TreeEntry
 }
 

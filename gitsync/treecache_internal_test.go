@@ -2,6 +2,7 @@ package gitsync
 
 import (
 	"context"
+	"io/fs"
 	"strings"
 	"testing"
 
@@ -69,5 +70,38 @@ func TestCommitCachesItsTrees(t *testing.T) {
 	}
 	if got := git(t, dir, "ls-tree", h.String()+":vendor"); !strings.Contains(got, "160000 commit "+sub.String()+"\tlib") {
 		t.Errorf("vendor/ = %q: the submodule is lost", got)
+	}
+}
+
+// TestWrittenTreesKeptByPath: the trees a commit wrote are read by path
+// after the tree cache let them go, the latest version of each
+// directory only.
+func TestWrittenTreesKeptByPath(t *testing.T) {
+	t.Parallel()
+	r, err := Open(newBare(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	commitPacks(t, r, "memory", 8)
+	r.trees.mu.Lock()
+	r.trees.m, r.trees.entries = nil, 0 // as when it fills up
+	dirs := len(r.trees.latest)
+	r.trees.mu.Unlock()
+	if dirs != 9 { // the root, memory and memory/0 to memory/6
+		t.Errorf("%d directories kept by path, want 9", dirs)
+	}
+	s, err := r.Snapshot("main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"memory/0/0.md", "memory/0/7.md", "memory/6/6.md"} {
+		if _, err := fs.ReadFile(s, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.trees.mu.Lock()
+	defer r.trees.mu.Unlock()
+	if n := len(r.trees.m); n != 0 {
+		t.Errorf("%d trees read from the packs again", n)
 	}
 }
