@@ -3,22 +3,24 @@ package gitsync
 import (
 	"bufio"
 	"compress/zlib"
+	"crypto/sha1"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
 	"io"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/hash"
 )
 
 // writeOwnPack writes objs to w as a version 2 pack without deltas and
 // returns the pack's checksum and its index file's content, built from
 // what was written: a commit's own pack is not parsed back (inflated and
 // hashed again) to index it. Its objects are compressed by zs (nil: new
-// compressors).
+// compressors). The pack's checksum is plain SHA-1, as git's own
+// checksums of the files it writes are: collision detection guards
+// object names, and costs several times plain SHA-1's CPU.
 func writeOwnPack(w io.Writer, objs []*plumbing.MemoryObject, zs *packZlib) (plumbing.Hash, []byte, error) {
-	sum := hash.New(hash.CryptoType)
+	sum := sha1.New()
 	bw := bufio.NewWriterSize(io.MultiWriter(w, sum), 64<<10)
 	var pos int64
 	head := []byte{'P', 'A', 'C', 'K', 0, 0, 0, 2, 0, 0, 0, 0}
