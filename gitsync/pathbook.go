@@ -18,16 +18,20 @@ type pathBook struct {
 
 // pathBookMax is the most paths a pathBook holds. Roll-ups take them
 // long before (a commit writes a handful of objects, a roll-up comes
-// every few dozen packs); past it, paths are not kept, and a roll-up
-// finds them through the trees.
+// every few dozen packs); what a roll-up never takes (the objects of a
+// pack too large to roll up, packs a repack or git removed) fills it,
+// and it is then emptied: a roll-up finds the paths forgotten through
+// the trees.
 const pathBookMax = 1 << 14
 
-// add remembers names (object to path; "" for a root tree), all or
-// none.
+// add remembers names (object to path; "" for a root tree).
 func (b *pathBook) add(names map[plumbing.Hash]string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(b.m)+len(names) > pathBookMax {
+		b.m = nil
+	}
+	if len(names) > pathBookMax {
 		return
 	}
 	if b.m == nil {
