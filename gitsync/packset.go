@@ -28,11 +28,11 @@ type packSet struct {
 	fs    billy.Filesystem // the repository's file system, as go-git reads it
 	dir   string           // the pack directory
 	cache cache.Object     // inflated objects, shared with go-git's storage
-	// written keeps the blobs this process wrote (writtenCacheSize
-	// bytes), apart from cache: the trees every commit rewrites flush
-	// cache long before an append comes back to the daily log it wrote,
-	// which then had to be inflated again.
-	written cache.Object
+	// written keeps the blobs this process wrote, apart from cache: the
+	// trees every commit rewrites flush cache long before an append
+	// comes back to the daily log it wrote, which then had to be
+	// inflated again.
+	written writtenBlobs
 
 	packs []*diskPack // largest first: most objects are found in the first
 	// where names the pack of each object of the packs this process
@@ -59,7 +59,7 @@ type diskPack struct {
 const whereMax = 1 << 16
 
 func newPackSet(fsys billy.Filesystem, dir string, c cache.Object) *packSet {
-	return &packSet{fs: fsys, dir: dir, cache: c, written: cache.NewObjectLRU(writtenCacheSize), stale: true}
+	return &packSet{fs: fsys, dir: dir, cache: c, stale: true}
 }
 
 // refresh lists the pack directory: the indexes of new packs are read,
@@ -203,25 +203,61 @@ func (ps *packSet) find(h plumbing.Hash) (*diskPack, int64, error) {
 
 // writtenCacheSize is how many bytes of the blobs it wrote a packSet
 // keeps: the daily logs of a thousand users appended to in turn (7.5 MB
-// of text after 100k appends). Appends come back to a log in turn, so
-// once the logs outgrow it an LRU keeps none of those read next.
+// of text after 100k appends).
 const writtenCacheSize = 16 << 20
+
+// writtenBlobs keeps the latest blob written at each path, up to
+// writtenCacheSize bytes in all (past it, it starts again empty): a
+// version a later commit replaced is let go of, so it holds the files
+// as they are, not their history, and appends that come back to each
+// log in turn find it (an LRU that the logs outgrow finds none).
+type writtenBlobs struct {
+	byHash map[plumbing.Hash]*plumbing.MemoryObject
+	byPath map[string]plumbing.Hash
+	size   int64
+}
+
+func (w *writtenBlobs) get(h plumbing.Hash) (plumbing.EncodedObject, bool) {
+	o, ok := w.byHash[h]
+	return o, ok
+}
+
+// put keeps blob o, written at path p, in place of the one before.
+func (w *writtenBlobs) put(p string, o *plumbing.MemoryObject) {
+	if old, ok := w.byPath[p]; ok {
+		if ob := w.byHash[old]; ob != nil {
+			w.size -= ob.Size()
+			delete(w.byHash, old)
+		}
+	}
+	if w.byHash == nil || w.size+o.Size() > writtenCacheSize {
+		w.byHash, w.byPath, w.size = map[plumbing.Hash]*plumbing.MemoryObject{}, map[string]plumbing.Hash{}, 0
+	}
+	if o.Size() > writtenCacheSize {
+		return
+	}
+	if _, ok := w.byHash[o.Hash()]; !ok {
+		w.size += o.Size()
+	}
+	w.byHash[o.Hash()] = o
+	w.byPath[p] = o.Hash()
+}
 
 // cached returns object h if a cache holds it.
 func (ps *packSet) cached(h plumbing.Hash) (plumbing.EncodedObject, bool) {
 	if o, ok := ps.cache.Get(h); ok {
 		return o, true
 	}
-	return ps.written.Get(h)
+	return ps.written.get(h)
 }
 
 // wrote keeps the objects of a pack just written: all in the cache, the
-// blobs in written too.
-func (ps *packSet) wrote(objs []*plumbing.MemoryObject) {
+// blobs that names gives a path in written too.
+func (ps *packSet) wrote(objs []*plumbing.MemoryObject, names map[plumbing.Hash]string) {
 	for _, o := range objs {
 		ps.cache.Put(o)
-		if o.Type() == plumbing.BlobObject {
-			ps.written.Put(o)
+		if p, ok := names[o.Hash()]; ok && o.Type() == plumbing.BlobObject {
+			ps.written.put(p, o)
 		}
 	}
 }

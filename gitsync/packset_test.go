@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -171,5 +172,37 @@ func TestPackSetFindsWrittenObjectsByName(t *testing.T) {
 	r.mu.Unlock()
 	if err != nil || placed != 0 {
 		t.Errorf("after the roll-up: find %v, %d objects placed, want none", err, placed)
+	}
+}
+
+// TestWrittenBlobsLatestOnly: the blobs written are kept for the latest
+// version of each file only, and no more than writtenCacheSize bytes.
+func TestWrittenBlobsLatestOnly(t *testing.T) {
+	t.Parallel()
+	var w writtenBlobs
+	blob := func(s string) *plumbing.MemoryObject {
+		o := &plumbing.MemoryObject{}
+		o.SetType(plumbing.BlobObject)
+		o.Write([]byte(s))
+		return o
+	}
+	for i := range 3 {
+		w.put("memory/u1.md", blob(strings.Repeat("entry\n", i+1)))
+	}
+	w.put("memory/u2.md", blob("other\n"))
+	if len(w.byHash) != 2 || w.size != int64(len("entry\n")*3+len("other\n")) {
+		t.Errorf("%d blobs, %d bytes kept, want the latest of each file", len(w.byHash), w.size)
+	}
+	if _, ok := w.get(BlobHash([]byte(strings.Repeat("entry\n", 3)))); !ok {
+		t.Error("the latest version not kept")
+	}
+	big := strings.Repeat("x", writtenCacheSize/2)
+	w.put("a.md", blob(big+"a"))
+	w.put("b.md", blob(big+"b"))
+	if w.size > writtenCacheSize {
+		t.Errorf("%d bytes kept, more than %d", w.size, writtenCacheSize)
+	}
+	if _, ok := w.get(BlobHash([]byte(big + "b"))); !ok {
+		t.Error("the blob written last not kept")
 	}
 }

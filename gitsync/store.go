@@ -326,7 +326,7 @@ func (s *gitStorage) writePending(p *pending) error {
 	if err := s.disk.add(sum, idx); err != nil {
 		s.reindex() // the pack is there: the next read lists it
 	}
-	s.disk.wrote(mos)
+	s.disk.wrote(mos, p.names)
 	s.paths.add(p.names)
 	for _, t := range p.made {
 		p.trees.putWritten(t.dir, t.h, newTreeDir(t.entries))
