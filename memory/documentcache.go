@@ -1,8 +1,11 @@
 package memory
 
 import (
+	"errors"
 	"io/fs"
+	"path"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/quirehq/quire/workspace"
@@ -108,7 +111,7 @@ func (r *docReads) scope(fsys fs.FS, root, scope, user string) ([]Document, []wo
 	if r == nil {
 		return scopeDocuments(fsys, root, scope, user, nil)
 	}
-	id := r.fileID(root)
+	id := r.scopeID(fsys, root, scope)
 	last := r.scopes[root]
 	if last != nil && id.ok && last.id == id {
 		last.seen = r.call
@@ -126,6 +129,32 @@ func (r *docReads) scope(fsys fs.FS, root, scope, user string) ([]Document, []wo
 	r.scopes[root] = next
 	r.found++
 	return docs, problems, nil
+}
+
+// scopeID is the id of what the directory root holds of scope's
+// documents: for a user's directory, its own id; for the agent's, whose
+// directory holds users/ too, the ids of its memory files and of its
+// memory/ directory, so that an append to a user's log leaves it as it
+// was. A file FileIDs cannot name but that exists gives no id (the
+// directory is walked).
+func (r *docReads) scopeID(fsys fs.FS, root, scope string) fileID {
+	if scope != "" {
+		return r.fileID(root)
+	}
+	var b strings.Builder
+	for _, name := range []string{workspace.MemoryFile, workspace.MemoryFallbackFile, workspace.MemoryDir} {
+		full := path.Join(root, name)
+		id := r.fileID(full)
+		if !id.ok {
+			if _, err := fs.Stat(fsys, full); !errors.Is(err, fs.ErrNotExist) {
+				return fileID{}
+			}
+			id.id = "-"
+		}
+		b.WriteString(id.id)
+		b.WriteByte(' ')
+	}
+	return fileID{id: b.String(), ok: true}
 }
 
 // fileID is name's content id.

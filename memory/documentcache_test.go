@@ -14,6 +14,7 @@ type idFS struct {
 	fstest.MapFS
 	ids    map[string]string
 	opened map[string]int
+	asked  map[string]int // the names FileID was asked for
 }
 
 func (f *idFS) Open(name string) (fs.File, error) {
@@ -31,6 +32,9 @@ func (f *idFS) ReadFile(name string) ([]byte, error) {
 }
 
 func (f *idFS) FileID(name string) (string, bool) {
+	if f.asked != nil {
+		f.asked[name]++
+	}
 	id, ok := f.ids[name]
 	return id, ok
 }
@@ -165,4 +169,62 @@ func (c *DocumentCache) kept() int {
 		n += len(sr.docs)
 	}
 	return n
+}
+
+// TestDocumentCacheAgentDir: the agent's own memory is walked again only
+// when its memory files or memory/ changed, not after an append to a
+// user's log (which changes the agent directory's id); a seed-like file
+// FileIDs cannot name has it walked every time.
+func TestDocumentCacheAgentDir(t *testing.T) {
+	f := &idFS{MapFS: fstest.MapFS{
+		"bot/MEMORY.md":                        {Data: []byte("# Memory\n")},
+		"bot/memory/2024-01-01.md":             {Data: []byte("## 09:00\nstand-up\n")},
+		"bot/users/alice/memory/2024-01-01.md": {Data: []byte("## 10:00\nlikes tea\n")},
+	}, ids: map[string]string{
+		"bot": "T1", "bot/MEMORY.md": "m", "bot/memory": "M1", "bot/memory/2024-01-01.md": "g1",
+		"bot/users/alice": "A1", "bot/users/alice/memory/2024-01-01.md": "a1",
+	}}
+	var c DocumentCache
+	for _, step := range []struct {
+		name   string
+		change func()
+		walked bool // whether the agent's memory/ is walked
+	}{
+		{"first", func() {}, true},
+		{"an append to alice's log", func() {
+			f.MapFS["bot/users/alice/memory/2024-01-01.md"] = &fstest.MapFile{Data: []byte("## 10:00\nlikes tea\n\n## 11:00\nand cake\n")}
+			f.ids["bot/users/alice/memory/2024-01-01.md"], f.ids["bot/users/alice"], f.ids["bot"] = "a2", "A2", "T2"
+		}, false},
+		{"an append to the agent's log", func() {
+			f.MapFS["bot/memory/2024-01-01.md"] = &fstest.MapFile{Data: []byte("## 09:00\nstand-up\n\n## 12:00\nlunch\n")}
+			f.ids["bot/memory/2024-01-01.md"], f.ids["bot/memory"], f.ids["bot"] = "g2", "M2", "T3"
+		}, true},
+		{"MEMORY.md edited", func() {
+			f.MapFS["bot/MEMORY.md"] = &fstest.MapFile{Data: []byte("# Memory\n\nwifi is abc\n")}
+			f.ids["bot/MEMORY.md"], f.ids["bot"] = "m2", "T4"
+		}, true},
+		{"a memory.md FileIDs cannot name", func() {
+			f.MapFS["bot/memory.md"] = &fstest.MapFile{Data: []byte("# lower\n")}
+		}, true},
+		{"nothing changed but that memory.md", func() {}, true},
+	} {
+		step.change()
+		f.opened, f.asked = map[string]int{}, map[string]int{}
+		got, gotProbs, err := c.Documents(f, "bot")
+		if err != nil {
+			t.Fatal(err)
+		}
+		walked := f.asked["bot/memory/2024-01-01.md"] > 0
+		f.asked = nil
+		if walked != step.walked {
+			t.Errorf("%s: the agent's memory/ walked: %v, want %v", step.name, walked, step.walked)
+		}
+		want, wantProbs, err := Documents(f, "bot")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotProbs, wantProbs) {
+			t.Errorf("%s: cache gave %+v %v, Documents %+v %v", step.name, got, gotProbs, want, wantProbs)
+		}
+	}
 }
