@@ -168,7 +168,7 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 	for i, c := range fresh {
 		added[i] = indexedChunk{c: c, v: unit(vectors[i]), place: int32(-1 - i)}
 	}
-	carried, order := next.fill(s.keptChunks(old, kept, renewed, &stats), added)
+	carried, order := s.fill(next, old, kept, renewed, added, &stats)
 	text, change := s.textChange(old, kept, fresh, order)
 	var prev *ivf
 	if old != nil {
@@ -465,66 +465,75 @@ type indexedChunk struct {
 	place int32
 }
 
-// keptChunks returns old's chunks that are kept with their vectors, in
-// old's order, counting the kept chunks of changed documents embedded
-// or pending in stats.
-func (s *Store) keptChunks(old *agentIndex, kept []chunkFate, renewed map[int]memory.Chunk, stats *memory.IndexStats) []indexedChunk {
-	if old == nil {
-		return nil
-	}
-	enabled := memory.Enabled(s.opts.Embedder)
-	items := make([]indexedChunk, 0, len(old.chunks))
-	s.mu.RLock() // Backfill may fill in old.vectors
-	defer s.mu.RUnlock()
-	for i, c := range old.chunks {
-		if kept[i] == removed {
-			continue
-		}
-		if r, ok := renewed[i]; ok {
-			c = r
-		}
-		it := indexedChunk{c: c, v: old.vectors[i], place: int32(i)}
-		if old.ann != nil {
-			it.list = old.ann.list[i] + 1
-		}
-		items = append(items, it)
-		switch {
-		case kept[i] == unchanged || !enabled:
-		case it.v == nil:
-			stats.Pending++
-		default:
-			stats.Embedded++
-		}
-	}
-	return items
-}
-
 // chunkOrder orders chunks by user, path and line: an index's order.
 func chunkOrder(a, b memory.Chunk) int {
 	return cmp.Or(cmp.Compare(a.User, b.User), cmp.Compare(a.Path, b.Path), cmp.Compare(a.StartLine, b.StartLine))
 }
 
-// fill makes the kept chunks (in order) and the added ones next's
-// chunks, vectors and per-user positions, in order by user, path and
-// line. It returns, by position, the list each chunk had in the previous
-// approximate index (-1: none) and its place (indexedChunk.place).
-func (next *agentIndex) fill(kept, added []indexedChunk) (carried, order []int32) {
+// fill makes old's kept chunks (kept: each one's fate; renewed: the new
+// copies of the same ones), with their vectors, and the added ones
+// next's chunks, vectors and per-user positions, in order by user, path
+// and line, counting the kept chunks of changed documents embedded or
+// pending in stats. It returns, by position, the list each chunk had in
+// the previous approximate index (-1: none) and its place
+// (indexedChunk.place). Old's chunks are merged as they are read, not
+// copied first: a run's cost in the agent's size is one pass.
+func (s *Store) fill(next, old *agentIndex, kept []chunkFate, renewed map[int]memory.Chunk, added []indexedChunk, stats *memory.IndexStats) (carried, order []int32) {
 	slices.SortFunc(added, func(a, b indexedChunk) int { return chunkOrder(a.c, b.c) })
-	n := len(kept) + len(added)
+	n := len(added)
+	var oldChunks []memory.Chunk
+	if old != nil {
+		oldChunks = old.chunks
+		for _, f := range kept {
+			if f != removed {
+				n++
+			}
+		}
+		s.mu.RLock() // Backfill may fill in old.vectors
+		defer s.mu.RUnlock()
+	}
+	enabled := memory.Enabled(s.opts.Embedder)
 	next.chunks = make([]memory.Chunk, 0, n)
 	next.vectors = make([][]float32, 0, n)
 	carried, order = make([]int32, 0, n), make([]int32, 0, n)
-	for len(kept)+len(added) > 0 {
-		var it indexedChunk
-		if len(added) == 0 || len(kept) > 0 && chunkOrder(kept[0].c, added[0].c) < 0 {
-			it, kept = kept[0], kept[1:]
-		} else {
-			it, added = added[0], added[1:]
+	add := func(c memory.Chunk, v []float32, list, place int32) {
+		next.chunks = append(next.chunks, c)
+		next.vectors = append(next.vectors, v)
+		carried = append(carried, list)
+		order = append(order, place)
+	}
+	for i := 0; ; {
+		for i < len(oldChunks) && kept[i] == removed {
+			i++
 		}
-		next.chunks = append(next.chunks, it.c)
-		next.vectors = append(next.vectors, it.v)
-		carried = append(carried, it.list-1)
-		order = append(order, it.place)
+		if i == len(oldChunks) && len(added) == 0 {
+			break
+		}
+		if i < len(oldChunks) {
+			c := oldChunks[i]
+			if kept[i] == same {
+				c = renewed[i]
+			}
+			if len(added) == 0 || chunkOrder(c, added[0].c) < 0 {
+				v, list := old.vectors[i], int32(-1)
+				if old.ann != nil {
+					list = old.ann.list[i]
+				}
+				add(c, v, list, int32(i))
+				switch {
+				case kept[i] == unchanged || !enabled:
+				case v == nil:
+					stats.Pending++
+				default:
+					stats.Embedded++
+				}
+				i++
+				continue
+			}
+		}
+		it := added[0]
+		added = added[1:]
+		add(it.c, it.v, it.list-1, it.place)
 	}
 	next.byUser = byUser(next.chunks)
 	return carried, order
