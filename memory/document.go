@@ -1,11 +1,12 @@
 package memory
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/quirehq/quire/workspace"
@@ -65,36 +66,51 @@ func documents(fsys fs.FS, dir string, rd *docReads) ([]Document, []workspace.Pr
 		if !e.IsDir() {
 			continue
 		}
-		scope := workspace.UsersDir + "/" + e.Name()
-		if bad := workspace.CheckName(scope); bad != nil {
-			problems = append(problems, notIndexed(bad[0].Path, "%s", bad[0].Message))
+		ud := rd.userDir(usersDir, e.Name())
+		if ud.problem != nil {
+			problems = append(problems, *ud.problem)
 			continue
 		}
-		user, err := workspace.DecodeID(e.Name())
-		var te *workspace.TextError
-		if errors.As(err, &te) {
-			problems = append(problems, notIndexed(scope, "the directory's user id holds a %v", te))
-			continue
-		}
-		if err != nil {
-			problems = append(problems, workspace.Problem{Path: scope, Severity: workspace.SeverityWarning, Code: "user-dir-name",
-				Message: fmt.Sprintf("not a user directory, skipped: %v", err)})
-			continue
-		}
-		userDocs, probs, err := rd.scope(fsys, path.Join(usersDir, e.Name()), scope, user)
+		userDocs, probs, err := rd.scope(fsys, ud.root, ud.scope, ud.user)
 		if err != nil {
 			return nil, nil, err
 		}
 		docs = append(docs, userDocs...)
 		problems = append(problems, probs...)
 	}
-	sort.Slice(docs, func(i, j int) bool {
-		if docs[i].User != docs[j].User {
-			return docs[i].User < docs[j].User
-		}
-		return docs[i].Path < docs[j].Path
-	})
+	less := func(a, b Document) int { return cmp.Or(cmp.Compare(a.User, b.User), cmp.Compare(a.Path, b.Path)) }
+	if !slices.IsSortedFunc(docs, less) {
+		slices.SortFunc(docs, less)
+	}
 	return docs, problems, nil
+}
+
+// userDir is what the directory name of users/ in usersDir is: the
+// directory's path, its scope and its user, or the problem that has it
+// skipped.
+type userDir struct {
+	root, scope, user string
+	problem           *workspace.Problem
+}
+
+// readUserDir reads the user directory name of usersDir.
+func readUserDir(usersDir, name string) userDir {
+	scope := workspace.UsersDir + "/" + name
+	if bad := workspace.CheckName(scope); bad != nil {
+		p := notIndexed(bad[0].Path, "%s", bad[0].Message)
+		return userDir{problem: &p}
+	}
+	user, err := workspace.DecodeID(name)
+	var te *workspace.TextError
+	if errors.As(err, &te) {
+		p := notIndexed(scope, "the directory's user id holds a %v", te)
+		return userDir{problem: &p}
+	}
+	if err != nil {
+		return userDir{problem: &workspace.Problem{Path: scope, Severity: workspace.SeverityWarning, Code: "user-dir-name",
+			Message: fmt.Sprintf("not a user directory, skipped: %v", err)}}
+	}
+	return userDir{root: path.Join(usersDir, name), scope: scope, user: user}
 }
 
 // scopeDocuments reads the memory documents directly under root, whose

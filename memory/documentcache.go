@@ -40,6 +40,17 @@ type DocumentCache struct {
 	mu     sync.Mutex
 	call   uint64                // the number of the last call
 	scopes map[string]*scopeRead // directory → what it held when last walked
+	// users is what each directory name of the last call's users/ is,
+	// for the directory usersDir; read again when usersDir changes.
+	usersDir string
+	users    map[string]*userDirRead
+}
+
+// userDirRead is a userDir and the number of the last call that found
+// it.
+type userDirRead struct {
+	userDir
+	seen uint64
 }
 
 // scopeRead is what scopeDocuments found in one directory (the agent's
@@ -75,7 +86,10 @@ func (c *DocumentCache) Documents(fsys fs.FS, dir string) ([]Document, []workspa
 		c.scopes = map[string]*scopeRead{}
 	}
 	c.call++
-	rd := &docReads{ids: ids, scopes: c.scopes, call: c.call}
+	if usersDir := path.Join(dir, workspace.UsersDir); c.users == nil || c.usersDir != usersDir {
+		c.usersDir, c.users = usersDir, map[string]*userDirRead{}
+	}
+	rd := &docReads{ids: ids, scopes: c.scopes, call: c.call, users: c.users}
 	docs, problems, err := documents(fsys, dir, rd)
 	if err != nil {
 		// What the call stored is right by its ids: the next call that
@@ -86,6 +100,13 @@ func (c *DocumentCache) Documents(fsys fs.FS, dir string) ([]Document, []workspa
 		for k, sr := range c.scopes {
 			if sr.seen != c.call {
 				delete(c.scopes, k)
+			}
+		}
+	}
+	if rd.usersFound < len(c.users) {
+		for k, u := range c.users {
+			if u.seen != c.call {
+				delete(c.users, k)
 			}
 		}
 	}
@@ -100,6 +121,10 @@ type docReads struct {
 	call   uint64
 	// found counts the directories of scopes this call found.
 	found int
+	// users is the cache's user directories by name, of which the call
+	// found usersFound.
+	users      map[string]*userDirRead
+	usersFound int
 	// last and next are the directory being walked as the last walk
 	// found it (nil: not walked before) and as this one does.
 	last, next *scopeRead
@@ -155,6 +180,24 @@ func (r *docReads) scopeID(fsys fs.FS, root, scope string) fileID {
 		b.WriteByte(' ')
 	}
 	return fileID{id: b.String(), ok: true}
+}
+
+// userDir is readUserDir of name, as the last call read it when it
+// found name too.
+func (r *docReads) userDir(usersDir, name string) userDir {
+	if r == nil {
+		return readUserDir(usersDir, name)
+	}
+	u := r.users[name]
+	if u == nil {
+		u = &userDirRead{userDir: readUserDir(usersDir, name)}
+		r.users[name] = u
+	}
+	if u.seen != r.call {
+		u.seen = r.call
+		r.usersFound++
+	}
+	return u.userDir
 }
 
 // fileID is name's content id.

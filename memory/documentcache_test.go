@@ -157,6 +157,12 @@ func TestDocumentCacheUserDirs(t *testing.T) {
 	if _, ok := c.scopes["bot/users/bob"]; ok {
 		t.Errorf("the cache keeps the directory of bob, removed")
 	}
+	if _, ok := c.users["bob"]; ok {
+		t.Errorf("the cache keeps the user directory name of bob, removed")
+	}
+	if _, ok := c.users["b%00d"]; !ok {
+		t.Errorf("the cache does not keep what the bad user directory name is")
+	}
 	if n := c.kept(); n != 5 {
 		t.Errorf("the cache keeps %d documents, want the 5 there are", n)
 	}
