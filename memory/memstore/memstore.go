@@ -81,9 +81,9 @@ type agentIndex struct {
 	owner   []int32           // by position: 0 agent-level, else 1 + the user's in users
 	users   map[string]int32  // 1 + index by user id
 	byUser  map[string][]int  // chunk positions by user ("" = agent-level)
-	// edits are the changes of docs, when docs is the map of the index
-	// it replaces: made when it is published (install), so that the
-	// index before it keeps its documents until then.
+	// edits are the changes of docs, which is the map of the index it
+	// replaces (or a new one): made when it is published (install), so
+	// that the index before it keeps its documents until then.
 	edits []docEdit
 }
 
@@ -306,19 +306,25 @@ const (
 // add, counting unchanged, changed and removed documents and the chunks
 // of the changed ones in stats. A changed document keeps its chunks
 // that are the same as before (under appends to a log, all but the
-// last): only the others are removed and added. When docs are in order
-// (memory.Documents: by user, then path), next takes old's map of
-// documents with the edits that make it docs' (applied when next is
-// published), so that a run costs a look-up per document, not a new map
-// of them all.
+// last): only the others are removed and added. Next takes old's map of
+// documents (a new one when there is none) with the edits that make it
+// docs' (applied when next is published), so that a run costs a look-up
+// per document, not a new map of them all. Docs out of order (not
+// memory.Documents': by user, then path) are sorted, in a copy, first.
 func (next *agentIndex) diff(agent string, old *agentIndex, docs []memory.Document, stats *memory.IndexStats) ([]chunkFate, map[int]memory.Chunk, []memory.Chunk, error) {
+	if !slices.IsSortedFunc(docs, docOrder) {
+		docs = slices.Clone(docs)
+		slices.SortFunc(docs, docOrder)
+	}
+	for i := 1; i < len(docs); i++ {
+		if d := docs[i]; docOrder(docs[i-1], d) == 0 {
+			return nil, nil, nil, fmt.Errorf("index %s: document %s of user %q appears twice", agent, d.Path, d.User)
+		}
+	}
 	var kept []chunkFate
 	renewed := map[int]memory.Chunk{}
-	inPlace := old != nil && docsInOrder(docs)
 	if old != nil {
 		kept = make([]chunkFate, len(old.chunks))
-	}
-	if inPlace {
 		next.docs = old.docs
 	} else {
 		next.docs = make(map[docKey]string, len(docs))
@@ -327,26 +333,15 @@ func (next *agentIndex) diff(agent string, old *agentIndex, docs []memory.Docume
 	found := 0 // of old's documents
 	for _, d := range docs {
 		k := docKey{d.User, d.Path}
-		if !inPlace {
-			if _, dup := next.docs[k]; dup {
-				return nil, nil, nil, fmt.Errorf("index %s: document %s of user %q appears twice", agent, d.Path, d.User)
-			}
-			next.docs[k] = d.Hash
-		}
-		h, had := "", false
-		if old != nil {
-			h, had = old.docs[k]
-		}
+		h, had := next.docs[k]
 		if had {
 			found++
+			if h == d.Hash {
+				stats.Unchanged++
+				continue
+			}
 		}
-		if had && h == d.Hash {
-			stats.Unchanged++
-			continue
-		}
-		if inPlace {
-			next.edits = append(next.edits, docEdit{key: k, hash: d.Hash})
-		}
+		next.edits = append(next.edits, docEdit{key: k, hash: d.Hash})
 		stats.Changed++
 		var chunks []memory.Chunk
 		if had {
@@ -361,38 +356,23 @@ func (next *agentIndex) diff(agent string, old *agentIndex, docs []memory.Docume
 		}
 		fresh = append(fresh, chunks...)
 	}
-	if old != nil && found < len(old.docs) {
-		now := next.docs
-		if inPlace {
-			now = make(map[docKey]string, len(docs))
-			for _, d := range docs {
-				now[docKey{d.User, d.Path}] = d.Hash
-			}
-		}
+	if found < len(next.docs) {
 		for k := range old.docs {
-			if _, ok := now[k]; !ok {
+			if _, ok := slices.BinarySearchFunc(docs, k, func(d memory.Document, k docKey) int {
+				return cmp.Or(cmp.Compare(d.User, k.user), cmp.Compare(d.Path, k.path))
+			}); !ok {
 				stats.Removed++
 				old.match(k, nil, kept, renewed)
-				if inPlace {
-					next.edits = append(next.edits, docEdit{key: k, gone: true})
-				}
+				next.edits = append(next.edits, docEdit{key: k, gone: true})
 			}
 		}
 	}
 	return kept, renewed, fresh, nil
 }
 
-// docsInOrder reports whether docs are in strictly increasing order by
-// user, then path: the order of memory.Documents, in which no document
-// appears twice.
-func docsInOrder(docs []memory.Document) bool {
-	for i := 1; i < len(docs); i++ {
-		a, b := docs[i-1], docs[i]
-		if cmp.Or(cmp.Compare(a.User, b.User), cmp.Compare(a.Path, b.Path)) >= 0 {
-			return false
-		}
-	}
-	return true
+// docOrder orders documents by user, then path: memory.Documents' order.
+func docOrder(a, b memory.Document) int {
+	return cmp.Or(cmp.Compare(a.User, b.User), cmp.Compare(a.Path, b.Path))
 }
 
 // match marks in kept the chunks of ix's document k that chunks (its
