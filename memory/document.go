@@ -78,11 +78,16 @@ func documents(fsys fs.FS, dir string, rd *docReads) ([]Document, []workspace.Pr
 		docs = append(docs, userDocs...)
 		problems = append(problems, probs...)
 	}
-	less := func(a, b Document) int { return cmp.Or(cmp.Compare(a.User, b.User), cmp.Compare(a.Path, b.Path)) }
-	if !slices.IsSortedFunc(docs, less) {
-		slices.SortFunc(docs, less)
+	if !slices.IsSortedFunc(docs, CompareDocuments) {
+		slices.SortFunc(docs, CompareDocuments)
 	}
 	return docs, problems, nil
+}
+
+// CompareDocuments orders documents as Documents returns them: by user
+// ("" for the agent's own first), then path.
+func CompareDocuments(a, b Document) int {
+	return cmp.Or(cmp.Compare(a.User, b.User), cmp.Compare(a.Path, b.Path))
 }
 
 // userDir is what the directory name of users/ in usersDir is: the

@@ -309,15 +309,15 @@ const (
 // last): only the others are removed and added. Next takes old's map of
 // documents (a new one when there is none) with the edits that make it
 // docs' (applied when next is published), so that a run costs a look-up
-// per document, not a new map of them all. Docs out of order (not
-// memory.Documents': by user, then path) are sorted, in a copy, first.
+// per document, not a new map of them all. Docs out of order (not in
+// memory.CompareDocuments' order) are sorted, in a copy, first.
 func (next *agentIndex) diff(agent string, old *agentIndex, docs []memory.Document, stats *memory.IndexStats) ([]chunkFate, map[int]memory.Chunk, []memory.Chunk, error) {
-	if !slices.IsSortedFunc(docs, docOrder) {
+	if !slices.IsSortedFunc(docs, memory.CompareDocuments) {
 		docs = slices.Clone(docs)
-		slices.SortFunc(docs, docOrder)
+		slices.SortFunc(docs, memory.CompareDocuments)
 	}
 	for i := 1; i < len(docs); i++ {
-		if d := docs[i]; docOrder(docs[i-1], d) == 0 {
+		if d := docs[i]; memory.CompareDocuments(docs[i-1], d) == 0 {
 			return nil, nil, nil, fmt.Errorf("index %s: document %s of user %q appears twice", agent, d.Path, d.User)
 		}
 	}
@@ -358,9 +358,7 @@ func (next *agentIndex) diff(agent string, old *agentIndex, docs []memory.Docume
 	}
 	if found < len(next.docs) {
 		for k := range old.docs {
-			if _, ok := slices.BinarySearchFunc(docs, k, func(d memory.Document, k docKey) int {
-				return cmp.Or(cmp.Compare(d.User, k.user), cmp.Compare(d.Path, k.path))
-			}); !ok {
+			if _, ok := slices.BinarySearchFunc(docs, memory.Document{User: k.user, Path: k.path}, memory.CompareDocuments); !ok {
 				stats.Removed++
 				old.match(k, nil, kept, renewed)
 				next.edits = append(next.edits, docEdit{key: k, gone: true})
@@ -368,11 +366,6 @@ func (next *agentIndex) diff(agent string, old *agentIndex, docs []memory.Docume
 		}
 	}
 	return kept, renewed, fresh, nil
-}
-
-// docOrder orders documents by user, then path: memory.Documents' order.
-func docOrder(a, b memory.Document) int {
-	return cmp.Or(cmp.Compare(a.User, b.User), cmp.Compare(a.Path, b.Path))
 }
 
 // match marks in kept the chunks of ix's document k that chunks (its
