@@ -199,19 +199,7 @@ func TestBulkLoadRebuildsIndexes(t *testing.T) {
 			approximateVectors(t) // a vector index however small the table
 			s := openStore(t, testSchema(t), e)
 			indexes := func() map[string]string {
-				rows, err := s.pool.Query(ctx, "SELECT indexname, indexdef FROM pg_indexes WHERE tablename IN ('chunks', 'chunk_terms') AND schemaname = current_schema()")
-				if err != nil {
-					t.Fatal(err)
-				}
-				out := map[string]string{}
-				for rows.Next() {
-					var name, def string
-					if err := rows.Scan(&name, &def); err != nil {
-						t.Fatal(err)
-					}
-					out[name] = def
-				}
-				return out
+				return namedDefinitions(t, s, "SELECT indexname, indexdef FROM pg_indexes WHERE tablename IN ('chunks', 'chunk_terms') AND schemaname = current_schema()")
 			}
 			docs := []memory.Document{memory.NewDocument("MEMORY.md", "", "one\n\n"+strings.Repeat("filler ", 100)+"\n\n"+strings.Repeat("second ", 100)), memory.NewDocument("memory/x.md", "", "kangaroo")}
 			// The first load leaves the indexes to compare with, the
@@ -530,17 +518,7 @@ func TestMigrationBackfillsChunkTerms(t *testing.T) {
 	if _, err := s.Index(ctx, "a", "c1", corpus.Docs); err != nil {
 		t.Fatal(err)
 	}
-	search := func() []memory.Hit {
-		var all []memory.Hit
-		for i, q := range corpus.Queries[:40] {
-			hits, err := s.Search(ctx, "a", memory.Query{Text: q, User: corpus.Users[i%len(corpus.Users)]})
-			if err != nil {
-				t.Fatal(err)
-			}
-			all = append(all, hits...)
-		}
-		return all
-	}
+	search := func() []memory.Hit { return searchQueries(t, s, corpus, 40) }
 	want := search()
 	// Back to the schema before 006 (and 008): chunks.tsv holds each
 	// chunk's terms with a position per occurrence, up to 256.
@@ -561,9 +539,7 @@ func TestMigrationBackfillsChunkTerms(t *testing.T) {
 	}
 	s.Close()
 	s = openStore(t, schema, memory.None{})
-	if got := search(); !slices.EqualFunc(got, want, func(a, b memory.Hit) bool {
-		return a.Path == b.Path && a.User == b.User && a.StartLine == b.StartLine && a.Score == b.Score
-	}) {
+	if got := search(); !sameHits(got, want) {
 		t.Errorf("searches after the upgrade differ from before it")
 	}
 	var tsv bool
@@ -612,6 +588,29 @@ func FuzzAnalyze(f *testing.F) {
 	})
 }
 
+// searchQueries runs the corpus's first n queries on agent "a", each as
+// one of its users in turn, and returns their hits in order.
+func searchQueries(t *testing.T, s *Store, corpus *storetest.Corpus, n int) []memory.Hit {
+	t.Helper()
+	var all []memory.Hit
+	for i, q := range corpus.Queries[:n] {
+		hits, err := s.Search(context.Background(), "a", memory.Query{Text: q, User: corpus.Users[i%len(corpus.Users)]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, hits...)
+	}
+	return all
+}
+
+// sameHits reports whether a and b hold the same hits (document, line
+// and score) in the same order.
+func sameHits(a, b []memory.Hit) bool {
+	return slices.EqualFunc(a, b, func(x, y memory.Hit) bool {
+		return x.Path == y.Path && x.User == y.User && x.StartLine == y.StartLine && x.Score == y.Score
+	})
+}
+
 // chunkTermIDs is, in SQL, the term ids of the chunk_terms row t (from
 // its scoped keys), in order.
 const chunkTermIDs = "ARRAY(SELECT " + termIDSQL + " FROM unnest(t.scoped) AS k ORDER BY k)"
@@ -627,17 +626,7 @@ func TestMigrationScopedTerms(t *testing.T) {
 	if _, err := s.Index(ctx, "a", "c1", corpus.Docs); err != nil {
 		t.Fatal(err)
 	}
-	search := func() []memory.Hit {
-		var all []memory.Hit
-		for i, q := range corpus.Queries[:40] {
-			hits, err := s.Search(ctx, "a", memory.Query{Text: q, User: corpus.Users[i%len(corpus.Users)]})
-			if err != nil {
-				t.Fatal(err)
-			}
-			all = append(all, hits...)
-		}
-		return all
-	}
+	search := func() []memory.Hit { return searchQueries(t, s, corpus, 40) }
 	rowsSQL := "SELECT chunk_id::text || ' ' || tokens || ' ' || scoped::text || ' ' || encode(tf, 'hex') FROM chunk_terms ORDER BY chunk_id"
 	keys := func() []string {
 		rows, err := s.pool.Query(ctx, rowsSQL)
@@ -669,9 +658,7 @@ func TestMigrationScopedTerms(t *testing.T) {
 	if got := keys(); !slices.Equal(got, wantKeys) {
 		t.Errorf("chunk_terms after the upgrade differ from the rows the store wrote (%d rows, want %d)", len(got), len(wantKeys))
 	}
-	if got := search(); !slices.EqualFunc(got, want, func(a, b memory.Hit) bool {
-		return a.Path == b.Path && a.User == b.User && a.StartLine == b.StartLine && a.Score == b.Score
-	}) {
+	if got := search(); !sameHits(got, want) {
 		t.Errorf("searches after the upgrade differ from before it")
 	}
 	// Removals go on from the upgraded rows, discounting their terms.

@@ -27,9 +27,16 @@ func approximateVectors(t *testing.T) {
 // by name: valid ones, and any other index over the embeddings.
 func vectorIndexes(t testing.TB, s *Store) map[string]string {
 	t.Helper()
-	rows, err := s.pool.Query(context.Background(), `SELECT i.relname, pg_get_indexdef(i.oid) || CASE WHEN x.indisvalid THEN '' ELSE ' (invalid)' END
+	return namedDefinitions(t, s, `SELECT i.relname, pg_get_indexdef(i.oid) || CASE WHEN x.indisvalid THEN '' ELSE ' (invalid)' END
 		FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
 		WHERE x.indrelid = 'chunks'::regclass AND pg_get_indexdef(i.oid) LIKE '%embedding%'`)
+}
+
+// namedDefinitions returns the rows of query, each a name and a
+// definition, by name.
+func namedDefinitions(t testing.TB, s *Store, query string) map[string]string {
+	t.Helper()
+	rows, err := s.pool.Query(context.Background(), query)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,17 +231,7 @@ func testMigrationIVFFlat(t *testing.T, index, from string) {
 			t.Fatal(q, err)
 		}
 	}
-	search := func() []memory.Hit {
-		var all []memory.Hit
-		for i, q := range corpus.Queries[:30] {
-			hits, err := s.Search(ctx, "a", memory.Query{Text: q, User: corpus.Users[i%len(corpus.Users)]})
-			if err != nil {
-				t.Fatal(err)
-			}
-			all = append(all, hits...)
-		}
-		return all
-	}
+	search := func() []memory.Hit { return searchQueries(t, s, corpus, 30) }
 	want := search() // exact vector scans: the corpus is small
 	s.Close()
 	approximateVectors(t)
@@ -245,9 +242,7 @@ func testMigrationIVFFlat(t *testing.T, index, from string) {
 	if len(got) != 1 || !ok || !strings.Contains(def, "USING ivfflat (((embedding)::halfvec(384)) halfvec_cosine_ops) WITH (lists='1')") {
 		t.Errorf("vector indexes after the upgrade: %v; want the IVFFlat one of one list", got)
 	}
-	if got := search(); !slices.EqualFunc(got, want, func(a, b memory.Hit) bool {
-		return a.Path == b.Path && a.User == b.User && a.StartLine == b.StartLine && a.Score == b.Score
-	}) {
+	if got := search(); !sameHits(got, want) {
 		t.Errorf("searches through the IVFFlat index differ from exact ones before the upgrade")
 	}
 }
