@@ -210,7 +210,7 @@ func simpleYAMLText(data []byte) bool {
 			// bit of the others) nor 0x7f (+1 sets only its high bit).
 			// A line feed takes the byte path.
 			w := binary.LittleEndian.Uint64(data[i:])
-			if (w|^(w+0x6060606060606060)|(w+0x0101010101010101))&0x8080808080808080 == 0 {
+			if (w|^(w+0x6060606060606060)|(w+loBits))&hiBits == 0 {
 				i += 8
 				continue
 			}
