@@ -99,7 +99,9 @@ func fleetRows(agents string) []row {
 func appendRows(appends string) []row {
 	size := appends + " appends, 32 clients"
 	return []row{
-		{"2", "CPU per append", size, "≤ 0.3 ms", at("last-cpu-ms/append", "%.2f ms", le(0.3))},
+		{"2", "daemon CPU per append", size, "≤ 0.3 ms", func(m metrics) (string, bool) {
+			return fmt.Sprintf("%.2f ms (clients %.2f ms)", m["last-cpu-ms/append"], m["last-client-cpu-ms/append"]), m["last-cpu-ms/append"] <= 0.3
+		}},
 		{"2", "appends/s (last window)", size, "≥ 3,000/s", func(m metrics) (string, bool) {
 			return fmt.Sprintf("%.0f/s (first %.0f/s)", m["last-appends/s"], m["first-appends/s"]), m["last-appends/s"] >= 3000
 		}},
@@ -107,10 +109,8 @@ func appendRows(appends string) []row {
 			return fmt.Sprintf("%.1f / %.1f ms", m["last-p99-ms"], m["first-p99-ms"]), m["last-p99-ms"] <= 1.2*m["first-p99-ms"]
 		}},
 		{"1", "RSS under appends vs restart", size, "≤ 1.5×", func(m metrics) (string, bool) {
-			return fmt.Sprintf("%.0f / %.0f MB", m["rss-MB"], m["restart-rss-MB"]), m["rss-MB"] <= 1.5*m["restart-rss-MB"]
+			return fmt.Sprintf("%.0f / %.0f MB", m["rss-MB"], m["restart-proc-rss-MB"]), m["rss-MB"] <= 1.5*m["restart-proc-rss-MB"]
 		}},
-		// A restarted daemon of its own (quire serve): the in-process
-		// figure holds the benchmark's binary and clients too.
 		{"1", "RSS after restart vs memory text", size, "≤ 10×", func(m metrics) (string, bool) {
 			return fmt.Sprintf("%.0f MB / %.1f MB", m["restart-proc-rss-MB"], m["text-MB"]), m["restart-proc-rss-MB"] <= 10*m["text-MB"]
 		}},
