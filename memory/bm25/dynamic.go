@@ -1,6 +1,7 @@
 package bm25
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -80,7 +81,8 @@ func (d *Dynamic) newTerm(first rawPosting, df int32) {
 
 // Doc is a document analysed for a Dynamic by Analyze: its length and
 // its distinct terms with their counts, those the Dynamic held by id.
-// It is valid for the Dynamic's next Update only.
+// It is valid for the Dynamic's next Update only, unless Resolved after
+// it.
 type Doc struct {
 	n     int32
 	known []rawPosting // doc = term id
@@ -125,6 +127,86 @@ func (d *Dynamic) Analyze(text string) Doc {
 		i = j
 	}
 	return doc
+}
+
+// Extend returns the Doc of a text made of the text doc was analysed
+// from, a line break and more: what Analyze would return for it, at the
+// cost of analysing more only. It holds for an analyzer that ends a term
+// at a line break and analyses each term alone (EachToken and those
+// built on it do). doc is one of d's (Analyze, Extend or Resolved); a
+// term it held as new that an Update since added is numbered as d holds
+// it. It only reads d.
+func (d *Dynamic) Extend(doc Doc, more string) Doc {
+	doc, _ = d.Resolved(doc)
+	tail := d.Analyze(more)
+	out := Doc{n: doc.n + tail.n}
+	out.known = mergeKnown(doc.known, tail.known)
+	out.fresh = mergeFresh(doc.fresh, tail.fresh)
+	return out
+}
+
+// Resolved returns doc with the terms that were new to d when it was
+// analysed, and that d holds now (an Update added them), numbered as d
+// holds them, and whether it holds every one. A Doc that holds no new
+// term stays a valid Removal of the document it was added with for as
+// long as d holds that document: d numbers its terms for good (a Compact
+// of d numbers them anew, in another Dynamic).
+func (d *Dynamic) Resolved(doc Doc) (Doc, bool) {
+	if len(doc.fresh) == 0 {
+		return doc, true
+	}
+	var ids []rawPosting
+	var still []freshTerm
+	for _, f := range doc.fresh {
+		if id, ok := d.vocab.findString(f.term); ok {
+			ids = append(ids, rawPosting{doc: id, tf: f.tf})
+		} else {
+			still = append(still, f)
+		}
+	}
+	slices.SortFunc(ids, func(a, b rawPosting) int { return cmp.Compare(a.doc, b.doc) })
+	return Doc{n: doc.n, known: mergeKnown(doc.known, ids), fresh: still}, len(still) == 0
+}
+
+// mergeKnown is the union of two lists of term counts ascending by term
+// id, a term in both counted once with the sum of its counts.
+func mergeKnown(a, b []rawPosting) []rawPosting {
+	if len(b) == 0 {
+		return a
+	}
+	out := make([]rawPosting, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		switch {
+		case a[0].doc < b[0].doc:
+			out, a = append(out, a[0]), a[1:]
+		case a[0].doc > b[0].doc:
+			out, b = append(out, b[0]), b[1:]
+		default:
+			out = append(out, rawPosting{doc: a[0].doc, tf: a[0].tf + b[0].tf})
+			a, b = a[1:], b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
+}
+
+// mergeFresh is mergeKnown of lists ascending by term.
+func mergeFresh(a, b []freshTerm) []freshTerm {
+	if len(b) == 0 {
+		return a
+	}
+	out := make([]freshTerm, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		switch {
+		case a[0].term < b[0].term:
+			out, a = append(out, a[0]), a[1:]
+		case a[0].term > b[0].term:
+			out, b = append(out, b[0]), b[1:]
+		default:
+			out = append(out, freshTerm{term: a[0].term, tf: a[0].tf + b[0].tf})
+			a, b = a[1:], b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
 }
 
 // Change is what Update applies.

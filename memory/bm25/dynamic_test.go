@@ -248,3 +248,52 @@ func BenchmarkDynamicMemory(b *testing.B) {
 	b.ReportMetric(float64(terms), "terms")
 	b.ReportMetric(float64(postings), "postings")
 }
+
+// TestDynamicExtendAndResolved: a log whose last document grows by
+// appends, each append removing the last document by the Doc kept
+// (Resolved) since it was added and adding its Extend, answers as a
+// Dynamic made from scratch; Extend is what Analyze makes of the whole
+// text, and a Doc kept across Updates removes its document as one
+// analysed again would.
+func TestDynamicExtendAndResolved(t *testing.T) {
+	for seed := range uint64(4) {
+		t.Run(fmt.Sprint("seed-", seed), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(seed, 11))
+			d := NewDynamic(nil)
+			var docs []string
+			var last Doc // the Doc the last document was added with
+			for step := range 150 {
+				more := randomDoc(r)
+				ch := Change{Order: make([]int32, 0, len(docs)+1)}
+				for i := range docs {
+					ch.Order = append(ch.Order, int32(i))
+				}
+				var added Doc
+				if len(docs) == 0 || r.IntN(8) == 0 {
+					added = d.Analyze(more)
+					docs = append(docs, more)
+				} else {
+					whole := docs[len(docs)-1] + "\n" + more
+					kept, ok := d.Resolved(last)
+					if !ok {
+						t.Fatalf("step %d: the last document's Doc holds a term the index lacks", step)
+					}
+					added = d.Extend(kept, more)
+					if want := d.Analyze(whole); !reflect.DeepEqual(added, want) {
+						t.Fatalf("step %d: Extend %+v, Analyze %+v", step, added, want)
+					}
+					ch.Order = ch.Order[:len(docs)-1]
+					ch.Removed = []Removal{{Place: int32(len(docs) - 1), Doc: kept}}
+					docs[len(docs)-1] = whole
+				}
+				ch.Order = append(ch.Order, -1)
+				ch.Added = []Doc{added}
+				if err := d.Update(ch); err != nil {
+					t.Fatalf("step %d: %v", step, err)
+				}
+				last = added
+				sameDynamic(t, d, fromScratch(t, docs), step)
+			}
+		})
+	}
+}

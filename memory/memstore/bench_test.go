@@ -105,6 +105,13 @@ func BenchmarkIndexAppends(b *testing.B) {
 	benchIndexAppends(b, Options{Embedder: memory.None{}}, 5)
 }
 
+// BenchmarkIndexAppendsLong is BenchmarkIndexAppends after 60 entries a
+// user: daily logs of several chunks, whose last one an append grows
+// (the appends benchmark's logs at 60,000 appends).
+func BenchmarkIndexAppendsLong(b *testing.B) {
+	benchIndexAppends(b, Options{Embedder: memory.None{}}, 60)
+}
+
 // BenchmarkIndexAppendsSieve is BenchmarkIndexAppends with the builtin
 // embedder's vectors in an approximate index (its sieve), 50 entries a
 // user: what the vector side adds to an index run of a large agent.

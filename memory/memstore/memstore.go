@@ -56,7 +56,10 @@ type Store struct {
 	indexMu sync.Mutex // serialises Index and Load calls; guards refs
 	// refs counts, by chunk hash, the chunks of the indexed agents: an
 	// embedding whose count falls to zero is dropped from the cache.
-	refs        map[string]int32
+	refs map[string]int32
+	// tails keeps by agent the Docs of recently changed documents' last
+	// chunks (see tails). Guarded by indexMu.
+	tails       map[string]*tails
 	cacheMu     sync.Mutex // guards cacheLoaded and file
 	cacheLoaded bool
 	file        cacheFile
@@ -121,7 +124,7 @@ func New(opts Options) (*Store, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Store{opts: opts, cache: &memory.Cache{}, log: log.With("component", "memstore"), agents: map[string]*agentIndex{},
-		refs: map[string]int32{}, file: cacheFile{path: opts.CacheFile}}
+		refs: map[string]int32{}, tails: map[string]*tails{}, file: cacheFile{path: opts.CacheFile}}
 	if opts.CacheFile != "" {
 		if _, err := os.Stat(opts.CacheFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("read embedding cache: %w", err)
@@ -169,7 +172,13 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 		added[i] = indexedChunk{c: c, v: unit(vectors[i]), place: int32(-1 - i)}
 	}
 	carried, order := s.fill(next, old, kept, renewed, added, &stats)
-	text, change := s.textChange(old, kept, fresh, order)
+	tl := s.tails[agent]
+	if tl == nil {
+		tl = &tails{}
+		s.tails[agent] = tl
+	}
+	text, change := s.textChange(old, tl, kept, fresh, order)
+	edits := next.edits
 	var prev *ivf
 	if old != nil {
 		prev = old.ann
@@ -185,6 +194,11 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 		}
 	}
 	s.publish(agent, next, text, change)
+	if next.text == text {
+		tl.kept(text, edits, fresh, change.Added)
+	} else {
+		*tl = tails{} // a text index made anew numbers its terms anew
+	}
 	s.reference(old, kept, fresh)
 	if err := s.saveCache(); err != nil {
 		return stats, err
@@ -197,8 +211,10 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 // chunks, removes old's chunks not kept and puts them in order (by
 // next's place: an old place, or -1 - i for fresh[i]). It analyses the
 // chunks' text without changing the index, which old's searches go on
-// reading.
-func (s *Store) textChange(old *agentIndex, kept []chunkFate, fresh []memory.Chunk, order []int32) (*bm25.Dynamic, bm25.Change) {
+// reading: of a removed chunk, only when tl lacks its Doc; of a fresh
+// chunk that extends the removed last chunk of its document, only what
+// it adds.
+func (s *Store) textChange(old *agentIndex, tl *tails, kept []chunkFate, fresh []memory.Chunk, order []int32) (*bm25.Dynamic, bm25.Change) {
 	ch := bm25.Change{Order: order, Added: make([]bm25.Doc, len(fresh))}
 	if old == nil {
 		text := bm25.NewDynamic(s.terms.Each)
@@ -207,13 +223,38 @@ func (s *Store) textChange(old *agentIndex, kept []chunkFate, fresh []memory.Chu
 		}
 		return text, ch
 	}
-	for i, c := range fresh {
-		ch.Added[i] = old.text.Analyze(memory.IndexText(c))
+	// A removed chunk that was the last of its document, by its first
+	// line: the chunk the document's grown last chunk extends.
+	type removedChunk struct {
+		c   memory.Chunk
+		doc bm25.Doc
 	}
+	type at struct {
+		docKey
+		line int
+	}
+	var grown map[at]removedChunk
 	for i, c := range old.chunks {
-		if kept[i] == removed {
-			ch.Removed = append(ch.Removed, bm25.Removal{Place: int32(i), Doc: old.text.Analyze(memory.IndexText(c))})
+		if kept[i] != removed {
+			continue
 		}
+		doc := tl.removal(old.text, c)
+		ch.Removed = append(ch.Removed, bm25.Removal{Place: int32(i), Doc: doc})
+		if i+1 == len(old.chunks) || old.chunks[i+1].User != c.User || old.chunks[i+1].Path != c.Path {
+			if grown == nil {
+				grown = map[at]removedChunk{}
+			}
+			grown[at{docKey{c.User, c.Path}, c.StartLine}] = removedChunk{c, doc}
+		}
+	}
+	for i, c := range fresh {
+		if r, ok := grown[at{docKey{c.User, c.Path}, c.StartLine}]; ok {
+			if doc, ok := extension(old.text, c, r.c, r.doc); ok {
+				ch.Added[i] = doc
+				continue
+			}
+		}
+		ch.Added[i] = old.text.Analyze(memory.IndexText(c))
 	}
 	return old.text, ch
 }
