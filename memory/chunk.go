@@ -286,6 +286,76 @@ func (d Document) ChunksAfter(prev []Chunk) []Chunk {
 	return chunks
 }
 
+// ChunksExtending is ChunksAfter(prev) of d, a version of the document
+// whose text extends prevText, a version that ends in a line break and
+// whose chunks were prev: the lines before prev's last chunk split as
+// they did, so they are not split, hashed nor compared again, only that
+// chunk and what follows it. Under appends to a log it costs what was
+// appended and the log's last chunk, not the log. The chunks' text lies
+// in d's. When d's text does not extend prevText so, it is ChunksAfter.
+func (d Document) ChunksExtending(prevText string, prev []Chunk) []Chunk {
+	if len(prev) == 0 || !strings.HasSuffix(prevText, "\n") || !strings.HasPrefix(d.Text, prevText) {
+		return d.ChunksAfter(prev)
+	}
+	// Every line of prevText is whole in d.Text: Split reaches the first
+	// line of prev's last chunk (of its pieces, for a long line) in the
+	// same state, with nothing pending, and goes on from there as it
+	// would from the start of the text from that line on.
+	restart := prev[len(prev)-1].StartLine
+	keep := len(prev) - 1
+	for keep > 0 && prev[keep-1].StartLine == restart {
+		keep--
+	}
+	chunks := make([]Chunk, 0, keep+2)
+	off, line := 0, 1
+	for _, p := range prev[:keep] {
+		off, line = lineStart(d.Text, off, line, p.StartLine)
+		if off+len(p.Text) > len(d.Text) || d.Text[off:off+len(p.Text)] != p.Text {
+			return d.ChunksAfter(prev) // not the text's own bytes (carriage returns dropped)
+		}
+		c := p
+		c.Path, c.User, c.Text = d.Path, d.User, d.Text[off:off+len(p.Text)]
+		if n := len(chunks); n > 0 {
+			c.Context = LeadIn(chunks[n-1].Text)
+		}
+		chunks = append(chunks, c)
+	}
+	off, _ = lineStart(d.Text, off, line, restart)
+	tail := Document{Path: d.Path, User: d.User, Text: d.Text[off:]}.ChunksAfter(movedBy(prev[keep:], 1-restart))
+	for i := range tail {
+		tail[i].StartLine += restart - 1
+		tail[i].EndLine += restart - 1
+		if n := len(chunks); i == 0 && n > 0 {
+			tail[i].Context = LeadIn(chunks[n-1].Text)
+		}
+	}
+	return append(chunks, tail...)
+}
+
+// movedBy is chunks with their lines moved by delta, in a copy.
+func movedBy(chunks []Chunk, delta int) []Chunk {
+	out := make([]Chunk, len(chunks))
+	for i, c := range chunks {
+		c.StartLine += delta
+		c.EndLine += delta
+		out[i] = c
+	}
+	return out
+}
+
+// lineStart is the offset in text of the start of line target (1-based),
+// from off, the start of line line ≤ target.
+func lineStart(text string, off, line, target int) (int, int) {
+	for ; line < target; line++ {
+		i := strings.IndexByte(text[off:], '\n')
+		if i < 0 {
+			return len(text), target
+		}
+		off += i + 1
+	}
+	return off, line
+}
+
 // LeadIn returns what of a chunk's text leads into the next chunk of its
 // document: its last line (at most MaxChunkChars code points, as every
 // line of a chunk). In a conversation log that is the previous turn,

@@ -2,10 +2,13 @@ package memory
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
 	"unicode/utf8"
+	"unsafe"
 )
 
 func TestHash(t *testing.T) {
@@ -287,4 +290,53 @@ func TestChunksAfter(t *testing.T) {
 	if got := edited.ChunksAfter(prev); got[0].Hash != edited.Chunks()[0].Hash || got[1].Hash != "kept-1" {
 		t.Errorf("an edited chunk: hashes %q, %q; want its own, then kept-1", got[0].Hash, got[1].Hash)
 	}
+}
+
+// TestChunksExtending: whatever a log holds (blank lines of spaces,
+// lines longer than a chunk, carriage returns, entries without a final
+// line break), the chunks of a version that extends the last one are
+// its Chunks, their text in the new version; so are those of a version
+// that does not extend it (an edit, a truncation).
+func TestChunksExtending(t *testing.T) {
+	pieces := []string{"## 10:00\n", "entry: met the customer about the invoice.\n", "\n", "  \n", "\t\n",
+		strings.Repeat("a long line about the garden ", 50) + "\n", "a line with a carriage return\r\n", "no final break",
+		strings.Repeat("word ", 120) + "\n"}
+	for seed := range uint64(20) {
+		r := rand.New(rand.NewPCG(seed, 38))
+		var text string
+		var prev []Chunk
+		for step := range 120 {
+			next := text
+			switch n := r.IntN(12); {
+			case n == 0 && len(text) > 0:
+				next = text[:r.IntN(len(text))]
+			case n == 1 && len(text) > 0:
+				i := r.IntN(len(text))
+				next = text[:i] + "edited " + text[i:]
+			case n == 2 && len(prev) > 0 && strings.Contains(text, prev[len(prev)-1].Text):
+				next = text[:strings.Index(text, prev[len(prev)-1].Text)] // cut where the last chunk starts
+			default:
+				for range 1 + r.IntN(4) {
+					next += pieces[r.IntN(len(pieces))]
+				}
+			}
+			d := NewDocument("memory/2026-03-01.md", "u1", next)
+			got, want := d.ChunksExtending(text, prev), d.Chunks()
+			if !slices.Equal(got, want) {
+				t.Fatalf("seed %d step %d: %d chunks\n%+v\nwant %d\n%+v", seed, step, len(got), got, len(want), want)
+			}
+			for i, c := range got {
+				if !strings.Contains(next, "\r") && !within(c.Text, next) {
+					t.Fatalf("seed %d step %d: chunk %d's text is not in the new version", seed, step, i)
+				}
+			}
+			text, prev = next, got
+		}
+	}
+}
+
+// within reports whether part's bytes lie in whole's memory.
+func within(part, whole string) bool {
+	p, w := uintptr(unsafe.Pointer(unsafe.StringData(part))), uintptr(unsafe.Pointer(unsafe.StringData(whole)))
+	return p >= w && p+uintptr(len(part)) <= w+uintptr(len(whole))
 }

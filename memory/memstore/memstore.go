@@ -90,11 +90,12 @@ type agentIndex struct {
 	edits []docEdit
 }
 
-// docEdit sets a document's hash in an index's docs, or deletes it.
+// docEdit sets a document's hash in an index's docs, or deletes it;
+// text is the document's (for tails).
 type docEdit struct {
-	key  docKey
-	hash string
-	gone bool
+	key        docKey
+	hash, text string
+	gone       bool
 }
 
 // install publishes ix as agent's index, making its edits. The caller
@@ -159,7 +160,12 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 		return stats, nil
 	}
 	next := &agentIndex{commit: commit}
-	kept, renewed, fresh, err := next.diff(agent, old, docs, &stats)
+	tl := s.tails[agent]
+	if tl == nil {
+		tl = &tails{}
+		s.tails[agent] = tl
+	}
+	kept, renewed, fresh, err := next.diff(agent, old, tl, docs, &stats)
 	if err != nil {
 		return stats, err
 	}
@@ -172,11 +178,6 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 		added[i] = indexedChunk{c: c, v: unit(vectors[i]), place: int32(-1 - i)}
 	}
 	carried, order := s.fill(next, old, kept, renewed, added, &stats)
-	tl := s.tails[agent]
-	if tl == nil {
-		tl = &tails{}
-		s.tails[agent] = tl
-	}
 	text, change := s.textChange(old, tl, kept, fresh, order)
 	edits := next.edits
 	var prev *ivf
@@ -351,8 +352,10 @@ const (
 // documents (a new one when there is none) with the edits that make it
 // docs' (applied when next is published), so that a run costs a look-up
 // per document, not a new map of them all. Docs out of order (not in
-// memory.CompareDocuments' order) are sorted, in a copy, first.
-func (next *agentIndex) diff(agent string, old *agentIndex, docs []memory.Document, stats *memory.IndexStats) ([]chunkFate, map[int]memory.Chunk, []memory.Chunk, error) {
+// memory.CompareDocuments' order) are sorted, in a copy, first. A
+// document tl holds the last version of is chunked from where that
+// version's last chunk starts when it extends it (an append).
+func (next *agentIndex) diff(agent string, old *agentIndex, tl *tails, docs []memory.Document, stats *memory.IndexStats) ([]chunkFate, map[int]memory.Chunk, []memory.Chunk, error) {
 	if !slices.IsSortedFunc(docs, memory.CompareDocuments) {
 		docs = slices.Clone(docs)
 		slices.SortFunc(docs, memory.CompareDocuments)
@@ -382,12 +385,16 @@ func (next *agentIndex) diff(agent string, old *agentIndex, docs []memory.Docume
 				continue
 			}
 		}
-		next.edits = append(next.edits, docEdit{key: k, hash: d.Hash})
+		next.edits = append(next.edits, docEdit{key: k, hash: d.Hash, text: d.Text})
 		stats.Changed++
 		var chunks []memory.Chunk
 		if had {
 			lo, hi := old.docChunks(k)
-			chunks = d.ChunksAfter(old.chunks[lo:hi])
+			if prev, ok := tl.prevText(k, h); ok {
+				chunks = d.ChunksExtending(prev, old.chunks[lo:hi])
+			} else {
+				chunks = d.ChunksAfter(old.chunks[lo:hi])
+			}
 		} else {
 			chunks = d.Chunks()
 		}

@@ -7,12 +7,14 @@ import (
 	"github.com/quirehq/quire/memory/bm25"
 )
 
-// tails keeps, for one agent, the text analysis (bm25.Doc) of the last
-// chunk each recently changed document was given. An append to a daily
-// log grows the log's last chunk: the run that follows removes that
-// chunk, which then costs no analysis of its text, and adds the grown
-// one, which costs the analysis of what was appended only
-// (bm25.Dynamic.Extend). Each Doc is one of text's, kept valid across
+// tails keeps, for one agent, the text of each recently changed
+// document and the text analysis (bm25.Doc) of the last chunk it was
+// given. An append to a daily log grows the log's last chunk: the run
+// that follows chunks only that chunk and what was appended
+// (memory.Document.ChunksExtending), removes that chunk, which then
+// costs no analysis of its text, and adds the grown one, which costs
+// the analysis of what was appended only (bm25.Dynamic.Extend). The
+// text costs no memory of its own: the document's chunks hold it. Each Doc is one of text's, kept valid across
 // its Updates (bm25.Dynamic.Resolved); a text index made anew (a
 // compaction, a refused change, a Load) leaves every one out of date.
 // An entry is only ever the document's current version: a run that
@@ -23,11 +25,14 @@ type tails struct {
 	run  uint64 // the number of the last run
 }
 
-// tailDoc is a chunk as indexed and the Doc its text was added with.
+// tailDoc is a document's text and hash as indexed and, when hasDoc,
+// its last chunk as indexed and the Doc its text was added with.
 type tailDoc struct {
-	chunk memory.Chunk
-	doc   bm25.Doc
-	run   uint64 // the run that added it
+	text, hash string
+	chunk      memory.Chunk
+	doc        bm25.Doc
+	hasDoc     bool
+	run        uint64 // the run that added it
 }
 
 // maxTails bounds the documents an agent's tails hold: those appended
@@ -38,7 +43,7 @@ const maxTails = 2048
 // was added, or an analysis of its text.
 func (tl *tails) removal(text *bm25.Dynamic, c memory.Chunk) bm25.Doc {
 	if tl != nil && tl.text == text {
-		if e, ok := tl.docs[docKey{c.User, c.Path}]; ok && e.chunk == c {
+		if e, ok := tl.docs[docKey{c.User, c.Path}]; ok && e.hasDoc && e.chunk == c {
 			return e.doc
 		}
 	}
@@ -57,10 +62,19 @@ func extension(text *bm25.Dynamic, c, prev memory.Chunk, doc bm25.Doc) (bm25.Doc
 	return text.Extend(doc, c.Text[len(prev.Text)+1:]), true
 }
 
-// kept records, after text's Update that added them, the Docs of the
-// last fresh chunk of each changed document (fresh[i] added as
-// added[i]) and drops the entries of the other changed documents
-// (edits), bounding the entries by maxTails.
+// prevText is document k's text when the index holds it with hash h.
+func (tl *tails) prevText(k docKey, h string) (string, bool) {
+	e, ok := tl.docs[k]
+	if !ok || e.hash != h {
+		return "", false
+	}
+	return e.text, true
+}
+
+// kept records, after text's Update that added them, the changed
+// documents (edits) and the Doc of the last fresh chunk of each one
+// (fresh[i] added as added[i]), dropping the entries of those gone,
+// within maxTails entries.
 func (tl *tails) kept(text *bm25.Dynamic, edits []docEdit, fresh []memory.Chunk, added []bm25.Doc) {
 	if tl.text != text {
 		tl.text, tl.docs = text, map[docKey]tailDoc{}
@@ -69,22 +83,35 @@ func (tl *tails) kept(text *bm25.Dynamic, edits []docEdit, fresh []memory.Chunk,
 	for _, e := range edits {
 		delete(tl.docs, e.key)
 	}
+	for _, e := range edits {
+		if e.gone || !tl.room() {
+			continue
+		}
+		tl.docs[e.key] = tailDoc{text: e.text, hash: e.hash, run: tl.run}
+	}
 	for i, c := range fresh {
 		if i+1 < len(fresh) && fresh[i+1].User == c.User && fresh[i+1].Path == c.Path {
 			continue // not the document's last fresh chunk
 		}
-		doc, ok := text.Resolved(added[i])
+		k := docKey{c.User, c.Path}
+		e, ok := tl.docs[k]
 		if !ok {
 			continue
 		}
-		if len(tl.docs) >= maxTails {
-			tl.evict()
-			if len(tl.docs) >= maxTails {
-				return
-			}
+		if e.doc, e.hasDoc = text.Resolved(added[i]); e.hasDoc {
+			e.chunk = c
+			tl.docs[k] = e
 		}
-		tl.docs[docKey{c.User, c.Path}] = tailDoc{chunk: c, doc: doc, run: tl.run}
 	}
+}
+
+// room reports whether an entry may be added, dropping those of earlier
+// runs when there are maxTails.
+func (tl *tails) room() bool {
+	if len(tl.docs) >= maxTails {
+		tl.evict()
+	}
+	return len(tl.docs) < maxTails
 }
 
 // evict drops the entries earlier runs made.
