@@ -134,7 +134,7 @@ func scopeDocuments(fsys fs.FS, root, scope, user string, rd *docReads) ([]Docum
 			if err != nil {
 				return false, fmt.Errorf("read %s: %w", name, err)
 			}
-			if p, bad := checkDocument(path.Join(scope, rel), b); bad {
+			if p, bad := checkDocumentAfter(path.Join(scope, rel), d.Text, b); bad {
 				problems = append(problems, p)
 				return true, nil
 			}
@@ -206,6 +206,19 @@ func checkDocument(p string, b []byte) (workspace.Problem, bool) {
 	prob := bad[0]
 	prob.Code, prob.Message = CodeNotIndexed, "not indexed: "+prob.Message
 	return prob, true
+}
+
+// checkDocumentAfter is checkDocument of b, a file whose earlier
+// content prev passed it: when b extends prev (an append to a log) only
+// what it adds is checked. The rules on content look at each byte, or
+// each UTF-8 sequence, alone, and valid UTF-8 ends a sequence.
+func checkDocumentAfter(p, prev string, b []byte) (workspace.Problem, bool) {
+	if prev != "" && len(b) > len(prev) && string(b[:len(prev)]) == prev {
+		if _, bad := checkDocument(p, b[len(prev):]); !bad {
+			return workspace.Problem{}, false
+		}
+	}
+	return checkDocument(p, b) // the problem's line is b's
 }
 
 // notIndexed is the CodeNotIndexed error about path p.

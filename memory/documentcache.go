@@ -211,21 +211,22 @@ func (r *docReads) fileID(name string) fileID {
 
 // cached is the document at rel (a path relative to the directory being
 // walked, full path name) as the last walk of that directory read it,
-// when its content id is the same; id is that content id.
+// when its content id is the same (ok), or with another (d is that
+// version, to check the new one against); id is the content id.
 func (r *docReads) cached(name, rel string) (d Document, id fileID, ok bool) {
 	if r == nil {
 		return Document{}, fileID{}, false
 	}
 	id = r.fileID(name)
 	last := r.last
-	if !id.ok || last == nil {
+	if last == nil {
 		return Document{}, id, false
 	}
 	i := last.index(rel)
-	if i < 0 || last.docIDs[i] != id {
+	if i < 0 {
 		return Document{}, id, false
 	}
-	return last.docs[i], id, true
+	return last.docs[i], id, id.ok && last.docIDs[i] == id
 }
 
 // index is the index in docs of the document at rel, or -1.

@@ -234,3 +234,32 @@ func TestDocumentCacheAgentDir(t *testing.T) {
 		}
 	}
 }
+
+// TestDocumentCacheChecksAppends: a log that grows is checked for what
+// it adds (the rules on content), and a bad append is reported as
+// Documents reports it (the line in the whole file), the log left out;
+// valid again, it is indexed.
+func TestDocumentCacheChecksAppends(t *testing.T) {
+	const name = "bot/memory/2024-01-01.md"
+	f := &idFS{MapFS: fstest.MapFS{name: {Data: []byte("met alice\n")}}, ids: map[string]string{name: "1"}, opened: map[string]int{}}
+	var c DocumentCache
+	for i, text := range []string{"met alice\n", "met alice\nand bob\n", "met alice\nand bob\nbad \x01 byte\n",
+		"met alice\nand bob\n\xff\n", "met alice\nand bob\nand carol\n", "met alice\nand bob\nand carol\n\xe2\x82"} {
+		f.MapFS[name] = &fstest.MapFile{Data: []byte(text)}
+		f.ids[name] = string(rune('a' + i))
+		got, gotProblems, err := c.Documents(f, "bot")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, wantProblems, err := Documents(f, "bot")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotProblems, wantProblems) {
+			t.Errorf("version %d: cache gave %+v %+v, Documents %+v %+v", i, got, gotProblems, want, wantProblems)
+		}
+		if bad := len(wantProblems) > 0; bad != (i == 2 || i == 3 || i == 5) || bad == (len(want) == 1) {
+			t.Errorf("version %d: %d documents, problems %+v", i, len(want), wantProblems)
+		}
+	}
+}
