@@ -138,7 +138,9 @@ func scopeDocuments(fsys fs.FS, root, scope, user string, rd *docReads) ([]Docum
 				problems = append(problems, p)
 				return true, nil
 			}
-			d = NewDocument(rel, user, string(b))
+			d = rd.newDocument(rel, user, d.Text, b)
+		} else {
+			rd.keepState(rel)
 		}
 		d.Path, d.User = rel, user
 		docs = append(docs, d)

@@ -1,6 +1,9 @@
 package memory
 
 import (
+	"crypto/sha256"
+	"encoding"
+	"encoding/hex"
 	"errors"
 	"io/fs"
 	"path"
@@ -65,6 +68,13 @@ type scopeRead struct {
 	byPath map[string]int
 	// seen is the number of the last call that found the directory.
 	seen uint64
+	// grown is the path of the document of docs last read as a changed
+	// version of one the walk before found, and state its SHA-256 state
+	// after its text: a version that extends it is hashed for what it
+	// adds (under appends, a user's log of the day). One a directory:
+	// states stay few however many logs the users keep.
+	grown string
+	state []byte
 }
 
 // fileID is a content id FileIDs gave, or none (ok false).
@@ -245,6 +255,39 @@ func (sr *scopeRead) index(rel string) int {
 		return i
 	}
 	return -1
+}
+
+// newDocument is NewDocument(rel, user, string(b)) for a file the walk
+// read, prev its version at the last walk of the directory ("" none).
+// When the last walk kept prev's hash state (grown) and b extends prev,
+// only what b adds is hashed; a changed document's hash state is kept
+// for the next walk.
+func (r *docReads) newDocument(rel, user, prev string, b []byte) Document {
+	if r == nil || r.last == nil {
+		return NewDocument(rel, user, string(b))
+	}
+	h := sha256.New()
+	rest := b
+	if last := r.last; last.grown == rel && len(b) >= len(prev) && string(b[:len(prev)]) == prev &&
+		h.(encoding.BinaryUnmarshaler).UnmarshalBinary(last.state) == nil {
+		rest = b[len(prev):]
+	} else {
+		h.Reset()
+	}
+	h.Write(rest)
+	if state, err := h.(encoding.BinaryMarshaler).MarshalBinary(); err == nil {
+		r.next.grown, r.next.state = rel, state
+	}
+	sum := h.Sum(nil)
+	return Document{Path: rel, User: user, Text: string(b), Hash: hex.EncodeToString(sum[:16])}
+}
+
+// keepState carries the last walk's hash state over to this one when
+// the document it is of is unchanged.
+func (r *docReads) keepState(rel string) {
+	if r != nil && r.last != nil && r.last.grown == rel && r.next.grown == "" {
+		r.next.grown, r.next.state = rel, r.last.state
+	}
 }
 
 // keep records the content id of the document the walk just added.

@@ -235,16 +235,17 @@ func TestDocumentCacheAgentDir(t *testing.T) {
 	}
 }
 
-// TestDocumentCacheChecksAppends: a log that grows is checked for what
-// it adds (the rules on content), and a bad append is reported as
-// Documents reports it (the line in the whole file), the log left out;
-// valid again, it is indexed.
+// TestDocumentCacheChecksAppends: a log that grows is checked and
+// hashed for what it adds, and a bad append is reported as Documents
+// reports it (the line in the whole file), the log left out; valid
+// again, it is indexed, its hash always that of its text.
 func TestDocumentCacheChecksAppends(t *testing.T) {
 	const name = "bot/memory/2024-01-01.md"
 	f := &idFS{MapFS: fstest.MapFS{name: {Data: []byte("met alice\n")}}, ids: map[string]string{name: "1"}, opened: map[string]int{}}
 	var c DocumentCache
 	for i, text := range []string{"met alice\n", "met alice\nand bob\n", "met alice\nand bob\nbad \x01 byte\n",
-		"met alice\nand bob\n\xff\n", "met alice\nand bob\nand carol\n", "met alice\nand bob\nand carol\n\xe2\x82"} {
+		"met alice\nand bob\n\xff\n", "met alice\nand bob\nand carol\n", "met alice\nand bob\nand carol\n\xe2\x82",
+		"met alice\n", "met alice\nand dave\n", "met alice\nand dave\nand erin\n", "met alice\nand dave\nand erin\nand frank\n", "met alice\nand"} {
 		f.MapFS[name] = &fstest.MapFile{Data: []byte(text)}
 		f.ids[name] = string(rune('a' + i))
 		got, gotProblems, err := c.Documents(f, "bot")
