@@ -319,6 +319,10 @@ func (d Document) ChunksExtending(prevText string, prev []Chunk) []Chunk {
 			c.Context = LeadIn(chunks[n-1].Text)
 		}
 		chunks = append(chunks, c)
+		// A chunk ends where its last line does (the next one starts
+		// after a line break): only the blank lines between chunks
+		// are looked for.
+		off, line = off+len(p.Text), p.EndLine
 	}
 	off, _ = lineStart(d.Text, off, line, restart)
 	tail := Document{Path: d.Path, User: d.User, Text: d.Text[off:]}.ChunksAfter(movedBy(prev[keep:], 1-restart))
