@@ -168,6 +168,25 @@ func (d *Dynamic) Resolved(doc Doc) (Doc, bool) {
 	return Doc{n: doc.n, known: mergeKnown(doc.known, ids), fresh: still}, len(still) == 0
 }
 
+// Renumbered returns doc, a Doc of from that holds no new term
+// (Resolved), numbered as d, a Compact of from, numbers its terms, and
+// whether d holds them all (it does when from's document is one of d's).
+func (d *Dynamic) Renumbered(from *Dynamic, doc Doc) (Doc, bool) {
+	if len(doc.fresh) > 0 {
+		return Doc{}, false
+	}
+	out := Doc{n: doc.n, known: make([]rawPosting, 0, len(doc.known))}
+	for _, p := range doc.known {
+		id, ok := d.vocab.find(from.vocab.term(p.doc))
+		if !ok {
+			return Doc{}, false
+		}
+		out.known = append(out.known, rawPosting{doc: id, tf: p.tf})
+	}
+	slices.SortFunc(out.known, func(a, b rawPosting) int { return cmp.Compare(a.doc, b.doc) })
+	return out, true
+}
+
 // mergeKnown is the union of two lists of term counts ascending by term
 // id, a term in both counted once with the sum of its counts.
 func mergeKnown(a, b []rawPosting) []rawPosting {

@@ -251,7 +251,8 @@ func BenchmarkDynamicMemory(b *testing.B) {
 
 // TestDynamicExtendAndResolved: a log whose last document grows by
 // appends, each append removing the last document by the Doc kept
-// (Resolved) since it was added and adding its Extend, answers as a
+// (Resolved, Renumbered by compactions) since it was added and adding
+// its Extend, answers as a
 // Dynamic made from scratch; Extend is what Analyze makes of the whole
 // text, and a Doc kept across Updates removes its document as one
 // analysed again would.
@@ -262,6 +263,7 @@ func TestDynamicExtendAndResolved(t *testing.T) {
 			d := NewDynamic(nil)
 			var docs []string
 			var last Doc // the Doc the last document was added with
+			var ok bool
 			for step := range 150 {
 				more := randomDoc(r)
 				ch := Change{Order: make([]int32, 0, len(docs)+1)}
@@ -270,6 +272,11 @@ func TestDynamicExtendAndResolved(t *testing.T) {
 				}
 				var added Doc
 				if len(docs) == 0 || r.IntN(8) == 0 {
+					if len(docs) > 1 && r.IntN(2) == 0 { // the first goes, and terms with it
+						ch.Order = ch.Order[1:]
+						ch.Removed = []Removal{{Place: 0, Doc: d.Analyze(docs[0])}}
+						docs = docs[1:]
+					}
 					added = d.Analyze(more)
 					docs = append(docs, more)
 				} else {
@@ -292,6 +299,14 @@ func TestDynamicExtendAndResolved(t *testing.T) {
 					t.Fatalf("step %d: %v", step, err)
 				}
 				last = added
+				if step%10 == 9 { // a compaction renumbers the terms
+					c := d.Compact()
+					last, _ = d.Resolved(last)
+					if last, ok = c.Renumbered(d, last); !ok {
+						t.Fatalf("step %d: the last document's Doc holds a term the compaction lacks", step)
+					}
+					d = c
+				}
 				sameDynamic(t, d, fromScratch(t, docs), step)
 			}
 		})

@@ -194,11 +194,14 @@ func (s *Store) Index(ctx context.Context, agent, commit string, docs []memory.D
 			}
 		}
 	}
-	s.publish(agent, next, text, change)
-	if next.text == text {
+	switch compacted := s.publish(agent, next, text, change); {
+	case next.text == text:
 		tl.kept(text, edits, fresh, change.Added)
-	} else {
-		*tl = tails{} // a text index made anew numbers its terms anew
+	case compacted:
+		tl.kept(text, edits, fresh, change.Added)
+		tl.renumber(next.text)
+	default:
+		*tl = tails{} // made anew after a refused change: start over
 	}
 	s.reference(old, kept, fresh)
 	if err := s.saveCache(); err != nil {
@@ -265,8 +268,8 @@ func (s *Store) textChange(old *agentIndex, tl *tails, kept []chunkFate, fresh [
 // it changes (old, which shares it, is not searched from then on). A
 // change that does not fit (a bug) is logged and the text index is made
 // again from next's chunks; one that leaves much garbage is followed by
-// a compaction, made outside the lock.
-func (s *Store) publish(agent string, next *agentIndex, text *bm25.Dynamic, change bm25.Change) {
+// a compaction, made outside the lock, which it reports.
+func (s *Store) publish(agent string, next *agentIndex, text *bm25.Dynamic, change bm25.Change) (compacted bool) {
 	s.mu.Lock()
 	err := text.Update(change)
 	if err == nil {
@@ -279,14 +282,15 @@ func (s *Store) publish(agent string, next *agentIndex, text *bm25.Dynamic, chan
 		s.log.Warn("text index change refused; made again", "agent", agent, "err", err)
 		text = s.textIndex(next.chunks)
 	case text.Garbage():
-		text = text.Compact()
+		text, compacted = text.Compact(), true
 	default:
-		return
+		return false
 	}
 	s.mu.Lock()
 	next.text = text
 	s.install(agent, next)
 	s.mu.Unlock()
+	return compacted
 }
 
 // textIndex is a new text index of chunks, in their order.

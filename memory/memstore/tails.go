@@ -105,6 +105,21 @@ func (tl *tails) kept(text *bm25.Dynamic, edits []docEdit, fresh []memory.Chunk,
 	}
 }
 
+// renumber makes the Docs, of tl.text, those of c, its compaction,
+// dropping any c cannot number (none: c holds the same documents).
+func (tl *tails) renumber(c *bm25.Dynamic) {
+	for k, e := range tl.docs {
+		if !e.hasDoc {
+			continue
+		}
+		if e.doc, e.hasDoc = c.Renumbered(tl.text, e.doc); !e.hasDoc {
+			e.chunk = memory.Chunk{}
+		}
+		tl.docs[k] = e
+	}
+	tl.text = c
+}
+
 // room reports whether an entry may be added, dropping those of earlier
 // runs when there are maxTails.
 func (tl *tails) room() bool {

@@ -19,10 +19,10 @@ import (
 // runs change with the kept Docs of logs' last chunks (tails) answers
 // as one made from scratch, to the bit, no change is refused (which
 // would make it anew and hide a wrong Doc), and the kept Docs serve
-// most appends.
+// most appends, compactions (which renumber them) or not.
 func TestTailsMatchRebuild(t *testing.T) {
 	ctx := context.Background()
-	for seed := range uint64(3) {
+	for seed := range uint64(2) {
 		t.Run(fmt.Sprint("seed-", seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 38))
 			var logged bytes.Buffer
@@ -33,7 +33,7 @@ func TestTailsMatchRebuild(t *testing.T) {
 			keys := []docKey{{"", "memory/2026-03-01.md"}, {"ann", "memory/2026-03-01.md"}, {"ann", "memory/2026-03-02.md"}, {"", "MEMORY.md"}, {"bob", "memory/2026-03-02.md"}}
 			logs := map[docKey]string{}
 			appends, served := 0, 0
-			for step := range 200 {
+			for step := range 500 { // past a compaction or two
 				k := keys[r.IntN(len(keys))]
 				text, ok := logs[k]
 				switch n := r.IntN(20); {
