@@ -52,3 +52,24 @@ func BenchmarkChunks(b *testing.B) {
 		d.Chunks()
 	}
 }
+
+// BenchmarkChunksAppended is the chunks of a 5 KB and a 50 KB log after
+// an entry was appended, knowing the last version's chunks: ChunksAfter
+// splits the whole log, ChunksExtending its last chunk and the entry.
+func BenchmarkChunksAppended(b *testing.B) {
+	for _, n := range []int{5_000, 50_000} {
+		prev := memoryText(n)
+		d := NewDocument("memory/2026-11-22.md", "u1", prev+"- 23:59 one more entry about the late checkout.\n")
+		chunks := NewDocument(d.Path, d.User, prev).Chunks()
+		b.Run(fmt.Sprintf("after/%dKB", n/1000), func(b *testing.B) {
+			for b.Loop() {
+				d.ChunksAfter(chunks)
+			}
+		})
+		b.Run(fmt.Sprintf("extending/%dKB", n/1000), func(b *testing.B) {
+			for b.Loop() {
+				d.ChunksExtending(prev, chunks)
+			}
+		})
+	}
+}
