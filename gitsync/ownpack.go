@@ -16,10 +16,11 @@ import (
 // returns the pack's checksum and its index file's content, built from
 // what was written: a commit's own pack is not parsed back (inflated and
 // hashed again) to index it. Its objects are compressed by zs (nil: new
-// compressors). The pack's checksum is plain SHA-1, as git's own
+// compressors); a blob that names gives a path goes through zs's
+// blobStreams. The pack's checksum is plain SHA-1, as git's own
 // checksums of the files it writes are: collision detection guards
 // object names, and costs several times plain SHA-1's CPU.
-func writeOwnPack(w io.Writer, objs []*plumbing.MemoryObject, zs *packZlib) (plumbing.Hash, []byte, error) {
+func writeOwnPack(w io.Writer, objs []*plumbing.MemoryObject, names map[plumbing.Hash]string, zs *packZlib) (plumbing.Hash, []byte, error) {
 	sum := sha1.New()
 	bw := bufio.NewWriterSize(io.MultiWriter(w, sum), 64<<10)
 	var pos int64
@@ -37,17 +38,7 @@ func writeOwnPack(w io.Writer, objs []*plumbing.MemoryObject, zs *packZlib) (plu
 		crc.Reset()
 		counted.n = 0
 		counted.Write(entryHeader(o.Type(), o.Size()))
-		zw := zs.writer(o.Type(), counted)
-		r, err := o.Reader()
-		if err != nil {
-			return plumbing.ZeroHash, nil, fmt.Errorf("pack object %s: %w", o.Hash(), err)
-		}
-		_, err = io.Copy(zw, r)
-		r.Close()
-		if err == nil {
-			err = zw.Close()
-		}
-		if err != nil {
+		if err := zs.write(counted, o, names); err != nil {
 			return plumbing.ZeroHash, nil, fmt.Errorf("pack object %s: %w", o.Hash(), err)
 		}
 		es = append(es, idxEntry{hash: o.Hash(), offset: pos, crc: crc.Sum32()})
@@ -100,6 +91,29 @@ func (c *countWriter) Write(p []byte) (int, error) {
 // trees it keeps whole with deltas and at its own level.
 type packZlib struct {
 	fast, stored *zlib.Writer
+	blobs        blobStreams
+}
+
+// write writes o's content compressed to w, a blob with a path in names
+// through z.blobs.
+func (z *packZlib) write(w io.Writer, o *plumbing.MemoryObject, names map[plumbing.Hash]string) error {
+	r, err := o.Reader()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if p, ok := names[o.Hash()]; ok && o.Type() == plumbing.BlobObject {
+		content := make([]byte, o.Size())
+		if _, err := io.ReadFull(r, content); err != nil {
+			return err
+		}
+		return z.blobs.write(w, p, content)
+	}
+	zw := z.writer(o.Type(), w)
+	if _, err := io.Copy(zw, r); err != nil {
+		return err
+	}
+	return zw.Close()
 }
 
 // writer returns the compressor for an object of type t, reset to write

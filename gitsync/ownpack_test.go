@@ -27,7 +27,7 @@ func TestWriteOwnPack(t *testing.T) {
 		objs = append(objs, o)
 	}
 	var buf bytes.Buffer
-	sum, idxFile, err := writeOwnPack(&buf, objs, nil)
+	sum, idxFile, err := writeOwnPack(&buf, objs, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestOwnPackGitReads(t *testing.T) {
 	}
 	objs = append(objs, to)
 	var buf bytes.Buffer
-	sum, idx, err := writeOwnPack(&buf, objs, nil)
+	sum, idx, err := writeOwnPack(&buf, objs, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

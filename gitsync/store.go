@@ -311,7 +311,7 @@ func (s *gitStorage) writePending(p *pending) error {
 	for i, h := range p.order {
 		mos[i] = p.objs[h]
 	}
-	sum, idx, err := writeOwnPack(f, mos, &s.zlib)
+	sum, idx, err := writeOwnPack(f, mos, p.names, &s.zlib)
 	if err == nil {
 		err = installIndexed(s.packDir, f, idx, sum)
 	}
