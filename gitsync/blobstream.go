@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"hash/adler32"
 	"io"
+	"slices"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // blobStreams compresses the blobs of a commit's own pack that have a
@@ -144,4 +147,122 @@ type sliceWriter struct{ b []byte }
 func (w *sliceWriter) Write(p []byte) (int, error) {
 	w.b = append(w.b, p...)
 	return len(p), nil
+}
+
+// storedTrees writes the trees of a commit's own pack as zlib streams of
+// stored blocks (see packZlib), keeping for each directory the tree last
+// packed there and its adler32: the next tree of that directory, the
+// same length with a few object names changed in place (a commit to one
+// of a thousand users' directories), has its checksum updated from the
+// bytes that differ instead of summed again. Not safe for concurrent
+// use.
+type storedTrees struct {
+	byDir map[string]*storedTree
+	size  int    // bytes of content kept
+	spare []byte // a buffer to read the next tree into
+}
+
+// storedTree is the tree last packed at a directory.
+type storedTree struct {
+	content []byte
+	adler   uint32
+}
+
+// storedTreesSize is how many bytes of trees storedTrees keeps (past it,
+// it starts again empty).
+const storedTreesSize = 8 << 20
+
+// maxStored is the most bytes a stored deflate block holds.
+const maxStored = 0xffff
+
+// write writes tree o, packed at directory dir, to w and keeps it as
+// dir's tree.
+func (z *storedTrees) write(w io.Writer, dir string, o *plumbing.MemoryObject) error {
+	r, err := o.Reader()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	content := slices.Grow(z.spare[:0], int(o.Size()))[:o.Size()]
+	z.spare = nil
+	if _, err := io.ReadFull(r, content); err != nil {
+		return err
+	}
+	sum := adler32Since(z.byDir[dir], content)
+	if err := writeStored(w, content, sum); err != nil {
+		return err
+	}
+	z.keep(dir, &storedTree{content: content, adler: sum})
+	return nil
+}
+
+// adler32Since is content's adler32: prev's updated for the bytes that
+// differ when content is as long as prev's content, summed whole
+// otherwise.
+func adler32Since(prev *storedTree, content []byte) uint32 {
+	if prev == nil || len(prev.content) != len(content) {
+		return adler32.Checksum(content)
+	}
+	const mod, chunk = 65521, 256
+	n := len(content)
+	s1, s2 := prev.adler&0xffff, prev.adler>>16
+	for at := 0; at < n; at += chunk {
+		end := min(at+chunk, n)
+		if bytes.Equal(content[at:end], prev.content[at:end]) {
+			continue
+		}
+		for i := at; i < end; i++ {
+			// Byte i adds itself to s1 and n-i times itself to s2.
+			d := (uint32(content[i]) + mod - uint32(prev.content[i])) % mod
+			s1 = (s1 + d) % mod
+			s2 = uint32((uint64(s2) + uint64(n-i)%mod*uint64(d)) % mod)
+		}
+	}
+	return s2<<16 | s1
+}
+
+// writeStored writes content to w as a zlib stream of stored blocks
+// whose checksum is sum.
+func writeStored(w io.Writer, content []byte, sum uint32) error {
+	if _, err := w.Write(zlibHeader); err != nil {
+		return err
+	}
+	for first := true; first || len(content) > 0; first = false {
+		n := min(len(content), maxStored)
+		var head [5]byte
+		if n == len(content) {
+			head[0] = 1 // the final block
+		}
+		binary.LittleEndian.PutUint16(head[1:], uint16(n))
+		binary.LittleEndian.PutUint16(head[3:], ^uint16(n))
+		if _, err := w.Write(head[:]); err != nil {
+			return err
+		}
+		if _, err := w.Write(content[:n]); err != nil {
+			return err
+		}
+		content = content[n:]
+	}
+	var tail [4]byte
+	binary.BigEndian.PutUint32(tail[:], sum)
+	_, err := w.Write(tail[:])
+	return err
+}
+
+// keep makes t dir's tree, within storedTreesSize; the tree it replaces
+// becomes the spare buffer.
+func (z *storedTrees) keep(dir string, t *storedTree) {
+	if old, ok := z.byDir[dir]; ok {
+		z.size -= len(old.content)
+		delete(z.byDir, dir)
+		z.spare = old.content
+	}
+	if len(t.content) > storedTreesSize/4 {
+		return
+	}
+	if z.byDir == nil || z.size+len(t.content) > storedTreesSize {
+		z.byDir, z.size = map[string]*storedTree{}, 0
+	}
+	z.byDir[dir] = t
+	z.size += len(t.content)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/zlib"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"hash/adler32"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
@@ -156,6 +158,76 @@ func FuzzBlobStreams(f *testing.F) {
 	})
 }
 
+// TestStoredTrees: each tree written at a directory inflates to itself
+// (checksum and all) whatever changed since the one before, across
+// stored blocks' and compare chunks' bounds.
+func TestStoredTrees(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	sized := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(rng.IntN(256))
+		}
+		return b
+	}
+	changed := func(b []byte, at ...int) []byte {
+		c := bytes.Clone(b)
+		for _, i := range at {
+			c[i] ^= 0xff
+		}
+		return c
+	}
+	big := sized(3*maxStored + 17)
+	mid := sized(1000)
+	for _, tc := range []struct {
+		name  string
+		trees [][]byte
+	}{
+		{"empty", [][]byte{{}, {}, {1}}},
+		{"in place", [][]byte{mid, changed(mid, 0), changed(mid, 0, 255, 256, 999), mid}},
+		{"grown and shrunk", [][]byte{mid, mid[:999], mid, sized(40)}},
+		{"block bounds", [][]byte{sized(maxStored), sized(maxStored + 1), big[:maxStored]}},
+		{"many blocks", [][]byte{big, changed(big, 0, maxStored-1, maxStored, 2*maxStored+3, len(big)-1), bytes.Repeat([]byte{0xff}, len(big)), make([]byte, len(big))}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var z storedTrees
+			for i, tree := range tc.trees {
+				o := &plumbing.MemoryObject{}
+				o.SetType(plumbing.TreeObject)
+				o.Write(tree)
+				var out bytes.Buffer
+				if err := z.write(&out, "users", o); err != nil {
+					t.Fatal(err)
+				}
+				if got := inflate(t, out.Bytes()); !bytes.Equal(got, tree) {
+					t.Fatalf("tree %d inflates to %d bytes, not its %d", i, len(got), len(tree))
+				}
+				if got, want := z.byDir["users"].adler, adler32.Checksum(tree); got != want {
+					t.Errorf("tree %d kept with checksum %08x, not %08x", i, got, want)
+				}
+			}
+		})
+	}
+}
+
+// FuzzAdler32Since: a checksum updated from the bytes that changed is
+// the checksum summed whole.
+func FuzzAdler32Since(f *testing.F) {
+	f.Add([]byte("40000 u0001\x00abcdefghijklmnopqrst"), []byte("\xff\x00\x07"), uint16(7))
+	f.Fuzz(func(t *testing.T, old, xor []byte, at uint16) {
+		next := bytes.Clone(old)
+		for i, x := range xor {
+			if j := int(at) + i*97; j < len(next) {
+				next[j] ^= x
+			}
+		}
+		prev := &storedTree{content: old, adler: adler32.Checksum(old)}
+		if got, want := adler32Since(prev, next), adler32.Checksum(next); got != want {
+			t.Errorf("%08x, want %08x", got, want)
+		}
+	})
+}
+
 // TestCommitAppendsGitReads: a file appended to by one commit after
 // another (each blob spliced onto the one before) is what git reads at
 // every commit, git fsck finds nothing wrong, and a clone has it all.
@@ -168,11 +240,22 @@ func TestCommitAppendsGitReads(t *testing.T) {
 	}
 	agent := object.Signature{Name: "Ada", Email: "ada@agents.invalid"}
 	ctx := context.Background()
+	// A directory whose tree takes stored blocks of its own.
+	many := make([]FileWrite, 2500)
+	for i := range many {
+		many[i] = FileWrite{Path: fmt.Sprintf("users/many/f%04d.md", i), Content: []byte(fmt.Sprint(i))}
+	}
+	if _, err := r.Commit(ctx, CommitRequest{Ref: "main", Writes: many, Author: agent}); err != nil {
+		t.Fatal(err)
+	}
 	logs := map[string]string{}
 	type version struct{ commit, path, content string }
 	var versions []version
 	for i := range 40 {
 		path := fmt.Sprintf("users/u%d/memory/2026-11-26.md", i%3)
+		if i%5 == 4 {
+			path = fmt.Sprintf("users/many/f%04d.md", i*37)
+		}
 		switch {
 		case i == 20: // rewritten, not extended
 			logs[path] = "# Rewritten\n"
@@ -199,5 +282,52 @@ func TestCommitAppendsGitReads(t *testing.T) {
 	last := versions[len(versions)-1]
 	if got := git(t, clone, "show", "HEAD:"+last.path); got != strings.TrimRight(last.content, "\n") {
 		t.Errorf("the clone reads %s as %d bytes, not %d", last.path, len(got), len(last.content))
+	}
+}
+
+// BenchmarkOwnPackAppend writes the pack of an append (a daily log of
+// ~8 KB one line longer than at the last append to it, a tree of 1,000
+// entries with one changed, a commit) for 1,000 users' logs in turn:
+// with the paths of blob and tree given (kept=true: the blob spliced,
+// the tree's checksum updated) and without (the pack writer before).
+func BenchmarkOwnPackAppend(b *testing.B) {
+	const users = 1000
+	obj := func(t plumbing.ObjectType, content []byte) *plumbing.MemoryObject {
+		o := &plumbing.MemoryObject{}
+		o.SetType(t)
+		o.Write(content)
+		return o
+	}
+	entry := []byte("40000 u0000\x00abcdefghijklmnopqrst")
+	commit := obj(plumbing.CommitObject, []byte("tree 0123456789012345678901234567890123456789\nauthor Ada <ada@agents.invalid> 1 +0000\n\nAppend\n"))
+	for _, kept := range []bool{true, false} {
+		b.Run(fmt.Sprintf("kept=%v", kept), func(b *testing.B) {
+			logs := make([][]byte, users)
+			for u := range logs {
+				logs[u] = bytes.Repeat(fmt.Appendf(nil, "- user %d remembered a thing worth keeping\n", u), 180)
+			}
+			tree := bytes.Repeat(entry, users)
+			var zs packZlib
+			var n, i int
+			for b.Loop() {
+				u := i % users
+				i++
+				logs[u] = fmt.Appendf(logs[u], "- %d: the agent noted something about the user's plans\n", i)
+				blob := obj(plumbing.BlobObject, logs[u])
+				at := (u+1)*len(entry) - 20
+				binary.BigEndian.PutUint64(tree[at:], uint64(i))
+				to := obj(plumbing.TreeObject, tree)
+				var names map[plumbing.Hash]string
+				if kept {
+					names = map[plumbing.Hash]string{blob.Hash(): fmt.Sprint(u), to.Hash(): "users"}
+				}
+				cw := &countWriter{w: io.Discard}
+				if _, _, err := writeOwnPack(cw, []*plumbing.MemoryObject{blob, to, commit}, names, &zs); err != nil {
+					b.Fatal(err)
+				}
+				n += int(cw.n)
+			}
+			b.ReportMetric(float64(n)/float64(i), "pack-B/op")
+		})
 	}
 }

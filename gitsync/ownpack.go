@@ -21,6 +21,9 @@ import (
 // checksums of the files it writes are: collision detection guards
 // object names, and costs several times plain SHA-1's CPU.
 func writeOwnPack(w io.Writer, objs []*plumbing.MemoryObject, names map[plumbing.Hash]string, zs *packZlib) (plumbing.Hash, []byte, error) {
+	if zs == nil {
+		zs = new(packZlib)
+	}
 	sum := sha1.New()
 	bw := bufio.NewWriterSize(io.MultiWriter(w, sum), 64<<10)
 	var pos int64
@@ -31,9 +34,6 @@ func writeOwnPack(w io.Writer, objs []*plumbing.MemoryObject, names map[plumbing
 	es := make([]idxEntry, 0, len(objs))
 	crc := crc32.NewIEEE()
 	counted := &countWriter{w: io.MultiWriter(bw, crc)}
-	if zs == nil {
-		zs = new(packZlib)
-	}
 	for _, o := range objs {
 		crc.Reset()
 		counted.n = 0
@@ -92,6 +92,7 @@ func (c *countWriter) Write(p []byte) (int, error) {
 type packZlib struct {
 	fast, stored *zlib.Writer
 	blobs        blobStreams
+	trees        storedTrees
 }
 
 // write writes o's content compressed to w, a blob with a path in names
@@ -102,7 +103,11 @@ func (z *packZlib) write(w io.Writer, o *plumbing.MemoryObject, names map[plumbi
 		return err
 	}
 	defer r.Close()
-	if p, ok := names[o.Hash()]; ok && o.Type() == plumbing.BlobObject {
+	p, ok := names[o.Hash()]
+	if ok && o.Type() == plumbing.TreeObject {
+		return z.trees.write(w, p, o)
+	}
+	if ok && o.Type() == plumbing.BlobObject {
 		content := make([]byte, o.Size())
 		if _, err := io.ReadFull(r, content); err != nil {
 			return err
