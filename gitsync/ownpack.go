@@ -25,7 +25,7 @@ func writeOwnPack(w io.Writer, objs []*plumbing.MemoryObject, names map[plumbing
 		zs = new(packZlib)
 	}
 	sum := sha1.New()
-	bw := bufio.NewWriterSize(io.MultiWriter(w, sum), 64<<10)
+	bw := zs.buffer(io.MultiWriter(w, sum))
 	var pos int64
 	head := []byte{'P', 'A', 'C', 'K', 0, 0, 0, 2, 0, 0, 0, 0}
 	binary.BigEndian.PutUint32(head[8:], uint32(len(objs)))
@@ -93,6 +93,7 @@ type packZlib struct {
 	fast, stored *zlib.Writer
 	blobs        blobStreams
 	trees        storedTrees
+	bw           *bufio.Writer // the pack's buffer
 }
 
 // write writes o's content compressed to w, a blob with a path in names
@@ -119,6 +120,17 @@ func (z *packZlib) write(w io.Writer, o *plumbing.MemoryObject, names map[plumbi
 		return err
 	}
 	return zw.Close()
+}
+
+// buffer returns the pack's buffer, reset to write to w: 64 KiB to
+// allocate and clear at every commit otherwise.
+func (z *packZlib) buffer(w io.Writer) *bufio.Writer {
+	if z.bw == nil {
+		z.bw = bufio.NewWriterSize(w, 64<<10)
+	} else {
+		z.bw.Reset(w)
+	}
+	return z.bw
 }
 
 // writer returns the compressor for an object of type t, reset to write
