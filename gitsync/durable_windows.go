@@ -3,6 +3,7 @@
 package gitsync
 
 import (
+	"io/fs"
 	"os"
 )
 
@@ -16,4 +17,19 @@ import (
 func syncDir(dir string) error {
 	_, err := os.Stat(dir)
 	return err
+}
+
+// openFile is os.OpenFile (the unix one saves system calls).
+func openFile(name string, flag int, perm fs.FileMode) (*os.File, error) {
+	return os.OpenFile(name, flag, perm)
+}
+
+// readSmallFile is os.ReadFile (the unix one saves system calls).
+func readSmallFile(name string) ([]byte, error) {
+	return os.ReadFile(name)
+}
+
+// renameFile is os.Rename (the unix one saves a system call).
+func renameFile(oldpath, newpath string) error {
+	return os.Rename(oldpath, newpath)
 }

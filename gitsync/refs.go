@@ -101,7 +101,7 @@ func parseRef(name plumbing.ReferenceName, file string, b []byte) (*plumbing.Ref
 // *BrokenRefError.
 func (rs *refStore) read(name plumbing.ReferenceName) (*plumbing.Reference, error) {
 	f := rs.file(name)
-	b, err := os.ReadFile(f)
+	b, err := readSmallFile(f)
 	switch {
 	case err == nil:
 		return parseRef(name, f, b)
@@ -285,7 +285,7 @@ func lockFile(path string) (*os.File, error) {
 	deadline := time.Now().Add(lockWait)
 	wait := 2 * time.Millisecond
 	for {
-		f, err := os.OpenFile(lp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		f, err := openFile(lp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 		if err == nil {
 			return f, nil
 		}

@@ -251,12 +251,17 @@ func installIndexed(packDir string, f *os.File, idx []byte, sum plumbing.Hash) e
 	// append's latency is mostly such waits).
 	packSynced := make(chan error, 1)
 	go func() { packSynced <- f.Sync() }()
-	xf, err := os.CreateTemp(packDir, ownTemporary+"idx_")
+	xf, err := createTemp(packDir, ownTemporary+"idx_")
 	if err != nil {
 		<-packSynced
 		return fmt.Errorf("write pack index: %w", err)
 	}
-	defer os.Remove(xf.Name())
+	moved := false
+	defer func() {
+		if !moved {
+			os.Remove(xf.Name())
+		}
+	}()
 	_, err = xf.Write(idx)
 	if err == nil {
 		err = xf.Sync()
@@ -270,17 +275,19 @@ func installIndexed(packDir string, f *os.File, idx []byte, sum plumbing.Hash) e
 	if err != nil {
 		return fmt.Errorf("write pack index %s: %w", xf.Name(), err)
 	}
-	return movePack(packDir, tmp, xf.Name(), sum)
+	err = movePack(packDir, tmp, xf.Name(), sum)
+	moved = err == nil
+	return err
 }
 
 // movePack renames a synced pack and its synced index into packDir, the
 // pack first, then syncs packDir.
 func movePack(packDir, pack, idx string, sum plumbing.Hash) error {
 	base := filepath.Join(packDir, "pack-"+sum.String())
-	if err := os.Rename(pack, base+".pack"); err != nil {
+	if err := renameFile(pack, base+".pack"); err != nil {
 		return fmt.Errorf("install pack: %w", err)
 	}
-	if err := os.Rename(idx, base+".idx"); err != nil {
+	if err := renameFile(idx, base+".idx"); err != nil {
 		return fmt.Errorf("install pack index: %w", err)
 	}
 	return syncDir(packDir)
@@ -303,7 +310,7 @@ func (s *gitStorage) writePending(p *pending) error {
 	if len(p.order) == 0 {
 		return nil
 	}
-	f, err := os.CreateTemp(s.packDir, ownTemporary+"pack_")
+	f, err := createTemp(s.packDir, ownTemporary+"pack_")
 	if err != nil {
 		return fmt.Errorf("write pack: %w", err)
 	}

@@ -1,8 +1,12 @@
 package gitsync
 
 import (
+	"errors"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -90,4 +94,17 @@ func removeTemporaries(packDir string, minAge time.Duration, which func(string) 
 		}
 	}
 	return n
+}
+
+// createTemp is os.CreateTemp(dir, prefix+"*") through openFile: a new
+// file, read-write, that no other call made.
+func createTemp(dir, prefix string) (*os.File, error) {
+	for range 10000 {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(uint64(rand.Uint32()), 10))
+		f, err := openFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, &fs.PathError{Op: "createtemp", Path: filepath.Join(dir, prefix+"*"), Err: fs.ErrExist}
 }
