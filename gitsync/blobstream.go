@@ -34,6 +34,21 @@ type blobStream struct {
 	// sync flush's empty stored block.
 	deflated []byte
 	adler    uint32 // adler32 of content
+	// whole is the length of deflated when content was last deflated
+	// whole: the added bytes, deflated on their own, compress worse.
+	whole int
+}
+
+// spliceSlack and minSlack bound what splices cost in pack bytes: once
+// the bytes spliced onto a stream deflated whole pass a quarter of it
+// (and minSlack), the next version is deflated whole again. The lines of
+// a log compress to about half as much in the context of the ones
+// before.
+const spliceSlack, minSlack = 4, 256
+
+// spliceable reports whether s's stream can take another splice.
+func (s *blobStream) spliceable() bool {
+	return len(s.deflated)-s.whole <= max(s.whole/spliceSlack, minSlack)
 }
 
 // blobStreamsSize is how many bytes of contents and streams blobStreams
@@ -68,22 +83,22 @@ func (z *blobStreams) write(w io.Writer, path string, content []byte) error {
 }
 
 // next is content's stream: prev's with content's added bytes deflated
-// after it when content extends prev's content, content deflated whole
-// otherwise. prev's stream may be appended to in place: prev is let go.
+// after it when content extends prev's content (within spliceSlack),
+// content deflated whole otherwise. prev's stream may be appended to in place: prev is let go.
 func (z *blobStreams) next(prev *blobStream, content []byte) (*blobStream, error) {
-	if prev == nil || !bytes.HasPrefix(content, prev.content) {
+	if prev == nil || !bytes.HasPrefix(content, prev.content) || !prev.spliceable() {
 		d, err := z.deflate(nil, content)
-		return &blobStream{content: content, deflated: d, adler: adler32.Checksum(content)}, err
+		return &blobStream{content: content, deflated: d, adler: adler32.Checksum(content), whole: len(d)}, err
 	}
 	added := content[len(prev.content):]
 	if len(added) == 0 {
-		return &blobStream{content: content, deflated: prev.deflated, adler: prev.adler}, nil
+		return &blobStream{content: content, deflated: prev.deflated, adler: prev.adler, whole: prev.whole}, nil
 	}
 	d, err := z.deflate(prev.deflated, added)
 	if err != nil {
 		return nil, err
 	}
-	return &blobStream{content: content, deflated: d, adler: adler32Update(prev.adler, added)}, nil
+	return &blobStream{content: content, deflated: d, adler: adler32Update(prev.adler, added), whole: prev.whole}, nil
 }
 
 // deflate appends p to dst as raw deflate blocks ending with a sync

@@ -81,6 +81,35 @@ func TestBlobStreams(t *testing.T) {
 	}
 }
 
+// TestBlobStreamsSlack: a log appended to again and again is deflated
+// whole again once its splices pass the slack, and its stream stays
+// within the slack of deflating it whole.
+func TestBlobStreamsSlack(t *testing.T) {
+	var z blobStreams
+	log := []byte(strings.Repeat("- a line of the daily log, as agents write them\n", 200))
+	whole := 0
+	for i := range 300 {
+		log = fmt.Appendf(log, "- %d: the agent noted something about the user's plans\n", i)
+		var out bytes.Buffer
+		if err := z.write(&out, "log.md", log); err != nil {
+			t.Fatal(err)
+		}
+		if got := inflate(t, out.Bytes()); !bytes.Equal(got, log) {
+			t.Fatalf("append %d: inflates to %d bytes, not %d", i, len(got), len(log))
+		}
+		s := z.byPath["log.md"]
+		if s.whole == len(s.deflated) {
+			whole++
+		}
+		if extra := len(s.deflated) - s.whole; extra > max(s.whole/spliceSlack, minSlack)+200 {
+			t.Fatalf("append %d: %d bytes spliced onto %d", i, extra, s.whole)
+		}
+	}
+	if whole < 2 || whole > 60 {
+		t.Errorf("deflated whole %d times in 300 appends", whole)
+	}
+}
+
 // TestBlobStreamsPaths: the stream kept at one path is not spliced into
 // a blob at another, and forgetting them all (past blobStreamsSize)
 // only costs the splice.
