@@ -300,6 +300,16 @@ func TestCommitAppendsGitReads(t *testing.T) {
 		versions = append(versions, version{h.String(), path, logs[path]})
 	}
 	git(t, dir, "fsck", "--full", "--strict")
+	packs, err := filepath.Glob(filepath.Join(dir, "objects", "pack", "*.idx"))
+	if err != nil || len(packs) < 40 {
+		t.Fatalf("%d packs, %v", len(packs), err)
+	}
+	for _, idx := range packs {
+		git(t, dir, "verify-pack", idx) // checksums, and each entry's CRC
+	}
+	// A repack that reuses the packs' deflated data as it is.
+	git(t, dir, "repack", "-a", "-d", "-q")
+	git(t, dir, "fsck", "--full", "--strict")
 	for _, v := range versions {
 		if got := git(t, dir, "cat-file", "blob", v.commit+":"+v.path); got != strings.TrimRight(v.content, "\n") {
 			t.Fatalf("git reads %s at %s as %d bytes, not %d", v.path, v.commit, len(got), len(v.content))
