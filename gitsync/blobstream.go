@@ -44,7 +44,7 @@ type blobStream struct {
 // (and minSlack), the next version is deflated whole again. The lines of
 // a log compress to about half as much in the context of the ones
 // before.
-const spliceSlack, minSlack = 4, 256
+const spliceSlack, minSlack = 4, 1024
 
 // spliceable reports whether s's stream can take another splice.
 func (s *blobStream) spliceable() bool {
@@ -94,11 +94,28 @@ func (z *blobStreams) next(prev *blobStream, content []byte) (*blobStream, error
 	if len(added) == 0 {
 		return &blobStream{content: content, deflated: prev.deflated, adler: prev.adler, whole: prev.whole}, nil
 	}
-	d, err := z.deflate(prev.deflated, added)
+	d, err := z.splice(prev.deflated, added)
 	if err != nil {
 		return nil, err
 	}
 	return &blobStream{content: content, deflated: d, adler: adler32Update(prev.adler, added), whole: prev.whole}, nil
+}
+
+// maxStoredSplice is the most added bytes spliced on as a stored block:
+// an append's entry of a hundred bytes deflated on its own saves a few
+// bytes, for a Huffman code built and sent with it (the fixed cost of
+// deflating a block, most of deflating a small file whole).
+const maxStoredSplice = 512
+
+// splice appends added to stream dst: as a stored block when short,
+// deflated otherwise.
+func (z *blobStreams) splice(dst, added []byte) ([]byte, error) {
+	if len(added) > maxStoredSplice {
+		return z.deflate(dst, added)
+	}
+	n := len(added)
+	dst = append(dst, 0, byte(n), byte(n>>8), ^byte(n), ^byte(n>>8))
+	return append(dst, added...), nil
 }
 
 // deflate appends p to dst as raw deflate blocks ending with a sync
