@@ -14,13 +14,16 @@ import (
 
 // blobStreams compresses the blobs of a commit's own pack that have a
 // path, keeping for each path the blob last packed there and its deflate
-// stream cut at a sync flush (non-final blocks ending on a byte
+// stream without its final block (non-final blocks ending on a byte
 // boundary). A blob that extends that one byte for byte (a daily log an
-// append added lines to) is the kept stream, then the added bytes
-// deflated on their own, then a final empty block: a valid zlib stream
-// that costs the added bytes' compression, not the whole file's, at
-// zlib.BestSpeed (which ignores a preset dictionary, so the suffix
-// loses nothing it could have had). Not safe for concurrent use.
+// append added an entry to) is the kept stream, then the added bytes on
+// their own (a stored block when short, deflated otherwise), then a
+// final empty block and the whole content's adler32: a valid zlib stream
+// that costs the added bytes, not the whole file's compression. Go's
+// zlib.BestSpeed ignores a preset dictionary, so deflated additions lose
+// only the matches into the content before them; the stream is deflated
+// whole again once they cost more than spliceSlack allows. Not safe for
+// concurrent use.
 type blobStreams struct {
 	byPath map[string]*blobStream
 	size   int // bytes of content and streams kept
@@ -30,8 +33,8 @@ type blobStreams struct {
 // blobStream is the blob last packed at a path.
 type blobStream struct {
 	content []byte
-	// deflated is content as raw deflate blocks, none final, the last a
-	// sync flush's empty stored block.
+	// deflated is content as raw deflate blocks, none final, ending on
+	// a byte boundary (a sync flush or a stored block).
 	deflated []byte
 	adler    uint32 // adler32 of content
 	// whole is the length of deflated when content was last deflated
@@ -43,7 +46,7 @@ type blobStream struct {
 // the bytes spliced onto a stream deflated whole pass a quarter of it
 // (and minSlack), the next version is deflated whole again. The lines of
 // a log compress to about half as much in the context of the ones
-// before.
+// before; stored, not at all.
 const spliceSlack, minSlack = 4, 1024
 
 // spliceable reports whether s's stream can take another splice.
@@ -82,9 +85,10 @@ func (z *blobStreams) write(w io.Writer, path string, content []byte) error {
 	return nil
 }
 
-// next is content's stream: prev's with content's added bytes deflated
-// after it when content extends prev's content (within spliceSlack),
-// content deflated whole otherwise. prev's stream may be appended to in place: prev is let go.
+// next is content's stream: prev's with content's added bytes spliced
+// on when content extends prev's content (within spliceSlack), content
+// deflated whole otherwise. prev's stream may be appended to in place:
+// prev is let go.
 func (z *blobStreams) next(prev *blobStream, content []byte) (*blobStream, error) {
 	if prev == nil || !bytes.HasPrefix(content, prev.content) || !prev.spliceable() {
 		d, err := z.deflate(nil, content)
