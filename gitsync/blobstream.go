@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"hash/adler32"
 	"io"
-	"slices"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -219,8 +218,7 @@ func (z *storedTrees) write(w io.Writer, dir string, o *plumbing.MemoryObject) e
 		return err
 	}
 	defer r.Close()
-	content := slices.Grow(z.spare[:0], int(o.Size()))[:o.Size()]
-	z.spare = nil
+	content := z.buffer(int(o.Size()))
 	if _, err := io.ReadFull(r, content); err != nil {
 		return err
 	}
@@ -230,6 +228,18 @@ func (z *storedTrees) write(w io.Writer, dir string, o *plumbing.MemoryObject) e
 	}
 	z.keep(dir, &storedTree{content: content, adler: sum})
 	return nil
+}
+
+// buffer is a buffer of n bytes: the spare one when it is about that
+// size (the tree a directory had before), a new one otherwise. A tree
+// keeps its buffer, so a small one must not keep a large one's.
+func (z *storedTrees) buffer(n int) []byte {
+	b := z.spare
+	z.spare = nil
+	if cap(b) < n || cap(b) > n+n/4+64 {
+		return make([]byte, n)
+	}
+	return b[:n]
 }
 
 // adler32Since is content's adler32: prev's updated for the bytes that
@@ -289,16 +299,17 @@ func writeStored(w io.Writer, content []byte, sum uint32) error {
 // becomes the spare buffer.
 func (z *storedTrees) keep(dir string, t *storedTree) {
 	if old, ok := z.byDir[dir]; ok {
-		z.size -= len(old.content)
+		z.size -= cap(old.content)
 		delete(z.byDir, dir)
 		z.spare = old.content
 	}
-	if len(t.content) > storedTreesSize/4 {
+	n := cap(t.content)
+	if n > storedTreesSize/4 {
 		return
 	}
-	if z.byDir == nil || z.size+len(t.content) > storedTreesSize {
+	if z.byDir == nil || z.size+n > storedTreesSize {
 		z.byDir, z.size = map[string]*storedTree{}, 0
 	}
 	z.byDir[dir] = t
-	z.size += len(t.content)
+	z.size += n
 }

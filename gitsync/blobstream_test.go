@@ -239,6 +239,36 @@ func TestStoredTrees(t *testing.T) {
 	}
 }
 
+// TestStoredTreesBuffers: a small directory's tree is not kept in the
+// buffer a large one's was (a thousand users' directories each holding
+// the 33 KB of the users/ tree), and what is kept is counted.
+func TestStoredTreesBuffers(t *testing.T) {
+	var z storedTrees
+	write := func(dir string, n int) {
+		t.Helper()
+		o := &plumbing.MemoryObject{}
+		o.SetType(plumbing.TreeObject)
+		o.Write(bytes.Repeat([]byte{'t'}, n))
+		if err := z.write(io.Discard, dir, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for u := range 50 {
+		write("users", 33000)
+		write(fmt.Sprintf("users/u%d", u), 40)
+	}
+	total := 0
+	for dir, tr := range z.byDir {
+		if dir != "users" && cap(tr.content) > 1000 {
+			t.Fatalf("%s keeps %d bytes for a tree of %d", dir, cap(tr.content), len(tr.content))
+		}
+		total += cap(tr.content)
+	}
+	if z.size != total {
+		t.Errorf("counts %d bytes kept, holds %d", z.size, total)
+	}
+}
+
 // FuzzAdler32Since: a checksum updated from the bytes that changed is
 // the checksum summed whole.
 func FuzzAdler32Since(f *testing.F) {
