@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/adler32"
 	"io"
+	"slices"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -25,18 +26,23 @@ import (
 // concurrent use.
 type blobStreams struct {
 	byPath map[string]*blobStream
-	size   int // bytes of content and streams kept
+	size   int // bytes of blobs and streams kept
 	fw     *flate.Writer
+	// cur and prev are buffers the blob written and the one before at
+	// its path are read into: the blobs themselves are kept by the
+	// packSet too (packSet.written), a copy of their content would
+	// double what the logs take.
+	cur, prev []byte
 }
 
 // blobStream is the blob last packed at a path.
 type blobStream struct {
-	content []byte
-	// deflated is content as raw deflate blocks, none final, ending on
+	blob *plumbing.MemoryObject
+	// deflated is the blob's content as raw deflate blocks, none final, ending on
 	// a byte boundary (a sync flush or a stored block).
 	deflated []byte
-	adler    uint32 // adler32 of content
-	// whole is the length of deflated when content was last deflated
+	adler    uint32 // adler32 of the content
+	// whole is the length of deflated when the content was last deflated
 	// whole: the added bytes, deflated on their own, compress worse.
 	whole int
 }
@@ -65,13 +71,25 @@ var (
 	finalBlock = []byte{0x03, 0x00}
 )
 
-// write writes content, the blob packed at path, to w as a zlib stream
-// and keeps it as path's blob.
-func (z *blobStreams) write(w io.Writer, path string, content []byte) error {
-	s, err := z.next(z.byPath[path], content)
+// write writes blob o, packed at path, to w as a zlib stream and keeps
+// it as path's blob.
+func (z *blobStreams) write(w io.Writer, path string, o *plumbing.MemoryObject) error {
+	content, err := readBlob(o, &z.cur)
 	if err != nil {
 		return err
 	}
+	prev := z.byPath[path]
+	var prevContent []byte
+	if prev != nil {
+		if prevContent, err = readBlob(prev.blob, &z.prev); err != nil {
+			return err
+		}
+	}
+	s, err := z.next(prev, prevContent, content)
+	if err != nil {
+		return err
+	}
+	s.blob = o
 	var tail [6]byte
 	copy(tail[:], finalBlock)
 	binary.BigEndian.PutUint32(tail[2:], s.adler)
@@ -84,24 +102,44 @@ func (z *blobStreams) write(w io.Writer, path string, content []byte) error {
 	return nil
 }
 
-// next is content's stream: prev's with content's added bytes spliced
-// on when content extends prev's content (within spliceSlack), content
-// deflated whole otherwise. prev's stream may be appended to in place:
-// prev is let go.
-func (z *blobStreams) next(prev *blobStream, content []byte) (*blobStream, error) {
-	if prev == nil || !bytes.HasPrefix(content, prev.content) || !prev.spliceable() {
-		d, err := z.deflate(nil, content)
-		return &blobStream{content: content, deflated: d, adler: adler32.Checksum(content), whole: len(d)}, err
+// readBlob reads o's content into *buf (grown as needed; a blob of
+// more than a MiB gets a buffer of its own).
+func readBlob(o *plumbing.MemoryObject, buf *[]byte) ([]byte, error) {
+	n := int(o.Size())
+	var b []byte
+	if n > 1<<20 {
+		b = make([]byte, n)
+	} else {
+		*buf = slices.Grow((*buf)[:0], n)[:n]
+		b = *buf
 	}
-	added := content[len(prev.content):]
+	r, err := o.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	_, err = io.ReadFull(r, b)
+	return b, err
+}
+
+// next is the stream of content: prev's (whose content is prevContent)
+// with the added bytes spliced on when content extends prevContent
+// (within spliceSlack), content deflated whole otherwise. prev's stream
+// may be appended to in place: prev is let go.
+func (z *blobStreams) next(prev *blobStream, prevContent, content []byte) (*blobStream, error) {
+	if prev == nil || !bytes.HasPrefix(content, prevContent) || !prev.spliceable() {
+		d, err := z.deflate(nil, content)
+		return &blobStream{deflated: d, adler: adler32.Checksum(content), whole: len(d)}, err
+	}
+	added := content[len(prevContent):]
 	if len(added) == 0 {
-		return &blobStream{content: content, deflated: prev.deflated, adler: prev.adler, whole: prev.whole}, nil
+		return &blobStream{deflated: prev.deflated, adler: prev.adler, whole: prev.whole}, nil
 	}
 	d, err := z.splice(prev.deflated, added)
 	if err != nil {
 		return nil, err
 	}
-	return &blobStream{content: content, deflated: d, adler: adler32Update(prev.adler, added), whole: prev.whole}, nil
+	return &blobStream{deflated: d, adler: adler32Update(prev.adler, added), whole: prev.whole}, nil
 }
 
 // maxStoredSplice is the most added bytes spliced on as a stored block:
@@ -145,10 +183,10 @@ func (z *blobStreams) deflate(dst, p []byte) ([]byte, error) {
 // keep makes s path's blob, within blobStreamsSize.
 func (z *blobStreams) keep(path string, s *blobStream) {
 	if old, ok := z.byPath[path]; ok {
-		z.size -= len(old.content) + len(old.deflated)
+		z.size -= int(old.blob.Size()) + cap(old.deflated)
 		delete(z.byPath, path)
 	}
-	n := len(s.content) + len(s.deflated)
+	n := int(s.blob.Size()) + cap(s.deflated)
 	if n > blobStreamsSize/4 {
 		return
 	}

@@ -31,6 +31,14 @@ func inflate(t testing.TB, b []byte) []byte {
 	return got
 }
 
+// blobObject is a blob of content.
+func blobObject(content []byte) *plumbing.MemoryObject {
+	o := &plumbing.MemoryObject{}
+	o.SetType(plumbing.BlobObject)
+	o.Write(content)
+	return o
+}
+
 // TestBlobStreams: each version written at a path inflates to itself
 // (checksum and all), and a version that extends the one before reuses
 // that one's stream as it is.
@@ -64,7 +72,7 @@ func TestBlobStreams(t *testing.T) {
 			var prev []byte
 			for i, v := range tc.versions {
 				var out bytes.Buffer
-				if err := z.write(&out, "memory/log.md", []byte(v)); err != nil {
+				if err := z.write(&out, "memory/log.md", blobObject([]byte(v))); err != nil {
 					t.Fatal(err)
 				}
 				if got := inflate(t, out.Bytes()); string(got) != v {
@@ -91,7 +99,7 @@ func TestBlobStreamsSlack(t *testing.T) {
 	for i := range 300 {
 		log = fmt.Appendf(log, "- %d: the agent noted something about the user's plans\n", i)
 		var out bytes.Buffer
-		if err := z.write(&out, "log.md", log); err != nil {
+		if err := z.write(&out, "log.md", blobObject(log)); err != nil {
 			t.Fatal(err)
 		}
 		if got := inflate(t, out.Bytes()); !bytes.Equal(got, log) {
@@ -118,7 +126,7 @@ func TestBlobStreamsPaths(t *testing.T) {
 	write := func(path, content string) []byte {
 		t.Helper()
 		var out bytes.Buffer
-		if err := z.write(&out, path, []byte(content)); err != nil {
+		if err := z.write(&out, path, blobObject([]byte(content))); err != nil {
 			t.Fatal(err)
 		}
 		if got := inflate(t, out.Bytes()); string(got) != content {
@@ -130,17 +138,17 @@ func TestBlobStreamsPaths(t *testing.T) {
 	write("b.md", "beta\n")
 	write("a.md", "alpha\nmore\n")
 	write("b.md", "beta\nmore\n")
-	z.keep("huge.md", &blobStream{content: make([]byte, blobStreamsSize/4+1)})
+	z.keep("huge.md", &blobStream{blob: blobObject(make([]byte, blobStreamsSize/4+1))})
 	if _, ok := z.byPath["huge.md"]; ok {
 		t.Errorf("a stream past a quarter of blobStreamsSize is kept")
 	}
 	for i := range 3 {
-		z.keep(fmt.Sprint("fill", i), &blobStream{content: make([]byte, blobStreamsSize/4)})
+		z.keep(fmt.Sprint("fill", i), &blobStream{blob: blobObject(make([]byte, blobStreamsSize/4))})
 	}
 	if z.size > blobStreamsSize {
 		t.Errorf("keeps %d bytes, past %d", z.size, blobStreamsSize)
 	}
-	z.keep("last", &blobStream{content: make([]byte, blobStreamsSize/4)})
+	z.keep("last", &blobStream{blob: blobObject(make([]byte, blobStreamsSize/4))})
 	if _, ok := z.byPath["a.md"]; ok || z.size > blobStreamsSize {
 		t.Errorf("past blobStreamsSize the old streams stay (%d bytes)", z.size)
 	}
@@ -167,7 +175,7 @@ func FuzzBlobStreams(f *testing.F) {
 	f.Fuzz(func(t *testing.T, old, added []byte, rewrite bool) {
 		var z blobStreams
 		var out bytes.Buffer
-		if err := z.write(&out, "p", old); err != nil {
+		if err := z.write(&out, "p", blobObject(old)); err != nil {
 			t.Fatal(err)
 		}
 		if got := inflate(t, out.Bytes()); !bytes.Equal(got, old) {
@@ -178,7 +186,7 @@ func FuzzBlobStreams(f *testing.F) {
 			next[0]++
 		}
 		out.Reset()
-		if err := z.write(&out, "p", next); err != nil {
+		if err := z.write(&out, "p", blobObject(next)); err != nil {
 			t.Fatal(err)
 		}
 		if got := inflate(t, out.Bytes()); !bytes.Equal(got, next) {

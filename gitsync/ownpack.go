@@ -113,11 +113,7 @@ func (z *packZlib) write(w io.Writer, o *plumbing.MemoryObject, names map[plumbi
 		return z.trees.write(w, p, o)
 	}
 	if ok && o.Type() == plumbing.BlobObject {
-		content := make([]byte, o.Size())
-		if _, err := io.ReadFull(r, content); err != nil {
-			return err
-		}
-		return z.blobs.write(w, p, content)
+		return z.blobs.write(w, p, o)
 	}
 	if o.Type() == plumbing.CommitObject {
 		content, err := io.ReadAll(r)
