@@ -44,26 +44,68 @@ func (wr *writer) checked(ctx context.Context, ref agentRef, build buildFunc) bu
 		// the write leaves as it was at the cost of its base listing.
 		view := newPendingFS(fsys)
 		view.apply(writes)
-		var probs []workspace.Problem
+		memo := &ref.src.writes.checked
+		tailed, fps := tails(view, memo, paths)
+		var refused []string
 		if filesOnly {
 			// agent.Check of the file rules alone is workspace.CheckFiles,
 			// of which only what it finds about the written files can
 			// refuse the write: CheckPaths finds that without the case
-			// rule's look-ups in the large directories above them.
-			probs = workspace.CheckPaths(ctx, view, paths)
-		} else {
-			probs = agent.Check(ctx, view, agent.CheckOptions{Paths: paths, Cache: wr.tokens})
-		}
-		var refused []string
-		for _, p := range workspace.Errors(probs) {
-			if _, written := files[p.Path]; written {
-				refused = append(refused, p.String())
+			// rule's look-ups in the large directories above them. A
+			// file that extends a text that passed them has only its
+			// tail scanned; should that find a problem, the whole tree
+			// is checked again to say where it is.
+			refused = refusals(workspace.CheckPaths(ctx, tailed, paths), files)
+			if len(refused) > 0 {
+				refused = refusals(workspace.CheckPaths(ctx, view, paths), files)
 			}
+		} else {
+			refused = refusals(agent.Check(ctx, view, agent.CheckOptions{Paths: paths, Cache: wr.tokens}), files)
 		}
 		if len(refused) > 0 {
 			return nil, api.Errorf(api.CodeInvalid,
 				"the write would make a workspace the git endpoint refuses: %s; nothing was written", strings.Join(refused, "; "))
 		}
+		for p, fp := range fps {
+			memo.passed(p, fp)
+		}
 		return writes, nil
 	}
+}
+
+// refusals are the errors of probs about the files a write writes.
+func refusals(probs []workspace.Problem, files map[string][]byte) []string {
+	var refused []string
+	for _, p := range workspace.Errors(probs) {
+		if _, written := files[p.Path]; written {
+			refused = append(refused, p.String())
+		}
+	}
+	return refused
+}
+
+// tails is view as the file rules read it, the files of paths that
+// extend a text memo holds as checked reading as their tails, and the
+// fingerprints of the files of paths (passed records them).
+func tails(view *pendingFS, memo *checkedTexts, paths []string) (fs.FS, map[string]fingerprint) {
+	var t map[string][]byte
+	fps := make(map[string]fingerprint, len(paths))
+	for _, p := range paths {
+		w, ok := view.files[p]
+		if !ok || w.Delete {
+			continue
+		}
+		rest, fp, ok := memo.tail(p, w.Content)
+		fps[p] = fp
+		if ok {
+			if t == nil {
+				t = map[string][]byte{}
+			}
+			t[p] = rest
+		}
+	}
+	if t == nil {
+		return view, fps
+	}
+	return &tailFS{pendingFS: view, tails: t}, fps
 }

@@ -61,6 +61,8 @@ type writeState struct {
 	lock  gitsync.QueueLock
 	queue writeQueue // API writes waiting for their commit
 	keys  writeKeys  // the write keys in live's recent history
+	// checked are the texts that last passed a write's checks, by path.
+	checked checkedTexts
 }
 
 // deadline bounds an API write: it is answered by then (and
