@@ -89,13 +89,22 @@ func (p *serveProcess) rss(b *testing.B) int64 {
 // cpu is the CPU time the process and the children it waited for (git
 // runs for roll-ups) have used.
 func (p *serveProcess) cpu(b *testing.B) time.Duration {
-	return procCPU(b, "/proc/"+strconv.Itoa(p.cmd.Process.Pid)+"/stat")
+	self, children := procCPU(b, "/proc/"+strconv.Itoa(p.cmd.Process.Pid)+"/stat")
+	return self + children
 }
 
-// procCPU reads utime, stime, cutime and cstime from a /proc/PID/stat
-// file: fields 14 to 17, in clock ticks (USER_HZ, 100 a second on
-// Linux), counted after the command's closing parenthesis.
-func procCPU(b *testing.B, file string) time.Duration {
+// gitCPU is the CPU time of the process's children it waited for: the
+// git commands it ran (roll-ups, repacks).
+func (p *serveProcess) gitCPU(b *testing.B) time.Duration {
+	_, children := procCPU(b, "/proc/"+strconv.Itoa(p.cmd.Process.Pid)+"/stat")
+	return children
+}
+
+// procCPU reads a /proc/PID/stat file: the CPU time of the process
+// (utime and stime, fields 14 and 15) and of the children it waited for
+// (cutime and cstime, 16 and 17), in clock ticks (USER_HZ, 100 a second
+// on Linux), counted after the command's closing parenthesis.
+func procCPU(b *testing.B, file string) (self, children time.Duration) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		b.Fatal(err)
@@ -103,15 +112,16 @@ func procCPU(b *testing.B, file string) time.Duration {
 	s := string(data)
 	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 	// f[0] is field 3 (state): field n is f[n-3].
-	var ticks int64
-	for n := 14; n <= 17; n++ {
-		v, err := strconv.ParseInt(f[n-3], 10, 64)
+	var ticks [4]int64
+	for i := range ticks {
+		v, err := strconv.ParseInt(f[14+i-3], 10, 64)
 		if err != nil {
-			b.Fatalf("%s: field %d: %v", file, n, err)
+			b.Fatalf("%s: field %d: %v", file, 14+i, err)
 		}
-		ticks += v
+		ticks[i] = v
 	}
-	return time.Duration(ticks) * (time.Second / 100)
+	tick := time.Second / 100
+	return time.Duration(ticks[0]+ticks[1]) * tick, time.Duration(ticks[2]+ticks[3]) * tick
 }
 
 // waitIndexed returns once every agent's deployed commit is indexed. It
