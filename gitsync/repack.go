@@ -91,9 +91,20 @@ func (r *Repository) RollUp(ctx context.Context) error {
 			return nil, err
 		}
 		packBase := filepath.Join(r.st.packDir, "pack")
-		return roll, r.runRepack(ctx, lock, bytes.NewReader(list), "pack-objects", "-q", "--delta-base-offset", "--non-empty", packBase)
+		return roll, r.runRepack(ctx, lock, bytes.NewReader(list), "pack-objects", "-q", "--delta-base-offset", rollUpWindow, "--non-empty", packBase)
 	})
 }
+
+// rollUpWindow is the delta search window of a roll-up (git's default
+// is 10). A roll-up's packs seldom hold a log's previous version (it is
+// in an older pack, and packs on disk cannot refer to objects of other
+// packs), so most of its objects stay whole and are searched again by
+// every later roll-up that takes their pack in; at 100,000 appends
+// git's search was a third of the daemon's CPU. On a roll-up of 53,469
+// objects a window of 3 took 1.26 s of CPU where 10 took 3.33 s, for a
+// pack of 27.4 MB instead of 24.0 MB (33,057 objects: 0.43 s against
+// 0.82 s, 11.0 MB against 9.7 MB).
+const rollUpWindow = "--window=3"
 
 // rollUpMax is the most objects a pack RollUp rolls up may have.
 // Rolling up about as many objects took git about a second.
