@@ -40,7 +40,7 @@ type metrics map[string]float64
 
 func main() {
 	agents := env("QUIRE_SCALE_AGENTS", "1000")
-	appends := env("QUIRE_BENCH_APPENDS", "5000")
+	appends := env("QUIRE_BENCH_APPENDS", "10000")
 	chunks := env("QUIRE_BENCH_CHUNKS", "100000")
 	fmt.Printf("quire bench-scale: %s, %d cores, %s/%s, %s\n", time.Now().UTC().Format(time.RFC3339), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
 	fmt.Printf("load before: %s\n", load())
@@ -99,8 +99,11 @@ func fleetRows(agents string) []row {
 func appendRows(appends string) []row {
 	size := appends + " appends, 32 clients"
 	return []row{
+		// Over the whole run: git's roll-ups come in bursts that one
+		// window may hold or not.
 		{"2", "daemon CPU per append", size, "≤ 0.3 ms", func(m metrics) (string, bool) {
-			return fmt.Sprintf("%.2f ms (clients %.2f ms)", m["last-cpu-ms/append"], m["last-client-cpu-ms/append"]), m["last-cpu-ms/append"] <= 0.3
+			return fmt.Sprintf("%.2f ms (git %.2f, last window %.2f; clients %.2f)", m["cpu-ms/append"], m["git-cpu-ms/append"],
+				m["last-cpu-ms/append"], m["last-client-cpu-ms/append"]), m["cpu-ms/append"] <= 0.3
 		}},
 		{"2", "appends/s (last window)", size, "≥ 3,000/s", func(m metrics) (string, bool) {
 			return fmt.Sprintf("%.0f/s (first %.0f/s)", m["last-appends/s"], m["first-appends/s"]), m["last-appends/s"] >= 3000
