@@ -1,9 +1,7 @@
 package daemon
 
 import (
-	"bytes"
 	"hash/maphash"
-	"io/fs"
 	"sync"
 )
 
@@ -29,11 +27,11 @@ type checkedText struct {
 // fingerprint is content's length and hash, as checkedTexts keeps it.
 type fingerprint = checkedText
 
-// tail returns the part of content at p that the content rules must
-// still scan: from the start of the line where a text that passed
-// them, and that content begins with, ends; ok is false when content
-// extends no such text. fp is content's fingerprint, for passed.
-func (c *checkedTexts) tail(p string, content []byte) (rest []byte, fp fingerprint, ok bool) {
+// checked returns how many bytes at the start of content, the content
+// of p a write makes, are a text that passed the checks
+// (workspace.CheckPaths scans only the rest), and content's fingerprint,
+// for passed.
+func (c *checkedTexts) checked(p string, content []byte) (n int, fp fingerprint) {
 	c.mu.Lock()
 	if c.seed == (maphash.Seed{}) {
 		c.seed = maphash.MakeSeed()
@@ -53,12 +51,9 @@ func (c *checkedTexts) tail(p string, content []byte) (rest []byte, fp fingerpri
 	}
 	fp = fingerprint{n: len(content), sum: h.Sum64()}
 	if !known {
-		return nil, fp, false
+		return 0, fp
 	}
-	// A text that passed is whole UTF-8 and printable: the content
-	// passes as its rest from the join, its last line, does.
-	from := bytes.LastIndexByte(content[:t.n], '\n') + 1
-	return content[from:], fp, true
+	return t.n, fp
 }
 
 // passed remembers the content at p whose fingerprint tail returned as
@@ -71,21 +66,3 @@ func (c *checkedTexts) passed(p string, fp fingerprint) {
 	}
 	c.texts[p] = fp
 }
-
-// tailFS is a write's tree as the file rules read it when only the
-// tails of some files' contents need the rule on content: their reads
-// give the tails, everything else (sizes, listings) is the tree's.
-type tailFS struct {
-	*pendingFS
-	tails map[string][]byte
-}
-
-// ReadFile implements fs.ReadFileFS.
-func (t *tailFS) ReadFile(name string) ([]byte, error) {
-	if b, ok := t.tails[name]; ok {
-		return b, nil
-	}
-	return t.pendingFS.ReadFile(name)
-}
-
-var _ fs.ReadFileFS = (*tailFS)(nil)

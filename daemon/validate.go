@@ -45,20 +45,16 @@ func (wr *writer) checked(ctx context.Context, ref agentRef, build buildFunc) bu
 		view := newPendingFS(fsys)
 		view.apply(writes)
 		memo := &ref.src.writes.checked
-		tailed, fps := tails(view, memo, paths)
+		checked, fps := checkedPrefixes(view, memo, paths)
 		var refused []string
 		if filesOnly {
 			// agent.Check of the file rules alone is workspace.CheckFiles,
 			// of which only what it finds about the written files can
 			// refuse the write: CheckPaths finds that without the case
 			// rule's look-ups in the large directories above them. A
-			// file that extends a text that passed them has only its
-			// tail scanned; should that find a problem, the whole tree
-			// is checked again to say where it is.
-			refused = refusals(workspace.CheckPaths(ctx, tailed, paths), files)
-			if len(refused) > 0 {
-				refused = refusals(workspace.CheckPaths(ctx, view, paths), files)
-			}
+			// file that extends a text that passed them has only what
+			// it adds scanned.
+			refused = refusals(workspace.CheckPaths(ctx, view, paths, checked), files)
 		} else {
 			refused = refusals(agent.Check(ctx, view, agent.CheckOptions{Paths: paths, Cache: wr.tokens}), files)
 		}
@@ -84,28 +80,18 @@ func refusals(probs []workspace.Problem, files map[string][]byte) []string {
 	return refused
 }
 
-// tails is view as the file rules read it, the files of paths that
-// extend a text memo holds as checked reading as their tails, and the
-// fingerprints of the files of paths (passed records them).
-func tails(view *pendingFS, memo *checkedTexts, paths []string) (fs.FS, map[string]fingerprint) {
-	var t map[string][]byte
+// checkedPrefixes returns, for the files of paths that extend a text
+// memo holds as checked, the length of that text, and the fingerprints
+// of the files of paths (passed records them).
+func checkedPrefixes(view *pendingFS, memo *checkedTexts, paths []string) (map[string]int, map[string]fingerprint) {
+	checked := make(map[string]int, len(paths))
 	fps := make(map[string]fingerprint, len(paths))
 	for _, p := range paths {
 		w, ok := view.files[p]
 		if !ok || w.Delete {
 			continue
 		}
-		rest, fp, ok := memo.tail(p, w.Content)
-		fps[p] = fp
-		if ok {
-			if t == nil {
-				t = map[string][]byte{}
-			}
-			t[p] = rest
-		}
+		checked[p], fps[p] = memo.checked(p, w.Content)
 	}
-	if t == nil {
-		return view, fps
-	}
-	return &tailFS{pendingFS: view, tails: t}, fps
+	return checked, fps
 }

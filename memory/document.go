@@ -134,7 +134,7 @@ func scopeDocuments(fsys fs.FS, root, scope, user string, rd *docReads) ([]Docum
 			if err != nil {
 				return false, fmt.Errorf("read %s: %w", name, err)
 			}
-			if p, bad := checkDocumentAfter(path.Join(scope, rel), d.Text, b); bad {
+			if p, bad := checkDocument(path.Join(scope, rel), d.Text, b); bad {
 				problems = append(problems, p)
 				return true, nil
 			}
@@ -193,12 +193,19 @@ func scopeDocuments(fsys fs.FS, root, scope, user string, rd *docReads) ([]Docum
 // checkDocument applies the rules a memory file obeys to be indexed, p
 // being its path relative to the agent directory: the workspace's rules
 // on names (workspace.CheckName) and on a text file's content
-// (workspace.CheckContent), which keep out what no store can hold. It
-// returns the problem of a file that breaks them, as CodeNotIndexed.
-func checkDocument(p string, b []byte) (workspace.Problem, bool) {
+// (workspace.CheckContent), which keep out what no store can hold. prev
+// is the file's content that passed them before ("" none): when b
+// extends it (an append to a log), only what b adds is scanned
+// (workspace.CheckContentAfter). It returns the problem of a file that
+// breaks them, as CodeNotIndexed.
+func checkDocument(p, prev string, b []byte) (workspace.Problem, bool) {
+	checked := 0
+	if len(b) >= len(prev) && string(b[:len(prev)]) == prev {
+		checked = len(prev)
+	}
 	bad := workspace.CheckName(p)
 	if bad == nil {
-		if prob, ok := workspace.CheckContent(p, b); ok {
+		if prob, ok := workspace.CheckContentAfter(p, b, checked); ok {
 			bad = []workspace.Problem{prob}
 		}
 	}
@@ -208,19 +215,6 @@ func checkDocument(p string, b []byte) (workspace.Problem, bool) {
 	prob := bad[0]
 	prob.Code, prob.Message = CodeNotIndexed, "not indexed: "+prob.Message
 	return prob, true
-}
-
-// checkDocumentAfter is checkDocument of b, a file whose earlier
-// content prev passed it: when b extends prev (an append to a log) only
-// what it adds is checked. The rules on content look at each byte, or
-// each UTF-8 sequence, alone, and valid UTF-8 ends a sequence.
-func checkDocumentAfter(p, prev string, b []byte) (workspace.Problem, bool) {
-	if prev != "" && len(b) > len(prev) && string(b[:len(prev)]) == prev {
-		if _, bad := checkDocument(p, b[len(prev):]); !bad {
-			return workspace.Problem{}, false
-		}
-	}
-	return checkDocument(p, b) // the problem's line is b's
 }
 
 // notIndexed is the CodeNotIndexed error about path p.

@@ -27,7 +27,7 @@ func CheckFiles(ctx context.Context, fsys fs.FS, paths []string) []Problem {
 		}
 		return SortProblems(dedup(out))
 	}
-	return checkPaths(ctx, fsys, paths, false)
+	return checkPaths(ctx, fsys, paths, false, nil)
 }
 
 // CheckPaths is what CheckFiles(ctx, fsys, paths) finds about paths
@@ -36,20 +36,23 @@ func CheckFiles(ctx context.Context, fsys fs.FS, paths []string) []Problem {
 // change on those alone: the daemon's writes. A case collision in a
 // directory above a path names a directory, never one of paths, so only
 // each path's own directory is looked at, not the large ones above it.
-func CheckPaths(ctx context.Context, fsys fs.FS, paths []string) []Problem {
-	return checkPaths(ctx, fsys, paths, true)
+// checked gives, by path, how many bytes at the start of the file's
+// content are a text that passed the rule on content (CheckContentAfter;
+// nil: none).
+func CheckPaths(ctx context.Context, fsys fs.FS, paths []string, checked map[string]int) []Problem {
+	return checkPaths(ctx, fsys, paths, true, checked)
 }
 
 // checkPaths applies the file rules to paths and the rule on case to the
 // directories on the way to them, or with own to each path's own
 // directory, keeping only the problems of paths.
-func checkPaths(ctx context.Context, fsys fs.FS, paths []string, own bool) []Problem {
+func checkPaths(ctx context.Context, fsys fs.FS, paths []string, own bool, checked map[string]int) []Problem {
 	var out []Problem
 	for _, p := range paths {
 		if ctx.Err() != nil {
 			break
 		}
-		out = append(out, checkOneFile(fsys, p)...)
+		out = append(out, checkOneFile(fsys, p, checked[p])...)
 	}
 	if ctx.Err() == nil {
 		out = append(out, caseCollisionsOf(fsys, paths, own)...)
@@ -117,7 +120,7 @@ func checkAllFiles(ctx context.Context, fsys fs.FS) []Problem {
 }
 
 // checkOneFile applies the file rules to p, if it exists.
-func checkOneFile(fsys fs.FS, p string) []Problem {
+func checkOneFile(fsys fs.FS, p string, checked int) []Problem {
 	if bad := CheckName(p); bad != nil {
 		return bad
 	}
@@ -128,7 +131,7 @@ func checkOneFile(fsys fs.FS, p string) []Problem {
 		}
 		return []Problem{unreadable(p, err)}
 	}
-	return CheckFile(p, info, func() ([]byte, error) { return fs.ReadFile(fsys, p) })
+	return checkFile(p, info, func() ([]byte, error) { return fs.ReadFile(fsys, p) }, checked)
 }
 
 func unreadable(p string, err error) Problem {

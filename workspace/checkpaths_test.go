@@ -50,7 +50,7 @@ func TestCheckPathsIsCheckFilesOwn(t *testing.T) {
 			}
 		}
 		found += len(want)
-		if got := CheckPaths(ctx, tree, paths); (len(got) != 0 || len(want) != 0) && !reflect.DeepEqual(got, want) {
+		if got := CheckPaths(ctx, tree, paths, nil); (len(got) != 0 || len(want) != 0) && !reflect.DeepEqual(got, want) {
 			t.Errorf("%v: CheckPaths finds\n%v\nCheckFiles finds of them\n%v", paths, got, want)
 		}
 	}

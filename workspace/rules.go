@@ -75,6 +75,12 @@ func visibleControl(r rune) rune {
 // limit. Every finding is an error: `quire check`, the git endpoint and
 // the API refuse the same files.
 func CheckFile(p string, info fs.FileInfo, read func() ([]byte, error)) []Problem {
+	return checkFile(p, info, read, 0)
+}
+
+// checkFile is CheckFile of a file whose first checked bytes are a text
+// that passed the rule on content (CheckContentAfter).
+func checkFile(p string, info fs.FileInfo, read func() ([]byte, error), checked int) []Problem {
 	errorf := func(code string, line int, format string, args ...any) []Problem {
 		return []Problem{{Path: p, Line: line, Severity: SeverityError, Code: code, Message: fmt.Sprintf(format, args...)}}
 	}
@@ -97,7 +103,7 @@ func CheckFile(p string, info fs.FileInfo, read func() ([]byte, error)) []Proble
 	if err != nil {
 		return errorf(CodeUnreadable, 0, "cannot read: %v", unwrapPath(err))
 	}
-	if prob, bad := CheckContent(p, b); bad {
+	if prob, bad := CheckContentAfter(p, b, checked); bad {
 		return []Problem{prob}
 	}
 	return nil
@@ -115,6 +121,20 @@ func CheckContent(p string, b []byte) (Problem, bool) {
 		return controlProblem(p, b, err.(*TextError)), true
 	}
 	return Problem{}, false
+}
+
+// CheckContentAfter is CheckContent(p, b) for content whose first
+// checked bytes are a text that passed it (a log an append extends): the
+// rule looks at each byte, or each UTF-8 sequence, alone, and valid
+// UTF-8 ends a sequence, so only the rest is scanned. A problem is the
+// one CheckContent finds in b whole, at its line in b.
+func CheckContentAfter(p string, b []byte, checked int) (Problem, bool) {
+	if checked > 0 && checked <= len(b) {
+		if _, bad := CheckContent(p, b[checked:]); !bad {
+			return Problem{}, false
+		}
+	}
+	return CheckContent(p, b)
 }
 
 // controlProblem is the error CheckFile reports for the control character
