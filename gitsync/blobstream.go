@@ -25,8 +25,7 @@ import (
 // whole again once they cost more than spliceSlack allows. Not safe for
 // concurrent use.
 type blobStreams struct {
-	byPath map[string]*blobStream
-	size   int // bytes of blobs and streams kept
+	byPath newest[string, *blobStream] // in bytes of blobs and streams
 	fw     *flate.Writer
 	// cur and prev are buffers the blob written and the one before at
 	// its path are read into: the blobs themselves are kept by the
@@ -78,7 +77,7 @@ func (z *blobStreams) write(w io.Writer, path string, o *plumbing.MemoryObject) 
 	if err != nil {
 		return err
 	}
-	prev := z.byPath[path]
+	prev, _ := z.byPath.get(path)
 	var prevContent []byte
 	if prev != nil {
 		if prevContent, err = readBlob(prev.blob, &z.prev); err != nil {
@@ -182,19 +181,7 @@ func (z *blobStreams) deflate(dst, p []byte) ([]byte, error) {
 
 // keep makes s path's blob, within blobStreamsSize.
 func (z *blobStreams) keep(path string, s *blobStream) {
-	if old, ok := z.byPath[path]; ok {
-		z.size -= int(old.blob.Size()) + cap(old.deflated)
-		delete(z.byPath, path)
-	}
-	n := int(s.blob.Size()) + cap(s.deflated)
-	if n > blobStreamsSize/4 {
-		return
-	}
-	if z.byPath == nil || z.size+n > blobStreamsSize {
-		z.byPath, z.size = map[string]*blobStream{}, 0
-	}
-	z.byPath[path] = s
-	z.size += n
+	z.byPath.put(path, s, int(s.blob.Size())+cap(s.deflated), blobStreamsSize)
 }
 
 // adler32Update is the adler32 checksum of a content whose checksum is
@@ -230,9 +217,8 @@ func (w *sliceWriter) Write(p []byte) (int, error) {
 // bytes that differ instead of summed again. Not safe for concurrent
 // use.
 type storedTrees struct {
-	byDir map[string]*storedTree
-	size  int    // bytes of content kept
-	spare []byte // a buffer to read the next tree into
+	byDir newest[string, *storedTree] // in bytes of content
+	spare []byte                      // a buffer to read the next tree into
 }
 
 // storedTree is the tree last packed at a directory.
@@ -260,7 +246,8 @@ func (z *storedTrees) write(w io.Writer, dir string, o *plumbing.MemoryObject) e
 	if _, err := io.ReadFull(r, content); err != nil {
 		return err
 	}
-	sum := adler32Since(z.byDir[dir], content)
+	prev, _ := z.byDir.get(dir)
+	sum := adler32Since(prev, content)
 	if err := writeStored(w, content, sum); err != nil {
 		return err
 	}
@@ -336,18 +323,7 @@ func writeStored(w io.Writer, content []byte, sum uint32) error {
 // keep makes t dir's tree, within storedTreesSize; the tree it replaces
 // becomes the spare buffer.
 func (z *storedTrees) keep(dir string, t *storedTree) {
-	if old, ok := z.byDir[dir]; ok {
-		z.size -= cap(old.content)
-		delete(z.byDir, dir)
+	if old, ok, _ := z.byDir.put(dir, t, cap(t.content), storedTreesSize); ok {
 		z.spare = old.content
 	}
-	n := cap(t.content)
-	if n > storedTreesSize/4 {
-		return
-	}
-	if z.byDir == nil || z.size+n > storedTreesSize {
-		z.byDir, z.size = map[string]*storedTree{}, 0
-	}
-	z.byDir[dir] = t
-	z.size += n
 }

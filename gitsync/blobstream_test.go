@@ -105,7 +105,7 @@ func TestBlobStreamsSlack(t *testing.T) {
 		if got := inflate(t, out.Bytes()); !bytes.Equal(got, log) {
 			t.Fatalf("append %d: inflates to %d bytes, not %d", i, len(got), len(log))
 		}
-		s := z.byPath["log.md"]
+		s, _ := z.byPath.get("log.md")
 		if s.whole == len(s.deflated) {
 			whole++
 		}
@@ -138,19 +138,10 @@ func TestBlobStreamsPaths(t *testing.T) {
 	write("b.md", "beta\n")
 	write("a.md", "alpha\nmore\n")
 	write("b.md", "beta\nmore\n")
-	z.keep("huge.md", &blobStream{blob: blobObject(make([]byte, blobStreamsSize/4+1))})
-	if _, ok := z.byPath["huge.md"]; ok {
-		t.Errorf("a stream past a quarter of blobStreamsSize is kept")
-	}
-	for i := range 3 {
-		z.keep(fmt.Sprint("fill", i), &blobStream{blob: blobObject(make([]byte, blobStreamsSize/4))})
-	}
-	if z.size > blobStreamsSize {
-		t.Errorf("keeps %d bytes, past %d", z.size, blobStreamsSize)
-	}
-	z.keep("last", &blobStream{blob: blobObject(make([]byte, blobStreamsSize/4))})
-	if _, ok := z.byPath["a.md"]; ok || z.size > blobStreamsSize {
-		t.Errorf("past blobStreamsSize the old streams stay (%d bytes)", z.size)
+	z.keep("fill", &blobStream{blob: blobObject(make([]byte, blobStreamsSize/2))})
+	z.keep("last", &blobStream{blob: blobObject(make([]byte, blobStreamsSize/2))})
+	if _, ok := z.byPath.get("a.md"); ok || z.byPath.size > blobStreamsSize {
+		t.Errorf("past blobStreamsSize the old streams stay (%d bytes)", z.byPath.size)
 	}
 	write("a.md", "alpha\nmore\nagain\n")
 }
@@ -239,8 +230,8 @@ func TestStoredTrees(t *testing.T) {
 				if got := inflate(t, out.Bytes()); !bytes.Equal(got, tree) {
 					t.Fatalf("tree %d inflates to %d bytes, not its %d", i, len(got), len(tree))
 				}
-				if got, want := z.byDir["users"].adler, adler32.Checksum(tree); got != want {
-					t.Errorf("tree %d kept with checksum %08x, not %08x", i, got, want)
+				if kept, _ := z.byDir.get("users"); kept.adler != adler32.Checksum(tree) {
+					t.Errorf("tree %d kept with checksum %08x, not %08x", i, kept.adler, adler32.Checksum(tree))
 				}
 			}
 		})
@@ -266,14 +257,15 @@ func TestStoredTreesBuffers(t *testing.T) {
 		write(fmt.Sprintf("users/u%d", u), 40)
 	}
 	total := 0
-	for dir, tr := range z.byDir {
+	for dir, s := range z.byDir.m {
+		tr := s.v
 		if dir != "users" && cap(tr.content) > 1000 {
 			t.Fatalf("%s keeps %d bytes for a tree of %d", dir, cap(tr.content), len(tr.content))
 		}
 		total += cap(tr.content)
 	}
-	if z.size != total {
-		t.Errorf("counts %d bytes kept, holds %d", z.size, total)
+	if z.byDir.size != total {
+		t.Errorf("counts %d bytes kept, holds %d", z.byDir.size, total)
 	}
 }
 

@@ -212,9 +212,8 @@ const writtenCacheSize = 16 << 20
 // as they are, not their history, and appends that come back to each
 // log in turn find it (an LRU that the logs outgrow finds none).
 type writtenBlobs struct {
+	byPath newest[string, plumbing.Hash] // in bytes of the blobs
 	byHash map[plumbing.Hash]*plumbing.MemoryObject
-	byPath map[string]plumbing.Hash
-	size   int64
 }
 
 func (w *writtenBlobs) get(h plumbing.Hash) (plumbing.EncodedObject, bool) {
@@ -224,23 +223,16 @@ func (w *writtenBlobs) get(h plumbing.Hash) (plumbing.EncodedObject, bool) {
 
 // put keeps blob o, written at path p, in place of the one before.
 func (w *writtenBlobs) put(p string, o *plumbing.MemoryObject) {
-	if old, ok := w.byPath[p]; ok {
-		if ob := w.byHash[old]; ob != nil {
-			w.size -= ob.Size()
-			delete(w.byHash, old)
-		}
+	old, replaced, emptied := w.byPath.put(p, o.Hash(), int(o.Size()), writtenCacheSize)
+	switch {
+	case emptied || w.byHash == nil:
+		w.byHash = map[plumbing.Hash]*plumbing.MemoryObject{}
+	case replaced:
+		delete(w.byHash, old)
 	}
-	if w.byHash == nil || w.size+o.Size() > writtenCacheSize {
-		w.byHash, w.byPath, w.size = map[plumbing.Hash]*plumbing.MemoryObject{}, map[string]plumbing.Hash{}, 0
+	if _, kept := w.byPath.get(p); kept {
+		w.byHash[o.Hash()] = o
 	}
-	if o.Size() > writtenCacheSize {
-		return
-	}
-	if _, ok := w.byHash[o.Hash()]; !ok {
-		w.size += o.Size()
-	}
-	w.byHash[o.Hash()] = o
-	w.byPath[p] = o.Hash()
 }
 
 // cached returns object h if a cache holds it.

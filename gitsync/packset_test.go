@@ -190,19 +190,20 @@ func TestWrittenBlobsLatestOnly(t *testing.T) {
 		w.put("memory/u1.md", blob(strings.Repeat("entry\n", i+1)))
 	}
 	w.put("memory/u2.md", blob("other\n"))
-	if len(w.byHash) != 2 || w.size != int64(len("entry\n")*3+len("other\n")) {
-		t.Errorf("%d blobs, %d bytes kept, want the latest of each file", len(w.byHash), w.size)
+	if len(w.byHash) != 2 || w.byPath.size != len("entry\n")*3+len("other\n") {
+		t.Errorf("%d blobs, %d bytes kept, want the latest of each file", len(w.byHash), w.byPath.size)
 	}
 	if _, ok := w.get(BlobHash([]byte(strings.Repeat("entry\n", 3)))); !ok {
 		t.Error("the latest version not kept")
 	}
-	big := strings.Repeat("x", writtenCacheSize/2)
-	w.put("a.md", blob(big+"a"))
-	w.put("b.md", blob(big+"b"))
-	if w.size > writtenCacheSize {
-		t.Errorf("%d bytes kept, more than %d", w.size, writtenCacheSize)
+	big := strings.Repeat("x", writtenCacheSize/2-1)
+	for _, p := range []string{"a", "b", "c"} {
+		w.put(p+".md", blob(big+p))
 	}
-	if _, ok := w.get(BlobHash([]byte(big + "b"))); !ok {
+	if _, ok := w.get(BlobHash([]byte(big + "a"))); ok || w.byPath.size > writtenCacheSize || len(w.byHash) > 2 {
+		t.Errorf("%d bytes in %d blobs kept (a.md's too: %v), more than %d", w.byPath.size, len(w.byHash), ok, writtenCacheSize)
+	}
+	if _, ok := w.get(BlobHash([]byte(big + "c"))); !ok {
 		t.Error("the blob written last not kept")
 	}
 }

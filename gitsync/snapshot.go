@@ -58,8 +58,7 @@ type treeCache struct {
 	m       map[plumbing.Hash]*treeDir
 	entries int
 
-	latest        map[string]pathTree // by directory ("." for the root)
-	latestEntries int
+	latest newest[string, pathTree] // by directory ("." for the root), in entries
 }
 
 // pathTree is a tree a commit wrote at a path: its hash and entries.
@@ -97,7 +96,7 @@ func (c *treeCache) getAt(p string, h plumbing.Hash) (*treeDir, bool) {
 	if d, ok := c.m[h]; ok {
 		return d, true
 	}
-	if t, ok := c.latest[p]; ok && t.h == h {
+	if t, ok := c.latest.get(p); ok && t.h == h {
 		return t.d, true
 	}
 	return nil, false
@@ -112,15 +111,7 @@ func (c *treeCache) putWritten(p string, h plumbing.Hash, d *treeDir) {
 	c.put(h, d)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	old, ok := c.latest[p]
-	if ok {
-		c.latestEntries -= len(old.d.entries)
-	}
-	if c.latest == nil || c.latestEntries+len(d.entries) > treeCacheEntries {
-		c.latest, c.latestEntries = make(map[string]pathTree), 0
-	}
-	c.latest[p] = pathTree{h, d}
-	c.latestEntries += len(d.entries)
+	c.latest.put(p, pathTree{h, d}, len(d.entries), treeCacheEntries)
 }
 
 // put keeps tree h's entries d in c (which may be nil: then not).

@@ -85,7 +85,7 @@ func TestWrittenTreesKeptByPath(t *testing.T) {
 	commitPacks(t, r, "memory", 8)
 	r.trees.mu.Lock()
 	r.trees.m, r.trees.entries = nil, 0 // as when it fills up
-	dirs := len(r.trees.latest)
+	dirs := len(r.trees.latest.m)
 	r.trees.mu.Unlock()
 	if dirs != 9 { // the root, memory and memory/0 to memory/6
 		t.Errorf("%d directories kept by path, want 9", dirs)
