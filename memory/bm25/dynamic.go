@@ -187,45 +187,37 @@ func (d *Dynamic) Renumbered(from *Dynamic, doc Doc) (Doc, bool) {
 	return out, true
 }
 
-// mergeKnown is the union of two lists of term counts ascending by term
-// id, a term in both counted once with the sum of its counts.
-func mergeKnown(a, b []rawPosting) []rawPosting {
+// mergeCounts is the union of two lists of term counts ascending by
+// key, a term in both counted once with the sum of its counts.
+func mergeCounts[T any, K cmp.Ordered](a, b []T, key func(T) K, plus func(T, T) T) []T {
 	if len(b) == 0 {
 		return a
 	}
-	out := make([]rawPosting, 0, len(a)+len(b))
+	out := make([]T, 0, len(a)+len(b))
 	for len(a) > 0 && len(b) > 0 {
-		switch {
-		case a[0].doc < b[0].doc:
+		switch ka, kb := key(a[0]), key(b[0]); {
+		case ka < kb:
 			out, a = append(out, a[0]), a[1:]
-		case a[0].doc > b[0].doc:
+		case ka > kb:
 			out, b = append(out, b[0]), b[1:]
 		default:
-			out = append(out, rawPosting{doc: a[0].doc, tf: a[0].tf + b[0].tf})
+			out = append(out, plus(a[0], b[0]))
 			a, b = a[1:], b[1:]
 		}
 	}
 	return append(append(out, a...), b...)
 }
 
-// mergeFresh is mergeKnown of lists ascending by term.
+// mergeKnown is mergeCounts of lists ascending by term id.
+func mergeKnown(a, b []rawPosting) []rawPosting {
+	return mergeCounts(a, b, func(p rawPosting) int32 { return p.doc },
+		func(p, q rawPosting) rawPosting { return rawPosting{doc: p.doc, tf: p.tf + q.tf} })
+}
+
+// mergeFresh is mergeCounts of lists ascending by term.
 func mergeFresh(a, b []freshTerm) []freshTerm {
-	if len(b) == 0 {
-		return a
-	}
-	out := make([]freshTerm, 0, len(a)+len(b))
-	for len(a) > 0 && len(b) > 0 {
-		switch {
-		case a[0].term < b[0].term:
-			out, a = append(out, a[0]), a[1:]
-		case a[0].term > b[0].term:
-			out, b = append(out, b[0]), b[1:]
-		default:
-			out = append(out, freshTerm{term: a[0].term, tf: a[0].tf + b[0].tf})
-			a, b = a[1:], b[1:]
-		}
-	}
-	return append(append(out, a...), b...)
+	return mergeCounts(a, b, func(f freshTerm) string { return f.term },
+		func(f, g freshTerm) freshTerm { return freshTerm{term: f.term, tf: f.tf + g.tf} })
 }
 
 // Change is what Update applies.
